@@ -1,0 +1,10 @@
+#pragma once
+// One function per subcommand family; each adds its subcommands to the app with callbacks that build the
+// concrete objects and call the layers below. Errors propagate as nm::Error to main's single catch.
+#include <CLI/CLI.hpp>
+
+namespace nm::cli {
+
+void add_lab_commands(CLI::App& app);
+
+}  // namespace nm::cli

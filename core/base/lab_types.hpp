@@ -1,0 +1,36 @@
+#pragma once
+#include <string>
+#include <vector>
+
+namespace nm {
+
+/// Shapes of the built-in lab.
+enum class LabTopology {
+    Pair,    ///< two namespaces, `<name>-a` and `<name>-b`, joined by one veth pair
+    Bridge,  ///< sender, device under test (a Linux bridge between two veth ports), receiver
+};
+
+/// One interface the lab made, and where it lives.
+struct LabInterface {
+    std::string role;    ///< "client", "server", "dut-in", "dut-out", ...
+    std::string netns;   ///< namespace name as `ip netns` shows it
+    std::string ifname;  ///< interface name inside that namespace
+    std::string ipv4;    ///< address with prefix, "198.18.0.1/24"; empty when the port has none
+    std::string ipv6;    ///< "2001:2::1/64"; empty when the port has none
+};
+
+/// What `lab up` made; enough to address every end and to take it all down again.
+struct LabInfo {
+    std::string name;
+    LabTopology topology = LabTopology::Pair;
+    std::vector<std::string> namespaces;    ///< in creation order
+    std::vector<LabInterface> interfaces;   ///< the ends traffic flows between first: client, then server
+
+    /// The interface with `role`; throws nm::Error (Usage) if the lab has none.
+    const LabInterface& by_role(const std::string& role) const;
+};
+
+/// Address without its prefix length: "198.18.0.1/24" -> "198.18.0.1".
+std::string strip_prefix(const std::string& cidr);
+
+}  // namespace nm

@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Installs exactly the Debian 12 packages nicmatrix builds and tests with. Idempotent: packages already
+# present are left alone, and nothing is fetched from anywhere but Debian's archive.
+set -euo pipefail
+
+packages=(
+  build-essential cmake pkg-config g++
+  libmnl-dev libnl-3-dev libnl-route-3-dev libnl-genl-3-dev
+  nlohmann-json3-dev libcli11-dev catch2 pybind11-dev python3-dev libssl-dev
+  ethtool iproute2 iputils-ping iperf3 procps
+  python3-pytest python3-pandas python3-matplotlib python3-nbclient python3-ipykernel python3-nbformat
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+
+if ((${#missing[@]})); then
+  if [ "$(id -u)" -ne 0 ]; then
+    echo "install-deps: missing packages (${missing[*]}); run as root" >&2
+    exit 1
+  fi
+  export DEBIAN_FRONTEND=noninteractive
+  timeout 600 apt-get update -q
+  timeout 1200 apt-get install -y -q --no-install-recommends "${missing[@]}"
+fi

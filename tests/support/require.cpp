@@ -1,0 +1,22 @@
+#include "tests/support/require.hpp"
+
+#include <linux/capability.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+
+namespace nm::test {
+
+void require_net_admin() {
+    __user_cap_header_struct header{_LINUX_CAPABILITY_VERSION_3, 0};
+    __user_cap_data_struct data[2]{};
+    const bool have = ::syscall(SYS_capget, &header, data) == 0 && (data[0].effective & (1U << CAP_NET_ADMIN)) != 0;
+    if (!have) {
+        std::fputs("SKIPPED: this integration test needs CAP_NET_ADMIN (run as root)\n", stderr);
+        std::exit(77);
+    }
+}
+
+}  // namespace nm::test

@@ -1,0 +1,15 @@
+#include "core/base/device_types.hpp"
+
+#include <algorithm>
+
+namespace nm {
+
+bool ApplyReport::all_requested_hold() const {
+    const auto holds = [](SettingOutcome o) { return o == SettingOutcome::Applied || o == SettingOutcome::AlreadySet; };
+    const bool features_hold = std::all_of(features.begin(), features.end(), [&](const FeatureChange& c) {
+        return !c.requested || holds(c.outcome);
+    });
+    return features_hold && (!mtu || holds(mtu->outcome));
+}
+
+}  // namespace nm

@@ -1,0 +1,106 @@
+#pragma once
+// Value types of device control: what an interface is and has, what is asked of it, what it did.
+// Produced by ethtool_ctl, consumed by matrix, cli and bindings. Plain values; JSON in json_codec_device.cpp.
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace nm {
+
+/// One kernel feature (a bit of the kernel's "features" string set), as `ethtool -k` shows it.
+struct FeatureState {
+    bool active = false;  ///< what the device does now (ETHTOOL_A_FEATURES_ACTIVE)
+    bool wanted = false;  ///< what was requested (ETHTOOL_A_FEATURES_WANTED)
+    bool fixed = false;   ///< cannot be changed: not in the hw (changeable) set, or in the nochange set
+};
+
+struct DriverInfo {
+    std::string driver;
+    std::string version;
+    std::string firmware;
+    std::string bus_info;
+};
+
+/// The rtnl_link_stats64 counters of an interface (IFLA_STATS64), including the detailed error fields.
+struct LinkCounters {
+    uint64_t rx_packets = 0, tx_packets = 0, rx_bytes = 0, tx_bytes = 0;
+    uint64_t rx_errors = 0, tx_errors = 0, rx_dropped = 0, tx_dropped = 0;
+    uint64_t multicast = 0, collisions = 0;
+    uint64_t rx_length_errors = 0, rx_over_errors = 0, rx_crc_errors = 0, rx_frame_errors = 0;
+    uint64_t rx_fifo_errors = 0, rx_missed_errors = 0;
+    uint64_t tx_aborted_errors = 0, tx_carrier_errors = 0, tx_fifo_errors = 0, tx_heartbeat_errors = 0,
+             tx_window_errors = 0;
+    uint64_t rx_nohandler = 0;
+};
+
+/// Everything nicmatrix knows about one interface at one moment.
+struct LinkState {
+    std::string name;
+    std::string netns;                    ///< "" = the caller's namespace
+    DriverInfo driver;
+    std::optional<uint32_t> speed_mbps;   ///< none when the link reports no speed (veth, link down)
+    std::string duplex;                   ///< "full", "half" or "" when unknown
+    std::string operstate;                ///< "up", "down", "unknown", ... (IFLA_OPERSTATE)
+    uint32_t mtu = 0;
+    uint32_t mtu_min = 0;                 ///< IFLA_MIN_MTU
+    uint32_t mtu_max = 0;                 ///< IFLA_MAX_MTU
+    std::map<std::string, FeatureState> features;   ///< every kernel feature by its kernel name
+    std::map<std::string, uint64_t> rings;          ///< ETHTOOL_A_RINGS_*; empty when the driver has none
+    std::map<std::string, uint64_t> coalesce;       ///< ETHTOOL_A_COALESCE_*; empty when the driver has none
+    std::map<std::string, uint64_t> channels;       ///< ETHTOOL_A_CHANNELS_*; empty when the driver has none
+    LinkCounters counters;
+};
+
+/// What a user asks of an interface. Feature names are as typed: ethtool's group names
+/// ("tx-checksumming"), short aliases ("tso") or kernel names ("tx-tcp-segmentation"); ethtool_ctl
+/// resolves them against the kernel's string set. Anything not named is left as it is.
+struct LinkSettings {
+    std::optional<uint32_t> mtu;
+    std::map<std::string, bool> features;
+
+    bool empty() const { return !mtu && features.empty(); }
+};
+
+/// What became of one setting, in the words `ethtool -K` uses.
+enum class SettingOutcome {
+    Applied,      ///< changed as requested
+    AlreadySet,   ///< was already so; nothing to do
+    Fixed,        ///< the device cannot change it ("[fixed]")
+    Unsupported,  ///< requested but the kernel did not do it ("[requested on]" that stayed off)
+    SideEffect,   ///< not requested, changed anyway ("[not requested]"): tx off takes TSO with it
+};
+
+/// One kernel feature touched by an apply, requested or not.
+struct FeatureChange {
+    std::string name;                 ///< kernel feature name
+    std::string requested_as;         ///< the name the user typed for it; empty for side effects
+    std::optional<bool> requested;    ///< none for side effects
+    bool before = false;              ///< active before
+    bool after = false;               ///< active after, as read back
+    SettingOutcome outcome = SettingOutcome::Applied;
+};
+
+struct MtuChange {
+    uint32_t requested = 0;
+    uint32_t before = 0;
+    uint32_t after = 0;               ///< as read back
+    SettingOutcome outcome = SettingOutcome::Applied;
+};
+
+/// The result of applying LinkSettings to one interface: every setting touched, and the state read back.
+struct ApplyReport {
+    std::string ifname;
+    std::string netns;
+    std::string path;                 ///< "netlink" or "ioctl": how the features were set
+    std::vector<FeatureChange> features;
+    std::optional<MtuChange> mtu;
+    std::map<std::string, bool> active_after;   ///< every feature's active state after the change
+    uint32_t mtu_after = 0;
+
+    /// True when every requested setting ended as requested (Applied or AlreadySet).
+    bool all_requested_hold() const;
+};
+
+}  // namespace nm

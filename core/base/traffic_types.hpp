@@ -1,0 +1,143 @@
+#pragma once
+// Value types of the traffic engine: what test to run, and what it measured. Produced by core, consumed by
+// matrix, cli and bindings. Plain values; JSON in json_codec_traffic.cpp. Units are in the names:
+// bits/s and packets/s in the data, human units only when printing.
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/base/device_types.hpp"
+
+namespace nm {
+
+enum class Protocol { Tcp, Udp };
+
+/// Which way data flows, from the client's point of view.
+enum class Direction {
+    Forward,  ///< client sends, server receives (iperf's default)
+    Reverse,  ///< server sends, client receives (-R)
+    Bidir,    ///< both at once (--bidir)
+};
+
+inline constexpr uint16_t kDefaultPort = 5301;   ///< not iperf3's 5201, so both can run side by side
+
+/// One test, as `nicmatrix run` takes it and as a sweep's `traffic` entry describes it.
+struct TestSpec {
+    std::string host;                 ///< server address (client side)
+    uint16_t port = kDefaultPort;     ///< server control port
+    std::string bind;                 ///< local address to bind, "" = any
+    Protocol protocol = Protocol::Tcp;
+    Direction direction = Direction::Forward;
+    uint32_t streams = 1;             ///< -P
+    uint32_t threads = 0;             ///< --threads; 0 = one per core, at most one per stream
+    uint32_t write_size = 0;          ///< -l bytes per write (TCP) or UDP payload; 0 = default (128 KiB TCP, 1472 UDP)
+    uint32_t window = 0;              ///< -w socket buffer bytes; 0 = kernel default (autotuning)
+    double duration_s = 10;           ///< -t measured seconds (after omit)
+    uint64_t bytes = 0;               ///< -n bytes to send (ttcp's buflen x nbuf); 0 = run for duration_s
+    double omit_s = 0;                ///< --omit warm-up seconds, not counted
+    double interval_s = 1;            ///< -i per-interval samples; 0 = none
+    double rate_bps = 0;              ///< -b target rate, 0 = as fast as possible
+    double rate_pps = 0;              ///< --pps target rate (UDP), 0 = as fast as possible
+    bool udp_gso = false;             ///< UDP_SEGMENT on the sender
+    bool udp_gro = false;             ///< UDP_GRO on the receiver
+    std::string iface;                ///< local interface for counters; "" = found from the route
+};
+
+/// CPU used by one end's engine during the measured window (getrusage, measured window only).
+struct ProcessCpu {
+    double user_s = 0;
+    double sys_s = 0;
+    double util_pct = 0;              ///< (user + sys) / duration, percent of one core
+};
+
+/// System-wide CPU over the measured window, from /proc/stat (softirq is where received packets are
+/// processed, and getrusage misses it). Percent of all cores.
+struct SystemCpu {
+    double busy_pct = 0;
+    double user_pct = 0;
+    double sys_pct = 0;
+    double irq_pct = 0;
+    double softirq_pct = 0;
+};
+
+/// NAPI and interrupt figures over the measured window: /proc/net/softnet_stat and /proc/interrupts.
+struct NapiStats {
+    uint64_t processed = 0;
+    uint64_t dropped = 0;
+    uint64_t time_squeeze = 0;
+    uint64_t interrupts = 0;          ///< interrupts of the interface (0 for veth, which has none)
+};
+
+/// What one end measured about itself.
+struct EndMeasurement {
+    std::string iface;                ///< interface the counters are from; "" when unknown
+    ProcessCpu cpu;
+    SystemCpu system;
+    NapiStats napi;
+    LinkCounters counters_before;
+    LinkCounters counters_after;
+};
+
+struct StreamResult {
+    uint32_t id = 0;
+    Direction direction = Direction::Forward;
+    uint64_t bytes = 0;
+    double throughput_bps = 0;
+    uint32_t retransmits = 0;         ///< TCP_INFO tcpi_total_retrans over the window
+    uint32_t cwnd = 0;                ///< segments, at the end
+    double rtt_us = 0;                ///< smoothed RTT at the end
+    uint32_t pmtu = 0;                ///< path MTU at the end
+};
+
+/// UDP delivery: sequence numbers on every datagram.
+struct LossStats {
+    uint64_t sent = 0;                ///< datagrams actually sent
+    uint64_t received = 0;
+    uint64_t lost = 0;
+    uint64_t duplicates = 0;
+    uint64_t reordered = 0;
+    double percent = 0;               ///< lost / sent
+    double jitter_ms = 0;             ///< RFC 3550
+};
+
+struct IntervalSample {
+    double start_s = 0;
+    double end_s = 0;
+    uint64_t bytes = 0;
+    uint64_t packets = 0;
+    double throughput_bps = 0;
+    double packets_per_s = 0;
+};
+
+/// How a run ended.
+enum class RunStatus {
+    Ok,
+    Stalled,      ///< data stopped flowing (a path that drops packets): ended early, not hung
+    PeerLost,     ///< the other end vanished
+    Interrupted,  ///< stopped by the user (SIGINT)
+};
+
+/// Everything one run measured, both ends. Counts are from the receiving application's view.
+struct RunResult {
+    TestSpec spec;
+    RunStatus status = RunStatus::Ok;
+    std::string error;                ///< why, when status is not Ok
+    double throughput_bps = 0;        ///< payload bits/s received (bidir: both directions summed)
+    double packets_per_s = 0;         ///< datagrams (UDP) or TCP segments (estimated from bytes/MSS) per second
+    uint64_t bytes = 0;
+    uint64_t packets = 0;
+    double duration_s = 0;            ///< the measured window
+    std::vector<StreamResult> streams;
+    std::optional<LossStats> loss;    ///< UDP only
+    uint32_t tcp_retransmits = 0;
+    EndMeasurement sender;            ///< bidir: the client
+    EndMeasurement receiver;          ///< bidir: the server
+    uint64_t io_calls = 0;            ///< ttcp's figures, on the receiver
+    double calls_per_s = 0;
+    double ms_per_call = 0;
+    double service_demand_us_per_kb = 0;   ///< netperf: CPU µs (both ends) per KB moved
+    std::vector<IntervalSample> intervals;
+};
+
+}  // namespace nm

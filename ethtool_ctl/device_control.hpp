@@ -1,0 +1,27 @@
+#pragma once
+#include <string_view>
+
+#include "core/base/device_types.hpp"
+
+namespace nm {
+
+/// Reads and changes one namespace's interfaces. The matrix layer sees only this interface; the real
+/// implementation is NetlinkDeviceControl, tests use a fake.
+class DeviceControl {
+public:
+    virtual ~DeviceControl() = default;
+
+    /// The interface's state now. Throws nm::Error (Usage) for an unknown interface.
+    virtual LinkState read(std::string_view ifname) = 0;
+
+    /// Checks `wanted` against the interface without changing anything: throws nm::Error (Usage) naming
+    /// the setting for an unknown feature name or an MTU outside the device's range (the message gives
+    /// the range). Fixed features are not errors here; apply() reports them.
+    virtual void validate(std::string_view ifname, const LinkSettings& wanted) = 0;
+
+    /// Applies `wanted` (features in one request, MTU through rtnetlink), reads back, and reports every
+    /// setting touched, requested or not. Throws nm::Error only when the change could not be made at all.
+    virtual ApplyReport apply(std::string_view ifname, const LinkSettings& wanted) = 0;
+};
+
+}  // namespace nm

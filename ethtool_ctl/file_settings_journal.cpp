@@ -1,6 +1,7 @@
 #include "ethtool_ctl/file_settings_journal.hpp"
 
 #include <fcntl.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -49,6 +50,21 @@ void fsync_dir(const std::string& dir) {
     if (!fd) throw system_error("open directory " + dir, errno);
     if (::fsync(fd.get()) != 0) throw system_error("fsync directory " + dir, errno);
 }
+
+// Serialises read-modify-write of the journal between processes (a sweep and a `set` at the same time);
+// the lock file sits next to the journal and is never removed, so every process locks the same inode.
+class JournalLock {
+public:
+    explicit JournalLock(const std::string& path) : fd_(::open((path + ".lock").c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600)) {
+        if (!fd_) throw system_error("open " + path + ".lock", errno);
+        while (::flock(fd_.get(), LOCK_EX) != 0) {
+            if (errno != EINTR) throw system_error("lock " + path + ".lock", errno);
+        }
+    }
+
+private:
+    UniqueFd fd_;
+};
 
 bool same_link(const LinkState& a, const LinkState& b) { return a.netns == b.netns && a.name == b.name; }
 
@@ -142,6 +158,8 @@ void FileSettingsJournal::write(const std::vector<LinkState>& entries) const {
 }
 
 void FileSettingsJournal::remember(const LinkState& original) {
+    make_dirs(parent_dir(path_));
+    JournalLock lock(path_);
     auto all = entries();
     for (const auto& e : all) {
         if (same_link(e, original)) return;  // the first state seen is the original
@@ -151,6 +169,8 @@ void FileSettingsJournal::remember(const LinkState& original) {
 }
 
 std::vector<ApplyReport> FileSettingsJournal::restore() {
+    if (entries().empty()) return {};
+    JournalLock lock(path_);
     auto all = entries();
     std::vector<LinkState> kept;
     std::vector<ApplyReport> reports;

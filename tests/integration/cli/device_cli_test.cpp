@@ -130,6 +130,15 @@ void check_report_matches_ethtool(const json& report, const nm::LabInterface& it
     CHECK(report.at("mtu_after") == ip_mtu(itf));
 }
 
+// A per-test journal path, removed (with its lock file) however the test ends.
+struct TempJournal {
+    std::string path = "/tmp/" + nm::test::unique_name("nmj") + ".json";
+    ~TempJournal() {
+        ::unlink(path.c_str());
+        ::unlink((path + ".lock").c_str());
+    }
+};
+
 const json* change_of(const json& report, const std::string& name) {
     for (const auto& c : report.at("features")) {
         if (c.at("name") == name) return &c;
@@ -157,7 +166,8 @@ TEST_CASE("set tx=off takes TCP segmentation along as side effects, and ethtool 
     nm::test::ScopedLab lab;
     const auto& a = lab.client();
     const std::string path = GENERATE(as<std::string>{}, "", " --ioctl");
-    const std::string journal = "/tmp/" + nm::test::unique_name("nmj") + ".json";
+    const TempJournal temp_journal;
+    const std::string journal = temp_journal.path;
     const auto before = snapshot(a);
 
     const json report = run_json(nm_cmd(a, "set", "--feature tx=off --json --journal " + journal + path));
@@ -193,7 +203,8 @@ TEST_CASE("set applies several features and the MTU at once; ethtool -k and ip -
     nm::test::ScopedLab lab;
     const auto& a = lab.client();
     const std::string path = GENERATE(as<std::string>{}, "", " --ioctl");
-    const std::string journal = "/tmp/" + nm::test::unique_name("nmj") + ".json";
+    const TempJournal temp_journal;
+    const std::string journal = temp_journal.path;
     const auto before = snapshot(a);
 
     const json report = run_json(nm_cmd(a, "set", "--mtu 9000 --feature gso=off --feature generic-receive-offload=on "
@@ -222,7 +233,8 @@ TEST_CASE("A process SIGKILLed after changing offloads and MTU leaves a journal 
     nm::test::require_net_admin();
     nm::test::ScopedLab lab;
     const auto a = lab.client();
-    const std::string journal = "/tmp/" + nm::test::unique_name("nmj") + ".json";
+    const TempJournal temp_journal;
+    const std::string journal = temp_journal.path;
     const auto before = snapshot(a);
 
     int ready[2];
@@ -275,7 +287,8 @@ TEST_CASE("Bad input gets a clear error, the right exit status, and changes noth
     nm::test::require_net_admin();
     nm::test::ScopedLab lab;
     const auto& a = lab.client();
-    const std::string journal = "/tmp/" + nm::test::unique_name("nmj") + ".json";
+    const TempJournal temp_journal;
+    const std::string journal = temp_journal.path;
     const auto before = snapshot(a);
     const auto expect = [&](const std::string& cmd, int status, const std::vector<std::string>& words) {
         const auto r = run_command(cmd);

@@ -89,6 +89,17 @@ DriverInfo ioctl_driver_info(EthtoolIoctl& io, std::string_view ifname) {
                       fixed_string(info.fw_version, sizeof info.fw_version), fixed_string(info.bus_info, sizeof info.bus_info)};
 }
 
+LinkModes ioctl_link_modes(EthtoolIoctl& io, std::string_view ifname) {
+    ethtool_cmd cmd{};
+    cmd.cmd = ETHTOOL_GSET;
+    io.call(ifname, &cmd, sizeof cmd);
+    LinkModes out;
+    const uint32_t speed = ethtool_cmd_speed(&cmd);
+    if (speed != 0 && speed != static_cast<uint32_t>(SPEED_UNKNOWN) && speed != 0xFFFF) out.speed_mbps = speed;
+    out.duplex = cmd.duplex == DUPLEX_FULL ? "full" : cmd.duplex == DUPLEX_HALF ? "half" : "";
+    return out;
+}
+
 FeatureBits IoctlFeatures::read(std::string_view ifname) {
     FeatureBits out;
     out.names = feature_names(io_, ifname);

@@ -8,6 +8,7 @@
 
 #include "core/base/device_types.hpp"
 #include "core/base/unique_fd.hpp"
+#include "ethtool_ctl/ethtool_netlink.hpp"
 #include "ethtool_ctl/feature_access.hpp"
 
 namespace nm {
@@ -34,6 +35,9 @@ private:
 
 /// ETHTOOL_GDRVINFO: driver, version, firmware, bus info.
 DriverInfo ioctl_driver_info(EthtoolIoctl& io, std::string_view ifname);
+
+/// ETHTOOL_GSET: speed and duplex, for when ethtool netlink is missing or the ioctl path is forced.
+LinkModes ioctl_link_modes(EthtoolIoctl& io, std::string_view ifname);
 
 /// FeatureAccess over ETHTOOL_GSSET_INFO + ETHTOOL_GSTRINGS (names) and ETHTOOL_GFEATURES/SFEATURES.
 class IoctlFeatures : public FeatureAccess {

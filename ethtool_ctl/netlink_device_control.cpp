@@ -97,14 +97,15 @@ LinkState NetlinkDeviceControl::read(std::string_view ifname) {
     } catch (const Error& e) {
         if (e.code().value() != EOPNOTSUPP) throw;
     }
+    // Speed and duplex follow the features' path: the ioctl when it is forced or genetlink is missing.
+    try {
+        const LinkModes modes = (genl_ && !options_.force_ioctl) ? genl_->link_modes(ifname) : ioctl_link_modes(ioctl_, ifname);
+        state.speed_mbps = modes.speed_mbps;
+        state.duplex = modes.duplex;
+    } catch (const Error& e) {
+        if (e.code().value() != EOPNOTSUPP) throw;
+    }
     if (genl_) {
-        try {
-            const LinkModes modes = genl_->link_modes(ifname);
-            state.speed_mbps = modes.speed_mbps;
-            state.duplex = modes.duplex;
-        } catch (const Error& e) {
-            if (e.code().value() != EOPNOTSUPP) throw;
-        }
         state.rings = genl_->rings(ifname);
         state.coalesce = genl_->coalesce(ifname);
         state.channels = genl_->channels(ifname);

@@ -28,6 +28,7 @@ public:
     Nest& operator=(Nest&&) = delete;
     ~Nest();
 
+    /// Ends the nest: its length now covers everything put since it was opened.
     void close() noexcept;
 
 private:
@@ -48,10 +49,15 @@ public:
     /// The fixed header after nlmsghdr (genlmsghdr, ifinfomsg, ...).
     void* extra_header() noexcept { return mnl_nlmsg_get_payload(header()); }
 
+    /// Appends a u32 attribute.
     void put_u32(uint16_t type, uint32_t value);
+    /// Appends a NUL-terminated string attribute.
     void put_strz(uint16_t type, std::string_view value);
+    /// Appends a flag (an attribute without payload).
     void put_flag(uint16_t type);
+    /// Appends `len` raw bytes.
     void put_binary(uint16_t type, const void* data, size_t len);
+    /// Opens a nested attribute; see Nest.
     [[nodiscard]] Nest nest(uint16_t type);
 
     /// The message as it stands.

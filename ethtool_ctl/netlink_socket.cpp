@@ -26,7 +26,7 @@ std::string extack_text(const nlmsghdr* hdr) {
     if (!(hdr->nlmsg_flags & NLM_F_ACK_TLVS)) return {};
     const auto* err = static_cast<const nlmsgerr*>(mnl_nlmsg_get_payload(hdr));
     size_t offset = NLMSG_HDRLEN + sizeof(nlmsgerr);
-    if (!(hdr->nlmsg_flags & NLM_F_CAPPED)) offset += err->msg.nlmsg_len - NLMSG_HDRLEN;
+    if (!(hdr->nlmsg_flags & NLM_F_CAPPED)) offset += NLMSG_ALIGN(err->msg.nlmsg_len) - NLMSG_HDRLEN;
     if (offset >= hdr->nlmsg_len) return {};
     const Bytes tlvs(reinterpret_cast<const uint8_t*>(hdr) + offset, hdr->nlmsg_len - offset);
     const auto attrs = parse_attrs<NLMSGERR_ATTR_MSG>(tlvs, kErrAttrs, "extended ack");

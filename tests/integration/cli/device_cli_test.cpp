@@ -357,3 +357,22 @@ TEST_CASE("DeviceControl reads link details and counters that ip -s link agrees 
     CHECK(ip_tx_packets - s.counters.tx_packets <= 4);  // only background IPv6 traffic in between
     CHECK(s.counters.rx_crc_errors == 0);
 }
+
+TEST_CASE("restore drops the entry of a lab that was taken down, with a note", "[integration]") {
+    nm::test::require_net_admin();
+    const TempJournal temp_journal;
+    const std::string journal = temp_journal.path;
+    std::string netns;
+    {
+        nm::test::ScopedLab lab;
+        netns = lab.client().netns;
+        run_json(nm_cmd(lab.client(), "set", "--mtu 2000 --json --journal " + journal));
+    }
+    const auto r = run_command(nicmatrix_binary() + " restore --json --journal " + journal);
+    INFO(r.output);
+    CHECK(r.exit_status == 0);
+    const json reports = json::parse(r.output);
+    REQUIRE(reports.size() == 1);
+    CHECK_THAT(reports.at(0).at("note").get<std::string>(), Catch::Contains(netns) && Catch::Contains("no longer exists"));
+    CHECK(run_command("test -e " + journal).exit_status != 0);
+}

@@ -6,5 +6,6 @@
 namespace nm::cli {
 
 void add_lab_commands(CLI::App& app);
+void add_device_commands(CLI::App& app);  // show, set, restore
 
 }  // namespace nm::cli

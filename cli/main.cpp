@@ -11,6 +11,7 @@ int main(int argc, char** argv) {
     app.set_version_flag("--version", std::string("nicmatrix ") + nm::kVersion);
     app.require_subcommand(1);
     nm::cli::add_lab_commands(app);
+    nm::cli::add_device_commands(app);
 
     try {
         app.parse(argc, argv);

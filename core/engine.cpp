@@ -134,7 +134,8 @@ private:
     UniqueFd fd_;
 };
 
-constexpr int kPollMs = 10;   // how often a waiting worker looks at the clock and its stop token
+constexpr int kPollMs = 10;
+constexpr uint32_t kTcpReadSize = 256 * 1024;   // how often a waiting worker looks at the clock and its stop token
 
 // TCP sender: non-blocking sockets, level-triggered EPOLLOUT, writes of plan.write_size until EAGAIN.
 void tcp_sender(std::vector<DataStream> streams, const EnginePlan& plan, const Timeline& tl, WorkerProgress& progress,
@@ -232,7 +233,7 @@ void tcp_receiver(std::vector<DataStream> streams, const EnginePlan& plan, const
                   std::stop_token stop, WorkerOutput& out) {
     WindowMeter meter(tl, out);
     Epoll ep;
-    std::vector<char> buf(std::max<uint32_t>(plan.write_size, 128 * 1024));
+    std::vector<char> buf(std::max<uint32_t>(plan.write_size, kTcpReadSize));
     out.streams.resize(streams.size());
     std::vector<bool> open(streams.size(), true);
     for (size_t i = 0; i < streams.size(); ++i) {
@@ -319,8 +320,8 @@ void udp_sender(std::vector<DataStream> streams, const EnginePlan& plan, const T
         out.streams[i].loss = LossStats{};
         st[i].left = plan.bytes_per_stream > 0 ? std::max<uint64_t>(1, plan.bytes_per_stream / payload) : 0;
         if (plan.rate_per_stream > 0) {
-            // Burst: a few ms of datagrams, so a late wake-up is made up without a loss-inducing spike.
-            st[i].bucket.emplace(clock, plan.rate_per_stream, std::clamp(plan.rate_per_stream * 0.002, 1.0, 64.0));
+            // Burst: one batch or 5 ms of datagrams, whichever is more, so a late wake-up is made up.
+            st[i].bucket.emplace(clock, plan.rate_per_stream, std::max(static_cast<double>(batch), plan.rate_per_stream * 0.005));
         }
         if (plan.udp_gso) {
             const int gso = static_cast<int>(payload);

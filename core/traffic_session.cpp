@@ -177,6 +177,11 @@ LoopOutcome run_end_loop(ControlChannel& channel, EndEngine& engine, const TestS
             out.error = "the test did not end within " + std::to_string(kEndGrace.count()) + " s of its duration";
             break;
         }
+        if (out.peer_report) {
+            // The peer is finished and will close the connection; only our own workers are left to end.
+            std::this_thread::sleep_for(std::chrono::milliseconds(1));
+            continue;
+        }
         std::optional<Json> msg;
         try {
             msg = channel.receive(now + std::chrono::milliseconds(10));

@@ -50,22 +50,7 @@ RunResult TrafficClient::run(const TestSpec& requested, std::stop_token stop) {
     const uint32_t n = agreed.streams;
     const SocketAddress local = local_address(ch.fd());
 
-    EnginePlan plan;
-    plan.protocol = spec.protocol;
-    plan.write_size = spec.write_size;
-    plan.udp_gso = spec.udp_gso;
-    plan.udp_gro = spec.udp_gro;
-    plan.stream_count = bidir ? 2 * n : n;
-    plan.send_direction = Direction::Forward;
-    plan.iface = !spec.iface.empty() ? spec.iface : iface_for_address(local.host());
-    plan.stall_timeout = std::chrono::milliseconds(static_cast<int64_t>(spec.stall_timeout_s * 1000));
-    if (spec.bytes > 0) plan.bytes_per_stream = std::max<uint64_t>(1, spec.bytes / n);
-    if (udp) {
-        const double pps = spec.rate_pps > 0 ? spec.rate_pps : spec.rate_bps / (8.0 * spec.write_size);
-        plan.rate_per_stream = pps / n;
-    } else {
-        plan.rate_per_stream = spec.rate_bps / 8.0 / n;
-    }
+    EnginePlan plan = plan_for(agreed, Direction::Forward, !spec.iface.empty() ? spec.iface : iface_for_address(local.host()));
 
     std::vector<DataStream> sends, recvs;
     uint16_t client_udp_port = 0;

@@ -118,15 +118,24 @@ void TrafficServer::handle_connection(UniqueFd fd, std::stop_token stop) {
         std::stop_source both;
         std::stop_callback a(outer, [&] { both.request_stop(); });
         std::stop_callback b(own, [&] { both.request_stop(); });
-        run_session(std::move(ch), std::move(hello), both.get_token());
-        std::lock_guard lock(mutex_);
-        session_active_ = false;
-        pending_.clear();
-        ++sessions_done_;
+        // The session frees the server before it sends its result, so a client that starts its next test
+        // right after reading the result is never told "busy"; the thread's tail must not free it twice
+        // (a new session may own the flag by then).
+        bool released = false;
+        const auto release = [this, &released] {
+            if (released) return;
+            std::lock_guard lock(mutex_);
+            session_active_ = false;
+            pending_.clear();
+            ++sessions_done_;
+            released = true;
+        };
+        run_session(std::move(ch), std::move(hello), both.get_token(), release);
+        release();
     });
 }
 
-void TrafficServer::run_session(ControlChannel ch, Json hello, std::stop_token stop) {
+void TrafficServer::run_session(ControlChannel ch, Json hello, std::stop_token stop, const std::function<void()>& release) {
     std::string client;
     try {
         client = peer_address(ch.fd()).host();
@@ -144,22 +153,8 @@ void TrafficServer::run_session(ControlChannel ch, Json hello, std::stop_token s
         const uint32_t n = spec.streams;
         const SocketAddress local = local_address(ch.fd());
 
-        EnginePlan plan;
-        plan.protocol = spec.protocol;
-        plan.write_size = spec.write_size;
-        plan.udp_gso = spec.udp_gso;
-        plan.udp_gro = spec.udp_gro;
-        plan.stream_count = bidir ? 2 * n : n;
-        plan.send_direction = Direction::Reverse;   // the server's data flows to the client
-        plan.iface = iface_for_address(local.host());
-        plan.stall_timeout = std::chrono::milliseconds(static_cast<int64_t>(spec.stall_timeout_s * 1000));
-        if (spec.bytes > 0) plan.bytes_per_stream = std::max<uint64_t>(1, spec.bytes / n);
-        if (udp) {
-            const double pps = spec.rate_pps > 0 ? spec.rate_pps : spec.rate_bps / (8.0 * spec.write_size);
-            plan.rate_per_stream = pps / n;
-        } else {
-            plan.rate_per_stream = spec.rate_bps / 8.0 / n;
-        }
+        // The server's data flows to the client.
+        EnginePlan plan = plan_for(spec, Direction::Reverse, iface_for_address(local.host()));
 
         uint16_t udp_port = 0;
         if (udp && server_receives) {
@@ -211,6 +206,7 @@ void TrafficServer::run_session(ControlChannel ch, Json hello, std::stop_token s
         ch.send("started", Json::object(), in(kHandshakeTimeout));
         const LoopOutcome outcome = run_end_loop(ch, engine, spec, tl, server_receives, stop);
         EndReport report = engine.finish(outcome.status, outcome.error);
+        release();
         if (!outcome.channel_lost) {
             try {
                 ch.send("result", Json{{"report", report}}, in(std::chrono::seconds(2)));

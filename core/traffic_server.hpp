@@ -57,7 +57,7 @@ public:
 
 private:
     void handle_connection(UniqueFd fd, std::stop_token stop);
-    void run_session(ControlChannel channel, Json hello, std::stop_token stop);
+    void run_session(ControlChannel channel, Json hello, std::stop_token stop, const std::function<void()>& release);
     bool offer_data(uint32_t cookie, uint32_t id, UniqueFd fd);
 
     ServerOptions options_;

@@ -86,6 +86,27 @@ Timeline make_timeline(const TestSpec& spec, TimePoint now) {
     return t;
 }
 
+EnginePlan plan_for(const TestSpec& spec, Direction send_direction, std::string iface) {
+    const uint32_t n = std::max<uint32_t>(1, spec.streams);
+    EnginePlan plan;
+    plan.protocol = spec.protocol;
+    plan.write_size = spec.write_size;
+    plan.udp_gso = spec.udp_gso;
+    plan.udp_gro = spec.udp_gro;
+    plan.stream_count = spec.direction == Direction::Bidir ? 2 * n : n;
+    plan.send_direction = send_direction;
+    plan.iface = std::move(iface);
+    plan.stall_timeout = std::chrono::milliseconds(static_cast<int64_t>(spec.stall_timeout_s * 1000));
+    if (spec.bytes > 0) plan.bytes_per_stream = std::max<uint64_t>(1, spec.bytes / n);
+    if (spec.protocol == Protocol::Udp) {
+        const double pps = spec.rate_pps > 0 ? spec.rate_pps : spec.rate_bps / (8.0 * spec.write_size);
+        plan.rate_per_stream = pps / n;
+    } else {
+        plan.rate_per_stream = spec.rate_bps / 8.0 / n;
+    }
+    return plan;
+}
+
 std::vector<std::vector<DataStream>> spread_streams(std::vector<DataStream> streams, uint32_t groups) {
     groups = std::max<uint32_t>(1, std::min<uint32_t>(groups, static_cast<uint32_t>(streams.size())));
     std::vector<std::vector<DataStream>> out(streams.empty() ? 0 : groups);

@@ -31,6 +31,10 @@ unsigned engine_cores();
 /// The measured timeline of a spec starting `now`.
 Timeline make_timeline(const TestSpec& spec, TimePoint now);
 
+/// The part of an end's plan that follows from the (resolved) spec alone: sizes, rates per stream, byte
+/// count per stream, stall timeout. `send_direction` labels what this end sends. Sockets come later.
+EnginePlan plan_for(const TestSpec& spec, Direction send_direction, std::string iface);
+
 /// Deals streams out to `groups` threads, round robin.
 std::vector<std::vector<DataStream>> spread_streams(std::vector<DataStream> streams, uint32_t groups);
 

@@ -329,3 +329,20 @@ TEST_CASE("IPv6 works the same way", "[integration]") {
     REQUIRE(udp.loss);
     CHECK(udp.loss->received == Approx(5000).epsilon(0.05));
 }
+
+TEST_CASE("Many tests in a row against one server, each starting right after the last", "[integration]") {
+    nm::test::require_net_admin();
+    nm::test::ScopedLab lab;
+    LabServer server(lab.server().netns);
+    auto spec = spec_for(lab, server);
+    spec.duration_s = 0.2;
+    spec.interval_s = 0;
+    for (int i = 0; i < 6; ++i) {
+        spec.protocol = i % 2 == 0 ? nm::Protocol::Tcp : nm::Protocol::Udp;
+        spec.direction = i % 3 == 2 ? nm::Direction::Reverse : nm::Direction::Forward;
+        const auto res = run_in(lab.client(), spec);
+        INFO("test " << i << ": " << res.error);
+        CHECK(res.status == nm::RunStatus::Ok);
+        CHECK(res.bytes > 0);
+    }
+}

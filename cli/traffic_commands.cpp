@@ -125,10 +125,18 @@ void print_result(const RunResult& r, std::ostream& o) {
     o << cpu_line("receiver", reverse ? "client" : "server", r.receiver) << '\n';
     o << "I/O: " << r.io_calls << " receive calls, " << fixed(r.calls_per_s, 0) << " calls/s, " << fixed(r.ms_per_call, 4)
       << " ms/call; service demand " << fixed(r.service_demand_us_per_kb, 3) << " us/KB (both ends)\n";
-    const EndMeasurement& rx = r.spec.direction == Direction::Bidir ? r.receiver : r.receiver;
+    // The cross-check: what the receiving interface saw next to what the engine counted into it (for
+    // --bidir the server's interface and the client-to-server streams).
+    const EndMeasurement& rx = r.receiver;
+    uint64_t engine_bytes = 0, engine_packets = 0;
+    for (const auto& s : r.streams) {
+        if (r.spec.direction == Direction::Bidir && s.direction != Direction::Forward) continue;
+        engine_bytes += s.bytes;
+        engine_packets += s.packets;
+    }
     if (!rx.iface.empty()) {
         o << "NIC " << rx.iface << " (receiver) rx: " << r.receiver_rx_bytes << " bytes, " << r.receiver_rx_packets
-          << " packets; engine counted " << r.bytes << " payload bytes" << (udp ? ", " + std::to_string(r.packets) + " datagrams" : std::string())
+          << " packets; engine counted " << engine_bytes << " payload bytes" << (udp ? ", " + std::to_string(engine_packets) + " datagrams" : std::string())
           << "; softnet processed " << rx.napi.processed << ", dropped " << rx.napi.dropped << ", squeezed " << rx.napi.time_squeeze << '\n';
     }
     if (r.status != RunStatus::Ok) o << "status: " << Json(r.status).get<std::string>() << ": " << r.error << '\n';

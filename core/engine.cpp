@@ -240,20 +240,28 @@ void tcp_receiver(std::vector<DataStream> streams, const EnginePlan& plan, const
     for (size_t i = 0; i < streams.size(); ++i) {
         out.streams[i].id = streams[i].id;
         out.streams[i].direction = plan.send_direction == Direction::Forward ? Direction::Reverse : Direction::Forward;
-        if (plan.rate_per_stream <= 0) {
-            // Each wake-up of a sleeping reader is paid by the CPU that runs the receive softirq (on veth, the
-            // sender's). Waking per 256 KiB instead of per segment saves that; FIN and errors still wake at
-            // once, and autotuning keeps growing the window. A paced test reads as data comes.
-            ::setsockopt(streams[i].fd.get(), SOL_SOCKET, SO_RCVLOWAT, &kTcpRcvLowat, sizeof kTcpRcvLowat);
-        }
         ep.add(streams[i].fd.get(), EPOLLIN, i);
     }
+    // Each wake-up of a sleeping reader is paid by the CPU that runs the receive softirq (on veth, the
+    // sender's). When GRO already hands over big chunks, waking per 256 KiB (SO_RCVLOWAT) instead of per
+    // chunk saves that; without GRO (segments one by one) a late reader slows the flow down instead
+    // (bench/vs_iperf3 showed both). So probe first: readiness events that bring >= 32 KiB on average turn
+    // it on. Paced tests read as data comes.
+    const auto probe_end = std::chrono::steady_clock::now() + std::chrono::milliseconds(200);
+    bool probing = plan.rate_per_stream <= 0;
+    uint64_t probe_events = 0, probe_bytes = 0;
     size_t left = streams.size();
     const bool by_bytes = plan.bytes_per_stream > 0 || tl.window_end == TimePoint::max();
     std::vector<epoll_event> events(std::max<size_t>(streams.size(), 1));
     while (left > 0 && !stop.stop_requested()) {
         const auto now = std::chrono::steady_clock::now();
         const bool in = meter.tick(now) || (by_bytes && now >= tl.window_start);
+        if (probing && now >= probe_end) {
+            probing = false;
+            if (probe_events > 0 && probe_bytes / probe_events >= 32 * 1024) {
+                for (const auto& s : streams) ::setsockopt(s.fd.get(), SOL_SOCKET, SO_RCVLOWAT, &kTcpRcvLowat, sizeof kTcpRcvLowat);
+            }
+        }
         const int n = ep.wait(events.data(), static_cast<int>(events.size()), kPollMs);
         if (n < 0 && errno != EINTR) {
             out.error = std::string("epoll_wait: ") + std::strerror(errno);
@@ -262,10 +270,12 @@ void tcp_receiver(std::vector<DataStream> streams, const EnginePlan& plan, const
         for (int e = 0; e < n; ++e) {
             const size_t i = events[static_cast<size_t>(e)].data.u64;
             if (!open[i]) continue;
+            probe_events += probing ? 1 : 0;
             for (int burst = 0; burst < 8; ++burst) {
                 const ssize_t r = ::recv(streams[i].fd.get(), buf.data(), buf.size(), MSG_DONTWAIT);
                 if (r > 0) {
                     const auto bytes = static_cast<uint64_t>(r);
+                    probe_bytes += probing ? bytes : 0;
                     progress.bytes.fetch_add(bytes, std::memory_order_relaxed);
                     if (in) {
                         out.streams[i].bytes += bytes;

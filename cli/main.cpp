@@ -4,14 +4,17 @@
 
 #include "cli/commands.hpp"
 #include "core/base/error.hpp"
+#include "core/base/stop_signal.hpp"
 #include "core/base/version.hpp"
 
 int main(int argc, char** argv) {
+    nm::StopSignal stop_signal;   // before any thread starts: every later thread inherits the blocked signals
     CLI::App app{"nicmatrix: measure what NIC offloads and MTU buy, in throughput and CPU", "nicmatrix"};
     app.set_version_flag("--version", std::string("nicmatrix ") + nm::kVersion);
     app.require_subcommand(1);
     nm::cli::add_lab_commands(app);
     nm::cli::add_device_commands(app);
+    nm::cli::add_traffic_commands(app, stop_signal.token());
 
     try {
         app.parse(argc, argv);

@@ -6,6 +6,7 @@
 
 #include "core/base/device_types.hpp"
 #include "core/base/lab_types.hpp"
+#include "core/base/traffic_types.hpp"
 
 namespace nm {
 
@@ -38,5 +39,38 @@ void to_json(Json& j, const MtuChange& v);
 void from_json(const Json& j, MtuChange& v);
 void to_json(Json& j, const ApplyReport& v);
 void from_json(const Json& j, ApplyReport& v);
+// Traffic (json_codec_traffic.cpp). Enums are lower-case words ("tcp", "reverse", "stalled"). RunResult's
+// layout is the one `nicmatrix run --json` prints: throughput_bps, packets_per_s, bytes, duration_s,
+// streams, loss, tcp{retransmits}, cpu{sender, receiver, system{sender, receiver}}, io_calls, calls_per_s,
+// ms_per_call, service_demand_us_per_kb, intervals, nic, napi, status, error. from_json throws nm::Error
+// (Usage) naming the key on a bad enum word; missing optional keys keep their defaults. LinkCounters inside
+// them are written with json_codec_device.cpp's field names (rx_bytes, ...) by a local helper, so the
+// device codec stays the one owner of to_json(LinkCounters).
+void to_json(Json& j, const Protocol& v);
+void from_json(const Json& j, Protocol& v);
+void to_json(Json& j, const Direction& v);
+void from_json(const Json& j, Direction& v);
+void to_json(Json& j, const RunStatus& v);
+void from_json(const Json& j, RunStatus& v);
+void to_json(Json& j, const TestSpec& v);
+void from_json(const Json& j, TestSpec& v);
+void to_json(Json& j, const ProcessCpu& v);
+void from_json(const Json& j, ProcessCpu& v);
+void to_json(Json& j, const SystemCpu& v);
+void from_json(const Json& j, SystemCpu& v);
+void to_json(Json& j, const NapiStats& v);
+void from_json(const Json& j, NapiStats& v);
+void to_json(Json& j, const EndMeasurement& v);
+void from_json(const Json& j, EndMeasurement& v);
+void to_json(Json& j, const LossStats& v);
+void from_json(const Json& j, LossStats& v);
+void to_json(Json& j, const StreamResult& v);
+void from_json(const Json& j, StreamResult& v);
+void to_json(Json& j, const IntervalSample& v);
+void from_json(const Json& j, IntervalSample& v);
+void to_json(Json& j, const RunResult& v);
+void from_json(const Json& j, RunResult& v);
+void to_json(Json& j, const EndReport& v);
+void from_json(const Json& j, EndReport& v);
 
 }  // namespace nm

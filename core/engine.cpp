@@ -2,7 +2,7 @@
 
 #include <linux/udp.h>
 #include <netinet/in.h>
-#include <netinet/tcp.h>
+#include <linux/tcp.h>   // the uapi tcp_info: glibc's lacks tcpi_bytes_retrans
 #include <poll.h>
 #include <sys/epoll.h>
 #include <sys/resource.h>
@@ -149,6 +149,7 @@ void tcp_sender(std::vector<DataStream> streams, const EnginePlan& plan, const T
         uint64_t left = 0;
         bool open = true;
         uint32_t retrans_start = 0;
+        uint64_t retrans_bytes_start = 0;
     };
     std::vector<State> st(streams.size());
     out.streams.resize(streams.size());
@@ -171,7 +172,10 @@ void tcp_sender(std::vector<DataStream> streams, const EnginePlan& plan, const T
         const bool in = meter.tick(now);
         if (meter.began()) {
             for (size_t i = 0; i < streams.size(); ++i) {
-                if (const auto info = read_tcp_info(streams[i].fd.get())) st[i].retrans_start = info->tcpi_total_retrans;
+                if (const auto info = read_tcp_info(streams[i].fd.get())) {
+                    st[i].retrans_start = info->tcpi_total_retrans;
+                    st[i].retrans_bytes_start = info->tcpi_bytes_retrans;
+                }
             }
         }
         if (!by_bytes && now >= tl.window_end) break;
@@ -220,6 +224,7 @@ void tcp_sender(std::vector<DataStream> streams, const EnginePlan& plan, const T
     for (size_t i = 0; i < streams.size(); ++i) {
         if (const auto info = read_tcp_info(streams[i].fd.get())) {
             out.streams[i].retransmits = info->tcpi_total_retrans - std::min(info->tcpi_total_retrans, st[i].retrans_start);
+            out.streams[i].retrans_bytes = info->tcpi_bytes_retrans - std::min<uint64_t>(info->tcpi_bytes_retrans, st[i].retrans_bytes_start);
             out.streams[i].cwnd = info->tcpi_snd_cwnd;
             out.streams[i].rtt_us = info->tcpi_rtt;
             out.streams[i].pmtu = info->tcpi_pmtu;
@@ -230,8 +235,13 @@ void tcp_sender(std::vector<DataStream> streams, const EnginePlan& plan, const T
 }
 
 // TCP receiver: reads every byte (no MSG_TRUNC: the copy is part of what a receiver costs) until EOF.
-void tcp_receiver(std::vector<DataStream> streams, const EnginePlan& plan, const Timeline& tl, WorkerProgress& progress,
+void tcp_receiver(std::vector<DataStream> streams, const EnginePlan& plan, const Timeline& timeline, WorkerProgress& progress,
                   std::stop_token stop, WorkerOutput& out) {
+    // A receiver counts until the sender's data ends (EOF), not until its own clock says so: the sender
+    // started one control message later and sends until its window ends, and those bytes are part of the
+    // test (iperf3's receiver does the same). The end's window then ends when its receivers are done.
+    Timeline tl = timeline;
+    tl.window_end = TimePoint::max();
     WindowMeter meter(tl, out);
     Epoll ep;
     std::vector<char> buf(std::max<uint32_t>(plan.write_size, kTcpReadSize));
@@ -251,11 +261,10 @@ void tcp_receiver(std::vector<DataStream> streams, const EnginePlan& plan, const
     bool probing = plan.rate_per_stream <= 0;
     uint64_t probe_events = 0, probe_bytes = 0;
     size_t left = streams.size();
-    const bool by_bytes = plan.bytes_per_stream > 0 || tl.window_end == TimePoint::max();
     std::vector<epoll_event> events(std::max<size_t>(streams.size(), 1));
     while (left > 0 && !stop.stop_requested()) {
         const auto now = std::chrono::steady_clock::now();
-        const bool in = meter.tick(now) || (by_bytes && now >= tl.window_start);
+        const bool in = meter.tick(now);
         if (probing && now >= probe_end) {
             probing = false;
             if (probe_events > 0 && probe_bytes / probe_events >= 32 * 1024) {
@@ -435,8 +444,11 @@ void udp_sender(std::vector<DataStream> streams, const EnginePlan& plan, const T
 // UDP receiver: one socket of a SO_REUSEPORT group, recvmmsg batches; with UDP_GRO a buffer holds several
 // datagrams of gso_size bytes (the cmsg says), each counted. Only datagrams the sender sent inside its
 // window count; the window here only bounds this thread's CPU figures.
-void udp_receiver(std::vector<DataStream> streams, const EnginePlan& plan, const Timeline& tl, WorkerProgress& progress,
+void udp_receiver(std::vector<DataStream> streams, const EnginePlan& plan, const Timeline& timeline, WorkerProgress& progress,
                   std::stop_token stop, WorkerOutput& out) {
+    // As for TCP: this thread's window lasts until the peer's senders are done and the queue is drained.
+    Timeline tl = timeline;
+    tl.window_end = TimePoint::max();
     WindowMeter meter(tl, out);
     const int fd = streams.at(0).fd.get();
     const size_t bufsize = plan.udp_gro ? 65536 : std::max<size_t>(plan.write_size, UdpHeader::kSize);
@@ -633,7 +645,10 @@ void EndEngine::poll(TimePoint now) {
         snap_start_ = take_proc_snapshot(plan_.iface);
         t_start_ = now;
     }
-    if (snap_start_ && !snap_end_ && (now >= timeline_.window_end || all_done())) {
+    // An end that only receives measures until its receivers are done (the peer's data has ended); an end
+    // that sends measures its own window.
+    const bool window_over = has_senders() && now >= timeline_.window_end;
+    if (snap_start_ && !snap_end_ && (window_over || all_done())) {
         snap_end_ = take_proc_snapshot(plan_.iface);
         t_end_ = now;
     }

@@ -2,7 +2,7 @@
 
 #include <linux/udp.h>
 #include <netinet/in.h>
-#include <netinet/tcp.h>
+#include <linux/tcp.h>   // the uapi tcp_info: glibc's lacks tcpi_bytes_retrans
 #include <poll.h>
 #include <sys/epoll.h>
 #include <sys/resource.h>
@@ -135,7 +135,8 @@ private:
 };
 
 constexpr int kPollMs = 10;
-constexpr uint32_t kTcpReadSize = 1 << 20;    // large reads: fewer calls per byte (bench/vs_iperf3 picked it)
+constexpr uint32_t kTcpReadSize = 128 * 1024;     // iperf3's read size: window updates stay frequent
+constexpr uint32_t kTcpBigReadSize = 1 << 20;     // with GRO-sized chunks: fewer calls per byte
 constexpr int kTcpRcvLowat = 256 * 1024;       // wake the reader per 256 KiB, not per GSO packet   // how often a waiting worker looks at the clock and its stop token
 
 // TCP sender: non-blocking sockets, level-triggered EPOLLOUT, writes of plan.write_size until EAGAIN.
@@ -149,6 +150,7 @@ void tcp_sender(std::vector<DataStream> streams, const EnginePlan& plan, const T
         uint64_t left = 0;
         bool open = true;
         uint32_t retrans_start = 0;
+        uint64_t retrans_bytes_start = 0;
     };
     std::vector<State> st(streams.size());
     out.streams.resize(streams.size());
@@ -171,7 +173,10 @@ void tcp_sender(std::vector<DataStream> streams, const EnginePlan& plan, const T
         const bool in = meter.tick(now);
         if (meter.began()) {
             for (size_t i = 0; i < streams.size(); ++i) {
-                if (const auto info = read_tcp_info(streams[i].fd.get())) st[i].retrans_start = info->tcpi_total_retrans;
+                if (const auto info = read_tcp_info(streams[i].fd.get())) {
+                    st[i].retrans_start = info->tcpi_total_retrans;
+                    st[i].retrans_bytes_start = info->tcpi_bytes_retrans;
+                }
             }
         }
         if (!by_bytes && now >= tl.window_end) break;
@@ -220,6 +225,7 @@ void tcp_sender(std::vector<DataStream> streams, const EnginePlan& plan, const T
     for (size_t i = 0; i < streams.size(); ++i) {
         if (const auto info = read_tcp_info(streams[i].fd.get())) {
             out.streams[i].retransmits = info->tcpi_total_retrans - std::min(info->tcpi_total_retrans, st[i].retrans_start);
+            out.streams[i].retrans_bytes = info->tcpi_bytes_retrans - std::min<uint64_t>(info->tcpi_bytes_retrans, st[i].retrans_bytes_start);
             out.streams[i].cwnd = info->tcpi_snd_cwnd;
             out.streams[i].rtt_us = info->tcpi_rtt;
             out.streams[i].pmtu = info->tcpi_pmtu;
@@ -229,12 +235,22 @@ void tcp_sender(std::vector<DataStream> streams, const EnginePlan& plan, const T
     progress.done.store(true);
 }
 
+// A receiver counts until the sender's data ends, not until its own clock says so: the sender started one
+// control message later and sends until its window ends, and those bytes are part of the test (iperf3's
+// receiver does the same). The end's window then ends when its receivers are done.
+Timeline until_peer_done(Timeline tl) {
+    tl.window_end = TimePoint::max();
+    return tl;
+}
+
 // TCP receiver: reads every byte (no MSG_TRUNC: the copy is part of what a receiver costs) until EOF.
-void tcp_receiver(std::vector<DataStream> streams, const EnginePlan& plan, const Timeline& tl, WorkerProgress& progress,
+void tcp_receiver(std::vector<DataStream> streams, const EnginePlan& plan, const Timeline& timeline, WorkerProgress& progress,
                   std::stop_token stop, WorkerOutput& out) {
+    const Timeline tl = until_peer_done(timeline);
     WindowMeter meter(tl, out);
     Epoll ep;
-    std::vector<char> buf(std::max<uint32_t>(plan.write_size, kTcpReadSize));
+    std::vector<char> buf(std::max<uint32_t>(plan.write_size, kTcpBigReadSize));
+    size_t read_size = std::max<size_t>(plan.write_size, kTcpReadSize);
     out.streams.resize(streams.size());
     std::vector<bool> open(streams.size(), true);
     for (size_t i = 0; i < streams.size(); ++i) {
@@ -243,23 +259,36 @@ void tcp_receiver(std::vector<DataStream> streams, const EnginePlan& plan, const
         ep.add(streams[i].fd.get(), EPOLLIN, i);
     }
     // Each wake-up of a sleeping reader is paid by the CPU that runs the receive softirq (on veth, the
-    // sender's). When GRO already hands over big chunks, waking per 256 KiB (SO_RCVLOWAT) instead of per
-    // chunk saves that; without GRO (segments one by one) a late reader slows the flow down instead
-    // (bench/vs_iperf3 showed both). So probe first: readiness events that bring >= 32 KiB on average turn
-    // it on. Paced tests read as data comes.
+    // sender's). When GRO already hands over big chunks, waking per 256 KiB (SO_RCVLOWAT) and reading 1 MiB
+    // at a time saves that; without GRO (segments one by one) a late or long read delays the window updates
+    // and slows the flow instead (bench/vs_iperf3 showed both). So probe first: readiness events that bring
+    // aggregated packets (the interface's rx packets average >= 16 KiB: TSO/GRO) switch to big reads. Paced
+    // tests, and interfaces we cannot read, read as data comes.
+    const auto rx_counters = [&plan]() -> std::optional<LinkCounters> {
+        try {
+            const auto devs = parse_proc_net_dev(read_proc_file("/proc/thread-self/net/dev"));
+            if (const auto it = devs.find(plan.iface); it != devs.end()) return it->second;
+        } catch (const Error&) {
+        }
+        return std::nullopt;
+    };
     const auto probe_end = std::chrono::steady_clock::now() + std::chrono::milliseconds(200);
-    bool probing = plan.rate_per_stream <= 0;
-    uint64_t probe_events = 0, probe_bytes = 0;
+    bool probing = plan.rate_per_stream <= 0 && !plan.iface.empty();
+    const auto probe_start = probing ? rx_counters() : std::nullopt;
+    probing = probing && probe_start.has_value();
     size_t left = streams.size();
-    const bool by_bytes = plan.bytes_per_stream > 0 || tl.window_end == TimePoint::max();
     std::vector<epoll_event> events(std::max<size_t>(streams.size(), 1));
     while (left > 0 && !stop.stop_requested()) {
         const auto now = std::chrono::steady_clock::now();
-        const bool in = meter.tick(now) || (by_bytes && now >= tl.window_start);
+        const bool in = meter.tick(now);
         if (probing && now >= probe_end) {
             probing = false;
-            if (probe_events > 0 && probe_bytes / probe_events >= 32 * 1024) {
+            const auto now_counters = rx_counters();
+            const uint64_t packets = now_counters ? now_counters->rx_packets - probe_start->rx_packets : 0;
+            const uint64_t bytes = now_counters ? now_counters->rx_bytes - probe_start->rx_bytes : 0;
+            if (packets > 0 && bytes / packets >= 16 * 1024) {
                 for (const auto& s : streams) ::setsockopt(s.fd.get(), SOL_SOCKET, SO_RCVLOWAT, &kTcpRcvLowat, sizeof kTcpRcvLowat);
+                read_size = buf.size();
             }
         }
         const int n = ep.wait(events.data(), static_cast<int>(events.size()), kPollMs);
@@ -270,12 +299,10 @@ void tcp_receiver(std::vector<DataStream> streams, const EnginePlan& plan, const
         for (int e = 0; e < n; ++e) {
             const size_t i = events[static_cast<size_t>(e)].data.u64;
             if (!open[i]) continue;
-            probe_events += probing ? 1 : 0;
             for (int burst = 0; burst < 8; ++burst) {
-                const ssize_t r = ::recv(streams[i].fd.get(), buf.data(), buf.size(), MSG_DONTWAIT);
+                const ssize_t r = ::recv(streams[i].fd.get(), buf.data(), read_size, MSG_DONTWAIT);
                 if (r > 0) {
                     const auto bytes = static_cast<uint64_t>(r);
-                    probe_bytes += probing ? bytes : 0;
                     progress.bytes.fetch_add(bytes, std::memory_order_relaxed);
                     if (in) {
                         out.streams[i].bytes += bytes;
@@ -435,8 +462,9 @@ void udp_sender(std::vector<DataStream> streams, const EnginePlan& plan, const T
 // UDP receiver: one socket of a SO_REUSEPORT group, recvmmsg batches; with UDP_GRO a buffer holds several
 // datagrams of gso_size bytes (the cmsg says), each counted. Only datagrams the sender sent inside its
 // window count; the window here only bounds this thread's CPU figures.
-void udp_receiver(std::vector<DataStream> streams, const EnginePlan& plan, const Timeline& tl, WorkerProgress& progress,
+void udp_receiver(std::vector<DataStream> streams, const EnginePlan& plan, const Timeline& timeline, WorkerProgress& progress,
                   std::stop_token stop, WorkerOutput& out) {
+    const Timeline tl = until_peer_done(timeline);   // until the peer's senders are done and the queue drained
     WindowMeter meter(tl, out);
     const int fd = streams.at(0).fd.get();
     const size_t bufsize = plan.udp_gro ? 65536 : std::max<size_t>(plan.write_size, UdpHeader::kSize);
@@ -633,7 +661,10 @@ void EndEngine::poll(TimePoint now) {
         snap_start_ = take_proc_snapshot(plan_.iface);
         t_start_ = now;
     }
-    if (snap_start_ && !snap_end_ && (now >= timeline_.window_end || all_done())) {
+    // An end that only receives measures until its receivers are done (the peer's data has ended); an end
+    // that sends measures its own window.
+    const bool window_over = has_senders() && now >= timeline_.window_end;
+    if (snap_start_ && !snap_end_ && (window_over || all_done())) {
         snap_end_ = take_proc_snapshot(plan_.iface);
         t_end_ = now;
     }

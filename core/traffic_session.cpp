@@ -320,6 +320,7 @@ RunResult combine_reports(const TestSpec& spec, const EndReport& client, const E
         r.bytes += s.bytes;
         r.packets += s.packets;
         r.tcp_retransmits += s.retransmits;
+        r.tcp_retrans_bytes += s.retrans_bytes;
         pmtu = std::max(pmtu, s.pmtu);
         if (s.loss) {
             if (!r.loss) r.loss = LossStats{};

@@ -219,6 +219,7 @@ void to_json(Json& j, const StreamResult& v) {
              {"packets", v.packets},
              {"throughput_bps", v.throughput_bps},
              {"retransmits", v.retransmits},
+             {"retrans_bytes", v.retrans_bytes},
              {"cwnd", v.cwnd},
              {"rtt_us", v.rtt_us},
              {"pmtu", v.pmtu}};
@@ -232,6 +233,7 @@ void from_json(const Json& j, StreamResult& v) {
     opt(j, "packets", v.packets);
     opt(j, "throughput_bps", v.throughput_bps);
     opt(j, "retransmits", v.retransmits);
+    opt(j, "retrans_bytes", v.retrans_bytes);
     opt(j, "cwnd", v.cwnd);
     opt(j, "rtt_us", v.rtt_us);
     opt(j, "pmtu", v.pmtu);
@@ -271,7 +273,7 @@ void to_json(Json& j, const RunResult& v) {
              {"duration_s", v.duration_s},
              {"streams", v.streams},
              {"loss", v.loss ? Json(*v.loss) : Json(nullptr)},
-             {"tcp", Json{{"retransmits", v.tcp_retransmits}}},
+             {"tcp", Json{{"retransmits", v.tcp_retransmits}, {"retrans_bytes", v.tcp_retrans_bytes}}},
              {"cpu", Json{{"sender", cpu_end(v.sender)},
                           {"receiver", cpu_end(v.receiver)},
                           {"system", Json{{"sender", v.sender.system}, {"receiver", v.receiver.system}}}}},
@@ -299,7 +301,10 @@ void from_json(const Json& j, RunResult& v) {
     opt(j, "duration_s", v.duration_s);
     opt(j, "streams", v.streams);
     if (j.contains("loss") && !j.at("loss").is_null()) v.loss = j.at("loss").get<LossStats>();
-    if (j.contains("tcp")) opt(j.at("tcp"), "retransmits", v.tcp_retransmits);
+    if (j.contains("tcp")) {
+        opt(j.at("tcp"), "retransmits", v.tcp_retransmits);
+        opt(j.at("tcp"), "retrans_bytes", v.tcp_retrans_bytes);
+    }
     if (j.contains("cpu")) {
         const auto& cpu = j.at("cpu");
         opt(cpu, "sender", v.sender.cpu);

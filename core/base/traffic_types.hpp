@@ -99,6 +99,7 @@ struct StreamResult {
     uint64_t bytes = 0;
     double throughput_bps = 0;
     uint32_t retransmits = 0;         ///< TCP_INFO tcpi_total_retrans over the window
+    uint64_t retrans_bytes = 0;       ///< TCP_INFO tcpi_bytes_retrans over the window (on the wire twice)
     uint32_t cwnd = 0;                ///< segments, at the end
     double rtt_us = 0;                ///< smoothed RTT at the end
     uint32_t pmtu = 0;                ///< path MTU at the end
@@ -137,6 +138,7 @@ struct RunResult {
     std::vector<StreamResult> streams;
     std::optional<LossStats> loss;    ///< UDP only
     uint32_t tcp_retransmits = 0;
+    uint64_t tcp_retrans_bytes = 0;   ///< bytes sent again (TCP_INFO); part of what the interfaces count
     EndMeasurement sender;            ///< bidir: the client
     EndMeasurement receiver;          ///< bidir: the server
     uint64_t io_calls = 0;            ///< ttcp's figures, on the receiver

@@ -3,8 +3,12 @@
 // concrete objects and call the layers below. Errors propagate as nm::Error to main's single catch.
 #include <CLI/CLI.hpp>
 
+#include <stop_token>
+
 namespace nm::cli {
 
 void add_lab_commands(CLI::App& app);
+/// sweep, report, compare. `stop` ends a running sweep through its normal path (restore, save).
+void add_sweep_commands(CLI::App& app, std::stop_token stop);
 
 }  // namespace nm::cli

@@ -4,13 +4,17 @@
 
 #include "cli/commands.hpp"
 #include "core/base/error.hpp"
+#include "core/base/stop_signal.hpp"
 #include "core/base/version.hpp"
 
 int main(int argc, char** argv) {
+    // Before any thread starts: SIGINT/SIGTERM become a stop request that long commands see.
+    nm::StopSignal stop;
     CLI::App app{"nicmatrix: measure what NIC offloads and MTU buy, in throughput and CPU", "nicmatrix"};
     app.set_version_flag("--version", std::string("nicmatrix ") + nm::kVersion);
     app.require_subcommand(1);
     nm::cli::add_lab_commands(app);
+    nm::cli::add_sweep_commands(app, stop.token());
 
     try {
         app.parse(argc, argv);

@@ -272,9 +272,7 @@ void to_json(Json& j, const SweepConfig& v) {
         if (!r.traffic.empty()) rule["traffic"] = r.traffic;
         exclude.push_back(rule);
     }
-    j = Json{{"name", v.name},
-             {"description", v.description},
-             {"offloads", profiles},
+    j = Json{{"offloads", profiles},
              {"mtu", v.mtu},
              {"traffic", v.traffic},
              {"duration_s", v.duration_s},
@@ -283,6 +281,9 @@ void to_json(Json& j, const SweepConfig& v) {
              {"cooldown_s", v.cooldown_s},
              {"apply_to", {{"offloads", v.apply_offloads_to}, {"mtu", v.apply_mtu_to}}},
              {"exclude", exclude}};
+    // A config read from a file without a name is named after the file later; "" is not a valid name.
+    if (!v.name.empty()) j["name"] = v.name;
+    if (!v.description.empty()) j["description"] = v.description;
 }
 
 SweepConfig parse_sweep_config(const Json& j) {

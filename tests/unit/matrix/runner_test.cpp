@@ -10,10 +10,13 @@
 #include "matrix/results_store.hpp"
 #include "matrix/runner.hpp"
 #include "tests/support/matrix_fakes.hpp"
+#include "tests/support/matrix_world.hpp"
 #include "tests/support/scoped_lab.hpp"
 
 using nm::CellStatus;
 using nm::test::FakeDeviceControl;
+using nm::test::TempDir;
+using nm::test::World;
 
 namespace {
 
@@ -29,64 +32,6 @@ nm::SweepConfig make_config(const std::string& patch = "{}") {
     return nm::parse_sweep_config(j);
 }
 
-class Recorder final : public nm::SweepObserver {
-public:
-    void on_note(const std::string& text) override { notes.push_back(text); }
-    void on_cell_start(const nm::CellProgress& p) override { started.push_back(p.number); }
-    void on_cell_done(const nm::CellProgress& p, const nm::CellResult& r) override {
-        done.push_back(r.spec.key);
-        etas.push_back(p.eta_s);
-        totals.push_back(p.total);
-    }
-    std::vector<std::string> notes, done;
-    std::vector<size_t> started, totals;
-    std::vector<double> etas;
-};
-
-// The lab as fakes: client end nm-a, server end nm-b, a traffic engine, a path, a clock, a journal.
-struct World {
-    FakeDeviceControl local, remote;
-    nm::test::FakeJournal journal{{&local, &remote}};
-    nm::test::FakeTrafficRunner traffic{local, "nm-a"};
-    nm::test::FakePathProbe probe;
-    nm::test::FakeClock clock;
-    Recorder observer;
-    nm::SweepTarget target;
-    nm::LinkState local_original, remote_original;
-
-    World() {
-        local.add_interface("nm-a", "lab-a");
-        remote.add_interface("nm-b", "lab-b");
-        target.local = {&local, "nm-a", ""};
-        target.remote = {&remote, "nm-b", ""};
-        target.base.host = "198.18.0.2";
-        target.base.port = 5301;
-        local_original = local.state("nm-a");
-        remote_original = remote.state("nm-b");
-    }
-
-    nm::SweepOutcome run(const nm::SweepConfig& config, const nm::SweepOptions& options = {}, std::stop_token stop = {}) {
-        nm::SweepServices services{journal, traffic, probe, clock, &observer, {}, {}};
-        services.local_host.kernel = "6.18.0-test";
-        return nm::run_sweep(config, target, services, options, std::move(stop));
-    }
-
-    // Both ends exactly as they were: MTU and every feature's wanted and active state.
-    void check_restored() const {
-        CHECK(nm::Json(local.state("nm-a").features.size()) == nm::Json(local_original.features.size()));
-        for (const auto* pair : {&local, &remote}) {
-            const auto& now = pair == &local ? local.state("nm-a") : remote.state("nm-b");
-            const auto& was = pair == &local ? local_original : remote_original;
-            CHECK(now.mtu == was.mtu);
-            for (const auto& [name, f] : was.features) {
-                INFO(now.name << " " << name);
-                CHECK(now.features.at(name).wanted == f.wanted);
-                CHECK(now.features.at(name).active == f.active);
-            }
-        }
-    }
-};
-
 std::vector<std::string> keys(const nm::ResultsFile& r) {
     std::vector<std::string> out;
     for (const auto& c : r.cells) out.push_back(c.spec.key);
@@ -100,14 +45,6 @@ const nm::CellResult& cell(const nm::ResultsFile& r, const std::string& key) {
     FAIL("no cell " << key);
     throw std::logic_error("unreachable");
 }
-
-// A scratch directory removed at scope exit.
-struct TempDir {
-    std::filesystem::path path = std::filesystem::temp_directory_path() / nm::test::unique_name("nmsweep");
-    TempDir() { std::filesystem::create_directories(path); }
-    ~TempDir() { std::filesystem::remove_all(path); }
-    std::string file(const std::string& name) const { return (path / name).string(); }
-};
 
 }  // namespace
 

@@ -80,19 +80,33 @@ ProbeResult IcmpPathProbe::probe(uint32_t mtu, std::chrono::milliseconds timeout
     sockaddr_in to{};
     to.sin_family = AF_INET;
     to.sin_addr.s_addr = target_addr_;
-    if (::sendto(fd_.get(), packet.data(), packet.size(), 0, reinterpret_cast<const sockaddr*>(&to), sizeof to) < 0) {
-        if (errno == EMSGSIZE) return {false, what + ": larger than the sending interface's MTU"};
-        throw system_error("send the path MTU probe to " + target_, errno);
-    }
+    const auto send = [&]() -> bool {
+        if (::sendto(fd_.get(), packet.data(), packet.size(), 0, reinterpret_cast<const sockaddr*>(&to), sizeof to) < 0) {
+            if (errno == EMSGSIZE) return false;
+            throw system_error("send the path MTU probe to " + target_, errno);
+        }
+        return true;
+    };
+    if (!send()) return {false, what + ": larger than the sending interface's MTU"};
 
+    // The same probe is sent again every 250 ms until the deadline: one lost packet (a neighbour entry
+    // still resolving, a link just up) must not read as a path that drops this size.
+    constexpr auto kResend = std::chrono::milliseconds(250);
     const auto deadline = std::chrono::steady_clock::now() + timeout;
+    auto next_send = std::chrono::steady_clock::now() + kResend;
     std::vector<uint8_t> buf(65536);
     while (!stop.stop_requested()) {
-        const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
-        if (left.count() <= 0) break;
+        const auto now = std::chrono::steady_clock::now();
+        if (now >= deadline) break;
+        if (now >= next_send) {
+            send();
+            next_send = now + kResend;
+        }
+        const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(std::min(deadline, next_send) - now);
+        if (left.count() <= 0) continue;
         pollfd p{fd_.get(), POLLIN, 0};
         // Short slices so a stop request is seen quickly.
-        const int ready = ::poll(&p, 1, static_cast<int>(std::min<long>(left.count(), 100)));
+        const int ready = ::poll(&p, 1, static_cast<int>(std::min<long>(left.count(), 100)) + 1);
         if (ready < 0 && errno != EINTR) throw system_error("wait for the path MTU probe's echo", errno);
         if (ready <= 0) continue;
         sockaddr_in from{};

@@ -4,6 +4,7 @@
 #include <future>
 
 #include "core/base/error.hpp"
+#include "core/base/wait_until.hpp"
 #include "ethtool_ctl/lab.hpp"
 #include "ethtool_ctl/netns.hpp"
 #include "matrix/icmp_path_probe.hpp"
@@ -46,6 +47,8 @@ private:
 };
 
 constexpr auto kServerStartTimeout = std::chrono::seconds(5);
+constexpr auto kLabReadyTimeout = std::chrono::seconds(5);
+constexpr uint32_t kPingSize = 84;   // what a default `ping` sends
 
 }  // namespace
 
@@ -74,6 +77,10 @@ LabSession::LabSession(const std::string& name, LabTopology topology, const LabF
             remote_device_ = factories.device(server.netns);
         }
         probe_ = std::make_unique<IcmpPathProbe>(client.netns, strip_prefix(server.ipv4));
+        // A lab just made may take a moment to pass packets (links coming up, a bridge starting to
+        // forward); the first cell's preflight must not mistake that for a path that drops frames.
+        wait_until([&] { return probe_->probe(kPingSize, std::chrono::milliseconds(250), {}).passed; }, kLabReadyTimeout,
+                   "the lab " + info_.name + " to pass a ping from " + client.netns + " to " + server.netns);
 
         // The server lives on its own thread inside the server namespace: its sockets are made there, and
         // it reports its port through the promise once it listens.

@@ -3,7 +3,10 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
+#include <fstream>
+#include <sstream>
 #include <filesystem>
 #include <iostream>
 #include <memory>
@@ -11,6 +14,7 @@
 #include "cli/commands.hpp"
 #include "core/base/clock.hpp"
 #include "core/base/error.hpp"
+#include "core/base/json_codec.hpp"
 #include "core/base/version.hpp"
 #include "matrix/config.hpp"
 #include "matrix/host_info.hpp"
@@ -20,6 +24,7 @@
 #include "matrix/report.hpp"
 #include "matrix/results_store.hpp"
 #include "matrix/runner.hpp"
+#include "matrix/stats.hpp"
 
 namespace nm::cli {
 namespace {
@@ -35,6 +40,8 @@ struct SweepOptionsCli {
     bool dry_run = false;
     bool quiet = false;
     std::string journal = kDefaultJournalPath;
+    std::string lab_name;
+    std::string topology = "pair";
     std::string metric = "throughput_bps";
     std::string command;
 };
@@ -65,6 +72,17 @@ public:
     }
 };
 
+// The command line as typed, for the results file (/proc/self/cmdline: NUL-separated arguments).
+std::string command_line() {
+    std::ifstream in("/proc/self/cmdline", std::ios::binary);
+    std::ostringstream text;
+    text << in.rdbuf();
+    std::string all = text.str();
+    std::replace(all.begin(), all.end(), '\0', ' ');
+    while (!all.empty() && all.back() == ' ') all.pop_back();
+    return all;
+}
+
 bool have_net_admin() {
     __user_cap_header_struct header{_LINUX_CAPABILITY_VERSION_3, 0};
     __user_cap_data_struct data[2]{};
@@ -94,6 +112,11 @@ void print_plan(const std::vector<CellPlan>& plan, const SweepConfig& config) {
 
 void run_sweep_command(const SweepOptionsCli& o, std::stop_token stop) {
     const SweepConfig config = load_sweep_config(o.config);
+    if (const auto m = known_metrics(); std::find(m.begin(), m.end(), o.metric) == m.end()) {
+        std::string list;
+        for (const auto& name : m) list += (list.empty() ? "" : ", ") + name;
+        throw usage_error("--metric " + o.metric + ": expected one of " + list);
+    }
     std::optional<ResultsFile> resume;
     if (!o.resume.empty()) {
         resume = load_results(o.resume);
@@ -108,8 +131,11 @@ void run_sweep_command(const SweepOptionsCli& o, std::stop_token stop) {
     if (!have_net_admin()) throw usage_error("sweep: changing interface settings needs CAP_NET_ADMIN; run as root");
 
     const std::string output = !o.output.empty() ? o.output : !o.resume.empty() ? o.resume : default_output(config);
-    if (const auto dir = std::filesystem::path(output).parent_path(); !dir.empty()) std::filesystem::create_directories(dir);
-    std::filesystem::create_directories(std::filesystem::path(o.journal).parent_path());
+    // Made only once every check before the first change has passed.
+    const auto make_directories = [&] {
+        if (const auto dir = std::filesystem::path(output).parent_path(); !dir.empty()) std::filesystem::create_directories(dir);
+        if (const auto dir = std::filesystem::path(o.journal).parent_path(); !dir.empty()) std::filesystem::create_directories(dir);
+    };
 
     SweepOptions options;
     options.output_path = output;
@@ -119,22 +145,28 @@ void run_sweep_command(const SweepOptionsCli& o, std::stop_token stop) {
     options.tool_version = kVersion;
     ProgressPrinter printer;
     SteadyClock clock;
-    const auto journal = real_journal(o.journal);
     const HostInfo host = read_host_info();
 
     SweepOutcome outcome;
     if (o.lab) {
-        LabSession lab("nmsweep" + std::to_string(::getpid()), LabTopology::Pair, real_lab_factories());
+        make_directories();
+        const auto journal = real_journal(o.journal);
+        const std::string name = o.lab_name.empty() ? "nmsweep" + std::to_string(::getpid()) : o.lab_name;
+        LabSession lab(name, Json(o.topology).get<LabTopology>(), real_lab_factories());
         SweepServices services{*journal, lab.traffic(), lab.probe(), clock, o.quiet ? nullptr : &printer, host, host};
         outcome = run_sweep(config, lab.target(), services, options, stop);
     } else {
+        const std::string no_agent = "the peer agent's authenticated settings control is not available yet";
+        refuse_if_uncontrollable(config, true, no_agent);
         check_peer_reachable("", o.peer, o.port, std::chrono::seconds(2));
+        make_directories();
+        const auto journal = real_journal(o.journal);
         const auto device = real_device_control();
         const auto traffic = real_traffic_client();
         IcmpPathProbe probe("", o.peer);
         SweepTarget target;
         target.local = SweepEnd{device.get(), o.iface, ""};
-        target.remote = SweepEnd{nullptr, "", "the peer agent's authenticated settings control is not available yet"};
+        target.remote = SweepEnd{nullptr, "", no_agent};
         target.base.host = o.peer;
         target.base.port = o.port;
         target.base.iface = o.iface;
@@ -161,15 +193,18 @@ void add_sweep_commands(CLI::App& app, std::stop_token stop) {
     sweep->add_option("--peer", o->peer, "IPv4 address of the peer running `nicmatrix serve`")->needs(iface);
     sweep->add_option("--port", o->port, "The peer's control port")->capture_default_str();
     lab->excludes(iface);
+    sweep->add_option("--lab-name", o->lab_name, "Name of the lab --lab makes (default nmsweep<pid>); its namespaces are NAME-a, NAME-b");
+    sweep->add_option("--topology", o->topology, "--lab shape: pair (veth between the ends) or bridge (a Linux bridge between, its ports at MTU 1500)")
+        ->check(CLI::IsMember({"pair", "bridge"}))
+        ->capture_default_str();
     sweep->add_option("-o,--output", o->output, "Results file (default results/<config name>-<UTC stamp>.json)");
     sweep->add_option("--resume", o->resume, "Continue this results file: run only its missing cells");
     sweep->add_flag("--dry-run", o->dry_run, "Print the cells and the settings each would apply; change nothing");
     sweep->add_flag("-q,--quiet", o->quiet, "No progress lines and no table; print only the results file");
     sweep->add_option("--journal", o->journal, "Where the original settings are journalled until restored")->capture_default_str();
     sweep->add_option("--metric", o->metric, "Metric of the table printed at the end")->capture_default_str();
-    sweep->callback([o, stop, &app] {
-        o->command = "nicmatrix";
-        for (const auto& arg : app.remaining(true)) o->command += " " + arg;
+    sweep->callback([o, stop] {
+        o->command = command_line();
         run_sweep_command(*o, stop);
     });
 

@@ -385,19 +385,26 @@ LinkSettings cell_settings(const SweepConfig& config, const CellSpec& cell, bool
     return s;
 }
 
-void check_sweep(const SweepConfig& config, const SweepTarget& target) {
+bool sweep_changes_end(const SweepConfig& config, bool remote) {
     const auto cells = expand_cells(config);
-    if (cells.empty()) throw usage_error("sweep " + config.name + ": the exclude rules leave no cell to run");
+    return std::any_of(cells.begin(), cells.end(), [&](const CellSpec& c) { return !cell_settings(config, c, remote).empty(); });
+}
+
+void refuse_if_uncontrollable(const SweepConfig& config, bool remote, const std::string& why) {
+    if (!sweep_changes_end(config, remote)) return;
+    throw usage_error(std::string("sweep ") + config.name + ": the config applies " +
+                      (applies(config.apply_mtu_to, remote) ? "the MTU" : "offloads") + " to the " + (remote ? "peer" : "local") +
+                      " end, which cannot be changed from here (" + why +
+                      "); set \"apply_to\" to \"local\" and set the peer by hand, or use --lab");
+}
+
+void check_sweep(const SweepConfig& config, const SweepTarget& target) {
+    if (expand_cells(config).empty()) throw usage_error("sweep " + config.name + ": the exclude rules leave no cell to run");
     for (const auto* end : {&target.local, &target.remote}) {
         const bool remote = end == &target.remote;
-        const bool needed = std::any_of(cells.begin(), cells.end(), [&](const CellSpec& c) { return !cell_settings(config, c, remote).empty(); });
+        const bool needed = sweep_changes_end(config, remote);
         if (end->device == nullptr) {
-            if (needed) {
-                throw usage_error(std::string("sweep ") + config.name + ": the config applies " +
-                                  (applies(config.apply_mtu_to, remote) ? "the MTU" : "offloads") + " to the " +
-                                  (remote ? "peer" : "local") + " end, which cannot be changed from here (" +
-                                  end->why_no_control + "); set \"apply_to\" to \"local\" and set the peer by hand, or use --lab");
-            }
+            refuse_if_uncontrollable(config, remote, end->why_no_control);
             continue;
         }
         // read() throws a usage error naming an unknown interface.

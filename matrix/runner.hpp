@@ -79,6 +79,13 @@ struct SweepOutcome {
     std::vector<ApplyReport> restored; ///< what the final restore did
 };
 
+/// True when some cell of `config` changes a setting on the local (remote = false) or the peer end.
+bool sweep_changes_end(const SweepConfig& config, bool remote);
+
+/// Throws nm::Error (Usage) when `config` changes settings on an end that cannot be changed from here
+/// (`why` says why, e.g. the peer agent's control is missing). Cheap: reads no device.
+void refuse_if_uncontrollable(const SweepConfig& config, bool remote, const std::string& why);
+
 /// Checks a sweep against its ends before anything is changed: every end that gets settings must be
 /// controllable (else nm::Error Usage explaining that the peer's side needs the agent), each interface
 /// must exist, and every profile and MTU must pass DeviceControl::validate (unknown feature names, MTUs

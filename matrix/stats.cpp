@@ -53,6 +53,14 @@ std::map<std::string, double> run_metrics(const RunResult& run) {
     return m;
 }
 
+std::vector<std::string> known_metrics() {
+    RunResult udp;
+    udp.loss = LossStats{};
+    std::vector<std::string> names;
+    for (const auto& [name, value] : run_metrics(udp)) names.push_back(name);
+    return names;
+}
+
 std::map<std::string, MetricSummary> summarize_runs(const std::vector<RunResult>& runs) {
     std::map<std::string, std::vector<double>> samples;
     for (const auto& r : runs) {

@@ -21,6 +21,9 @@ double student_t95(size_t dof);
 /// service_demand_us_per_kb.
 std::map<std::string, double> run_metrics(const RunResult& run);
 
+/// The names run_metrics can produce, in alphabetical order.
+std::vector<std::string> known_metrics();
+
 /// Every metric of run_metrics summarized over `runs`.
 std::map<std::string, MetricSummary> summarize_runs(const std::vector<RunResult>& runs);
 

@@ -125,7 +125,7 @@ TEST_CASE("LabSession: a server that cannot start leaves no lab behind", "[integ
     CHECK_FALSE(netns_listed(name + "-b"));
 }
 
-TEST_CASE("A sweep through a LabSession: real namespaces, sockets and path probe; stand-in devices and engine", "[integration]") {
+TEST_CASE("A sweep through a LabSession: real namespaces, sockets and path probe with stand-in devices and engine", "[integration]") {
     nm::test::require_net_admin();
     const std::string name = nm::test::unique_name("nmls");
     nm::test::FakeDeviceControl* client_device = nullptr;

@@ -141,7 +141,7 @@ TEST_CASE("tx off takes TSO with it: a cell whose effective state equals an earl
     w.check_restored();
 }
 
-TEST_CASE("A fixed feature makes a cell infeasible with the reason; the sweep goes on", "[unit]") {
+TEST_CASE("A fixed feature makes a cell infeasible with the reason and the sweep goes on", "[unit]") {
     World w;
     w.local.fix("nm-a", "rx-gro");   // fixed off on the client end
     const auto config = make_config(R"({"mtu": [1500], "traffic": [{"streams": 1}], "repetitions": 1})");
@@ -154,7 +154,7 @@ TEST_CASE("A fixed feature makes a cell infeasible with the reason; the sweep go
     w.check_restored();
 }
 
-TEST_CASE("A run that fails or stalls is recorded with its error and the sweep goes on; originals come back", "[unit]") {
+TEST_CASE("A run that fails or stalls is recorded with its error and the sweep goes on, and originals come back", "[unit]") {
     World w;
     w.traffic.fail_runs = {1};    // first repetition of the first cell
     w.traffic.stall_runs = {2};   // first repetition of the second cell (the first cell stopped at its failure)
@@ -343,7 +343,7 @@ TEST_CASE("An exception out of the engine still restores the interfaces", "[unit
     CHECK(w.journal.entries().empty());
 }
 
-TEST_CASE("Time outside measuring is recorded per cell as overhead_s; cooldown waits between measured cells", "[unit]") {
+TEST_CASE("Time outside measuring is recorded per cell as overhead_s, and cooldown waits between measured cells", "[unit]") {
     World w;
     w.local.on_apply = [&] { w.clock.advance(std::chrono::milliseconds(100)); };
     w.remote.on_apply = [&] { w.clock.advance(std::chrono::milliseconds(150)); };

@@ -176,11 +176,12 @@ std::vector<ApplyReport> FakeJournal::restore() {
         }
         for (auto* d : devices_) {
             try {
-                d->state(s.name);
-            } catch (const std::out_of_range&) {
-                continue;
+                if (d->read(s.name).netns != s.netns) continue;
+            } catch (const Error&) {
+                continue;   // not this device's interface
             }
             reports.push_back(d->apply(s.name, back));
+            break;
         }
         it = entries_.erase(it);
     }

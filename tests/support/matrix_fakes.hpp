@@ -59,10 +59,11 @@ private:
     std::vector<Call> calls_;
 };
 
-/// A journal in memory over fake devices; restore() applies the remembered MTU and wanted features.
+/// A journal in memory; restore() applies the remembered MTU and wanted features through whichever of
+/// `devices` has the interface in the remembered namespace.
 class FakeJournal final : public SettingsJournal {
 public:
-    explicit FakeJournal(std::vector<FakeDeviceControl*> devices) : devices_(std::move(devices)) {}
+    explicit FakeJournal(std::vector<DeviceControl*> devices) : devices_(std::move(devices)) {}
     void remember(const LinkState& original) override;
     std::vector<ApplyReport> restore() override;
 
@@ -71,7 +72,7 @@ public:
     size_t restore_calls = 0;
 
 private:
-    std::vector<FakeDeviceControl*> devices_;
+    std::vector<DeviceControl*> devices_;
     std::map<std::string, LinkState> entries_;   // by netns/ifname
 };
 

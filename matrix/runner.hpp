@@ -68,7 +68,7 @@ struct SweepOptions {
     std::string command;                      ///< the command line, for the results file
     std::string config_file;
     std::string tool_version;
-    std::chrono::milliseconds probe_timeout{1500};
+    std::chrono::milliseconds probe_timeout{1000};   ///< the path probe's wait for its echo (resent every 250 ms)
 };
 
 /// How a sweep ended.

@@ -16,6 +16,7 @@
 #include "tests/support/command.hpp"
 #include "tests/support/command_device.hpp"
 #include "tests/support/matrix_fakes.hpp"
+#include "tests/support/oracles.hpp"
 #include "tests/support/require.hpp"
 #include "tests/support/scoped_lab.hpp"
 
@@ -24,32 +25,12 @@ using nm::test::run_in_netns;
 
 namespace {
 
-// `ethtool -k` as shown name -> on: the oracle.
-std::map<std::string, bool> ethtool_k(const std::string& netns, const std::string& ifname) {
-    const auto r = run_in_netns(netns, "ethtool -k " + ifname);
-    REQUIRE(r.exit_status == 0);
-    std::map<std::string, bool> features;
-    std::istringstream in(r.output);
-    std::string line;
-    while (std::getline(in, line)) {
-        const auto colon = line.find(':');
-        if (colon == std::string::npos || line.rfind("Features for", 0) == 0) continue;
-        const size_t start = line.find_first_not_of('\t');
-        features[line.substr(start, colon - start)] = line.compare(colon + 2, 2, "on") == 0;
-    }
-    return features;
-}
-
-std::string mtu_of(const std::string& netns, const std::string& ifname) {
-    return run_in_netns(netns, "cat /sys/class/net/" + ifname + "/mtu").output;
-}
-
 // Runs nothing; takes the oracle's view of the client end while the cell is applied.
 class OracleRunner final : public nm::TrafficRunner {
 public:
     OracleRunner(std::string netns, std::string ifname) : netns_(std::move(netns)), ifname_(std::move(ifname)) {}
     nm::RunResult run(const nm::TestSpec& spec, std::stop_token) override {
-        seen.push_back({ethtool_k(netns_, ifname_), mtu_of(netns_, ifname_)});
+        seen.push_back({nm::test::ethtool_features(netns_, ifname_), nm::test::link_mtu(netns_, ifname_)});
         nm::RunResult r;
         r.spec = spec;
         r.duration_s = spec.duration_s;
@@ -62,25 +43,39 @@ private:
     std::string netns_, ifname_;
 };
 
+// A sweep on a lab of its own: stand-in devices on both ends, the real path probe, the oracle engine.
+struct KernelSweep {
+    nm::test::ScopedLab lab;
+    const nm::LabInterface& a = lab.client();
+    const nm::LabInterface& b = lab.server();
+    nm::test::CommandDeviceControl dev_a{a.netns}, dev_b{b.netns};
+    nm::test::FakeJournal journal{{&dev_a, &dev_b}};
+    OracleRunner traffic{a.netns, a.ifname};
+    nm::IcmpPathProbe probe{a.netns, nm::strip_prefix(b.ipv4)};
+    nm::SteadyClock clock;
+    nm::SweepTarget target;
+
+    explicit KernelSweep(nm::LabTopology topology) : lab(topology) {
+        target.local = {&dev_a, a.ifname, ""};
+        target.remote = {&dev_b, b.ifname, ""};
+        target.base.host = nm::strip_prefix(b.ipv4);
+    }
+    nm::SweepOutcome run(const nm::SweepConfig& config) {
+        nm::SweepServices services{journal, traffic, probe, clock, nullptr, {}, {}};
+        return nm::run_sweep(config, target, services, {}, {});
+    }
+};
+
 }  // namespace
 
 TEST_CASE("The runner on real veth records the kernel's side effects, finds duplicates, resets profiles and restores", "[integration]") {
     nm::test::require_net_admin();
-    nm::test::ScopedLab lab;
-    const auto& a = lab.client();
-    const auto& b = lab.server();
-    nm::test::CommandDeviceControl dev_a(a.netns), dev_b(b.netns);
-    nm::test::FakeJournal journal({&dev_a, &dev_b});
-    OracleRunner traffic(a.netns, a.ifname);
-    nm::IcmpPathProbe probe(a.netns, nm::strip_prefix(b.ipv4));
-    nm::SteadyClock clock;
-    nm::SweepServices services{journal, traffic, probe, clock, nullptr, {}, {}};
-    nm::SweepTarget target;
-    target.local = {&dev_a, a.ifname, ""};
-    target.remote = {&dev_b, b.ifname, ""};
-    target.base.host = nm::strip_prefix(b.ipv4);
-    const auto before_a = ethtool_k(a.netns, a.ifname);
-    const auto before_b = ethtool_k(b.netns, b.ifname);
+    KernelSweep k(nm::LabTopology::Pair);
+    const auto& a = k.a;
+    const auto& b = k.b;
+    auto& traffic = k.traffic;
+    const auto before_a = nm::test::ethtool_features(a.netns, a.ifname);
+    const auto before_b = nm::test::ethtool_features(b.netns, b.ifname);
 
     const auto config = nm::parse_sweep_config_text(R"({
       "offloads": [{"name": "all-off", "features": {"tx": "off", "sg": "off", "tso": "off", "gso": "off", "gro": "off"}},
@@ -91,7 +86,7 @@ TEST_CASE("The runner on real veth records the kernel's side effects, finds dupl
                    {"name": "gro-on", "features": {"gro": "on"}}],
       "mtu": [1500, 9000], "traffic": [{}], "duration_s": 0.1, "omit_s": 0, "repetitions": 1})",
                                                     "kernel");
-    const auto out = nm::run_sweep(config, target, services, {}, {});
+    const auto out = k.run(config);
     REQUIRE(out.results.cells.size() == 12);
     size_t measured = 0;
     for (const auto& cell : out.results.cells) {
@@ -130,42 +125,33 @@ TEST_CASE("The runner on real veth records the kernel's side effects, finds dupl
     CHECK(find("gro-on/mtu1500/tcp-p1").applied_local->features.at("tx-tcp-segmentation") == true);    // reset after tx-off
     CHECK(find("gro-on/mtu1500/tcp-p1").applied_remote->features.at("rx-gro") == true);
 
-    CHECK(ethtool_k(a.netns, a.ifname) == before_a);
-    CHECK(ethtool_k(b.netns, b.ifname) == before_b);
-    CHECK(mtu_of(a.netns, a.ifname) == "1500\n");
-    CHECK(mtu_of(b.netns, b.ifname) == "1500\n");
+    CHECK(nm::test::ethtool_features(a.netns, a.ifname) == before_a);
+    CHECK(nm::test::ethtool_features(b.netns, b.ifname) == before_b);
+    CHECK(nm::test::link_mtu(a.netns, a.ifname) == "1500\n");
+    CHECK(nm::test::link_mtu(b.netns, b.ifname) == "1500\n");
 }
 
 TEST_CASE("The runner on a bridge lab whose middle hop stays at 1500: jumbo cells are path_mtu_blackhole within seconds", "[integration]") {
     nm::test::require_net_admin();
-    nm::test::ScopedLab lab(nm::LabTopology::Bridge);
-    const auto& a = lab.client();
-    const auto& b = lab.server();
-    nm::test::CommandDeviceControl dev_a(a.netns), dev_b(b.netns);
-    nm::test::FakeJournal journal({&dev_a, &dev_b});
-    OracleRunner traffic(a.netns, a.ifname);
-    nm::IcmpPathProbe probe(a.netns, nm::strip_prefix(b.ipv4));
-    nm::SteadyClock clock;
-    nm::SweepServices services{journal, traffic, probe, clock, nullptr, {}, {}};
-    nm::SweepTarget target;
-    target.local = {&dev_a, a.ifname, ""};
-    target.remote = {&dev_b, b.ifname, ""};
-    target.base.host = nm::strip_prefix(b.ipv4);
+    KernelSweep k(nm::LabTopology::Bridge);
+    const auto& a = k.a;
+    const auto& b = k.b;
+    auto& probe = k.probe;
     // A bridge just made may take a moment to forward.
     nm::wait_until([&] { return probe.probe(1500, std::chrono::milliseconds(300), {}).passed; }, std::chrono::seconds(5), "the bridge lab to forward");
 
     const auto config = nm::parse_sweep_config_text(R"({"offloads": [{"name": "original", "features": {}}],
       "mtu": [1500, 9000, 4096], "traffic": [{}], "duration_s": 0.1, "omit_s": 0, "repetitions": 1})", "bridge");
     const auto t0 = std::chrono::steady_clock::now();
-    const auto out = nm::run_sweep(config, target, services, {}, {});
+    const auto out = k.run(config);
     const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     REQUIRE(out.results.cells.size() == 3);
     CHECK(out.results.cells[0].status == CellStatus::Ok);
     CHECK(out.results.cells[1].status == CellStatus::PathMtuBlackhole);
-    CHECK_THAT(out.results.cells[1].error, Catch::Contains("9000-byte ICMP echo with DF set to 198.18.0.2: no echo within 1500 ms"));
+    CHECK_THAT(out.results.cells[1].error, Catch::Contains("9000-byte ICMP echo with DF set to 198.18.0.2: no echo within 1000 ms"));
     CHECK(out.results.cells[2].status == CellStatus::PathMtuBlackhole);
-    CHECK(traffic.seen.size() == 1);   // only the 1500 cell was measured
-    CHECK(took < 2 * 1.5 + 3);
-    CHECK(mtu_of(a.netns, a.ifname) == "1500\n");
-    CHECK(mtu_of(b.netns, b.ifname) == "1500\n");
+    CHECK(k.traffic.seen.size() == 1);   // only the 1500 cell was measured
+    CHECK(took < 2 * 1.0 + 3);
+    CHECK(nm::test::link_mtu(a.netns, a.ifname) == "1500\n");
+    CHECK(nm::test::link_mtu(b.netns, b.ifname) == "1500\n");
 }

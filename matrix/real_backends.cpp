@@ -2,16 +2,17 @@
 
 #include "core/base/error.hpp"
 
-// MERGE: the device control (NetlinkDeviceControl, FileSettingsJournal) and the traffic engine (client,
-// TrafficServer) are built on their own branches. Once they are merged, each function below becomes one
-// line, e.g.
-//   real_device_control():  return std::make_unique<NetlinkDeviceControl>();
-//   real_journal(path):     return std::make_unique<FileSettingsJournal>(path);
-//   real_traffic_client():  return std::make_unique<TrafficClient>();
-//   real_lab_factories():   return {[](const std::string&) { return real_device_control(); },
-//                                   [] { return real_traffic_client(); },
-//                                   [] { return std::make_unique<LabServerAdapter<TrafficServer>>(0); }};
-// (LabSession calls every factory on a thread already inside the end's namespace.)
+// MERGE: the device control (NetlinkDeviceControl, FileSettingsJournal) and the traffic engine (its client
+// and TrafficServer) are built on their own branches. Once they are merged, real_backends() becomes:
+//   SweepBackends b;
+//   b.journal = [](const std::string& path) { return std::make_unique<FileSettingsJournal>(path); };
+//   b.device  = [] { return std::make_unique<NetlinkDeviceControl>(); };
+//   b.traffic = [] { return std::make_unique<TrafficClient>(); };
+//   b.lab     = [] { return LabFactories{[](const std::string&) { return std::make_unique<NetlinkDeviceControl>(); },
+//                                        [] { return std::make_unique<TrafficClient>(); },
+//                                        [] { return std::make_unique<LabServerAdapter<TrafficServer>>(); }}; };
+// (LabSession calls every lab factory on a thread already inside the end's namespace; if the device
+// control works on the caller's namespace only, wrap it: device_in_netns(netns, std::make_unique<...>()).)
 namespace nm {
 namespace {
 
@@ -23,12 +24,13 @@ namespace {
 
 }  // namespace
 
-LabFactories real_lab_factories() { not_merged("device control and traffic engine"); }
-
-std::unique_ptr<DeviceControl> real_device_control() { not_merged("netlink device control"); }
-
-std::unique_ptr<SettingsJournal> real_journal(const std::string& /*path*/) { not_merged("settings journal"); }
-
-std::unique_ptr<TrafficRunner> real_traffic_client() { not_merged("traffic engine client"); }
+SweepBackends real_backends() {
+    SweepBackends b;
+    b.journal = [](const std::string&) -> std::unique_ptr<SettingsJournal> { not_merged("settings journal"); };
+    b.device = []() -> std::unique_ptr<DeviceControl> { not_merged("netlink device control"); };
+    b.traffic = []() -> std::unique_ptr<TrafficRunner> { not_merged("traffic engine client"); };
+    b.lab = []() -> LabFactories { not_merged("device control and traffic engine"); };
+    return b;
+}
 
 }  // namespace nm

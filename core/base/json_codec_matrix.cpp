@@ -3,6 +3,7 @@
 // expected and what was found, and unknown keys are errors (a typo must not silently become a default).
 // Results files are written by nicmatrix and read back tolerantly (fields added later get defaults).
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <set>
 #include <sstream>

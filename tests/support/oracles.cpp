@@ -3,6 +3,7 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "core/base/wait_until.hpp"
 #include "tests/support/command.hpp"
 
 namespace nm::test {
@@ -24,6 +25,13 @@ std::map<std::string, bool> ethtool_features(const std::string& netns, const std
 
 std::string link_mtu(const std::string& netns, const std::string& ifname) {
     return run_in_netns(netns, "cat /sys/class/net/" + ifname + "/mtu").output;
+}
+
+void wait_for_lab_path(const LabInfo& lab) {
+    const auto& client = lab.by_role("client");
+    const std::string server = strip_prefix(lab.by_role("server").ipv4);
+    wait_until([&] { return run_in_netns(client.netns, "ping -c1 -W1 " + server).exit_status == 0; }, std::chrono::seconds(5),
+               "lab " + lab.name + ": a ping from " + client.netns + " to " + server);
 }
 
 }  // namespace nm::test

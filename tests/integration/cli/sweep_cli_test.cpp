@@ -89,6 +89,7 @@ TEST_CASE("sweep --peer: an unreachable peer is found before the first change, e
     nm::test::ScopedLab lab;
     nm::test::TempDir dir;
     const auto& a = lab.client();
+    nm::test::wait_for_lab_path(lab.info());
     const auto cfg = write_config(dir, "local.json", R"({"offloads": [{"name": "tso-off", "features": {"tso": "off"}}], "mtu": [1500],
         "traffic": [{}], "apply_to": "local"})");
     const auto before = nm::test::ethtool_features(a.netns, a.ifname);

@@ -6,6 +6,7 @@
 #include "core/base/wait_until.hpp"
 #include "matrix/icmp_path_probe.hpp"
 #include "tests/support/command.hpp"
+#include "tests/support/oracles.hpp"
 #include "tests/support/require.hpp"
 #include "tests/support/scoped_lab.hpp"
 
@@ -59,6 +60,7 @@ TEST_CASE("A probe larger than the sending interface's MTU fails at once, saying
     nm::test::require_net_admin();
     nm::test::ScopedLab lab;
     nm::IcmpPathProbe probe(lab.client().netns, nm::strip_prefix(lab.server().ipv4));
+    nm::test::wait_for_lab_path(lab.info());
     const auto t0 = std::chrono::steady_clock::now();
     const auto r = probe.probe(9000, std::chrono::milliseconds(1500), {});
     CHECK_FALSE(r.passed);
@@ -71,6 +73,7 @@ TEST_CASE("check_peer_reachable: a peer that answers ping but has no server, and
     nm::test::require_net_admin();
     nm::test::ScopedLab lab;
     const auto& a = lab.client();
+    nm::test::wait_for_lab_path(lab.info());   // this test is about the checks, not a lab coming up
     CHECK_THROWS_WITH(nm::check_peer_reachable(a.netns, nm::strip_prefix(lab.server().ipv4), 5301, std::chrono::milliseconds(1000)),
                       Catch::StartsWith("peer 198.18.0.2 port 5301: cannot connect (Connection refused)") ||
                           Catch::StartsWith("peer 198.18.0.2 port 5301: no traffic server answers"));

@@ -66,6 +66,8 @@ public:
     explicit FakeJournal(std::vector<DeviceControl*> devices) : devices_(std::move(devices)) {}
     void remember(const LinkState& original) override;
     std::vector<ApplyReport> restore() override;
+    /// A device made after the journal (a lab's, say).
+    void add_device(DeviceControl* device) { devices_.push_back(device); }
 
     const std::map<std::string, LinkState>& entries() const { return entries_; }
     size_t remember_calls = 0;

@@ -3,77 +3,25 @@
 // here (the real ones come from other branches); the namespaces, sockets and threads are real.
 #include <catch2/catch.hpp>
 
-#include <arpa/inet.h>
 #include <net/if.h>
-#include <netinet/in.h>
-#include <poll.h>
-#include <sys/socket.h>
 
-#include <atomic>
+#include <fstream>
 
 #include "core/base/error.hpp"
-#include "core/base/unique_fd.hpp"
 #include "matrix/config.hpp"
 #include "matrix/lab_session.hpp"
 #include "matrix/results_store.hpp"
+#include "matrix/sweep_request.hpp"
 #include "tests/support/command.hpp"
+#include "tests/support/command_device.hpp"
+#include "tests/support/oracles.hpp"
+#include "tests/support/hello_engine.hpp"
 #include "tests/support/matrix_fakes.hpp"
 #include "tests/support/matrix_world.hpp"
 #include "tests/support/require.hpp"
 #include "tests/support/scoped_lab.hpp"
 
 namespace {
-
-// Listens on an ephemeral TCP port; answers every connection with "hello" until stopped.
-class HelloServer final : public nm::LabServer {
-public:
-    HelloServer() : fd_(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0)) {
-        REQUIRE(fd_);
-        sockaddr_in addr{};
-        addr.sin_family = AF_INET;
-        REQUIRE(::bind(fd_.get(), reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0);
-        REQUIRE(::listen(fd_.get(), 8) == 0);
-        socklen_t len = sizeof addr;
-        ::getsockname(fd_.get(), reinterpret_cast<sockaddr*>(&addr), &len);
-        port_ = ntohs(addr.sin_port);
-    }
-    uint16_t port() const override { return port_; }
-    void serve(std::stop_token stop) override {
-        while (!stop.stop_requested()) {
-            pollfd p{fd_.get(), POLLIN, 0};
-            if (::poll(&p, 1, 50) <= 0) continue;
-            nm::UniqueFd c(::accept4(fd_.get(), nullptr, nullptr, SOCK_CLOEXEC));
-            if (c) (void)!::write(c.get(), "hello", 5);
-        }
-    }
-
-private:
-    nm::UniqueFd fd_;
-    uint16_t port_ = 0;
-};
-
-// Connects to the spec's server and counts the bytes it gets: a traffic engine in miniature.
-class HelloClient final : public nm::TrafficRunner {
-public:
-    nm::RunResult run(const nm::TestSpec& spec, std::stop_token) override {
-        nm::UniqueFd fd(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
-        sockaddr_in to{};
-        to.sin_family = AF_INET;
-        to.sin_port = htons(spec.port);
-        ::inet_pton(AF_INET, spec.host.c_str(), &to.sin_addr);
-        nm::RunResult r;
-        r.spec = spec;
-        if (::connect(fd.get(), reinterpret_cast<sockaddr*>(&to), sizeof to) != 0) {
-            throw nm::Error(nm::ErrorKind::Failed, "connect to " + spec.host);
-        }
-        char buf[16];
-        ssize_t n = 0;
-        while ((n = ::read(fd.get(), buf, sizeof buf)) > 0) r.bytes += static_cast<uint64_t>(n);
-        r.throughput_bps = static_cast<double>(r.bytes) * 8 / std::max(spec.duration_s, 1e-3);
-        r.duration_s = spec.duration_s;
-        return r;
-    }
-};
 
 bool netns_listed(const std::string& name) {
     return nm::test::run_command("ip netns list | grep -qw " + name).exit_status == 0;
@@ -91,8 +39,8 @@ TEST_CASE("LabSession: server in the server namespace, client and devices in the
         device_calls.emplace_back(netns, visible);
         return std::make_unique<nm::test::FakeDeviceControl>();
     };
-    factories.client = [] { return std::make_unique<HelloClient>(); };
-    factories.server = [] { return std::make_unique<HelloServer>(); };
+    factories.client = [] { return std::make_unique<nm::test::HelloClient>(); };
+    factories.server = [] { return std::make_unique<nm::test::HelloServer>(); };
     {
         nm::LabSession lab(name, nm::LabTopology::Pair, factories);
         CHECK(netns_listed(name + "-a"));
@@ -118,7 +66,7 @@ TEST_CASE("LabSession: a server that cannot start leaves no lab behind", "[integ
     const std::string name = nm::test::unique_name("nmls");
     nm::LabFactories factories;
     factories.device = [](const std::string&) { return std::make_unique<nm::test::FakeDeviceControl>(); };
-    factories.client = [] { return std::make_unique<HelloClient>(); };
+    factories.client = [] { return std::make_unique<nm::test::HelloClient>(); };
     factories.server = []() -> std::unique_ptr<nm::LabServer> { throw nm::Error(nm::ErrorKind::Failed, "bind: Address in use"); };
     CHECK_THROWS_WITH(nm::LabSession(name, nm::LabTopology::Pair, factories), "bind: Address in use");
     CHECK_FALSE(netns_listed(name + "-a"));
@@ -138,8 +86,8 @@ TEST_CASE("A sweep through a LabSession: real namespaces, sockets and path probe
         (client ? client_device : server_device) = d.get();
         return d;
     };
-    factories.client = [] { return std::make_unique<HelloClient>(); };
-    factories.server = [] { return std::make_unique<HelloServer>(); };
+    factories.client = [] { return std::make_unique<nm::test::HelloClient>(); };
+    factories.server = [] { return std::make_unique<nm::test::HelloServer>(); };
     nm::LabSession lab(name, nm::LabTopology::Pair, factories);
     nm::test::FakeJournal journal({client_device, server_device});
     nm::SteadyClock clock;
@@ -160,4 +108,52 @@ TEST_CASE("A sweep through a LabSession: real namespaces, sockets and path probe
     CHECK_THAT(out.results.cells[1].error, Catch::EndsWith("larger than the sending interface's MTU"));
     CHECK(out.results.cells[1].overhead_s < 1.0);
     CHECK(nm::load_results(options.output_path).cells.size() == 2);
+}
+
+TEST_CASE("execute_sweep --lab: its own lab, settings on both ends, the results file, and no lab afterwards", "[integration]") {
+    nm::test::require_net_admin();
+    nm::test::TempDir dir;
+    const auto cfg = dir.file("cfg.json");
+    std::ofstream(cfg) << R"({"name": "wiring", "offloads": [{"name": "original", "features": {}}, {"name": "gro-on", "features": {"gro": "on"}}],
+        "mtu": [1500, 9000], "traffic": [{}], "duration_s": 0.1, "omit_s": 0, "repetitions": 2})";
+    nm::SweepRequest req;
+    req.config_file = cfg;
+    req.lab = true;
+    req.lab_name = nm::test::unique_name("nmex");
+    req.output = dir.file("out/r.json");
+    req.journal = dir.file("j/journal.json");
+    nm::test::FakeJournal* journal = nullptr;
+    nm::SweepBackends backends;
+    backends.journal = [&](const std::string&) {
+        auto j = std::make_unique<nm::test::FakeJournal>(std::vector<nm::DeviceControl*>{});
+        journal = j.get();
+        return j;
+    };
+    backends.lab = [&] {
+        nm::LabFactories f;
+        f.device = [&](const std::string& netns) {
+            auto d = std::make_unique<nm::test::CommandDeviceControl>(netns);
+            journal->add_device(d.get());
+            return d;
+        };
+        f.client = [] { return std::make_unique<nm::test::HelloClient>(); };
+        f.server = [] { return std::make_unique<nm::test::HelloServer>(); };
+        return f;
+    };
+    const auto prepared = nm::prepare_sweep(req);
+    const auto out = nm::execute_sweep(req, prepared, backends, nullptr, {});
+    REQUIRE(out.results.cells.size() == 4);
+    for (const auto& c : out.results.cells) {
+        INFO(c.spec.key << ": " << c.error);
+        CHECK(c.status == nm::CellStatus::Ok);   // both ends at 9000 on a pair lab: the DF probe passes
+        CHECK(c.applied_local->mtu == c.spec.mtu);
+        CHECK(c.applied_remote->mtu == c.spec.mtu);
+        CHECK(c.runs.at(0).bytes == 5);
+    }
+    CHECK(out.results.cells[2].applied_remote->features.at("rx-gro") == true);
+    CHECK(out.results.local.interface->netns == req.lab_name + "-a");
+    CHECK(out.results.remote.interface->netns == req.lab_name + "-b");
+    CHECK(nm::load_results(req.output).cells.size() == 4);
+    CHECK_FALSE(netns_listed(req.lab_name + "-a"));
+    CHECK_FALSE(netns_listed(req.lab_name + "-b"));
 }

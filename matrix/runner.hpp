@@ -46,8 +46,11 @@ struct CellProgress {
 class SweepObserver {
 public:
     virtual ~SweepObserver() = default;
+    /// Something worth telling that is not a cell: a leftover journal restored.
     virtual void on_note(const std::string& /*text*/) {}
+    /// A cell is about to be applied and measured.
     virtual void on_cell_start(const CellProgress& /*progress*/) {}
+    /// A cell is done and recorded (not called for a cell cut short by a stop: it is not recorded).
     virtual void on_cell_done(const CellProgress& /*progress*/, const CellResult& /*result*/) {}
 };
 
@@ -62,6 +65,7 @@ struct SweepServices {
     HostInfo remote_host;   ///< the server's host, as far as it is known
 };
 
+/// How a sweep records itself.
 struct SweepOptions {
     std::string output_path;                  ///< rewritten atomically after every cell; "" = keep in memory
     std::optional<ResultsFile> resume;        ///< a partial results file of the same config: its cells are kept

@@ -21,6 +21,7 @@ namespace nm {
 /// that survived would "restore" a stale state.
 inline constexpr const char* kDefaultJournalPath = "/run/nicmatrix/journal.json";
 
+/// A sweep as asked for: `nicmatrix sweep`'s flags, `nicmatrix.sweep()`'s arguments.
 struct SweepRequest {
     std::string config_file;
     bool lab = false;                          ///< a lab of its own; else iface + peer

@@ -2,12 +2,14 @@
 // One function per subcommand family; each adds its subcommands to the app with callbacks that build the
 // concrete objects and call the layers below. Errors propagate as nm::Error to main's single catch.
 #include <CLI/CLI.hpp>
-
 #include <stop_token>
 
 namespace nm::cli {
 
 void add_lab_commands(CLI::App& app);
+void add_device_commands(CLI::App& app);  // show, set, restore
+/// serve and run; `stop` (from the StopSignal in main) ends a test or the server cleanly.
+void add_traffic_commands(CLI::App& app, std::stop_token stop);
 /// sweep, report, compare. `stop` ends a running sweep through its normal path (restore, save).
 void add_sweep_commands(CLI::App& app, std::stop_token stop);
 

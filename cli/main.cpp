@@ -8,13 +8,14 @@
 #include "core/base/version.hpp"
 
 int main(int argc, char** argv) {
-    // Before any thread starts: SIGINT/SIGTERM become a stop request that long commands see.
-    nm::StopSignal stop;
+    nm::StopSignal stop_signal;   // before any thread starts: every later thread inherits the blocked signals
     CLI::App app{"nicmatrix: measure what NIC offloads and MTU buy, in throughput and CPU", "nicmatrix"};
     app.set_version_flag("--version", std::string("nicmatrix ") + nm::kVersion);
     app.require_subcommand(1);
     nm::cli::add_lab_commands(app);
-    nm::cli::add_sweep_commands(app, stop.token());
+    nm::cli::add_device_commands(app);
+    nm::cli::add_traffic_commands(app, stop_signal.token());
+    nm::cli::add_sweep_commands(app, stop_signal.token());
 
     try {
         app.parse(argc, argv);

@@ -10,6 +10,7 @@
 #include <netlink/route/link/veth.h>
 
 #include <cerrno>
+#include <vector>
 
 #include "ethtool_ctl/netns.hpp"
 
@@ -137,6 +138,58 @@ void RtnlSocket::set_master(std::string_view ifname, std::string_view master) co
     rtnl_link_set_master(change.get(), link_index(master));
     if (const int err = rtnl_link_change(sock_.get(), current.get(), change.get(), 0); err < 0) {
         throw libnl_error("attach to bridge " + std::string(master), err, {where(ifname, netns_), "master", ""});
+    }
+}
+
+namespace {
+
+// Copies the raw bytes of the RTM_NEWLINK reply out of libnl's receive path.
+int keep_raw(nl_msg* msg, void* arg) {
+    const nlmsghdr* hdr = nlmsg_hdr(msg);
+    auto* raw = static_cast<std::vector<uint8_t>*>(arg);
+    const auto* bytes = reinterpret_cast<const uint8_t*>(hdr);
+    raw->assign(bytes, bytes + hdr->nlmsg_len);
+    return NL_OK;
+}
+
+}  // namespace
+
+RtnlLinkInfo RtnlSocket::link_info(std::string_view ifname, const std::function<void(nl::Bytes)>& tap) const {
+    if (ifname.empty() || ifname.size() >= IFNAMSIZ) {
+        throw usage_error("interface name \"" + std::string(ifname) + "\" is not valid (1 to 15 characters)");
+    }
+    nl_msg* request = nullptr;
+    if (const int err = rtnl_link_build_get_request(0, std::string(ifname).c_str(), &request); err < 0) {
+        throw libnl_error("build link request", err, {where(ifname, netns_), "", ""});
+    }
+    std::unique_ptr<nl_msg, void (*)(nl_msg*)> owned(request, nlmsg_free);
+    if (const int err = nl_send_auto(sock_.get(), request); err < 0) {
+        throw libnl_error("send link request", err, {where(ifname, netns_), "", ""});
+    }
+    std::vector<uint8_t> raw;
+    std::unique_ptr<nl_cb, void (*)(nl_cb*)> cb(nl_cb_clone(nl_socket_get_cb(sock_.get())), nl_cb_put);
+    nl_cb_set(cb.get(), NL_CB_VALID, NL_CB_CUSTOM, keep_raw, &raw);
+    if (const int err = nl_recvmsgs(sock_.get(), cb.get()); err < 0) {
+        if (err == -NLE_OBJ_NOTFOUND || err == -NLE_NODEV) {
+            throw Error(ErrorKind::Usage, "no such interface: " + where(ifname, netns_));
+        }
+        throw libnl_error("read link", err, {where(ifname, netns_), "", ""});
+    }
+    // libnl asks for an ack on every request; take it off the socket so the next request starts clean.
+    if (const int err = nl_wait_for_ack(sock_.get()); err < 0) {
+        throw libnl_error("read link", err, {where(ifname, netns_), "", ""});
+    }
+    if (raw.empty()) throw Error(ErrorKind::Failed, "read link: no reply", std::make_error_code(std::errc::bad_message), {where(ifname, netns_), "", ""});
+    if (tap) tap(raw);
+    return decode_link_message(raw);
+}
+
+void RtnlSocket::set_mtu(std::string_view ifname, uint32_t mtu) const {
+    auto current = fetch_link(ifname);
+    auto change = make_link(rtnl_link_alloc());
+    rtnl_link_set_mtu(change.get(), mtu);
+    if (const int err = rtnl_link_change(sock_.get(), current.get(), change.get(), 0); err < 0) {
+        throw libnl_error("set mtu=" + std::to_string(mtu), err, {where(ifname, netns_), "mtu", ""});
     }
 }
 

@@ -1,9 +1,12 @@
 #pragma once
+#include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
 
 #include "core/base/error.hpp"
+#include "ethtool_ctl/rtnl_link_info.hpp"
 
 struct nl_sock;
 struct rtnl_link;
@@ -41,6 +44,15 @@ public:
 
     /// Makes `ifname` a port of `master`.
     void set_master(std::string_view ifname, std::string_view master) const;
+
+    /// MTU with its device range (IFLA_MIN_MTU/IFLA_MAX_MTU, read from the raw RTM_NEWLINK because
+    /// libnl-route has no accessor for them), operstate and stats64. Throws nm::Error (Usage) naming the
+    /// interface and namespace if absent. `tap`, when set, sees the raw reply (fixture capture).
+    RtnlLinkInfo link_info(std::string_view ifname, const std::function<void(nl::Bytes)>& tap = {}) const;
+
+    /// Sets the MTU (no range check here; DeviceControl checks before changing anything). Throws
+    /// nm::Error with the errno, naming the interface and "mtu".
+    void set_mtu(std::string_view ifname, uint32_t mtu) const;
 
 private:
     struct SockDeleter { void operator()(nl_sock* s) const noexcept; };

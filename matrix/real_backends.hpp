@@ -5,9 +5,8 @@
 
 namespace nm {
 
-/// The parts of this build: NetlinkDeviceControl, FileSettingsJournal, the engine's client and its
-/// in-process TrafficServer. A factory this build lacks throws nm::Error (Failed) when called, before
-/// anything is changed.
+/// The real parts: NetlinkDeviceControl, FileSettingsJournal, the engine's TrafficClient and its
+/// in-process TrafficServer.
 SweepBackends real_backends();
 
 }  // namespace nm

@@ -16,11 +16,6 @@
 
 namespace nm {
 
-/// Where the original settings are journalled unless the request says otherwise; `nicmatrix restore`
-/// reads the same file. Under /run: after a reboot the NICs are back at their defaults, and a journal
-/// that survived would "restore" a stale state.
-inline constexpr const char* kDefaultJournalPath = "/run/nicmatrix/journal.json";
-
 /// A sweep as asked for: `nicmatrix sweep`'s flags, `nicmatrix.sweep()`'s arguments.
 struct SweepRequest {
     std::string config_file;
@@ -32,7 +27,7 @@ struct SweepRequest {
     uint16_t port = kDefaultPort;
     std::string output;                        ///< "" = the resumed file, or results/<config name>-<UTC stamp>.json
     std::string resume;                        ///< a results file to complete
-    std::string journal = kDefaultJournalPath;
+    std::string journal;                       ///< "" = the journal's default ($NICMATRIX_JOURNAL or /run/nicmatrix/journal.json), as `nicmatrix restore` reads
     std::string command;                       ///< the command line, for the results file
 };
 

@@ -47,6 +47,7 @@ struct LinkState {
     uint32_t mtu_min = 0;                 ///< IFLA_MIN_MTU
     uint32_t mtu_max = 0;                 ///< IFLA_MAX_MTU
     std::map<std::string, FeatureState> features;   ///< every kernel feature by its kernel name
+    std::vector<std::string> feature_order;         ///< kernel feature names in string-set (bit) order
     std::map<std::string, uint64_t> rings;          ///< ETHTOOL_A_RINGS_*; empty when the driver has none
     std::map<std::string, uint64_t> coalesce;       ///< ETHTOOL_A_COALESCE_*; empty when the driver has none
     std::map<std::string, uint64_t> channels;       ///< ETHTOOL_A_CHANNELS_*; empty when the driver has none
@@ -98,6 +99,7 @@ struct ApplyReport {
     std::optional<MtuChange> mtu;
     std::map<std::string, bool> active_after;   ///< every feature's active state after the change
     uint32_t mtu_after = 0;
+    std::string note;                 ///< why nothing was done, e.g. a restore whose interface is gone
 
     /// True when every requested setting ended as requested (Applied or AlreadySet).
     bool all_requested_hold() const;

@@ -4,6 +4,7 @@
 // files and control-channel messages all go through it.
 #include <nlohmann/json.hpp>
 
+#include "core/base/device_types.hpp"
 #include "core/base/lab_types.hpp"
 #include "core/base/sweep_types.hpp"
 #include "core/base/traffic_types.hpp"
@@ -19,10 +20,33 @@ void from_json(const Json& j, LabInterface& v);
 void to_json(Json& j, const LabInfo& v);
 void from_json(const Json& j, LabInfo& v);
 
-// Traffic (json_codec_traffic.cpp): the figures `nicmatrix run --json` prints and a results file keeps.
-// Enums are lower-case words ("tcp", "reverse", "stalled"); every field is written under its member name.
+// Device control (json_codec_device.cpp), the one owner of to_json(LinkCounters). Outcomes are the
+// words "applied", "already_set", "fixed", "unsupported", "side_effect"; an absent speed is null.
+void to_json(Json& j, const FeatureState& v);
+void from_json(const Json& j, FeatureState& v);
+void to_json(Json& j, const DriverInfo& v);
+void from_json(const Json& j, DriverInfo& v);
 void to_json(Json& j, const LinkCounters& v);
 void from_json(const Json& j, LinkCounters& v);
+void to_json(Json& j, const LinkState& v);
+void from_json(const Json& j, LinkState& v);
+void to_json(Json& j, const LinkSettings& v);
+void from_json(const Json& j, LinkSettings& v);
+void to_json(Json& j, const SettingOutcome& v);
+void from_json(const Json& j, SettingOutcome& v);
+void to_json(Json& j, const FeatureChange& v);
+void from_json(const Json& j, FeatureChange& v);
+void to_json(Json& j, const MtuChange& v);
+void from_json(const Json& j, MtuChange& v);
+void to_json(Json& j, const ApplyReport& v);
+void from_json(const Json& j, ApplyReport& v);
+// Traffic (json_codec_traffic.cpp). Enums are lower-case words ("tcp", "reverse", "stalled"). RunResult's
+// layout is the one `nicmatrix run --json` prints: throughput_bps, packets_per_s, bytes, duration_s,
+// streams, loss, tcp{retransmits}, cpu{sender, receiver, system{sender, receiver}}, io_calls, calls_per_s,
+// ms_per_call, service_demand_us_per_kb, intervals, nic, napi, status, error. from_json throws nm::Error
+// (Usage) naming the key on a bad enum word; missing optional keys keep their defaults. LinkCounters inside
+// them are written with json_codec_device.cpp's field names (rx_bytes, ...) by a local helper, so the
+// device codec stays the one owner of to_json(LinkCounters).
 void to_json(Json& j, const Protocol& v);
 void from_json(const Json& j, Protocol& v);
 void to_json(Json& j, const Direction& v);
@@ -39,14 +63,16 @@ void to_json(Json& j, const NapiStats& v);
 void from_json(const Json& j, NapiStats& v);
 void to_json(Json& j, const EndMeasurement& v);
 void from_json(const Json& j, EndMeasurement& v);
-void to_json(Json& j, const StreamResult& v);
-void from_json(const Json& j, StreamResult& v);
 void to_json(Json& j, const LossStats& v);
 void from_json(const Json& j, LossStats& v);
+void to_json(Json& j, const StreamResult& v);
+void from_json(const Json& j, StreamResult& v);
 void to_json(Json& j, const IntervalSample& v);
 void from_json(const Json& j, IntervalSample& v);
 void to_json(Json& j, const RunResult& v);
 void from_json(const Json& j, RunResult& v);
+void to_json(Json& j, const EndReport& v);
+void from_json(const Json& j, EndReport& v);
 
 // Sweeps and results (json_codec_matrix.cpp). A sweep config is parsed field by field: every error is a
 // usage error starting with the JSON pointer of the offending value and saying what was expected, e.g.

@@ -201,6 +201,8 @@ TrafficEntry parse_traffic(const Node& n) {
     n.expect_object(kTrafficKeys, "an object describing a test (protocol, streams, write_size, ...)");
     TrafficEntry e;
     auto& t = e.test;
+    // A cell names its streams: no engine "auto" (one per core for UDP), so a results file says what ran.
+    t.streams = 1;
     if (n.has("protocol")) {
         const auto s = n.child("protocol").string("\"tcp\" or \"udp\"");
         if (s == "tcp") t.protocol = Protocol::Tcp;

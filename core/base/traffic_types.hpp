@@ -29,7 +29,7 @@ struct TestSpec {
     std::string bind;                 ///< local address to bind, "" = any
     Protocol protocol = Protocol::Tcp;
     Direction direction = Direction::Forward;
-    uint32_t streams = 1;             ///< -P
+    uint32_t streams = 0;             ///< -P; 0 = auto: 1 for TCP and paced UDP, one per core for unlimited UDP
     uint32_t threads = 0;             ///< --threads; 0 = one per core, at most one per stream
     uint32_t write_size = 0;          ///< -l bytes per write (TCP) or UDP payload; 0 = default (128 KiB TCP, 1472 UDP)
     uint32_t window = 0;              ///< -w socket buffer bytes; 0 = kernel default (autotuning)
@@ -42,6 +42,7 @@ struct TestSpec {
     bool udp_gso = false;             ///< UDP_SEGMENT on the sender
     bool udp_gro = false;             ///< UDP_GRO on the receiver
     std::string iface;                ///< local interface for counters; "" = found from the route
+    double stall_timeout_s = 3;       ///< no data moving for this long ends the run with status Stalled
 };
 
 /// CPU used by one end's engine during the measured window (getrusage, measured window only).
@@ -77,17 +78,8 @@ struct EndMeasurement {
     NapiStats napi;
     LinkCounters counters_before;
     LinkCounters counters_after;
-};
-
-struct StreamResult {
-    uint32_t id = 0;
-    Direction direction = Direction::Forward;
-    uint64_t bytes = 0;
-    double throughput_bps = 0;
-    uint32_t retransmits = 0;         ///< TCP_INFO tcpi_total_retrans over the window
-    uint32_t cwnd = 0;                ///< segments, at the end
-    double rtt_us = 0;                ///< smoothed RTT at the end
-    uint32_t pmtu = 0;                ///< path MTU at the end
+    double duration_s = 0;            ///< this end's measured window
+    uint64_t io_calls = 0;            ///< send/recv system calls of this end's engine in the window
 };
 
 /// UDP delivery: sequence numbers on every datagram.
@@ -100,6 +92,20 @@ struct LossStats {
     double percent = 0;               ///< lost / sent
     double jitter_ms = 0;             ///< RFC 3550
 };
+
+struct StreamResult {
+    uint32_t id = 0;
+    Direction direction = Direction::Forward;
+    uint64_t bytes = 0;
+    double throughput_bps = 0;
+    uint32_t retransmits = 0;         ///< TCP_INFO tcpi_total_retrans over the window
+    uint32_t cwnd = 0;                ///< segments, at the end
+    double rtt_us = 0;                ///< smoothed RTT at the end
+    uint32_t pmtu = 0;                ///< path MTU at the end
+    uint64_t packets = 0;             ///< UDP datagrams (receiver's count); TCP: 0
+    std::optional<LossStats> loss;   ///< UDP only: this stream's delivery
+};
+
 
 struct IntervalSample {
     double start_s = 0;
@@ -138,6 +144,28 @@ struct RunResult {
     double ms_per_call = 0;
     double service_demand_us_per_kb = 0;   ///< netperf: CPU µs (both ends) per KB moved
     std::vector<IntervalSample> intervals;
+    /// The cross-check of the engine's counts against the receiving interface's stats64 over the window.
+    /// Bidir: the server's interface. Zero when the interface is unknown.
+    uint64_t receiver_rx_bytes = 0;   ///< rx_bytes delta of the receiving interface
+    uint64_t receiver_rx_packets = 0; ///< rx_packets delta of the receiving interface
+};
+
+/// What one end of a test reports about itself (the server sends this to the client on the control
+/// channel; the client merges both into a RunResult). Counts are over this end's measured window.
+struct EndReport {
+    RunStatus status = RunStatus::Ok;
+    std::string error;
+    EndMeasurement measurement;
+    uint64_t sent_bytes = 0;
+    uint64_t sent_packets = 0;        ///< UDP datagrams sent inside the window
+    uint64_t received_bytes = 0;
+    uint64_t received_packets = 0;    ///< UDP datagrams received that were sent inside the window
+    uint64_t send_calls = 0;
+    uint64_t recv_calls = 0;
+    std::vector<StreamResult> sent;   ///< streams this end sent (TCP_INFO; UDP: loss.sent)
+    std::vector<StreamResult> received;   ///< streams this end received (UDP: loss without `sent`)
+    std::vector<IntervalSample> sent_intervals;
+    std::vector<IntervalSample> received_intervals;
 };
 
 }  // namespace nm

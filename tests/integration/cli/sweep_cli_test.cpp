@@ -184,7 +184,7 @@ TEST_CASE("sweep --lab (needs the engine): every cell ok, recorded settings matc
     CHECK(results.cells[0].summary.at("throughput_bps").median > results.cells[2].summary.at("throughput_bps").median);
     CHECK(run_command("/usr/bin/python3 -c \"import json,jsonschema,sys; s=json.load(open('" + kSource + "/results/results.schema.json'));"
                       " c=json.load(open('" + kSource + "/configs/sweep.schema.json'));"
-                      " r=jsonschema.RefResolver.from_schema(s, store={c['$id']: c});"
+                      " r=jsonschema.RefResolver.from_schema(s, store={c['\\$id']: c});"
                       " jsonschema.Draft202012Validator(s, resolver=r).validate(json.load(open('" + dir.file("r.json") + "')))\"").exit_status == 0);
     CHECK(run_command("ip netns list | grep -q " + name).exit_status != 0);
 }

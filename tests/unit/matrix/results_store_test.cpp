@@ -43,7 +43,11 @@ nm::ResultsFile sample() {
     nm::RunResult run;
     run.throughput_bps = 1e8;
     run.loss = nm::LossStats{100, 99, 1, 0, 0, 1, 0.5};
-    run.streams.push_back({0, nm::Direction::Forward, 10, 1e8, 0, 10, 50, 9000});
+    nm::StreamResult stream;
+    stream.bytes = 10;
+    stream.throughput_bps = 1e8;
+    stream.pmtu = 9000;
+    run.streams.push_back(stream);
     run.intervals.push_back({0, 1, 10, 1, 1e8, 1});
     c.runs = {run};
     c.summary["throughput_bps"] = {1, 1e8, 1e8, 0, 1e8, 1e8, 0};

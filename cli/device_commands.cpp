@@ -1,0 +1,225 @@
+// show / set / restore: device control like `ethtool -i -k`, `ethtool -K` and `ip link set mtu`, verified.
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+#include "cli/commands.hpp"
+#include "core/base/error.hpp"
+#include "core/base/json_codec.hpp"
+#include "ethtool_ctl/capture.hpp"
+#include "ethtool_ctl/feature_names.hpp"
+#include "ethtool_ctl/file_settings_journal.hpp"
+#include "ethtool_ctl/netlink_device_control.hpp"
+#include "ethtool_ctl/netlink_attrs.hpp"
+
+namespace nm::cli {
+namespace {
+
+const char* on_off(bool v) { return v ? "on" : "off"; }
+
+std::string where(const std::string& ifname, const std::string& netns) {
+    return netns.empty() ? ifname : ifname + " (netns " + netns + ")";
+}
+
+// "NAME=on|off", parsed once here at the edge.
+std::pair<std::string, bool> parse_feature_arg(const std::string& arg) {
+    const auto eq = arg.find('=');
+    const std::string value = eq == std::string::npos ? "" : arg.substr(eq + 1);
+    if (eq == std::string::npos || eq == 0 || (value != "on" && value != "off")) {
+        throw usage_error("--feature: expected NAME=on or NAME=off, got \"" + arg + "\"");
+    }
+    return {arg.substr(0, eq), value == "on"};
+}
+
+// The document `show --json` prints: ethtool -i, the link, and every name ethtool -k prints.
+Json show_json(const LinkState& s) {
+    Json j{{"name", s.name},
+           {"driver", s.driver.driver},
+           {"driver_version", s.driver.version},
+           {"firmware", s.driver.firmware},
+           {"bus_info", s.driver.bus_info},
+           {"speed_mbps", nullptr},
+           {"duplex", s.duplex},
+           {"mtu", s.mtu},
+           {"mtu_min", s.mtu_min},
+           {"mtu_max", s.mtu_max},
+           {"features", ethtool_k_view(s.feature_order, s.features)}};
+    if (s.speed_mbps) j["speed_mbps"] = *s.speed_mbps;
+    return j;
+}
+
+void print_show(const LinkState& s) {
+    std::cout << "driver: " << s.driver.driver << "\nversion: " << s.driver.version
+              << "\nfirmware-version: " << s.driver.firmware << "\nbus-info: " << s.driver.bus_info << '\n';
+    std::cout << "speed: " << (s.speed_mbps ? std::to_string(*s.speed_mbps) + "Mb/s" : std::string("Unknown!"))
+              << "\nduplex: " << (s.duplex.empty() ? std::string("Unknown!") : s.duplex) << "\noperstate: " << s.operstate
+              << "\nmtu: " << s.mtu << " (min " << s.mtu_min << ", max " << s.mtu_max << ")\n";
+    const auto print_map = [](const char* title, const std::map<std::string, uint64_t>& m) {
+        if (m.empty()) return;
+        std::cout << title << ':';
+        for (const auto& [k, v] : m) std::cout << ' ' << k << '=' << v;
+        std::cout << '\n';
+    };
+    print_map("rings", s.rings);
+    print_map("coalesce", s.coalesce);
+    print_map("channels", s.channels);
+    std::cout << "Features for " << s.name << ":\n";
+    for (const auto& row : ethtool_k_rows(s.feature_order)) {
+        const FeatureState st = row_state(row, s.features);
+        std::string suffix;
+        if (!row.group_header) {
+            if (st.fixed) {
+                suffix = " [fixed]";
+            } else if (st.active != st.wanted) {
+                suffix = st.wanted ? " [requested on]" : " [requested off]";
+            }
+        }
+        std::cout << (row.indented ? "\t" : "") << row.name << ": " << on_off(st.active) << suffix << '\n';
+    }
+}
+
+// One line per setting, in the words ethtool -K uses for what did not go as asked.
+void print_report(const ApplyReport& r) {
+    std::cout << where(r.ifname, r.netns) << (r.path.empty() ? "" : " (features via " + r.path + ")") << ":\n";
+    if (!r.note.empty()) std::cout << "  " << r.note << '\n';
+    for (const auto& c : r.features) {
+        std::cout << "  " << c.name << ": " << on_off(c.after);
+        const std::string asked = c.requested ? std::string(" [requested ") + on_off(*c.requested) + "]" : "";
+        switch (c.outcome) {
+            case SettingOutcome::Applied: std::cout << " (was " << on_off(c.before) << ")"; break;
+            case SettingOutcome::AlreadySet: std::cout << " (already)"; break;
+            case SettingOutcome::Fixed: std::cout << " [fixed]" << asked; break;
+            case SettingOutcome::Unsupported: std::cout << asked; break;
+            case SettingOutcome::SideEffect: std::cout << " [not requested]"; break;
+        }
+        if (!c.requested_as.empty() && c.requested_as != c.name) std::cout << "  <- " << c.requested_as;
+        std::cout << '\n';
+    }
+    if (r.mtu) {
+        std::cout << "  mtu: " << r.mtu->after;
+        switch (r.mtu->outcome) {
+            case SettingOutcome::Applied: std::cout << " (was " << r.mtu->before << ")"; break;
+            case SettingOutcome::AlreadySet: std::cout << " (already)"; break;
+            default: std::cout << " [requested " << r.mtu->requested << "]"; break;
+        }
+        std::cout << '\n';
+    }
+}
+
+std::string not_holding(const ApplyReport& r) {
+    std::string out;
+    for (const auto& c : r.features) {
+        if (c.requested && c.outcome != SettingOutcome::Applied && c.outcome != SettingOutcome::AlreadySet) {
+            out += (out.empty() ? "" : ", ") + c.name + "=" + on_off(*c.requested) +
+                   (c.outcome == SettingOutcome::Fixed ? " (fixed)" : " (kernel kept it " + std::string(on_off(c.after)) + ")");
+        }
+    }
+    if (r.mtu && r.mtu->outcome != SettingOutcome::Applied && r.mtu->outcome != SettingOutcome::AlreadySet) {
+        out += (out.empty() ? "" : ", ") + std::string("mtu=") + std::to_string(r.mtu->requested);
+    }
+    return out;
+}
+
+}  // namespace
+
+void add_device_commands(CLI::App& app) {
+    struct Options {
+        std::string ifname;
+        std::string netns;
+        bool json = false;
+        bool ioctl = false;
+        std::optional<uint32_t> mtu;
+        std::vector<std::string> features;
+        std::string journal;
+        std::string dir;
+    };
+    auto opts = std::make_shared<Options>();
+    const auto common = [&](CLI::App* cmd) {
+        cmd->add_option("IFACE", opts->ifname, "Interface name")->required();
+        cmd->add_option("--netns", opts->netns, "Act inside this named network namespace (as `ip netns` lists it)");
+        cmd->add_flag("--ioctl", opts->ioctl, "Read and set features over the legacy SIOCETHTOOL ioctl instead of ethtool netlink");
+    };
+
+    auto* show = app.add_subcommand("show", "Driver, link, MTU with its range, and every offload feature (like ethtool -i -k)");
+    common(show);
+    show->add_flag("--json", opts->json, "Print as JSON: name, driver, ..., mtu_min, mtu_max, features{NAME: {active, wanted, fixed}}");
+    show->callback([opts] {
+        NetlinkDeviceControl device(opts->netns, {opts->ioctl});
+        const LinkState state = device.read(opts->ifname);
+        if (opts->json) {
+            std::cout << show_json(state).dump(2) << '\n';
+        } else {
+            print_show(state);
+        }
+    });
+
+    auto* set = app.add_subcommand("set", "Change MTU and offloads in one go, verify, and report each setting (like ethtool -K)");
+    common(set);
+    set->add_option("--mtu", opts->mtu, "New MTU in bytes; must be inside the device's min/max range");
+    set->add_option("--feature", opts->features,
+                    "NAME=on|off, repeatable. NAME: ethtool group (tx-checksumming, tcp-segmentation-offload, ...), "
+                    "short alias (rx, tx, sg, tso, gso, gro, lro, ufo, ntuple, rxhash, rxvlan, txvlan) or kernel feature name");
+    set->add_option("--journal", opts->journal, "Restore journal file (default $NICMATRIX_JOURNAL or /run/nicmatrix/journal.json)");
+    set->add_flag("--json", opts->json, "Print the apply report as JSON");
+    set->callback([opts] {
+        LinkSettings wanted;
+        wanted.mtu = opts->mtu;
+        for (const auto& arg : opts->features) {
+            const auto [name, on] = parse_feature_arg(arg);
+            if (const auto it = wanted.features.find(name); it != wanted.features.end() && it->second != on) {
+                throw usage_error("--feature " + name + " is given both on and off");
+            }
+            wanted.features[name] = on;
+        }
+        if (wanted.empty()) throw usage_error("set: nothing to change (give --mtu and/or --feature NAME=on|off)");
+        NetlinkDeviceControl device(opts->netns, {opts->ioctl});
+        device.validate(opts->ifname, wanted);
+        // The original goes to the journal before the first change, so `nicmatrix restore` can undo it.
+        FileSettingsJournal journal(opts->journal);
+        journal.remember(device.read(opts->ifname));
+        const ApplyReport report = device.apply(opts->ifname, wanted);
+        if (opts->json) {
+            std::cout << Json(report).dump(2) << '\n';
+        } else {
+            print_report(report);
+        }
+        if (!report.all_requested_hold()) {
+            throw Error(ErrorKind::Refused, "set: not every requested setting held: " + not_holding(report), {},
+                        {where(opts->ifname, opts->netns), "", ""});
+        }
+    });
+
+    auto* restore = app.add_subcommand("restore", "Put back every interface recorded in the journal (after set, or a crashed sweep)");
+    restore->add_option("--journal", opts->journal, "Restore journal file (default $NICMATRIX_JOURNAL or /run/nicmatrix/journal.json)");
+    restore->add_flag("--json", opts->json, "Print the restore reports as JSON");
+    restore->callback([opts] {
+        FileSettingsJournal journal(opts->journal);
+        const auto reports = journal.restore();
+        if (opts->json) {
+            std::cout << Json(reports).dump(2) << '\n';
+        } else if (reports.empty()) {
+            std::cout << "nothing to restore (" << journal.path() << ")\n";
+        } else {
+            for (const auto& r : reports) print_report(r);
+        }
+        if (!journal.entries().empty()) {
+            throw Error(ErrorKind::Failed, "restore: some interfaces could not be restored; they stay in " + journal.path());
+        }
+    });
+
+    // Developer tool: writes real kernel replies as hex for the decoders' unit tests (tests/fixtures/).
+    auto* capture = app.add_subcommand("capture-fixtures", "Write this kernel's netlink replies for IFACE as hex files (for tests)");
+    capture->group("");
+    capture->add_option("IFACE", opts->ifname, "Interface name")->required();
+    capture->add_option("--netns", opts->netns, "Named network namespace");
+    capture->add_option("--dir", opts->dir, "Output directory")->required();
+    capture->callback([opts] {
+        for (const auto& [name, bytes] : capture_replies(opts->netns, opts->ifname)) {
+            const std::string path = opts->dir + "/" + name + ".hex";
+            std::ofstream(path) << nl::to_hex(bytes);
+            std::cout << "wrote " << path << '\n';
+        }
+    });
+}
+
+}  // namespace nm::cli

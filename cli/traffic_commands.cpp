@@ -1,0 +1,264 @@
+// `nicmatrix serve` and `nicmatrix run`: flags in, a TrafficServer / TrafficClient built, results printed.
+#include <cmath>
+#include <cstdio>
+#include <iostream>
+#include <mutex>
+#include <sstream>
+
+#include "cli/commands.hpp"
+#include "core/base/error.hpp"
+#include "core/base/json_codec.hpp"
+#include "core/traffic_client.hpp"
+#include "core/traffic_server.hpp"
+
+namespace nm::cli {
+namespace {
+
+// "100M" -> 100e6 (rates: powers of 1000) or 100 * 2^20 (sizes: powers of 1024).
+double parse_scaled(const std::string& text, const std::string& flag, bool binary) {
+    if (text.empty()) throw usage_error(flag + ": empty value");
+    size_t used = 0;
+    double v = 0;
+    try {
+        v = std::stod(text, &used);
+    } catch (const std::exception&) {
+        throw usage_error(flag + ": \"" + text + "\" is not a number");
+    }
+    const std::string suffix = text.substr(used);
+    const double k = binary ? 1024.0 : 1000.0;
+    double scale = 1;
+    if (suffix == "k" || suffix == "K") scale = k;
+    else if (suffix == "m" || suffix == "M") scale = k * k;
+    else if (suffix == "g" || suffix == "G") scale = k * k * k;
+    else if (!suffix.empty()) throw usage_error(flag + ": \"" + text + "\": unknown suffix (use K, M or G)");
+    if (!(v >= 0) || !std::isfinite(v)) throw usage_error(flag + ": \"" + text + "\" must be >= 0");
+    return v * scale;
+}
+
+std::string fixed(double v, int digits) {
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%.*f", digits, v);
+    return buf;
+}
+
+std::string human_bytes(double b) {
+    const char* units[] = {"Bytes", "KBytes", "MBytes", "GBytes", "TBytes"};
+    int u = 0;
+    while (b >= 1024 * 0.995 && u < 4) {
+        b /= 1024;
+        ++u;
+    }
+    return fixed(b, b < 10 ? 2 : (b < 100 ? 1 : 0)) + " " + units[u];
+}
+
+std::string human_bits(double bps) {
+    const char* units[] = {"bits/sec", "Kbits/sec", "Mbits/sec", "Gbits/sec", "Tbits/sec"};
+    int u = 0;
+    while (bps >= 1000 && u < 4) {
+        bps /= 1000;
+        ++u;
+    }
+    return fixed(bps, bps < 10 ? 2 : (bps < 100 ? 1 : 0)) + " " + units[u];
+}
+
+std::string pad(std::string s, size_t width) {
+    if (s.size() < width) s.insert(0, width - s.size(), ' ');
+    return s;
+}
+
+const char* arrow(Direction d) { return d == Direction::Reverse ? "<-" : "->"; }
+
+std::string cpu_line(const char* role, const char* who, const EndMeasurement& m) {
+    std::ostringstream o;
+    o << "CPU " << role << " (" << who << (m.iface.empty() ? "" : ", " + m.iface) << "): user " << fixed(m.cpu.user_s, 2)
+      << " s  sys " << fixed(m.cpu.sys_s, 2) << " s  util " << fixed(m.cpu.util_pct, 1) << "%  | system busy "
+      << fixed(m.system.busy_pct, 1) << "%  usr " << fixed(m.system.user_pct, 1) << "%  sys " << fixed(m.system.sys_pct, 1)
+      << "%  irq " << fixed(m.system.irq_pct, 1) << "%  softirq " << fixed(m.system.softirq_pct, 1) << "%";
+    return o.str();
+}
+
+void print_result(const RunResult& r, std::ostream& o) {
+    const bool udp = r.spec.protocol == Protocol::Udp;
+    const std::string span = "0.00-" + fixed(r.duration_s, 2) + " sec";
+    if (!r.intervals.empty()) {
+        o << "Intervals (receiver):\n";
+        for (const auto& iv : r.intervals) {
+            o << "[SUM] " << pad(fixed(iv.start_s, 2), 6) << "-" << fixed(iv.end_s, 2) << " sec  " << pad(human_bytes(static_cast<double>(iv.bytes)), 12)
+              << "  " << pad(human_bits(iv.throughput_bps), 15);
+            if (udp) o << "  " << pad(fixed(iv.packets_per_s, 0), 10) << " datagrams/s";
+            o << '\n';
+        }
+    }
+    if (udp) {
+        o << "[ ID] Dir Interval           Transfer       Bitrate          Datagrams/s  Lost/Sent            Jitter\n";
+    } else {
+        o << "[ ID] Dir Interval           Transfer       Bitrate          Retr   Cwnd     RTT        PMTU\n";
+    }
+    for (const auto& s : r.streams) {
+        o << "[" << pad(std::to_string(s.id), 3) << "] " << arrow(s.direction) << "  " << span << "  "
+          << pad(human_bytes(static_cast<double>(s.bytes)), 12) << "  " << pad(human_bits(s.throughput_bps), 15);
+        if (udp && s.loss) {
+            const double pps = r.duration_s > 0 ? static_cast<double>(s.packets) / r.duration_s : 0;
+            o << "  " << pad(fixed(pps, 0), 11) << "  " << pad(std::to_string(s.loss->lost) + "/" + std::to_string(s.loss->sent), 18)
+              << " (" << fixed(s.loss->percent, 2) << "%)  " << fixed(s.loss->jitter_ms, 3) << " ms";
+        } else if (!udp) {
+            o << "  " << pad(std::to_string(s.retransmits), 5) << "  " << pad(std::to_string(s.cwnd), 5) << " seg  " << pad(fixed(s.rtt_us, 0), 6)
+              << " us  " << pad(std::to_string(s.pmtu), 6);
+        }
+        o << '\n';
+    }
+    o << "[SUM] " << (r.spec.direction == Direction::Bidir ? "<>" : arrow(r.spec.direction)) << "  " << span << "  "
+      << pad(human_bytes(static_cast<double>(r.bytes)), 12) << "  " << pad(human_bits(r.throughput_bps), 15);
+    if (udp) {
+        o << "  " << pad(fixed(r.packets_per_s, 0), 11) << " datagrams/s";
+    } else {
+        o << "  " << pad(std::to_string(r.tcp_retransmits), 5) << " retransmits";
+    }
+    o << '\n';
+    if (r.loss) {
+        o << "Loss: " << r.loss->lost << "/" << r.loss->sent << " (" << fixed(r.loss->percent, 3) << "%)  received "
+          << r.loss->received << "  duplicates " << r.loss->duplicates << "  reordered " << r.loss->reordered << "  jitter "
+          << fixed(r.loss->jitter_ms, 3) << " ms\n";
+    }
+    const bool reverse = r.spec.direction == Direction::Reverse;
+    o << cpu_line("sender  ", reverse ? "server" : "client", r.sender) << '\n';
+    o << cpu_line("receiver", reverse ? "client" : "server", r.receiver) << '\n';
+    o << "I/O: " << r.io_calls << " receive calls, " << fixed(r.calls_per_s, 0) << " calls/s, " << fixed(r.ms_per_call, 4)
+      << " ms/call; service demand " << fixed(r.service_demand_us_per_kb, 3) << " us/KB (both ends)\n";
+    // The cross-check: what the receiving interface saw next to what the engine counted into it (for
+    // --bidir the server's interface and the client-to-server streams).
+    const EndMeasurement& rx = r.receiver;
+    uint64_t engine_bytes = 0, engine_packets = 0;
+    for (const auto& s : r.streams) {
+        if (r.spec.direction == Direction::Bidir && s.direction != Direction::Forward) continue;
+        engine_bytes += s.bytes;
+        engine_packets += s.packets;
+    }
+    if (!rx.iface.empty()) {
+        o << "NIC " << rx.iface << " (receiver) rx: " << r.receiver_rx_bytes << " bytes, " << r.receiver_rx_packets
+          << " packets; engine counted " << engine_bytes << " payload bytes" << (udp ? ", " + std::to_string(engine_packets) + " datagrams" : std::string())
+          << "; softnet processed " << rx.napi.processed << ", dropped " << rx.napi.dropped << ", squeezed " << rx.napi.time_squeeze << '\n';
+    }
+    if (r.status != RunStatus::Ok) o << "status: " << Json(r.status).get<std::string>() << ": " << r.error << '\n';
+}
+
+void print_server_record(const ServerTestRecord& t, bool json) {
+    if (json) {
+        std::cout << Json{{"client", t.client}, {"spec", t.spec}, {"report", t.report}}.dump() << std::endl;
+        return;
+    }
+    const auto& r = t.report;
+    const double d = r.measurement.duration_s;
+    std::cout << "test from " << t.client << ": " << Json(t.spec.protocol).get<std::string>() << " "
+              << Json(t.spec.direction).get<std::string>() << ", " << t.spec.streams << " stream(s): ";
+    if (r.received_bytes > 0 || r.sent_bytes == 0) {
+        std::cout << "received " << human_bytes(static_cast<double>(r.received_bytes)) << " = "
+                  << human_bits(d > 0 ? static_cast<double>(r.received_bytes) * 8 / d : 0);
+    }
+    if (r.sent_bytes > 0) {
+        std::cout << (r.received_bytes > 0 ? ", " : "") << "sent " << human_bytes(static_cast<double>(r.sent_bytes)) << " = "
+                  << human_bits(d > 0 ? static_cast<double>(r.sent_bytes) * 8 / d : 0);
+    }
+    std::cout << " in " << fixed(d, 2) << " s; cpu user " << fixed(r.measurement.cpu.user_s, 2) << " s sys "
+              << fixed(r.measurement.cpu.sys_s, 2) << " s; status " << Json(r.status).get<std::string>()
+              << (r.error.empty() ? "" : " (" + r.error + ")") << std::endl;
+}
+
+}  // namespace
+
+void add_traffic_commands(CLI::App& app, std::stop_token stop) {
+    struct ServeOptions {
+        std::string bind;
+        uint16_t port = kDefaultPort;
+        bool once = false;
+        bool json = false;
+    };
+    auto so = std::make_shared<ServeOptions>();
+    auto* serve = app.add_subcommand("serve", "Run the traffic server: answers `nicmatrix run` clients, one test at a time");
+    serve->add_option("--bind", so->bind, "Local address to listen on (default: every address, IPv4 and IPv6)");
+    serve->add_option("-p,--port", so->port, "TCP port for control and data (UDP data uses the same number when free)")
+        ->capture_default_str();
+    serve->add_flag("-1,--once", so->once, "Exit after one test");
+    serve->add_flag("--json", so->json, "Print one JSON line per test (the server's own measurements)");
+    serve->callback([so, stop] {
+        std::mutex print;
+        ServerOptions opts;
+        opts.bind = so->bind;
+        opts.port = so->port;
+        opts.once = so->once;
+        const bool json = so->json;
+        opts.on_test = [&print, json](const ServerTestRecord& t) {
+            std::lock_guard lock(print);
+            print_server_record(t, json);
+        };
+        TrafficServer server(opts);
+        if (json) {
+            std::cout << Json{{"listening", server.port()}}.dump() << std::endl;
+        } else {
+            std::cout << "Server listening on port " << server.port() << std::endl;
+        }
+        server.serve(stop);
+    });
+
+    struct RunOptions {
+        TestSpec spec;
+        std::string rate, pps, length, window, bytes;
+        bool udp = false, reverse = false, bidir = false, json = false;
+    };
+    auto ro = std::make_shared<RunOptions>();
+    auto* run = app.add_subcommand("run", "Run one test against a `nicmatrix serve` (iperf-like flags)");
+    run->add_option("-c,--client", ro->spec.host, "Server address or name")->required();
+    run->add_option("-p,--port", ro->spec.port, "Server port")->capture_default_str();
+    run->add_option("-B,--bind", ro->spec.bind, "Local address to connect from");
+    run->add_option("-P,--parallel", ro->spec.streams,
+                    "Streams (default: 1; unlimited UDP: one per core, each with its own sender thread)");
+    run->add_option("--threads", ro->spec.threads, "Worker threads per direction (default: one per core, at most one per stream)");
+    run->add_option("-l,--length", ro->length, "TCP write size or UDP payload, K/M suffixes (default 128K TCP, 1472 UDP; UDP 18..65507)");
+    run->add_option("-w,--window", ro->window, "Socket buffer size SO_SNDBUF/SO_RCVBUF, K/M suffixes (default: kernel autotuning)");
+    run->add_option("-t,--time", ro->spec.duration_s, "Measured seconds (after --omit)")->capture_default_str();
+    run->add_option("-n,--bytes", ro->bytes, "Bytes to send instead of a duration (ttcp's buflen x nbuf), K/M/G suffixes");
+    run->add_flag("-R,--reverse", ro->reverse, "Server sends, client receives");
+    run->add_flag("--bidir", ro->bidir, "Both directions at once");
+    run->add_flag("-u,--udp", ro->udp, "UDP instead of TCP");
+    run->add_option("-b,--bitrate", ro->rate, "Target payload bits/s, K/M/G suffixes (powers of 1000); 0 = unlimited");
+    run->add_option("--pps", ro->pps, "Target UDP datagrams/s, K/M suffixes; 0 = unlimited");
+    run->add_flag("--gso", ro->spec.udp_gso, "UDP: send with UDP_SEGMENT (GSO); a separate mode from plain sendmmsg");
+    run->add_flag("--gro", ro->spec.udp_gro, "UDP: receive with UDP_GRO (datagrams are still counted one by one)");
+    run->add_option("-O,--omit", ro->spec.omit_s, "Warm-up seconds, not counted")->capture_default_str();
+    run->add_option("-i,--interval", ro->spec.interval_s, "Seconds per interval sample; 0 = none")->capture_default_str();
+    run->add_option("--iface", ro->spec.iface, "Local interface for counters (default: the one holding the local address)");
+    run->add_option("--stall-timeout", ro->spec.stall_timeout_s, "Seconds without data that end the run as stalled")->capture_default_str();
+    run->add_flag("--json", ro->json, "Print the result as JSON");
+    run->callback([ro, stop] {
+        TestSpec spec = ro->spec;
+        spec.protocol = ro->udp ? Protocol::Udp : Protocol::Tcp;
+        if (ro->reverse && ro->bidir) throw usage_error("-R and --bidir: choose one");
+        spec.direction = ro->bidir ? Direction::Bidir : (ro->reverse ? Direction::Reverse : Direction::Forward);
+        if (!ro->rate.empty()) spec.rate_bps = parse_scaled(ro->rate, "--bitrate", false);
+        if (!ro->pps.empty()) spec.rate_pps = parse_scaled(ro->pps, "--pps", false);
+        const auto size = [](const std::string& text, const std::string& flag, double max) {
+            const double v = parse_scaled(text, flag, true);
+            if (v > max) throw usage_error(flag + ": \"" + text + "\" is too large");
+            return v;
+        };
+        if (!ro->length.empty()) spec.write_size = static_cast<uint32_t>(size(ro->length, "--length", 4294967295.0));
+        if (!ro->window.empty()) spec.window = static_cast<uint32_t>(size(ro->window, "--window", 4294967295.0));
+        if (!ro->bytes.empty()) spec.bytes = static_cast<uint64_t>(size(ro->bytes, "--bytes", 1e18));
+        if (!ro->length.empty() && spec.write_size == 0) throw usage_error("--length: must be > 0");
+        if (!ro->json) {
+            std::cout << "Connecting to host " << spec.host << ", port " << spec.port << std::endl;
+        }
+        TrafficClient client;
+        const RunResult r = client.run(spec, stop);
+        if (ro->json) {
+            std::cout << Json(r).dump(2) << '\n';
+        } else {
+            print_result(r, std::cout);
+        }
+        if (r.status != RunStatus::Ok) {
+            throw Error(ErrorKind::Failed, "run " + Json(r.status).get<std::string>() + ": " + r.error);
+        }
+    });
+}
+
+}  // namespace nm::cli

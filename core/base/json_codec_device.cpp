@@ -1,0 +1,157 @@
+#include "core/base/error.hpp"
+#include "core/base/json_codec.hpp"
+
+namespace nm {
+namespace {
+
+#define NM_COUNTER_FIELDS(X)                                                                                   \
+    X(rx_packets) X(tx_packets) X(rx_bytes) X(tx_bytes) X(rx_errors) X(tx_errors) X(rx_dropped) X(tx_dropped) \
+    X(multicast) X(collisions) X(rx_length_errors) X(rx_over_errors) X(rx_crc_errors) X(rx_frame_errors)      \
+    X(rx_fifo_errors) X(rx_missed_errors) X(tx_aborted_errors) X(tx_carrier_errors) X(tx_fifo_errors)         \
+    X(tx_heartbeat_errors) X(tx_window_errors) X(rx_nohandler)
+
+constexpr std::pair<SettingOutcome, const char*> kOutcomes[] = {
+    {SettingOutcome::Applied, "applied"}, {SettingOutcome::AlreadySet, "already_set"}, {SettingOutcome::Fixed, "fixed"},
+    {SettingOutcome::Unsupported, "unsupported"}, {SettingOutcome::SideEffect, "side_effect"},
+};
+
+// Optional keys keep the value's default when absent, so older files stay readable.
+template <typename T>
+void opt(const Json& j, const char* key, T& out) {
+    if (const auto it = j.find(key); it != j.end() && !it->is_null()) it->get_to(out);
+}
+
+}  // namespace
+
+void to_json(Json& j, const FeatureState& v) { j = Json{{"active", v.active}, {"wanted", v.wanted}, {"fixed", v.fixed}}; }
+
+void from_json(const Json& j, FeatureState& v) {
+    j.at("active").get_to(v.active);
+    j.at("wanted").get_to(v.wanted);
+    j.at("fixed").get_to(v.fixed);
+}
+
+void to_json(Json& j, const DriverInfo& v) {
+    j = Json{{"driver", v.driver}, {"version", v.version}, {"firmware", v.firmware}, {"bus_info", v.bus_info}};
+}
+
+void from_json(const Json& j, DriverInfo& v) {
+    opt(j, "driver", v.driver);
+    opt(j, "version", v.version);
+    opt(j, "firmware", v.firmware);
+    opt(j, "bus_info", v.bus_info);
+}
+
+void to_json(Json& j, const LinkCounters& v) {
+    j = Json::object();
+#define NM_PUT(f) j[#f] = v.f;
+    NM_COUNTER_FIELDS(NM_PUT)
+#undef NM_PUT
+}
+
+void from_json(const Json& j, LinkCounters& v) {
+#define NM_GET(f) opt(j, #f, v.f);
+    NM_COUNTER_FIELDS(NM_GET)
+#undef NM_GET
+}
+
+void to_json(Json& j, const LinkState& v) {
+    j = Json{{"name", v.name},         {"netns", v.netns},     {"driver", v.driver},
+             {"speed_mbps", nullptr},  {"duplex", v.duplex},   {"operstate", v.operstate},
+             {"mtu", v.mtu},           {"mtu_min", v.mtu_min}, {"mtu_max", v.mtu_max},
+             {"features", v.features}, {"feature_order", v.feature_order},
+             {"rings", v.rings},       {"coalesce", v.coalesce}, {"channels", v.channels},
+             {"counters", v.counters}};
+    if (v.speed_mbps) j["speed_mbps"] = *v.speed_mbps;
+}
+
+void from_json(const Json& j, LinkState& v) {
+    j.at("name").get_to(v.name);
+    opt(j, "netns", v.netns);
+    opt(j, "driver", v.driver);
+    if (const auto it = j.find("speed_mbps"); it != j.end() && !it->is_null()) v.speed_mbps = it->get<uint32_t>();
+    opt(j, "duplex", v.duplex);
+    opt(j, "operstate", v.operstate);
+    j.at("mtu").get_to(v.mtu);
+    opt(j, "mtu_min", v.mtu_min);
+    opt(j, "mtu_max", v.mtu_max);
+    opt(j, "features", v.features);
+    opt(j, "feature_order", v.feature_order);
+    opt(j, "rings", v.rings);
+    opt(j, "coalesce", v.coalesce);
+    opt(j, "channels", v.channels);
+    opt(j, "counters", v.counters);
+}
+
+void to_json(Json& j, const LinkSettings& v) {
+    j = Json{{"features", v.features}};
+    j["mtu"] = v.mtu ? Json(*v.mtu) : Json(nullptr);
+}
+
+void from_json(const Json& j, LinkSettings& v) {
+    if (const auto it = j.find("mtu"); it != j.end() && !it->is_null()) v.mtu = it->get<uint32_t>();
+    opt(j, "features", v.features);
+}
+
+void to_json(Json& j, const SettingOutcome& v) {
+    for (const auto& [o, word] : kOutcomes) {
+        if (o == v) j = word;
+    }
+}
+
+void from_json(const Json& j, SettingOutcome& v) {
+    const auto s = j.get<std::string>();
+    for (const auto& [o, word] : kOutcomes) {
+        if (s == word) {
+            v = o;
+            return;
+        }
+    }
+    throw usage_error("outcome: expected applied, already_set, fixed, unsupported or side_effect, got \"" + s + "\"");
+}
+
+void to_json(Json& j, const FeatureChange& v) {
+    j = Json{{"name", v.name}, {"requested_as", v.requested_as}, {"requested", nullptr},
+             {"before", v.before}, {"after", v.after}, {"outcome", v.outcome}};
+    if (v.requested) j["requested"] = *v.requested;
+}
+
+void from_json(const Json& j, FeatureChange& v) {
+    j.at("name").get_to(v.name);
+    opt(j, "requested_as", v.requested_as);
+    if (const auto it = j.find("requested"); it != j.end() && !it->is_null()) v.requested = it->get<bool>();
+    j.at("before").get_to(v.before);
+    j.at("after").get_to(v.after);
+    j.at("outcome").get_to(v.outcome);
+}
+
+void to_json(Json& j, const MtuChange& v) {
+    j = Json{{"requested", v.requested}, {"before", v.before}, {"after", v.after}, {"outcome", v.outcome}};
+}
+
+void from_json(const Json& j, MtuChange& v) {
+    j.at("requested").get_to(v.requested);
+    j.at("before").get_to(v.before);
+    j.at("after").get_to(v.after);
+    j.at("outcome").get_to(v.outcome);
+}
+
+void to_json(Json& j, const ApplyReport& v) {
+    j = Json{{"ifname", v.ifname},   {"netns", v.netns},         {"path", v.path},
+             {"features", v.features}, {"mtu", nullptr},         {"active_after", v.active_after},
+             {"mtu_after", v.mtu_after}, {"note", v.note},       {"all_requested_hold", v.all_requested_hold()}};
+    if (v.mtu) j["mtu"] = *v.mtu;
+}
+
+void from_json(const Json& j, ApplyReport& v) {
+    j.at("ifname").get_to(v.ifname);
+    opt(j, "netns", v.netns);
+    opt(j, "path", v.path);
+    opt(j, "features", v.features);
+    if (const auto it = j.find("mtu"); it != j.end() && !it->is_null()) v.mtu = it->get<MtuChange>();
+    opt(j, "active_after", v.active_after);
+    opt(j, "mtu_after", v.mtu_after);
+    opt(j, "note", v.note);
+}
+
+}  // namespace nm

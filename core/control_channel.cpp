@@ -1,0 +1,74 @@
+#include "core/control_channel.hpp"
+
+#include <poll.h>
+#include <sys/socket.h>
+
+#include <cerrno>
+
+#include "core/base/error.hpp"
+
+namespace nm {
+
+Json decode_control_message(std::string_view line) {
+    if (line.size() > kMaxControlMessage) {
+        throw Error(ErrorKind::Failed, "control message: longer than " + std::to_string(kMaxControlMessage) + " bytes");
+    }
+    Json j = Json::parse(line.begin(), line.end(), nullptr, false);
+    if (j.is_discarded() || !j.is_object()) throw Error(ErrorKind::Failed, "control message: not a JSON object");
+    const auto v = j.find("v");
+    if (v == j.end() || !v->is_number_integer() || v->get<int>() != kControlVersion) {
+        throw Error(ErrorKind::Failed, "control message: protocol version " + (v == j.end() ? std::string("missing") : v->dump()) +
+                                           ", this nicmatrix speaks version " + std::to_string(kControlVersion));
+    }
+    const auto type = j.find("type");
+    if (type == j.end() || !type->is_string()) throw Error(ErrorKind::Failed, "control message: no \"type\"");
+    return j;
+}
+
+std::string encode_control_message(Json body) {
+    body["v"] = kControlVersion;
+    std::string line = body.dump();
+    line += '\n';
+    return line;
+}
+
+ControlChannel::ControlChannel(UniqueFd fd) : fd_(std::move(fd)) { set_nonblocking(fd_.get(), true); }
+
+void ControlChannel::send(const std::string& type, Json body, Deadline deadline) {
+    if (body.is_null()) body = Json::object();
+    body["type"] = type;
+    const std::string line = encode_control_message(std::move(body));
+    send_all(fd_.get(), line.data(), line.size(), deadline, "send control message \"" + type + "\"");
+}
+
+std::optional<Json> ControlChannel::receive(Deadline deadline) {
+    for (;;) {
+        const size_t nl = buffer_.find('\n');
+        if (nl != std::string::npos) {
+            Json j = decode_control_message(std::string_view(buffer_).substr(0, nl));
+            buffer_.erase(0, nl + 1);
+            return j;
+        }
+        if (buffer_.size() > kMaxControlMessage) {
+            throw Error(ErrorKind::Failed, "control message: longer than " + std::to_string(kMaxControlMessage) + " bytes");
+        }
+        char chunk[8192];
+        const ssize_t n = ::recv(fd_.get(), chunk, sizeof chunk, MSG_DONTWAIT);
+        if (n > 0) {
+            buffer_.append(chunk, static_cast<size_t>(n));
+            continue;
+        }
+        if (n == 0) throw Error(ErrorKind::Failed, "control connection closed by peer");
+        if (errno == EINTR) continue;
+        if (errno != EAGAIN && errno != EWOULDBLOCK) throw system_error("control connection", errno);
+        if (!wait_fd(fd_.get(), POLLIN, deadline)) return std::nullopt;
+    }
+}
+
+Json ControlChannel::expect(Deadline deadline, const std::string& waiting_for) {
+    auto j = receive(deadline);
+    if (!j) throw Error(ErrorKind::Failed, "timed out waiting for " + waiting_for);
+    return std::move(*j);
+}
+
+}  // namespace nm

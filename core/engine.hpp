@@ -1,0 +1,115 @@
+#pragma once
+// One end of a test: the worker threads that move data (TCP streams over epoll, batched UDP), the measured
+// window, and the end's own figures (thread CPU, /proc/stat, softnet, interrupts, interface counters).
+// Client and server each run one EndEngine; the control protocol around it is in traffic_session.hpp.
+//
+// Threads share nothing while traffic flows: each worker owns its sockets, buffers and counters, and
+// publishes only a relaxed progress counter (for stall detection). Results are merged after join().
+#include <atomic>
+#include <chrono>
+#include <memory>
+#include <optional>
+#include <stop_token>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "core/base/clock.hpp"
+#include "core/base/traffic_types.hpp"
+#include "core/base/unique_fd.hpp"
+#include "core/proc_stats.hpp"
+
+namespace nm {
+
+using TimePoint = std::chrono::steady_clock::time_point;
+
+/// When an end moves data and when it measures: [start, window_start) is the warm-up (--omit),
+/// [window_start, window_end) the measured window; window_end is max() when the test is a byte count.
+struct Timeline {
+    TimePoint start{};
+    TimePoint window_start{};
+    TimePoint window_end = TimePoint::max();
+    std::chrono::nanoseconds interval{0};   ///< per-interval samples; 0 = none
+};
+
+/// A data socket and the stream id it carries.
+struct DataStream {
+    UniqueFd fd;
+    uint32_t id = 0;
+};
+
+/// What one end does, fixed before it starts.
+struct EnginePlan {
+    Protocol protocol = Protocol::Tcp;
+    uint32_t write_size = 0;            ///< TCP write size or UDP payload, bytes
+    uint64_t bytes_per_stream = 0;      ///< byte-count test: payload bytes each send stream moves; 0 = timed
+    double rate_per_stream = 0;         ///< UDP: datagrams/s per stream; TCP: bytes/s per stream; 0 = unlimited
+    bool udp_gso = false;
+    bool udp_gro = false;
+    uint32_t stream_count = 0;          ///< stream ids are below this (UDP receivers size their trackers by it)
+    Direction send_direction = Direction::Forward;   ///< label of the streams this end sends
+    std::vector<std::vector<DataStream>> send_groups;   ///< one group per sender thread
+    std::vector<std::vector<DataStream>> recv_groups;   ///< one group per receiver thread
+    std::string iface;                  ///< interface for counters; "" = unknown
+    std::chrono::milliseconds stall_timeout{3000};
+};
+
+struct WorkerOutput;
+struct WorkerProgress;
+
+/// Runs one end's workers and measures the window. Not copyable; the destructor stops and joins.
+class EndEngine {
+public:
+    explicit EndEngine(EnginePlan plan);
+    ~EndEngine();
+    EndEngine(const EndEngine&) = delete;
+    EndEngine& operator=(const EndEngine&) = delete;
+
+    /// Starts the worker threads (they inherit the caller's network namespace).
+    void start(const Timeline& timeline);
+
+    /// Called often by the session loop: takes the window's /proc snapshots when they are due.
+    void poll(TimePoint now);
+
+    bool has_senders() const { return !send_progress_.empty(); }
+    bool has_receivers() const { return !recv_progress_.empty(); }
+    bool senders_done() const;
+    bool receivers_done() const;
+    bool all_done() const { return senders_done() && receivers_done(); }
+
+    /// True when no data moved for the stall timeout while it should have (inside the window, some
+    /// worker still running). A path that stops passing packets shows up here.
+    bool stalled(TimePoint now);
+
+    void stop_senders() { send_stop_.request_stop(); }
+    /// UDP receivers drain what is queued, then end.
+    void stop_receivers() { recv_stop_.request_stop(); }
+
+    /// Stops everything, joins, and builds this end's report.
+    EndReport finish(RunStatus status, const std::string& error);
+
+private:
+    EnginePlan plan_;
+    Timeline timeline_;
+    std::stop_source send_stop_;
+    std::stop_source recv_stop_;
+    std::vector<std::unique_ptr<WorkerProgress>> send_progress_;
+    std::vector<std::unique_ptr<WorkerProgress>> recv_progress_;
+    std::vector<std::unique_ptr<WorkerOutput>> send_out_;
+    std::vector<std::unique_ptr<WorkerOutput>> recv_out_;
+    std::vector<std::jthread> threads_;
+    std::optional<ProcSnapshot> snap_start_, snap_end_;
+    TimePoint t_start_{}, t_end_{};
+    uint64_t last_progress_ = 0;
+    TimePoint last_progress_at_{};
+    bool started_ = false;
+};
+
+/// Thread CPU time (getrusage RUSAGE_THREAD), seconds.
+struct ThreadCpu {
+    double user_s = 0;
+    double sys_s = 0;
+};
+ThreadCpu thread_cpu_now();
+
+}  // namespace nm

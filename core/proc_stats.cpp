@@ -1,0 +1,198 @@
+#include "core/proc_stats.hpp"
+
+#include <arpa/inet.h>
+#include <ifaddrs.h>
+#include <netinet/in.h>
+
+#include <cctype>
+#include <cerrno>
+#include <charconv>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+#include <vector>
+
+#include "core/base/error.hpp"
+
+namespace nm {
+namespace {
+
+std::vector<std::string_view> split_ws(std::string_view line) {
+    std::vector<std::string_view> out;
+    size_t i = 0;
+    while (i < line.size()) {
+        while (i < line.size() && std::isspace(static_cast<unsigned char>(line[i]))) ++i;
+        const size_t start = i;
+        while (i < line.size() && !std::isspace(static_cast<unsigned char>(line[i]))) ++i;
+        if (i > start) out.push_back(line.substr(start, i - start));
+    }
+    return out;
+}
+
+bool to_u64(std::string_view s, uint64_t& out, int base = 10) {
+    const auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), out, base);
+    return ec == std::errc{} && ptr == s.data() + s.size();
+}
+
+template <typename F>
+void for_each_line(std::string_view text, F&& f) {
+    size_t pos = 0;
+    while (pos < text.size()) {
+        size_t end = text.find('\n', pos);
+        if (end == std::string_view::npos) end = text.size();
+        f(text.substr(pos, end - pos));
+        pos = end + 1;
+    }
+}
+
+double pct(uint64_t part, uint64_t total) { return total == 0 ? 0.0 : 100.0 * static_cast<double>(part) / static_cast<double>(total); }
+
+uint64_t delta(uint64_t a, uint64_t b) { return b >= a ? b - a : 0; }
+
+}  // namespace
+
+CpuTimes parse_proc_stat(std::string_view text) {
+    CpuTimes t;
+    bool found = false;
+    for_each_line(text, [&](std::string_view line) {
+        if (found || line.substr(0, 4) != "cpu ") return;
+        const auto f = split_ws(line);
+        uint64_t* fields[] = {&t.user, &t.nice, &t.system, &t.idle, &t.iowait, &t.irq, &t.softirq, &t.steal};
+        for (size_t i = 0; i < 8 && i + 1 < f.size(); ++i) to_u64(f[i + 1], *fields[i]);
+        found = true;
+    });
+    if (!found) throw Error(ErrorKind::Failed, "parse /proc/stat: no aggregate \"cpu\" line");
+    return t;
+}
+
+SystemCpu system_cpu_between(const CpuTimes& a, const CpuTimes& b) {
+    const uint64_t total = delta(a.total(), b.total());
+    SystemCpu s;
+    const uint64_t idle = delta(a.idle, b.idle) + delta(a.iowait, b.iowait);
+    s.busy_pct = total == 0 ? 0.0 : 100.0 - pct(idle, total);
+    s.user_pct = pct(delta(a.user, b.user) + delta(a.nice, b.nice), total);
+    s.sys_pct = pct(delta(a.system, b.system), total);
+    s.irq_pct = pct(delta(a.irq, b.irq), total);
+    s.softirq_pct = pct(delta(a.softirq, b.softirq), total);
+    return s;
+}
+
+NapiStats parse_softnet_stat(std::string_view text) {
+    NapiStats n;
+    for_each_line(text, [&](std::string_view line) {
+        const auto f = split_ws(line);
+        if (f.size() < 3) return;
+        uint64_t processed = 0, dropped = 0, squeeze = 0;
+        if (!to_u64(f[0], processed, 16) || !to_u64(f[1], dropped, 16) || !to_u64(f[2], squeeze, 16)) return;
+        n.processed += processed;
+        n.dropped += dropped;
+        n.time_squeeze += squeeze;
+    });
+    return n;
+}
+
+uint64_t parse_proc_interrupts(std::string_view text, std::string_view iface) {
+    if (iface.empty()) return 0;
+    uint64_t sum = 0;
+    for_each_line(text, [&](std::string_view line) {
+        const auto f = split_ws(line);
+        if (f.size() < 2 || f[0].back() != ':') return;
+        uint64_t line_sum = 0;
+        size_t i = 1;
+        for (uint64_t v = 0; i < f.size() && to_u64(f[i], v); ++i) line_sum += v;
+        bool named = false;
+        for (; i < f.size() && !named; ++i) {
+            auto tok = f[i];
+            if (!tok.empty() && tok.back() == ',') tok.remove_suffix(1);
+            if (tok.substr(0, iface.size()) != iface) continue;
+            // The action is the interface itself or starts with it and a separator (eth0-TxRx-0, eth0:lsc).
+            named = tok.size() == iface.size() || tok[iface.size()] == '-' || tok[iface.size()] == ':' ||
+                    tok[iface.size()] == '@';
+        }
+        if (named) sum += line_sum;
+    });
+    return sum;
+}
+
+std::map<std::string, LinkCounters> parse_proc_net_dev(std::string_view text) {
+    std::map<std::string, LinkCounters> out;
+    for_each_line(text, [&](std::string_view line) {
+        const size_t colon = line.find(':');
+        if (colon == std::string_view::npos) return;
+        const auto name_f = split_ws(line.substr(0, colon));
+        if (name_f.size() != 1) return;
+        const auto f = split_ws(line.substr(colon + 1));
+        if (f.size() < 16) return;
+        uint64_t v[16] = {};
+        for (size_t i = 0; i < 16; ++i) {
+            if (!to_u64(f[i], v[i])) return;
+        }
+        LinkCounters c;
+        c.rx_bytes = v[0];
+        c.rx_packets = v[1];
+        c.rx_errors = v[2];
+        c.rx_dropped = v[3];
+        c.rx_fifo_errors = v[4];
+        c.rx_frame_errors = v[5];
+        c.multicast = v[7];
+        c.tx_bytes = v[8];
+        c.tx_packets = v[9];
+        c.tx_errors = v[10];
+        c.tx_dropped = v[11];
+        c.tx_fifo_errors = v[12];
+        c.collisions = v[13];
+        c.tx_carrier_errors = v[14];
+        out[std::string(name_f[0])] = c;
+    });
+    return out;
+}
+
+std::string read_proc_file(const std::string& path) {
+    std::ifstream in(path);
+    if (!in) throw system_error("read " + path, errno);
+    std::ostringstream s;
+    s << in.rdbuf();
+    return s.str();
+}
+
+ProcSnapshot take_proc_snapshot(const std::string& iface) {
+    ProcSnapshot s;
+    s.cpu = parse_proc_stat(read_proc_file("/proc/stat"));
+    s.softnet = parse_softnet_stat(read_proc_file("/proc/thread-self/net/softnet_stat"));
+    if (!iface.empty()) {
+        s.softnet.interrupts = parse_proc_interrupts(read_proc_file("/proc/interrupts"), iface);
+        const auto devs = parse_proc_net_dev(read_proc_file("/proc/thread-self/net/dev"));
+        if (const auto it = devs.find(iface); it != devs.end()) s.counters = it->second;
+    }
+    return s;
+}
+
+std::string iface_for_address(const std::string& addr) {
+    in6_addr want6{};
+    in_addr want4{};
+    bool is4 = ::inet_pton(AF_INET, addr.c_str(), &want4) == 1;
+    if (!is4) {
+        if (::inet_pton(AF_INET6, addr.c_str(), &want6) != 1) return "";
+        if (IN6_IS_ADDR_V4MAPPED(&want6)) {
+            std::memcpy(&want4, &want6.s6_addr[12], 4);
+            is4 = true;
+        }
+    }
+    ifaddrs* list = nullptr;
+    if (::getifaddrs(&list) != 0) return "";
+    std::string found;
+    for (ifaddrs* i = list; i != nullptr && found.empty(); i = i->ifa_next) {
+        if (i->ifa_addr == nullptr) continue;
+        if (is4 && i->ifa_addr->sa_family == AF_INET) {
+            const auto* sin = reinterpret_cast<const sockaddr_in*>(i->ifa_addr);
+            if (sin->sin_addr.s_addr == want4.s_addr) found = i->ifa_name;
+        } else if (!is4 && i->ifa_addr->sa_family == AF_INET6) {
+            const auto* sin6 = reinterpret_cast<const sockaddr_in6*>(i->ifa_addr);
+            if (std::memcmp(&sin6->sin6_addr, &want6, sizeof want6) == 0) found = i->ifa_name;
+        }
+    }
+    ::freeifaddrs(list);
+    return found;
+}
+
+}  // namespace nm

@@ -1,0 +1,57 @@
+#pragma once
+// System figures the engine records around the measured window: /proc/stat, softnet_stat, /proc/interrupts
+// and /proc/net/dev. Each has a pure parser (tested on canned text) and a three-line reader. Per-namespace
+// files are read through /proc/thread-self/net/..., because /proc/net follows the thread-group leader's
+// namespace, not the calling thread's (the sweep runs both ends in one process, in two namespaces).
+#include <cstdint>
+#include <map>
+#include <string>
+#include <string_view>
+
+#include "core/base/device_types.hpp"
+#include "core/base/traffic_types.hpp"
+
+namespace nm {
+
+/// The aggregate "cpu" line of /proc/stat, in clock ticks summed over all CPUs.
+struct CpuTimes {
+    uint64_t user = 0, nice = 0, system = 0, idle = 0, iowait = 0, irq = 0, softirq = 0, steal = 0;
+    uint64_t total() const { return user + nice + system + idle + iowait + irq + softirq + steal; }
+};
+
+/// Parses the first ("cpu ") line of /proc/stat. Throws nm::Error (Failed) when it is missing.
+CpuTimes parse_proc_stat(std::string_view text);
+
+/// Percent of all CPUs between two readings; all zero when no tick passed.
+SystemCpu system_cpu_between(const CpuTimes& before, const CpuTimes& after);
+
+/// /proc/net/softnet_stat summed over CPUs: processed, dropped, time_squeeze (hex columns 1-3).
+NapiStats parse_softnet_stat(std::string_view text);
+
+/// Interrupts of `iface` summed over CPUs and over every line of /proc/interrupts whose action names it
+/// ("eth0", "eth0-TxRx-3", "eth0:rx"). 0 when none does (veth has no interrupts).
+uint64_t parse_proc_interrupts(std::string_view text, std::string_view iface);
+
+/// Every interface of /proc/net/dev (the kernel's dev_get_stats, i.e. stats64). Fields /proc/net/dev
+/// folds together are mapped to the first stats64 field they contain (frame -> rx_frame_errors, ...).
+std::map<std::string, LinkCounters> parse_proc_net_dev(std::string_view text);
+
+/// Reads a whole /proc file. Throws nm::Error (Failed) naming the path.
+std::string read_proc_file(const std::string& path);
+
+/// One reading of everything around a window, in the calling thread's network namespace.
+struct ProcSnapshot {
+    CpuTimes cpu;
+    NapiStats softnet;            ///< interrupts filled from /proc/interrupts for `iface`
+    LinkCounters counters;        ///< of `iface`; zero when the iface is unknown
+};
+
+/// Takes a snapshot; `iface` may be empty (then counters and interrupts stay zero). Never throws for a
+/// missing interface: counters are a best effort, the run does not fail for them.
+ProcSnapshot take_proc_snapshot(const std::string& iface);
+
+/// The interface holding local address `addr` (a numeric IPv4/IPv6 address; IPv4-mapped IPv6 is
+/// accepted) in the calling thread's namespace, "" when none does.
+std::string iface_for_address(const std::string& addr);
+
+}  // namespace nm

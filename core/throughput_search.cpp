@@ -1,0 +1,68 @@
+#include "core/throughput_search.hpp"
+
+#include <algorithm>
+
+#include "core/base/error.hpp"
+
+namespace nm {
+namespace {
+
+void validate(const SearchOptions& o) {
+    if (!(o.max_fps > 0)) throw usage_error("rfc2544: max rate must be positive (set --line-rate or the link speed)");
+    if (o.min_fps < 0 || o.min_fps >= o.max_fps) throw usage_error("rfc2544: min rate must be between 0 and the max rate");
+    if (!(o.resolution_pct > 0) || o.resolution_pct >= 100) throw usage_error("rfc2544: resolution_pct must be in (0, 100)");
+    if (o.max_trials == 0) throw usage_error("rfc2544: max_trials must be at least 1");
+    if (o.loss_tolerance_pct < 0 || o.loss_tolerance_pct >= 100) throw usage_error("rfc2544: loss_tolerance_pct must be in [0, 100)");
+}
+
+}  // namespace
+
+SearchResult find_throughput(const TrialFunction& trial, const SearchOptions& options, std::stop_token stop) {
+    validate(options);
+    SearchResult result;
+    const auto passes = [&](const TrialOutcome& t) { return t.sent > 0 && t.loss_pct() <= options.loss_tolerance_pct; };
+    const auto run = [&](double offered) {
+        TrialOutcome t = trial(offered);
+        t.offered_fps = offered;
+        const bool ok = passes(t);
+        result.history.push_back({t, ok});
+        ++result.trials;
+        result.generator_max_fps = std::max(result.generator_max_fps, t.sent_fps);
+        if (t.sent_fps < offered * (1.0 - options.generator_shortfall_pct / 100.0)) result.generator_limited = true;
+        if (ok && t.sent_fps >= result.throughput_fps) {
+            result.throughput_fps = t.sent_fps;
+            result.at_rate = t;
+            result.found = true;
+        }
+        return ok;
+    };
+
+    double low = options.min_fps;
+    double high = options.max_fps;
+    const double resolution = options.max_fps * options.resolution_pct / 100.0;
+    if (!run(high)) {
+        // Never offer more than the generator managed: above it, trials measure the generator.
+        high = std::min(high, std::max(result.history.back().outcome.sent_fps, low + resolution));
+        while (result.trials < options.max_trials && high - low > resolution) {
+            if (stop.stop_requested()) {
+                result.interrupted = true;
+                return result;
+            }
+            const double mid = (low + high) / 2.0;
+            if (run(mid)) {
+                low = mid;
+            } else {
+                high = mid;
+            }
+        }
+    }
+    if (result.found && !stop.stop_requested()) {
+        result.confirmation = trial(result.at_rate.offered_fps);
+        result.confirmation.offered_fps = result.at_rate.offered_fps;
+        result.confirmed = passes(result.confirmation);
+    }
+    result.interrupted = stop.stop_requested();
+    return result;
+}
+
+}  // namespace nm

@@ -1,0 +1,125 @@
+#include "core/traffic_client.hpp"
+
+#include <algorithm>
+#include <cstring>
+
+#include "core/base/error.hpp"
+#include "core/control_channel.hpp"
+#include "core/proc_stats.hpp"
+#include "core/traffic_session.hpp"
+
+namespace nm {
+namespace {
+
+constexpr auto kHandshakeTimeout = std::chrono::seconds(5);
+
+Deadline in(std::chrono::milliseconds d) { return std::chrono::steady_clock::now() + d; }
+
+std::string where(const TestSpec& spec) { return spec.host + ":" + std::to_string(spec.port); }
+
+// An "error" reply during setup becomes the matching nm::Error.
+void throw_if_error(const Json& msg, const TestSpec& spec) {
+    if (msg.at("type") != "error") return;
+    const auto kind = msg.value("kind", std::string("failed"));
+    const auto message = msg.value("message", std::string("error"));
+    if (kind == "busy") throw Error(ErrorKind::Refused, "server " + where(spec) + " is busy (" + message + ")");
+    if (kind == "usage") throw usage_error("server " + where(spec) + " rejected the test: " + message);
+    throw Error(ErrorKind::Failed, "server " + where(spec) + ": " + message);
+}
+
+}  // namespace
+
+RunResult TrafficClient::run(const TestSpec& requested, std::stop_token stop) {
+    const TestSpec spec = resolve_spec(requested, engine_cores());
+    const SocketAddress server = resolve_address(spec.host, spec.port);
+    ControlChannel ch(connect_tcp(server, spec.bind, 0, in(kHandshakeTimeout)));
+    ch.send("hello", Json{{"spec", spec}}, in(kHandshakeTimeout));
+    const Json ready = ch.expect(in(kHandshakeTimeout), "the server's reply to hello from " + where(spec));
+    throw_if_error(ready, spec);
+    if (ready.at("type") != "ready") throw Error(ErrorKind::Failed, "server " + where(spec) + ": unexpected reply");
+    const auto cookie = ready.at("cookie").get<uint32_t>();
+    const auto server_udp_port = ready.at("udp_port").get<uint16_t>();
+    // The server resolves its automatic values with its own core count; both ends must agree on streams.
+    TestSpec agreed = spec;
+    agreed.streams = ready.at("spec").at("streams").get<uint32_t>();
+
+    const bool udp = spec.protocol == Protocol::Udp;
+    const bool bidir = spec.direction == Direction::Bidir;
+    const bool client_sends = spec.direction != Direction::Reverse;
+    const bool client_receives = spec.direction != Direction::Forward;
+    const uint32_t n = agreed.streams;
+    const SocketAddress local = local_address(ch.fd());
+
+    EnginePlan plan = plan_for(agreed, Direction::Forward, !spec.iface.empty() ? spec.iface : iface_for_address(local.host()));
+
+    std::vector<DataStream> sends, recvs;
+    uint16_t client_udp_port = 0;
+    if (udp) {
+        if (client_receives) plan.recv_groups = make_udp_receivers(local, 0, agreed.threads, spec.window, client_udp_port);
+        if (client_sends) {
+            SocketAddress peer = server;
+            peer.set_port(server_udp_port);
+            for (uint32_t i = 0; i < n; ++i) sends.push_back(make_udp_sender(peer, i, spec.window));
+        }
+    } else {
+        for (uint32_t id = 0; id < (bidir ? 2 * n : n); ++id) {
+            DataStream s{connect_tcp(server, spec.bind, spec.window, in(kHandshakeTimeout)), id};
+            unsigned char header[12];
+            std::memcpy(header, kDataMagic, 4);
+            std::memcpy(header + 4, &cookie, 4);
+            std::memcpy(header + 8, &id, 4);
+            send_all(s.fd.get(), header, sizeof header, in(kHandshakeTimeout), "data connection header");
+            const bool client_side_sender = spec.direction == Direction::Forward || (bidir && id < n);
+            (client_side_sender ? sends : recvs).push_back(std::move(s));
+        }
+    }
+    plan.send_groups = spread_streams(std::move(sends), agreed.threads);
+    if (!udp) plan.recv_groups = spread_streams(std::move(recvs), agreed.threads);
+
+    ch.send("start", Json{{"udp_port", client_udp_port}}, in(kHandshakeTimeout));
+    const Json started = ch.expect(in(kHandshakeTimeout), "the server to start the test");
+    throw_if_error(started, spec);
+
+    EndEngine engine(std::move(plan));
+    const Timeline tl = make_timeline(agreed, std::chrono::steady_clock::now());
+    engine.start(tl);
+    LoopOutcome outcome = run_end_loop(ch, engine, agreed, tl, client_receives, stop);
+    EndReport mine = engine.finish(outcome.status, outcome.error);
+
+    // The server's report: wait for it within the grace period (shorter when the run already failed).
+    std::optional<EndReport> theirs = std::move(outcome.peer_report);
+    if (!theirs && !outcome.channel_lost) {
+        const auto limit = in(outcome.status == RunStatus::Ok ? std::chrono::milliseconds(kEndGrace)
+                                                              : std::chrono::milliseconds(1000));
+        try {
+            while (!theirs) {
+                auto msg = ch.receive(limit);
+                if (!msg) break;
+                const auto type = msg->at("type").get<std::string>();
+                if (type == "result") theirs = msg->at("report").get<EndReport>();
+                if (type == "error") {
+                    if (outcome.status == RunStatus::Ok) {
+                        outcome.status = RunStatus::PeerLost;
+                        outcome.error = "server: " + msg->value("message", std::string("error"));
+                    }
+                    break;
+                }
+            }
+        } catch (const Error& e) {
+            if (outcome.status == RunStatus::Ok) {
+                outcome.status = RunStatus::PeerLost;
+                outcome.error = std::string("server lost: ") + e.what();
+            }
+        }
+        if (!theirs && outcome.status == RunStatus::Ok) {
+            outcome.status = RunStatus::PeerLost;
+            outcome.error = "server lost: no result from " + where(spec) + " within " + std::to_string(kEndGrace.count()) + " s";
+        }
+    }
+    if (outcome.status == RunStatus::PeerLost && outcome.error.find(where(spec)) == std::string::npos) {
+        outcome.error += " (server " + where(spec) + ")";
+    }
+    return combine_reports(agreed, mine, theirs.value_or(EndReport{}), outcome.status, outcome.error);
+}
+
+}  // namespace nm

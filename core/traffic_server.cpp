@@ -1,0 +1,225 @@
+#include "core/traffic_server.hpp"
+
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <random>
+
+#include "core/base/error.hpp"
+#include "core/proc_stats.hpp"
+#include "core/traffic_session.hpp"
+
+namespace nm {
+namespace {
+
+constexpr auto kHandshakeTimeout = std::chrono::seconds(5);
+
+Deadline in(std::chrono::milliseconds d) { return std::chrono::steady_clock::now() + d; }
+
+void send_error(ControlChannel& ch, const std::string& kind, const std::string& message) {
+    try {
+        ch.send("error", Json{{"kind", kind}, {"message", message}}, in(std::chrono::seconds(1)));
+    } catch (const Error&) {
+        // The client is gone; nothing to tell.
+    }
+}
+
+}  // namespace
+
+TrafficServer::TrafficServer(ServerOptions options) : options_(std::move(options)) {
+    listener_ = listen_tcp(options_.bind, options_.port);
+    port_ = local_address(listener_.get()).port();
+    set_nonblocking(listener_.get(), true);
+    ready_promise_.set_value(port_);
+    ready_ = ready_promise_.get_future().share();
+}
+
+TrafficServer::~TrafficServer() {
+    if (session_.joinable()) {
+        session_.request_stop();
+        session_.join();
+    }
+}
+
+void TrafficServer::serve(std::stop_token stop) {
+    for (;;) {
+        {
+            std::lock_guard lock(mutex_);
+            if (options_.once && sessions_done_ > 0 && !session_active_) break;
+        }
+        if (stop.stop_requested()) break;
+        pollfd p{listener_.get(), POLLIN, 0};
+        const int rc = ::poll(&p, 1, 50);
+        if (rc < 0 && errno != EINTR) throw system_error("poll on listener", errno);
+        if (rc <= 0) continue;
+        UniqueFd fd(::accept4(listener_.get(), nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK));
+        if (!fd) continue;
+        try {
+            handle_connection(std::move(fd), stop);
+        } catch (const Error&) {
+            // A connection that does not speak the protocol (or went away while classifying) is dropped.
+        } catch (const nlohmann::json::exception&) {
+        }
+    }
+    if (session_.joinable()) {
+        session_.request_stop();
+        session_.join();
+    }
+}
+
+bool TrafficServer::offer_data(uint32_t cookie, uint32_t id, UniqueFd fd) {
+    std::lock_guard lock(mutex_);
+    if (!session_active_ || cookie != cookie_ || id >= expected_streams_) return false;
+    if (std::any_of(pending_.begin(), pending_.end(), [id](const DataStream& s) { return s.id == id; })) return false;
+    pending_.push_back(DataStream{std::move(fd), id});
+    data_arrived_.notify_all();
+    return true;
+}
+
+void TrafficServer::handle_connection(UniqueFd fd, std::stop_token stop) {
+    const auto deadline = in(std::chrono::seconds(2));
+    if (!wait_fd(fd.get(), POLLIN, deadline)) return;
+    char first = 0;
+    if (::recv(fd.get(), &first, 1, MSG_PEEK) != 1) return;
+    if (first == kDataMagic[0]) {
+        unsigned char header[12];
+        recv_exact(fd.get(), header, sizeof header, deadline, "data connection header");
+        if (std::memcmp(header, kDataMagic, 4) != 0) return;
+        uint32_t cookie = 0, id = 0;
+        std::memcpy(&cookie, header + 4, 4);
+        std::memcpy(&id, header + 8, 4);
+        offer_data(cookie, id, std::move(fd));
+        return;
+    }
+    ControlChannel ch(std::move(fd));
+    Json hello = ch.expect(deadline, "hello");
+    if (hello.at("type") != "hello") {
+        send_error(ch, "protocol", "expected hello");
+        return;
+    }
+    {
+        std::lock_guard lock(mutex_);
+        if (session_active_) {
+            send_error(ch, "busy", "server busy: a test is running; try again when it has ended");
+            return;
+        }
+        session_active_ = true;
+        cookie_ = 0;
+        expected_streams_ = 0;
+        pending_.clear();
+    }
+    if (session_.joinable()) session_.join();
+    session_ = std::jthread([this, ch = std::move(ch), hello = std::move(hello), outer = stop](std::stop_token own) mutable {
+        // Either the server stopping or the session being cancelled ends the test.
+        std::stop_source both;
+        std::stop_callback a(outer, [&] { both.request_stop(); });
+        std::stop_callback b(own, [&] { both.request_stop(); });
+        // The session frees the server before it sends its result, so a client that starts its next test
+        // right after reading the result is never told "busy"; the thread's tail must not free it twice
+        // (a new session may own the flag by then).
+        bool released = false;
+        const auto release = [this, &released] {
+            if (released) return;
+            std::lock_guard lock(mutex_);
+            session_active_ = false;
+            pending_.clear();
+            ++sessions_done_;
+            released = true;
+        };
+        run_session(std::move(ch), std::move(hello), both.get_token(), release);
+        release();
+    });
+}
+
+void TrafficServer::run_session(ControlChannel ch, Json hello, std::stop_token stop, const std::function<void()>& release) {
+    std::string client;
+    try {
+        client = peer_address(ch.fd()).host();
+        TestSpec spec;
+        try {
+            spec = resolve_spec(hello.at("spec").get<TestSpec>(), engine_cores());
+        } catch (const Error& e) {
+            send_error(ch, e.kind() == ErrorKind::Usage ? "usage" : "failed", e.what());
+            return;
+        }
+        const bool udp = spec.protocol == Protocol::Udp;
+        const bool bidir = spec.direction == Direction::Bidir;
+        const bool server_sends = spec.direction != Direction::Forward;
+        const bool server_receives = spec.direction != Direction::Reverse;
+        const uint32_t n = spec.streams;
+        const SocketAddress local = local_address(ch.fd());
+
+        // The server's data flows to the client.
+        EnginePlan plan = plan_for(spec, Direction::Reverse, iface_for_address(local.host()));
+
+        uint16_t udp_port = 0;
+        if (udp && server_receives) {
+            plan.recv_groups = make_udp_receivers(local, port_, spec.threads, spec.window, udp_port);
+        }
+        const uint32_t cookie = std::random_device{}();
+        {
+            std::lock_guard lock(mutex_);
+            cookie_ = cookie;
+            expected_streams_ = udp ? 0 : (bidir ? 2 * n : n);
+        }
+        ch.send("ready", Json{{"cookie", cookie}, {"udp_port", udp_port}, {"spec", spec}}, in(kHandshakeTimeout));
+        Json start = ch.expect(in(kHandshakeTimeout), "start from the client");
+        if (start.at("type") != "start") return;
+
+        std::vector<DataStream> tcp_streams;
+        if (!udp) {
+            std::unique_lock lock(mutex_);
+            const bool all = data_arrived_.wait_for(lock, kHandshakeTimeout, [&] { return pending_.size() == expected_streams_; });
+            if (!all) {
+                const auto got = pending_.size();
+                lock.unlock();
+                send_error(ch, "failed", std::to_string(got) + " of " + std::to_string(expected_streams_) +
+                                             " data connections arrived within 5 s");
+                return;
+            }
+            tcp_streams = std::move(pending_);
+            pending_.clear();
+            cookie_ = 0;
+        }
+        std::vector<DataStream> sends, recvs;
+        for (auto& s : tcp_streams) {
+            set_buffer_sizes(s.fd.get(), spec.window);
+            // Ids below n carry client -> server data; in reverse they all carry server -> client.
+            const bool server_side_sender = spec.direction == Direction::Reverse || (bidir && s.id >= n);
+            (server_side_sender ? sends : recvs).push_back(std::move(s));
+        }
+        if (udp && server_sends) {
+            SocketAddress peer = peer_address(ch.fd());
+            peer.set_port(start.at("udp_port").get<uint16_t>());
+            for (uint32_t i = 0; i < n; ++i) sends.push_back(make_udp_sender(peer, bidir ? n + i : i, spec.window));
+        }
+        plan.send_groups = spread_streams(std::move(sends), spec.threads);
+        if (!udp) plan.recv_groups = spread_streams(std::move(recvs), spec.threads);
+
+        EndEngine engine(std::move(plan));
+        const Timeline tl = make_timeline(spec, std::chrono::steady_clock::now());
+        engine.start(tl);
+        ch.send("started", Json::object(), in(kHandshakeTimeout));
+        const LoopOutcome outcome = run_end_loop(ch, engine, spec, tl, server_receives, stop);
+        EndReport report = engine.finish(outcome.status, outcome.error);
+        release();
+        if (!outcome.channel_lost) {
+            try {
+                ch.send("result", Json{{"report", report}}, in(std::chrono::seconds(2)));
+            } catch (const Error&) {
+                // The client went away after the data; its run reports that.
+            }
+        }
+        if (options_.on_test) options_.on_test(ServerTestRecord{client, spec, report});
+    } catch (const Error& e) {
+        send_error(ch, "failed", e.what());
+    } catch (const nlohmann::json::exception& e) {
+        send_error(ch, "protocol", std::string("bad message: ") + e.what());
+    }
+}
+
+}  // namespace nm

@@ -1,0 +1,59 @@
+#pragma once
+#include <exception>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "ethtool_ctl/device_control.hpp"
+#include "ethtool_ctl/ethtool_ioctl.hpp"
+#include "ethtool_ctl/ethtool_netlink.hpp"
+#include "ethtool_ctl/rtnl_socket.hpp"
+
+namespace nm {
+
+/// How NetlinkDeviceControl reaches the kernel.
+struct DeviceControlOptions {
+    bool force_ioctl = false;  ///< read and set features over SIOCETHTOOL even where ethtool netlink works
+};
+
+/// The real DeviceControl for one network namespace: ethtool genetlink (features, link modes, rings,
+/// coalescing, channels) with the SIOCETHTOOL fallback for features, SIOCETHTOOL for driver info, and
+/// rtnetlink (libnl-route) for MTU, its range, operstate and counters. All sockets are opened in the
+/// namespace at construction, so the object acts there from any thread. Not copyable or movable.
+class NetlinkDeviceControl : public DeviceControl {
+public:
+    /// `netns` "" = the caller's namespace. Throws nm::Error (Usage) when the namespace does not exist.
+    explicit NetlinkDeviceControl(std::string netns = {}, DeviceControlOptions options = {});
+    NetlinkDeviceControl(const NetlinkDeviceControl&) = delete;
+    NetlinkDeviceControl& operator=(const NetlinkDeviceControl&) = delete;
+
+    LinkState read(std::string_view ifname) override;
+    void validate(std::string_view ifname, const LinkSettings& wanted) override;
+    /// MTU first (through rtnetlink, put back if the feature change then fails), then every feature in
+    /// one request, then a read-back. A fixed feature asked to change is reported Fixed, not thrown.
+    ApplyReport apply(std::string_view ifname, const LinkSettings& wanted) override;
+
+    const std::string& netns() const noexcept { return netns_; }
+
+    /// Lets `tap` see every raw netlink reply (genetlink and the rtnetlink link message), for capturing
+    /// test fixtures.
+    void set_tap(const nl::MessageHandler& tap);
+
+private:
+    struct Plan;
+    FeatureReading read_feature_bits(std::string_view ifname);
+    Plan plan(std::string_view ifname, const LinkSettings& wanted, const FeatureBits& bits, const RtnlLinkInfo& link) const;
+
+    std::string netns_;
+    DeviceControlOptions options_;
+    RtnlSocket rtnl_;
+    std::optional<EthtoolNetlink> genl_;
+    std::exception_ptr genl_error_;  ///< why genl_ is empty (EOPNOTSUPP when the family is missing)
+    std::unique_ptr<NetlinkFeatures> netlink_features_;
+    SiocEthtool ioctl_;
+    IoctlFeatures ioctl_features_;
+    nl::MessageHandler tap_;
+};
+
+}  // namespace nm

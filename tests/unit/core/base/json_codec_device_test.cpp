@@ -1,0 +1,68 @@
+#include <catch2/catch.hpp>
+
+#include "core/base/error.hpp"
+#include "core/base/json_codec.hpp"
+
+namespace {
+
+nm::LinkState sample_state() {
+    nm::LinkState s;
+    s.name = "nm-a";
+    s.netns = "lab-a";
+    s.driver = {"veth", "1.0", "", ""};
+    s.speed_mbps = 10000;
+    s.duplex = "full";
+    s.operstate = "up";
+    s.mtu = 1500;
+    s.mtu_min = 68;
+    s.mtu_max = 65535;
+    s.features["rx-gro"] = {false, true, false};
+    s.features["rx-lro"] = {false, false, true};
+    s.feature_order = {"rx-gro", "rx-lro"};
+    s.channels["rx_max"] = 2;
+    s.counters.rx_crc_errors = 7;
+    s.counters.tx_window_errors = 3;
+    return s;
+}
+
+}  // namespace
+
+TEST_CASE("LinkState round-trips through JSON, with and without a speed", "[unit]") {
+    auto s = sample_state();
+    auto back = nm::Json(s).get<nm::LinkState>();
+    CHECK(nm::Json(back) == nm::Json(s));
+    CHECK(back.features.at("rx-gro").wanted);
+    CHECK(back.counters.rx_crc_errors == 7);
+    CHECK(back.speed_mbps == 10000u);
+    s.speed_mbps.reset();
+    CHECK(nm::Json(s).at("speed_mbps").is_null());
+    CHECK_FALSE(nm::Json(s).get<nm::LinkState>().speed_mbps);
+}
+
+TEST_CASE("ApplyReport and LinkSettings round-trip; outcomes are words", "[unit]") {
+    nm::ApplyReport r;
+    r.ifname = "nm-a";
+    r.path = "ioctl";
+    r.features.push_back({"tx-checksum-ip-generic", "tx", false, true, false, nm::SettingOutcome::Applied});
+    r.features.push_back({"tx-tcp-segmentation", "", std::nullopt, true, false, nm::SettingOutcome::SideEffect});
+    r.mtu = nm::MtuChange{9000, 1500, 9000, nm::SettingOutcome::Applied};
+    r.active_after = {{"tx-tcp-segmentation", false}};
+    r.mtu_after = 9000;
+    r.note = std::string("restored");
+    const nm::Json j = r;
+    CHECK(j.at("features").at(1).at("outcome") == "side_effect");
+    CHECK(j.at("features").at(1).at("requested").is_null());
+    CHECK(j.at("all_requested_hold") == true);
+    const auto back = j.get<nm::ApplyReport>();
+    CHECK(nm::Json(back) == j);
+
+    nm::LinkSettings ls;
+    ls.mtu = 9000;
+    ls.features = {{"tso", false}};
+    CHECK(nm::Json(nm::Json(ls).get<nm::LinkSettings>()) == nm::Json(ls));
+    CHECK_THROWS_AS(nm::Json("maybe").get<nm::SettingOutcome>(), nm::Error);
+    for (auto o : {nm::SettingOutcome::Applied, nm::SettingOutcome::AlreadySet, nm::SettingOutcome::Fixed,
+                   nm::SettingOutcome::Unsupported, nm::SettingOutcome::SideEffect}) {
+        CHECK(nm::Json(o).get<nm::SettingOutcome>() == o);
+    }
+}

@@ -1,0 +1,100 @@
+#include <catch2/catch.hpp>
+
+#include "core/base/error.hpp"
+#include "core/base/json_codec.hpp"
+
+namespace {
+
+nm::RunResult sample() {
+    nm::RunResult r;
+    r.spec.host = "198.18.0.2";
+    r.spec.protocol = nm::Protocol::Udp;
+    r.spec.direction = nm::Direction::Bidir;
+    r.spec.write_size = 18;
+    r.spec.rate_pps = 1000;
+    r.status = nm::RunStatus::Stalled;
+    r.error = "stalled";
+    r.throughput_bps = 1e9;
+    r.packets_per_s = 5e5;
+    r.bytes = 123456789;
+    r.packets = 1000;
+    r.duration_s = 2.5;
+    nm::StreamResult s;
+    s.id = 3;
+    s.direction = nm::Direction::Reverse;
+    s.bytes = 99;
+    s.retransmits = 4;
+    s.loss = nm::LossStats{10, 9, 1, 2, 3, 10.0, 0.25};
+    r.streams = {s};
+    r.loss = nm::LossStats{10, 9, 1, 2, 3, 10.0, 0.25};
+    r.tcp_retransmits = 4;
+    r.sender.iface = "nm-a";
+    r.sender.cpu = {0.5, 1.5, 80};
+    r.sender.system = {50, 10, 20, 1, 19};
+    r.sender.napi = {100, 1, 2, 3};
+    r.sender.counters_before.tx_bytes = 7;
+    r.sender.counters_after.tx_bytes = 70;
+    r.sender.duration_s = 2.4;
+    r.receiver.iface = "nm-b";
+    r.receiver.cpu = {0.25, 0.75, 40};
+    r.receiver.counters_after.rx_packets = 11;
+    r.receiver.io_calls = 77;
+    r.io_calls = 77;
+    r.calls_per_s = 30.8;
+    r.ms_per_call = 32.4;
+    r.service_demand_us_per_kb = 1.5;
+    r.intervals = {nm::IntervalSample{0, 1, 100, 10, 800, 10}};
+    r.receiver_rx_bytes = 1000;
+    r.receiver_rx_packets = 11;
+    return r;
+}
+
+}  // namespace
+
+TEST_CASE("RunResult JSON has the documented keys", "[unit]") {
+    const nm::Json j = sample();
+    for (const char* key : {"throughput_bps", "packets_per_s", "bytes", "duration_s", "streams", "loss", "tcp", "cpu",
+                            "io_calls", "calls_per_s", "ms_per_call", "service_demand_us_per_kb", "intervals", "nic",
+                            "napi", "status", "error"}) {
+        INFO(key);
+        CHECK(j.contains(key));
+    }
+    CHECK(j.at("loss").at("lost") == 1);
+    CHECK(j.at("loss").at("jitter_ms") == 0.25);
+    CHECK(j.at("tcp").at("retransmits") == 4);
+    CHECK(j.at("cpu").at("sender").at("sys_s") == 1.5);
+    CHECK(j.at("cpu").at("receiver").at("util_pct") == 40);
+    CHECK(j.at("cpu").at("system").at("sender").at("softirq_pct") == 19);
+    CHECK(j.at("nic").at("receiver").at("rx_bytes_delta") == 1000);
+    CHECK(j.at("nic").at("sender").at("before").at("tx_bytes") == 7);
+    CHECK(j.at("status") == "stalled");
+    CHECK(j.at("spec").at("protocol") == "udp");
+    CHECK(j.at("spec").at("direction") == "bidir");
+}
+
+TEST_CASE("RunResult and EndReport round-trip through JSON", "[unit]") {
+    const nm::RunResult r = sample();
+    const nm::Json j = r;
+    const auto back = j.get<nm::RunResult>();
+    CHECK(nm::Json(back) == j);
+
+    nm::EndReport e;
+    e.status = nm::RunStatus::PeerLost;
+    e.measurement = r.sender;
+    e.sent = r.streams;
+    e.received = r.streams;
+    e.sent_bytes = 5;
+    e.recv_calls = 6;
+    e.received_intervals = r.intervals;
+    const nm::Json ej = e;
+    CHECK(nm::Json(ej.get<nm::EndReport>()) == ej);
+}
+
+TEST_CASE("Traffic enums reject unknown words naming the field", "[unit]") {
+    CHECK_THROWS_WITH(nm::Json("sctp").get<nm::Protocol>(), Catch::Contains("protocol") && Catch::Contains("sctp"));
+    CHECK_THROWS_AS(nm::Json("sideways").get<nm::Direction>(), nm::Error);
+    nm::TestSpec partial = nm::Json{{"host", "h"}, {"protocol", "udp"}}.get<nm::TestSpec>();
+    CHECK(partial.host == "h");
+    CHECK(partial.protocol == nm::Protocol::Udp);
+    CHECK(partial.port == nm::kDefaultPort);
+}

@@ -1,0 +1,114 @@
+#include <catch2/catch.hpp>
+
+#include "core/base/error.hpp"
+#include "core/throughput_search.hpp"
+
+namespace {
+
+// A path that delivers everything up to `limit_fps` and drops the excess; a generator that cannot send
+// faster than `generator_fps`.
+struct FakePath {
+    double limit_fps;
+    double generator_fps;
+    int calls = 0;
+
+    nm::TrialOutcome operator()(double offered) {
+        ++calls;
+        const double sent_fps = std::min(offered, generator_fps);
+        nm::TrialOutcome t;
+        t.sent_fps = sent_fps;
+        t.sent = static_cast<uint64_t>(sent_fps);          // a one-second trial
+        t.received = static_cast<uint64_t>(std::min(sent_fps, limit_fps));
+        return t;
+    }
+};
+
+}  // namespace
+
+TEST_CASE("The search finds a known limit within the resolution and confirms it", "[unit]") {
+    FakePath path{300000, 10e6};
+    nm::SearchOptions o;
+    o.max_fps = 1488095;
+    o.resolution_pct = 0.5;
+    o.max_trials = 30;
+    const auto r = nm::find_throughput(std::ref(path), o);
+    REQUIRE(r.found);
+    CHECK(r.throughput_fps <= 300000);
+    CHECK(r.throughput_fps >= 300000 - o.max_fps * 0.005);
+    CHECK(r.confirmed);
+    CHECK(r.confirmation.lost() == 0);
+    CHECK_FALSE(r.generator_limited);
+    CHECK(r.trials == r.history.size());
+    CHECK(path.calls == static_cast<int>(r.trials) + 1);
+}
+
+TEST_CASE("A path that carries line rate ends after one trial", "[unit]") {
+    FakePath path{2e6, 10e6};
+    nm::SearchOptions o;
+    o.max_fps = 1488095;
+    const auto r = nm::find_throughput(std::ref(path), o);
+    CHECK(r.trials == 1);
+    CHECK(r.throughput_fps == Approx(1488095).epsilon(1e-6));
+    CHECK(r.confirmed);
+}
+
+TEST_CASE("A slow generator is reported, not blamed on the device", "[unit]") {
+    FakePath path{2e6, 400000};
+    nm::SearchOptions o;
+    o.max_fps = 1488095;
+    const auto r = nm::find_throughput(std::ref(path), o);
+    CHECK(r.generator_limited);
+    CHECK(r.generator_max_fps == Approx(400000));
+    CHECK(r.throughput_fps == Approx(400000));
+}
+
+TEST_CASE("Loss tolerance lets a trial with a little loss pass", "[unit]") {
+    const auto lossy = [](double offered) {
+        nm::TrialOutcome t;
+        t.sent_fps = offered;
+        t.sent = 100000;
+        t.received = offered > 500000 ? 90000 : 99950;   // 0.05% loss below 500k, 10% above
+        return t;
+    };
+    nm::SearchOptions o;
+    o.max_fps = 1e6;
+    o.loss_tolerance_pct = 0.1;
+    const auto tolerant = nm::find_throughput(lossy, o);
+    CHECK(tolerant.throughput_fps <= 500000);
+    CHECK(tolerant.throughput_fps > 490000);
+    o.loss_tolerance_pct = 0;
+    const auto strict = nm::find_throughput(lossy, o);
+    CHECK_FALSE(strict.found);
+    // Every trial failed: the bracket shrank towards zero until it was narrower than 1% of the maximum.
+    CHECK(strict.trials < o.max_trials);
+    CHECK(strict.history.back().outcome.offered_fps < 2 * 0.01 * o.max_fps);
+    o.max_trials = 3;
+    CHECK(nm::find_throughput(lossy, o).trials == 3);
+}
+
+TEST_CASE("Bad search options are usage errors", "[unit]") {
+    const auto never = [](double) { return nm::TrialOutcome{}; };
+    nm::SearchOptions o;
+    CHECK_THROWS_WITH(nm::find_throughput(never, o), Catch::Contains("line-rate"));
+    o.max_fps = 1000;
+    o.resolution_pct = 0;
+    CHECK_THROWS_WITH(nm::find_throughput(never, o), Catch::Contains("resolution_pct"));
+}
+
+TEST_CASE("A stop request ends the search between trials", "[unit]") {
+    std::stop_source source;
+    int calls = 0;
+    const auto trial = [&](double offered) {
+        if (++calls == 2) source.request_stop();
+        nm::TrialOutcome t;
+        t.sent_fps = offered;
+        t.sent = 1000;
+        t.received = 10;
+        return t;
+    };
+    nm::SearchOptions o;
+    o.max_fps = 1e6;
+    const auto r = nm::find_throughput(trial, o, source.get_token());
+    CHECK(r.interrupted);
+    CHECK(calls == 2);
+}

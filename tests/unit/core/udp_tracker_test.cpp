@@ -1,0 +1,50 @@
+#include <catch2/catch.hpp>
+
+#include "core/udp_tracker.hpp"
+
+TEST_CASE("UdpHeader round-trips in 18 bytes with the window bit", "[unit]") {
+    unsigned char buf[18] = {};
+    nm::UdpHeader h{0x0102030405060708ULL, -42, 300, true};
+    h.write(buf);
+    const auto r = nm::UdpHeader::read(buf);
+    CHECK(r.seq == h.seq);
+    CHECK(r.send_ns == -42);
+    CHECK(r.stream == 300);
+    CHECK(r.in_window);
+    nm::UdpHeader{1, 2, 7, false}.write(buf);
+    CHECK_FALSE(nm::UdpHeader::read(buf).in_window);
+    CHECK(nm::UdpHeader::read(buf).stream == 7);
+}
+
+TEST_CASE("UdpSequenceTracker counts unique, duplicate and reordered datagrams", "[unit]") {
+    nm::UdpSequenceTracker t;
+    for (uint64_t s : {0, 1, 2, 4, 5, 3, 5, 9, 6, 0}) t.on_datagram(s, 0, 0);
+    CHECK(t.received() == 8);     // 0 1 2 3 4 5 6 9
+    CHECK(t.duplicates() == 2);   // the second 5 and the second 0
+    CHECK(t.reordered() == 2);    // 3 after 5, 6 after 9
+}
+
+TEST_CASE("UdpSequenceTracker forgets skipped numbers across a large gap", "[unit]") {
+    nm::UdpSequenceTracker t;
+    t.on_datagram(5, 0, 0);
+    const uint64_t far = 5 + nm::UdpSequenceTracker::kWindow;   // same ring slot as 5
+    t.on_datagram(far, 0, 0);
+    t.on_datagram(far - 1, 0, 0);
+    CHECK(t.duplicates() == 0);
+    CHECK(t.reordered() == 1);
+    CHECK(t.received() == 3);
+}
+
+TEST_CASE("UdpSequenceTracker jitter follows RFC 3550", "[unit]") {
+    nm::UdpSequenceTracker t;
+    // Transit times 1000, 1100, 1000 ns: |D| = 100 twice. J1 = 100/16, J2 = J1 + (100 - J1)/16.
+    t.on_datagram(0, 0, 1000);
+    t.on_datagram(1, 10000, 11100);
+    t.on_datagram(2, 20000, 21000);
+    const double j1 = 100.0 / 16;
+    const double j2 = j1 + (100 - j1) / 16;
+    CHECK(t.jitter_ms() == Approx(j2 / 1e6));
+    nm::UdpSequenceTracker steady;
+    for (uint64_t s = 0; s < 100; ++s) steady.on_datagram(s, static_cast<int64_t>(s) * 1000, static_cast<int64_t>(s) * 1000 + 500);
+    CHECK(steady.jitter_ms() == 0);
+}

@@ -1,7 +1,7 @@
 #pragma once
-// A DeviceControl over the `ethtool` and `ip` commands, inside one namespace: a test stand-in for
-// NetlinkDeviceControl (on its own branch until merged), so the sweep runner can be tested against the
-// real kernel's behaviour on veth (side effects of tx off, MTU changes, a bridge that drops jumbo frames).
+// A DeviceControl over the `ethtool` and `ip` commands, inside one namespace: an independent stand-in for
+// NetlinkDeviceControl, so the sweep runner is also tested against the real kernel's behaviour on veth
+// (side effects of tx off, MTU changes, a bridge that drops jumbo frames) through another tool's path.
 // Not for production: it parses ethtool's text output.
 #include <map>
 #include <string>

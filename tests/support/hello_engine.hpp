@@ -1,7 +1,7 @@
 #pragma once
 // A traffic engine in miniature for tests of the sweep's wiring on real namespaces and sockets: the server
-// answers every connection with "hello", the client counts what it gets. The real engine is on its own
-// branch until merged.
+// answers every connection with "hello", the client counts what it gets; deterministic and instant where
+// the real engine would measure.
 #include <stop_token>
 
 #include "core/base/unique_fd.hpp"

@@ -1,6 +1,5 @@
-// `nicmatrix sweep` end to end. The first tests run on any build; those marked "needs the engine" run the
-// real sweep on the lab and report SKIPPED while this build lacks the device control or the traffic
-// engine (they live on other branches until merged).
+// `nicmatrix sweep` end to end: checks before any change, and real sweeps on the lab with the real device
+// control and traffic engine, checked against ethtool -k, ip and the JSON Schema.
 #include <catch2/catch.hpp>
 
 #include <signal.h>
@@ -34,18 +33,6 @@ std::string write_config(const nm::test::TempDir& dir, const std::string& name, 
     const auto path = dir.file(name);
     std::ofstream(path) << json;
     return path;
-}
-
-// Skips a test that needs the merged device control and traffic engine when this build lacks them.
-void require_engine() {
-    nm::test::require_net_admin();
-    nm::test::TempDir dir;
-    const auto cfg = write_config(dir, "probe.json", R"({"offloads": [{"name": "o", "features": {}}], "mtu": [1500], "traffic": [{}], "duration_s": 0.1, "omit_s": 0, "repetitions": 1})");
-    const auto r = run_command(nicmatrix_binary() + " sweep " + cfg + " --lab -q --journal " + dir.file("j.json") + " -o " + dir.file("r.json"), std::chrono::seconds(60));
-    if (r.output.find("this build has no") != std::string::npos) {
-        std::fputs("SKIPPED: this build has no device control or traffic engine yet\n", stderr);
-        std::exit(77);
-    }
 }
 
 const char* kSmall = R"({"name": "small",
@@ -136,8 +123,8 @@ TEST_CASE("report and compare render a results file, and a file that is not one 
     CHECK_THAT(r.output, Catch::Contains("offload-mtu.json: not a nicmatrix results file"));
 }
 
-TEST_CASE("sweep --lab (needs the engine): every cell ok, recorded settings match ethtool -k during the cell, valid file, lab gone", "[integration]") {
-    require_engine();
+TEST_CASE("sweep --lab: every cell ok, recorded settings match ethtool -k during the cell, valid file, lab gone", "[integration]") {
+    nm::test::require_net_admin();
     nm::test::TempDir dir;
     const auto cfg = write_config(dir, "small.json", kSmall);
     const std::string name = nm::test::unique_name("nmsw");
@@ -189,8 +176,8 @@ TEST_CASE("sweep --lab (needs the engine): every cell ok, recorded settings matc
     CHECK(run_command("ip netns list | grep -q " + name).exit_status != 0);
 }
 
-TEST_CASE("sweep --lab --topology bridge (needs the engine): jumbo cells are path_mtu_blackhole within seconds, 1500 ok", "[integration]") {
-    require_engine();
+TEST_CASE("sweep --lab --topology bridge: jumbo cells are path_mtu_blackhole within seconds, 1500 ok", "[integration]") {
+    nm::test::require_net_admin();
     nm::test::TempDir dir;
     const auto cfg = write_config(dir, "small.json", kSmall);
     const auto t0 = std::chrono::steady_clock::now();
@@ -208,8 +195,8 @@ TEST_CASE("sweep --lab --topology bridge (needs the engine): jumbo cells are pat
     CHECK(took < 2 * 2 * 1.2 + 2 * 1.0 + 8);
 }
 
-TEST_CASE("SIGKILL mid-sweep (needs the engine): the file keeps every finished cell, restore puts the lab back, --resume finishes", "[integration]") {
-    require_engine();
+TEST_CASE("SIGKILL mid-sweep: the file keeps every finished cell, restore puts the lab back, --resume finishes", "[integration]") {
+    nm::test::require_net_admin();
     nm::test::TempDir dir;
     const auto cfg = write_config(dir, "small.json", kSmall);
     const std::string name = nm::test::unique_name("nmsw");

@@ -1,6 +1,7 @@
 // LabSession on the real kernel: its lab, the server thread in the server namespace, the client in the
 // client namespace, and nothing left behind. The device control and the traffic engine are stand-ins
-// here (the real ones come from other branches); the namespaces, sockets and threads are real.
+// here (tests/integration/cli/sweep_cli_test.cpp runs the real ones); the namespaces, sockets and threads
+// are real.
 #include <catch2/catch.hpp>
 
 #include <net/if.h>

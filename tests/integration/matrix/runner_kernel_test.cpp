@@ -1,5 +1,5 @@
 // The sweep runner against the real kernel: real veth in a lab, the real DF path probe, settings changed
-// with ethtool/ip (tests/support/command_device.hpp stands in for NetlinkDeviceControl until it is merged)
+// with ethtool/ip (tests/support/command_device.hpp, a second path besides NetlinkDeviceControl)
 // and a stand-in engine that takes `ethtool -k` while the cell "measures". What the kernel does besides
 // what was asked (tx off takes TSO with it) must be what the results record.
 #include <catch2/catch.hpp>

@@ -61,6 +61,21 @@ def test_bad_configs_fail_the_schema_and_the_cli_alike(tmp_path, nicmatrix_bin, 
     assert f"{path}: {message}" in res.stderr
 
 
+def example_results():
+    return sorted(p for p in glob.glob(os.path.join(SOURCE, "results", "*.json")) if not p.endswith(".schema.json"))
+
+
+@pytest.mark.parametrize("path", example_results(), ids=os.path.basename)
+def test_lab_results_in_results_validate(path, nicmatrix_bin):
+    with open(path) as f:
+        results = json.load(f)
+    validator("results/results.schema.json").validate(results)
+    assert all(c["status"] == "ok" for c in results["cells"])
+    # The C++ reader takes it too, and renders every cell.
+    table = run(nicmatrix_bin, "report", path, "--format", "csv").stdout.splitlines()
+    assert len(table) == 1 + len(results["cells"])
+
+
 def test_the_example_results_file_validates():
     results = load("tests/fixtures/results/fake-lab.json")
     validator("results/results.schema.json").validate(results)

@@ -10,5 +10,7 @@ void add_lab_commands(CLI::App& app);
 void add_device_commands(CLI::App& app);  // show, set, restore
 /// serve and run; `stop` (from the StopSignal in main) ends a test or the server cleanly.
 void add_traffic_commands(CLI::App& app, std::stop_token stop);
+/// sweep, report, compare. `stop` ends a running sweep through its normal path (restore, save).
+void add_sweep_commands(CLI::App& app, std::stop_token stop);
 
 }  // namespace nm::cli

@@ -15,6 +15,7 @@ int main(int argc, char** argv) {
     nm::cli::add_lab_commands(app);
     nm::cli::add_device_commands(app);
     nm::cli::add_traffic_commands(app, stop_signal.token());
+    nm::cli::add_sweep_commands(app, stop_signal.token());
 
     try {
         app.parse(argc, argv);

@@ -6,6 +6,7 @@
 
 #include "core/base/device_types.hpp"
 #include "core/base/lab_types.hpp"
+#include "core/base/sweep_types.hpp"
 #include "core/base/traffic_types.hpp"
 
 namespace nm {
@@ -72,5 +73,32 @@ void to_json(Json& j, const RunResult& v);
 void from_json(const Json& j, RunResult& v);
 void to_json(Json& j, const EndReport& v);
 void from_json(const Json& j, EndReport& v);
+
+// Sweeps and results (json_codec_matrix.cpp). A sweep config is parsed field by field: every error is a
+// usage error starting with the JSON pointer of the offending value and saying what was expected, e.g.
+// `/traffic/1/streams: expected a positive integer, got -3`.
+void to_json(Json& j, const ApplyTo& v);
+void from_json(const Json& j, ApplyTo& v);
+void to_json(Json& j, const TrafficEntry& v);
+void to_json(Json& j, const SweepConfig& v);
+void from_json(const Json& j, SweepConfig& v);
+/// The same as from_json, for callers that want the value returned.
+SweepConfig parse_sweep_config(const Json& j);
+void to_json(Json& j, const CellStatus& v);
+void from_json(const Json& j, CellStatus& v);
+void to_json(Json& j, const EndSettings& v);
+void from_json(const Json& j, EndSettings& v);
+void to_json(Json& j, const MetricSummary& v);
+void from_json(const Json& j, MetricSummary& v);
+void to_json(Json& j, const CellResult& v);
+void from_json(const Json& j, CellResult& v);
+void to_json(Json& j, const InterfaceInfo& v);
+void from_json(const Json& j, InterfaceInfo& v);
+void to_json(Json& j, const HostInfo& v);
+void from_json(const Json& j, HostInfo& v);
+void to_json(Json& j, const ResultsFile& v);
+/// Reads a results file's JSON; throws nm::Error (Usage) naming the JSON pointer of a missing or
+/// malformed field, or when `schema` is not nicmatrix/results/v1.
+void from_json(const Json& j, ResultsFile& v);
 
 }  // namespace nm

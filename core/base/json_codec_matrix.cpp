@@ -1,0 +1,524 @@
+// JSON of sweeps and results. A sweep config is what users write by hand, so it is read field by field
+// with the JSON pointer of every value at hand: each error says where (`/traffic/1/streams`), what was
+// expected and what was found, and unknown keys are errors (a typo must not silently become a default).
+// Results files are written by nicmatrix and read back tolerantly (fields added later get defaults).
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <set>
+#include <sstream>
+
+#include "core/base/error.hpp"
+#include "core/base/json_codec.hpp"
+
+namespace nm {
+namespace {
+
+std::string describe(const Json& j) {
+    switch (j.type()) {
+        case Json::value_t::object: return "an object";
+        case Json::value_t::array: return "an array";
+        case Json::value_t::null: return "null";
+        case Json::value_t::discarded: return "nothing";
+        default: return j.dump();
+    }
+}
+
+std::string join_quoted(const std::vector<std::string>& names) {
+    std::string out;
+    for (const auto& n : names) out += (out.empty() ? "\"" : ", \"") + n + "\"";
+    return out;
+}
+
+// A value in the config together with its JSON pointer, so every error can say where it is.
+class Node {
+public:
+    Node(const Json& j, std::string pointer) : j_(j), pointer_(std::move(pointer)) {}
+
+    const Json& json() const { return j_; }
+    const std::string& pointer() const { return pointer_; }
+
+    [[noreturn]] void fail(const std::string& expected) const {
+        throw usage_error((pointer_.empty() ? "/" : pointer_) + ": expected " + expected + ", got " + describe(j_));
+    }
+    [[noreturn]] void fail_message(const std::string& message) const {
+        throw usage_error((pointer_.empty() ? "/" : pointer_) + ": " + message);
+    }
+
+    // An object whose keys must all be in `allowed`.
+    void expect_object(const std::vector<std::string>& allowed, const std::string& what) const {
+        if (!j_.is_object()) fail(what);
+        for (const auto& [key, value] : j_.items()) {
+            if (std::find(allowed.begin(), allowed.end(), key) == allowed.end()) {
+                child(key).fail_message("unknown key; expected one of " + join_quoted(allowed));
+            }
+        }
+    }
+    bool has(const std::string& key) const { return j_.contains(key); }
+    Node child(const std::string& key) const { return Node(j_.at(key), pointer_ + "/" + escape(key)); }
+    Node child(size_t index) const { return Node(j_.at(index), pointer_ + "/" + std::to_string(index)); }
+    Node required(const std::string& key, const std::string& expected) const {
+        if (!j_.contains(key)) {
+            throw usage_error(pointer_ + "/" + escape(key) + ": missing; expected " + expected);
+        }
+        return child(key);
+    }
+
+    std::vector<Node> array(const std::string& expected, bool non_empty) const {
+        if (!j_.is_array() || (non_empty && j_.empty())) fail(expected);
+        std::vector<Node> out;
+        for (size_t i = 0; i < j_.size(); ++i) out.push_back(child(i));
+        return out;
+    }
+
+    std::string string(const std::string& expected = "a string") const {
+        if (!j_.is_string()) fail(expected);
+        return j_.get<std::string>();
+    }
+
+    // A name that can be part of a cell key: letters, digits, '.', '_', '-', '+', '='.
+    std::string name() const {
+        const std::string expected = "a non-empty name of letters, digits, '.', '_', '-', '+', '='";
+        const auto s = string(expected);
+        const bool ok = !s.empty() && s.size() <= 64 && std::all_of(s.begin(), s.end(), [](char c) {
+            return std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' || c == '-' || c == '+' || c == '=';
+        });
+        if (!ok) fail(expected);
+        return s;
+    }
+
+    uint64_t integer(uint64_t min, uint64_t max, const std::string& expected) const {
+        if (!j_.is_number_integer() && !(j_.is_number_float() && std::floor(j_.get<double>()) == j_.get<double>())) fail(expected);
+        if (j_.is_number_integer() && !j_.is_number_unsigned() && j_.get<int64_t>() < 0) fail(expected);
+        const double d = j_.get<double>();
+        if (d < static_cast<double>(min) || d > static_cast<double>(max)) fail(expected);
+        return j_.is_number_unsigned() ? j_.get<uint64_t>() : static_cast<uint64_t>(d);
+    }
+
+    double number(double min, double max, bool min_exclusive, const std::string& expected) const {
+        if (!j_.is_number()) fail(expected);
+        const double d = j_.get<double>();
+        if (!std::isfinite(d) || d < min || (min_exclusive && d == min) || d > max) fail(expected);
+        return d;
+    }
+
+    bool boolean() const {
+        if (!j_.is_boolean()) fail("true or false");
+        return j_.get<bool>();
+    }
+
+    // "on"/"off" as ethtool -K takes them, or a JSON boolean.
+    bool on_off() const {
+        if (j_.is_boolean()) return j_.get<bool>();
+        if (j_.is_string() && j_ == "on") return true;
+        if (j_.is_string() && j_ == "off") return false;
+        fail("\"on\", \"off\", true or false");
+    }
+
+private:
+    static std::string escape(const std::string& key) {
+        std::string out;
+        for (char c : key) {
+            if (c == '~') out += "~0";
+            else if (c == '/') out += "~1";
+            else out += c;
+        }
+        return out;
+    }
+
+    const Json& j_;
+    std::string pointer_;
+};
+
+constexpr uint32_t kMinMtu = 68;      // IPv4's minimum (RFC 791)
+constexpr uint32_t kMaxMtu = 65535;
+
+const std::vector<std::string> kTrafficKeys = {"name",   "protocol", "direction", "streams", "threads",  "write_size",
+                                               "length", "window",   "bytes",     "rate_bps", "rate_pps", "udp_gso",
+                                               "udp_gro"};
+
+constexpr std::pair<ApplyTo, const char*> kApplyTo[] = {{ApplyTo::Local, "local"}, {ApplyTo::Peer, "peer"}, {ApplyTo::Both, "both"}};
+constexpr std::pair<CellStatus, const char*> kCellStatuses[] = {{CellStatus::Ok, "ok"},
+                                                                {CellStatus::Infeasible, "infeasible"},
+                                                                {CellStatus::Duplicate, "duplicate"},
+                                                                {CellStatus::Failed, "failed"},
+                                                                {CellStatus::Stalled, "stalled"},
+                                                                {CellStatus::PathMtuBlackhole, "path_mtu_blackhole"}};
+
+template <typename E, size_t N>
+std::vector<std::string> enum_names(const std::pair<E, const char*> (&names)[N]) {
+    std::vector<std::string> out;
+    for (const auto& [value, name] : names) out.emplace_back(name);
+    return out;
+}
+
+template <typename E, size_t N>
+E enum_value(const Node& n, const std::pair<E, const char*> (&names)[N]) {
+    const std::string expected = "one of " + join_quoted(enum_names(names));
+    const auto s = n.string(expected);
+    for (const auto& [value, name] : names) {
+        if (s == name) return value;
+    }
+    n.fail(expected);
+}
+
+template <typename E, size_t N>
+const char* enum_name(E v, const std::pair<E, const char*> (&names)[N]) {
+    for (const auto& [value, name] : names) {
+        if (value == v) return name;
+    }
+    return "unknown";
+}
+
+std::string format_rate(double v) {
+    std::ostringstream out;
+    if (v >= 1e9 && std::fmod(v, 1e9) == 0) out << v / 1e9 << "G";
+    else if (v >= 1e6 && std::fmod(v, 1e6) == 0) out << v / 1e6 << "M";
+    else if (v >= 1e3 && std::fmod(v, 1e3) == 0) out << v / 1e3 << "k";
+    else out << v;
+    return out.str();
+}
+
+// The name of a traffic entry without one: protocol, streams, then what differs from the defaults, in the
+// spirit of the flags (-P, -l, -w, -b, -R) people know from iperf.
+std::string derived_name(const TestSpec& t) {
+    std::string name = (t.protocol == Protocol::Tcp ? "tcp-p" : "udp-p") + std::to_string(t.streams);
+    if (t.protocol == Protocol::Udp && t.streams == 1) name = "udp";
+    if (t.write_size != 0) name += "-l" + std::to_string(t.write_size);
+    if (t.window != 0) name += "-w" + std::to_string(t.window);
+    if (t.bytes != 0) name += "-n" + std::to_string(t.bytes);
+    if (t.rate_bps != 0) name += "-b" + format_rate(t.rate_bps);
+    if (t.rate_pps != 0) name += "-pps" + format_rate(t.rate_pps);
+    if (t.threads != 0) name += "-T" + std::to_string(t.threads);
+    if (t.udp_gso) name += "-gso";
+    if (t.udp_gro) name += "-gro";
+    if (t.direction == Direction::Reverse) name += "-R";
+    if (t.direction == Direction::Bidir) name += "-bidir";
+    return name;
+}
+
+TrafficEntry parse_traffic(const Node& n) {
+    n.expect_object(kTrafficKeys, "an object describing a test (protocol, streams, write_size, ...)");
+    TrafficEntry e;
+    auto& t = e.test;
+    // A cell names its streams: no engine "auto" (one per core for UDP), so a results file says what ran.
+    t.streams = 1;
+    if (n.has("protocol")) {
+        const auto s = n.child("protocol").string("\"tcp\" or \"udp\"");
+        if (s == "tcp") t.protocol = Protocol::Tcp;
+        else if (s == "udp") t.protocol = Protocol::Udp;
+        else n.child("protocol").fail("\"tcp\" or \"udp\"");
+    }
+    if (n.has("direction")) {
+        const auto d = n.child("direction");
+        const auto s = d.string("\"forward\", \"reverse\" or \"bidir\"");
+        if (s == "forward") t.direction = Direction::Forward;
+        else if (s == "reverse") t.direction = Direction::Reverse;
+        else if (s == "bidir") t.direction = Direction::Bidir;
+        else d.fail("\"forward\", \"reverse\" or \"bidir\"");
+    }
+    if (n.has("streams")) t.streams = static_cast<uint32_t>(n.child("streams").integer(1, 1024, "a positive integer (at most 1024)"));
+    if (n.has("threads")) t.threads = static_cast<uint32_t>(n.child("threads").integer(0, 1024, "an integer from 0 (one per core) to 1024"));
+    if (n.has("write_size") && n.has("length")) n.child("length").fail_message("give write_size or its alias length, not both");
+    for (const char* key : {"write_size", "length"}) {
+        if (n.has(key)) {
+            t.write_size = static_cast<uint32_t>(n.child(key).integer(0, 16u << 20, "a size in bytes from 0 (default) to 16777216"));
+        }
+    }
+    if (t.protocol == Protocol::Udp && t.write_size != 0 && (t.write_size < 18 || t.write_size > 65507)) {
+        n.child(n.has("write_size") ? "write_size" : "length").fail("a UDP payload size from 18 to 65507 bytes");
+    }
+    if (n.has("window")) t.window = static_cast<uint32_t>(n.child("window").integer(0, 1u << 30, "a socket buffer size in bytes (0 = kernel default)"));
+    if (n.has("bytes")) t.bytes = n.child("bytes").integer(0, UINT64_MAX, "a byte count (0 = run for duration_s)");
+    if (n.has("rate_bps")) t.rate_bps = n.child("rate_bps").number(0, 1e13, false, "a rate in bits/s (0 = unlimited)");
+    if (n.has("rate_pps")) t.rate_pps = n.child("rate_pps").number(0, 1e10, false, "a rate in packets/s (0 = unlimited)");
+    if (n.has("udp_gso")) t.udp_gso = n.child("udp_gso").boolean();
+    if (n.has("udp_gro")) t.udp_gro = n.child("udp_gro").boolean();
+    if (t.protocol == Protocol::Tcp) {
+        for (const char* key : {"udp_gso", "udp_gro", "rate_pps"}) {
+            if (n.has(key) && n.json().at(key) != Json(false) && n.json().at(key) != Json(0)) {
+                n.child(key).fail_message(std::string("only for \"protocol\": \"udp\""));
+            }
+        }
+    }
+    e.name = n.has("name") ? n.child("name").name() : derived_name(t);
+    return e;
+}
+
+// Which test fields a traffic entry (and an exclude rule's `traffic` match) carries.
+Json traffic_fields(const TrafficEntry& v) {
+    const auto& t = v.test;
+    return Json{{"name", v.name},           {"protocol", t.protocol}, {"direction", t.direction}, {"streams", t.streams},
+                {"threads", t.threads},     {"write_size", t.write_size}, {"window", t.window}, {"bytes", t.bytes},
+                {"rate_bps", t.rate_bps},   {"rate_pps", t.rate_pps}, {"udp_gso", t.udp_gso},   {"udp_gro", t.udp_gro}};
+}
+
+}  // namespace
+
+void to_json(Json& j, const ApplyTo& v) { j = enum_name(v, kApplyTo); }
+void from_json(const Json& j, ApplyTo& v) { v = enum_value(Node(j, "/apply_to"), kApplyTo); }
+
+void to_json(Json& j, const TrafficEntry& v) { j = traffic_fields(v); }
+
+void to_json(Json& j, const SweepConfig& v) {
+    Json profiles = Json::array();
+    for (const auto& p : v.offloads) {
+        Json features = Json::object();
+        for (const auto& [name, on] : p.features) features[name] = on ? "on" : "off";
+        profiles.push_back({{"name", p.name}, {"features", features}});
+    }
+    Json exclude = Json::array();
+    for (const auto& r : v.exclude) {
+        Json rule = Json::object();
+        if (r.offloads) rule["offloads"] = *r.offloads;
+        if (r.mtu) rule["mtu"] = *r.mtu;
+        if (!r.traffic.empty()) rule["traffic"] = r.traffic;
+        exclude.push_back(rule);
+    }
+    j = Json{{"offloads", profiles},
+             {"mtu", v.mtu},
+             {"traffic", v.traffic},
+             {"duration_s", v.duration_s},
+             {"omit_s", v.omit_s},
+             {"repetitions", v.repetitions},
+             {"cooldown_s", v.cooldown_s},
+             {"apply_to", {{"offloads", v.apply_offloads_to}, {"mtu", v.apply_mtu_to}}},
+             {"exclude", exclude}};
+    // A config read from a file without a name is named after the file later; "" is not a valid name.
+    if (!v.name.empty()) j["name"] = v.name;
+    if (!v.description.empty()) j["description"] = v.description;
+}
+
+SweepConfig parse_sweep_config(const Json& j) {
+    const Node root(j, "");
+    root.expect_object({"$schema", "name", "description", "offloads", "mtu", "traffic", "duration_s", "omit_s",
+                        "repetitions", "cooldown_s", "apply_to", "exclude"},
+                       "a sweep config object");
+    SweepConfig c;
+    if (root.has("$schema")) root.child("$schema").string();
+    if (root.has("name")) c.name = root.child("name").name();
+    if (root.has("description")) c.description = root.child("description").string();
+
+    std::set<std::string> profile_names;
+    for (const auto& p : root.required("offloads", "a non-empty array of offload profiles")
+                             .array("a non-empty array of offload profiles ({\"name\": ..., \"features\": {...}})", true)) {
+        p.expect_object({"name", "features"}, "an offload profile {\"name\": ..., \"features\": {\"tso\": \"off\", ...}}");
+        OffloadProfile profile;
+        profile.name = p.required("name", "a profile name").name();
+        if (!profile_names.insert(profile.name).second) p.child("name").fail("a profile name not used before");
+        const auto features = p.required("features", "an object of feature name -> \"on\"/\"off\"");
+        if (!features.json().is_object()) features.fail("an object of feature name -> \"on\"/\"off\"");
+        for (const auto& [name, value] : features.json().items()) {
+            const auto f = features.child(name);
+            if (name.empty()) f.fail_message("a feature name must not be empty");
+            profile.features[name] = f.on_off();
+        }
+        c.offloads.push_back(std::move(profile));
+    }
+
+    for (const auto& m : root.required("mtu", "a non-empty array of MTUs").array("a non-empty array of MTUs in bytes", true)) {
+        const auto mtu = static_cast<uint32_t>(m.integer(kMinMtu, kMaxMtu, "an MTU in bytes from 68 to 65535"));
+        if (std::find(c.mtu.begin(), c.mtu.end(), mtu) != c.mtu.end()) m.fail("an MTU not listed before");
+        c.mtu.push_back(mtu);
+    }
+
+    std::map<std::string, std::string> traffic_names;   // name -> pointer of its entry
+    for (const auto& t : root.required("traffic", "a non-empty array of tests").array("a non-empty array of tests", true)) {
+        auto entry = parse_traffic(t);
+        if (const auto [it, fresh] = traffic_names.emplace(entry.name, t.pointer()); !fresh) {
+            (t.has("name") ? t.child("name") : t)
+                .fail_message("the test name \"" + entry.name + "\" is already used by " + it->second + "; give each test a unique \"name\"");
+        }
+        c.traffic.push_back(std::move(entry));
+    }
+
+    if (root.has("duration_s")) c.duration_s = root.child("duration_s").number(0, 86400, true, "a positive number of seconds");
+    if (root.has("omit_s")) c.omit_s = root.child("omit_s").number(0, 3600, false, "a number of seconds, 0 or more");
+    if (root.has("repetitions")) c.repetitions = static_cast<uint32_t>(root.child("repetitions").integer(1, 1000, "a positive integer"));
+    if (root.has("cooldown_s")) c.cooldown_s = root.child("cooldown_s").number(0, 3600, false, "a number of seconds, 0 or more");
+
+    if (root.has("apply_to")) {
+        const auto a = root.child("apply_to");
+        if (a.json().is_string()) {
+            c.apply_offloads_to = c.apply_mtu_to = enum_value(a, kApplyTo);
+        } else {
+            a.expect_object({"offloads", "mtu"}, "\"local\", \"peer\", \"both\" or {\"offloads\": ..., \"mtu\": ...}");
+            if (a.has("offloads")) c.apply_offloads_to = enum_value(a.child("offloads"), kApplyTo);
+            if (a.has("mtu")) c.apply_mtu_to = enum_value(a.child("mtu"), kApplyTo);
+        }
+    }
+
+    if (root.has("exclude")) {
+        for (const auto& r : root.child("exclude").array("an array of exclusion rules", false)) {
+            r.expect_object({"offloads", "mtu", "traffic"}, "an exclusion rule {\"offloads\", \"mtu\", \"traffic\"} (any of them)");
+            if (r.json().empty()) r.fail("at least one of \"offloads\", \"mtu\", \"traffic\"");
+            ExcludeRule rule;
+            if (r.has("offloads")) {
+                rule.offloads = r.child("offloads").string();
+                if (!profile_names.count(*rule.offloads)) {
+                    r.child("offloads").fail("one of the profile names " + join_quoted({profile_names.begin(), profile_names.end()}));
+                }
+            }
+            if (r.has("mtu")) {
+                rule.mtu = static_cast<uint32_t>(r.child("mtu").integer(kMinMtu, kMaxMtu, "an MTU from the mtu axis"));
+                if (std::find(c.mtu.begin(), c.mtu.end(), *rule.mtu) == c.mtu.end()) r.child("mtu").fail("an MTU from the mtu axis");
+            }
+            if (r.has("traffic")) {
+                const auto t = r.child("traffic");
+                t.expect_object(kTrafficKeys, "an object with some of a test's fields");
+                for (const auto& [key, value] : t.json().items()) rule.traffic[key == "length" ? "write_size" : key] = value;
+            }
+            c.exclude.push_back(std::move(rule));
+        }
+    }
+    return c;
+}
+
+void from_json(const Json& j, SweepConfig& v) { v = parse_sweep_config(j); }
+
+void to_json(Json& j, const CellStatus& v) { j = enum_name(v, kCellStatuses); }
+void from_json(const Json& j, CellStatus& v) { v = enum_value(Node(j, "/status"), kCellStatuses); }
+
+void to_json(Json& j, const EndSettings& v) { j = Json{{"mtu", v.mtu}, {"features", v.features}}; }
+
+void from_json(const Json& j, EndSettings& v) {
+    j.at("mtu").get_to(v.mtu);
+    j.at("features").get_to(v.features);
+}
+
+void to_json(Json& j, const MetricSummary& v) {
+    j = Json{{"n", v.n},           {"median", v.median}, {"mean", v.mean}, {"stddev", v.stddev},
+             {"min", v.min},       {"max", v.max},       {"ci95", v.ci95}};
+}
+
+void from_json(const Json& j, MetricSummary& v) {
+    v.n = j.value("n", size_t{0});
+    j.at("median").get_to(v.median);
+    j.at("mean").get_to(v.mean);
+    j.at("stddev").get_to(v.stddev);
+    j.at("min").get_to(v.min);
+    j.at("max").get_to(v.max);
+    j.at("ci95").get_to(v.ci95);
+}
+
+void to_json(Json& j, const CellResult& v) {
+    Json applied = Json::object();
+    if (v.applied_local) applied["local"] = *v.applied_local;
+    if (v.applied_remote) applied["remote"] = *v.applied_remote;
+    j = Json{{"key", v.spec.key},
+             {"params",
+              {{"offloads", v.spec.offloads},
+               {"features_requested", v.spec.features_requested},
+               {"mtu", v.spec.mtu},
+               {"traffic", v.spec.traffic.name},
+               {"test", v.spec.traffic}}},
+             {"applied", applied},
+             {"status", v.status},
+             {"error", v.error},
+             {"duplicate_of", v.duplicate_of.empty() ? Json(nullptr) : Json(v.duplicate_of)},
+             {"overhead_s", v.overhead_s},
+             {"runs", v.runs},
+             {"summary", v.summary}};
+}
+
+void from_json(const Json& j, CellResult& v) {
+    j.at("key").get_to(v.spec.key);
+    const auto& params = j.at("params");
+    params.at("offloads").get_to(v.spec.offloads);
+    params.at("features_requested").get_to(v.spec.features_requested);
+    params.at("mtu").get_to(v.spec.mtu);
+    v.spec.traffic = TrafficEntry{};
+    params.at("traffic").get_to(v.spec.traffic.name);
+    params.at("test").get_to(v.spec.traffic.test);
+    const auto& applied = j.at("applied");
+    if (applied.contains("local")) v.applied_local = applied.at("local").get<EndSettings>();
+    if (applied.contains("remote")) v.applied_remote = applied.at("remote").get<EndSettings>();
+    j.at("status").get_to(v.status);
+    v.error = j.value("error", "");
+    if (const auto it = j.find("duplicate_of"); it != j.end() && it->is_string()) v.duplicate_of = it->get<std::string>();
+    v.overhead_s = j.value("overhead_s", 0.0);
+    j.at("runs").get_to(v.runs);
+    j.at("summary").get_to(v.summary);
+}
+
+void to_json(Json& j, const InterfaceInfo& v) {
+    j = Json{{"name", v.name},
+             {"netns", v.netns},
+             {"driver", v.driver},
+             {"firmware", v.firmware},
+             {"bus_info", v.bus_info},
+             {"speed_mbps", v.speed_mbps ? Json(*v.speed_mbps) : Json(nullptr)},
+             {"mtu_min", v.mtu_min},
+             {"mtu_max", v.mtu_max},
+             {"original", v.original},
+             {"rings", v.rings},
+             {"coalesce", v.coalesce},
+             {"channels", v.channels}};
+}
+
+void from_json(const Json& j, InterfaceInfo& v) {
+    j.at("name").get_to(v.name);
+    v.netns = j.value("netns", "");
+    j.at("driver").get_to(v.driver);
+    v.firmware = j.value("firmware", "");
+    v.bus_info = j.value("bus_info", "");
+    if (const auto it = j.find("speed_mbps"); it != j.end() && !it->is_null()) v.speed_mbps = it->get<uint32_t>();
+    j.at("mtu_min").get_to(v.mtu_min);
+    j.at("mtu_max").get_to(v.mtu_max);
+    j.at("original").get_to(v.original);
+    v.rings = j.value("rings", std::map<std::string, uint64_t>{});
+    v.coalesce = j.value("coalesce", std::map<std::string, uint64_t>{});
+    v.channels = j.value("channels", std::map<std::string, uint64_t>{});
+}
+
+void to_json(Json& j, const HostInfo& v) {
+    j = Json{{"hostname", v.hostname},
+             {"kernel", v.kernel},
+             {"cpu", {{"model", v.cpu_model}, {"count", v.cpu_count}}},
+             {"interface", v.interface ? Json(*v.interface) : Json(nullptr)}};
+}
+
+void from_json(const Json& j, HostInfo& v) {
+    v.hostname = j.value("hostname", "");
+    v.kernel = j.value("kernel", "");
+    if (const auto it = j.find("cpu"); it != j.end() && it->is_object()) {
+        v.cpu_model = it->value("model", "");
+        v.cpu_count = it->value("count", 0U);
+    }
+    if (const auto it = j.find("interface"); it != j.end() && !it->is_null()) v.interface = it->get<InterfaceInfo>();
+}
+
+void to_json(Json& j, const ResultsFile& v) {
+    j = Json{{"schema", v.schema},
+             {"tool", {{"name", v.tool.name}, {"version", v.tool.version}}},
+             {"run",
+              {{"started", v.run.started},
+               {"finished", v.run.finished.empty() ? Json(nullptr) : Json(v.run.finished)},
+               {"command", v.run.command},
+               {"config_file", v.run.config_file},
+               {"config", v.run.config}}},
+             {"hosts", {{"local", v.local}, {"remote", v.remote}}},
+             {"cells", v.cells}};
+}
+
+void from_json(const Json& j, ResultsFile& v) {
+    const auto schema = j.at("schema").get<std::string>();
+    if (schema != kResultsSchema) {
+        throw usage_error(std::string("/schema: expected \"") + kResultsSchema + "\", got \"" + schema + "\"");
+    }
+    v.schema = schema;
+    const auto& tool = j.at("tool");
+    v.tool.name = tool.value("name", "nicmatrix");
+    v.tool.version = tool.value("version", "");
+    const auto& run = j.at("run");
+    run.at("started").get_to(v.run.started);
+    if (const auto it = run.find("finished"); it != run.end() && it->is_string()) v.run.finished = it->get<std::string>();
+    v.run.command = run.value("command", "");
+    v.run.config_file = run.value("config_file", "");
+    v.run.config = parse_sweep_config(run.at("config"));
+    j.at("hosts").at("local").get_to(v.local);
+    j.at("hosts").at("remote").get_to(v.remote);
+    j.at("cells").get_to(v.cells);
+}
+
+}  // namespace nm

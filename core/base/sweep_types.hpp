@@ -1,0 +1,162 @@
+#pragma once
+// Value types of a sweep: the config a user writes, the cells it expands into, and the results file a
+// sweep leaves. Produced and consumed by matrix, read by cli and bindings. Plain values; JSON in
+// json_codec_matrix.cpp. Units are in the names.
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "core/base/traffic_types.hpp"
+
+namespace nm {
+
+/// Which ends of the path a setting axis is applied to.
+enum class ApplyTo {
+    Local,  ///< the interface the client sends from
+    Peer,   ///< the server's interface (the lab's second namespace, or the peer agent's)
+    Both,
+};
+
+/// One named offload profile: feature name as `nicmatrix set` takes it ("tso", "tx-checksumming",
+/// "tx-tcp-segmentation") -> wanted. Features it does not name stay at the interface's original value.
+struct OffloadProfile {
+    std::string name;
+    std::map<std::string, bool> features;
+};
+
+/// One traffic pattern of a sweep: a test as `nicmatrix run` takes it. `test.host`, `port`, `duration_s`
+/// and `omit_s` are not part of the entry: the sweep fills them in.
+struct TrafficEntry {
+    std::string name;   ///< given in the config, or derived: "tcp-p10", "udp-l18", "tcp-p1-R"
+    TestSpec test;
+};
+
+/// An exclusion: a cell is dropped when every field given matches it (partial match).
+struct ExcludeRule {
+    std::optional<std::string> offloads;      ///< profile name
+    std::optional<uint32_t> mtu;
+    nlohmann::json traffic = nlohmann::json::object();   ///< subset of a traffic entry's JSON fields
+};
+
+/// A sweep as its config file describes it: the axes and how each cell is measured.
+struct SweepConfig {
+    std::string name;
+    std::string description;
+    std::vector<OffloadProfile> offloads;   ///< in file order
+    std::vector<uint32_t> mtu;              ///< bytes, in file order
+    std::vector<TrafficEntry> traffic;      ///< in file order
+    double duration_s = 10;                 ///< measured seconds per repetition
+    double omit_s = 1;                      ///< warm-up seconds before each repetition, not counted
+    uint32_t repetitions = 3;
+    double cooldown_s = 0;                  ///< idle seconds after each measured cell
+    ApplyTo apply_offloads_to = ApplyTo::Both;
+    ApplyTo apply_mtu_to = ApplyTo::Both;
+    std::vector<ExcludeRule> exclude;
+};
+
+/// One point of the matrix: a profile, an MTU and a traffic pattern.
+struct CellSpec {
+    std::string key;          ///< stable: "<profile>/mtu<N>/<traffic>", e.g. "all-off/mtu9000/tcp-p10"
+    size_t profile_index = 0;
+    size_t mtu_index = 0;
+    size_t traffic_index = 0;
+    std::string offloads;     ///< profile name
+    std::map<std::string, bool> features_requested;
+    uint32_t mtu = 0;
+    TrafficEntry traffic;
+};
+
+/// What a cell came to.
+enum class CellStatus {
+    Ok,
+    Infeasible,        ///< the settings cannot be applied (fixed feature, MTU out of range)
+    Duplicate,         ///< effective settings equal an earlier cell's: not measured again
+    Failed,            ///< an error while measuring; the sweep went on
+    Stalled,           ///< the engine saw data stop flowing
+    PathMtuBlackhole,  ///< full-size frames with DF set did not cross the path at this MTU
+};
+
+/// The state one end really had during a cell, as read back after applying.
+struct EndSettings {
+    uint32_t mtu = 0;
+    std::map<std::string, bool> features;   ///< active state of every changeable kernel feature
+};
+
+/// Statistics of one metric over a cell's repetitions.
+struct MetricSummary {
+    size_t n = 0;
+    double median = 0;
+    double mean = 0;
+    double stddev = 0;   ///< sample standard deviation (n - 1); 0 when n < 2
+    double min = 0;
+    double max = 0;
+    double ci95 = 0;     ///< half-width of the 95% confidence interval of the mean (Student's t); 0 when n < 2
+};
+
+/// One cell of a results file.
+struct CellResult {
+    CellSpec spec;
+    std::optional<EndSettings> applied_local;
+    std::optional<EndSettings> applied_remote;
+    CellStatus status = CellStatus::Ok;
+    std::string error;            ///< why, when the status is not ok
+    std::string duplicate_of;     ///< key of the cell this one duplicates
+    double overhead_s = 0;        ///< time outside measuring: apply, verify, preflight
+    std::vector<RunResult> runs;  ///< every repetition, as `nicmatrix run --json` gives it
+    std::map<std::string, MetricSummary> summary;   ///< by metric name ("throughput_bps", ...)
+};
+
+/// Who one end is: enough to tell two NICs and two hosts apart in a comparison.
+struct InterfaceInfo {
+    std::string name;
+    std::string netns;
+    std::string driver;
+    std::string firmware;
+    std::string bus_info;
+    std::optional<uint32_t> speed_mbps;
+    uint32_t mtu_min = 0;
+    uint32_t mtu_max = 0;
+    EndSettings original;   ///< MTU and every changeable feature before the sweep (active state)
+    std::map<std::string, uint64_t> rings;
+    std::map<std::string, uint64_t> coalesce;
+    std::map<std::string, uint64_t> channels;
+};
+
+struct HostInfo {
+    std::string hostname;
+    std::string kernel;     ///< uname -r
+    std::string cpu_model;
+    uint32_t cpu_count = 0;
+    std::optional<InterfaceInfo> interface;   ///< none when this end is not ours to read (peer without agent)
+};
+
+struct ToolInfo {
+    std::string name = "nicmatrix";
+    std::string version;
+};
+
+struct RunInfo {
+    std::string started;    ///< ISO 8601 UTC
+    std::string finished;   ///< "" while the sweep is running
+    std::string command;    ///< the command line
+    std::string config_file;
+    SweepConfig config;
+};
+
+inline constexpr const char* kResultsSchema = "nicmatrix/results/v1";
+
+/// A results file: the whole sweep, rewritten after every cell.
+struct ResultsFile {
+    std::string schema = kResultsSchema;
+    ToolInfo tool;
+    RunInfo run;
+    HostInfo local;
+    HostInfo remote;
+    std::vector<CellResult> cells;   ///< in the config's cell order; only finished cells
+};
+
+}  // namespace nm

@@ -1,0 +1,77 @@
+#include "matrix/config.hpp"
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "core/base/error.hpp"
+#include "core/base/json_codec.hpp"
+
+namespace nm {
+
+SweepConfig parse_sweep_config_text(const std::string& text, const std::string& source) {
+    Json j;
+    try {
+        j = Json::parse(text);
+    } catch (const Json::parse_error& e) {
+        // nlohmann's message carries the line and column ("parse error at line 3, column 5: ...").
+        std::string what = e.what();
+        if (const auto at = what.find("parse error"); at != std::string::npos) what = what.substr(at);
+        throw usage_error(source + ": not valid JSON: " + what);
+    }
+    try {
+        return parse_sweep_config(j);
+    } catch (const Error& e) {
+        throw usage_error(source + ": " + e.what());
+    }
+}
+
+SweepConfig load_sweep_config(const std::string& path) {
+    std::ifstream in(path);
+    if (!in) throw usage_error(path + ": cannot read the sweep config (no such file, or no permission)");
+    std::ostringstream text;
+    text << in.rdbuf();
+    auto config = parse_sweep_config_text(text.str(), path);
+    if (config.name.empty()) config.name = std::filesystem::path(path).stem().string();
+    return config;
+}
+
+bool excludes(const ExcludeRule& rule, const CellSpec& cell) {
+    if (rule.offloads && *rule.offloads != cell.offloads) return false;
+    if (rule.mtu && *rule.mtu != cell.mtu) return false;
+    if (!rule.traffic.empty()) {
+        const Json fields = cell.traffic;
+        for (const auto& [key, value] : rule.traffic.items()) {
+            // Numbers compare by value: a rule's 10 matches a stored 10.0.
+            const auto& have = fields.at(key);
+            const bool equal = (have.is_number() && value.is_number()) ? have.get<double>() == value.get<double>() : have == value;
+            if (!equal) return false;
+        }
+    }
+    return true;
+}
+
+std::vector<CellSpec> expand_cells(const SweepConfig& config) {
+    std::vector<CellSpec> cells;
+    for (size_t p = 0; p < config.offloads.size(); ++p) {
+        for (size_t m = 0; m < config.mtu.size(); ++m) {
+            for (size_t t = 0; t < config.traffic.size(); ++t) {
+                CellSpec cell;
+                cell.profile_index = p;
+                cell.mtu_index = m;
+                cell.traffic_index = t;
+                cell.offloads = config.offloads[p].name;
+                cell.features_requested = config.offloads[p].features;
+                cell.mtu = config.mtu[m];
+                cell.traffic = config.traffic[t];
+                cell.key = cell.offloads + "/mtu" + std::to_string(cell.mtu) + "/" + cell.traffic.name;
+                const bool excluded = std::any_of(config.exclude.begin(), config.exclude.end(),
+                                                  [&](const ExcludeRule& r) { return excludes(r, cell); });
+                if (!excluded) cells.push_back(std::move(cell));
+            }
+        }
+    }
+    return cells;
+}
+
+}  // namespace nm

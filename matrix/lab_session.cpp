@@ -1,0 +1,135 @@
+#include "matrix/lab_session.hpp"
+
+#include <chrono>
+#include <future>
+
+#include "core/base/error.hpp"
+#include "core/base/wait_until.hpp"
+#include "ethtool_ctl/lab.hpp"
+#include "ethtool_ctl/netns.hpp"
+#include "matrix/icmp_path_probe.hpp"
+
+namespace nm {
+namespace {
+
+class NetnsTrafficRunner final : public TrafficRunner {
+public:
+    NetnsTrafficRunner(std::string netns, std::unique_ptr<TrafficRunner> inner) : netns_(std::move(netns)), inner_(std::move(inner)) {}
+    RunResult run(const TestSpec& spec, std::stop_token stop) override {
+        NetnsScope scope(netns_);
+        return inner_->run(spec, std::move(stop));
+    }
+
+private:
+    std::string netns_;
+    std::unique_ptr<TrafficRunner> inner_;
+};
+
+class NetnsDeviceControl final : public DeviceControl {
+public:
+    NetnsDeviceControl(std::string netns, std::unique_ptr<DeviceControl> inner) : netns_(std::move(netns)), inner_(std::move(inner)) {}
+    LinkState read(std::string_view ifname) override {
+        NetnsScope scope(netns_);
+        return inner_->read(ifname);
+    }
+    void validate(std::string_view ifname, const LinkSettings& wanted) override {
+        NetnsScope scope(netns_);
+        inner_->validate(ifname, wanted);
+    }
+    ApplyReport apply(std::string_view ifname, const LinkSettings& wanted) override {
+        NetnsScope scope(netns_);
+        return inner_->apply(ifname, wanted);
+    }
+
+private:
+    std::string netns_;
+    std::unique_ptr<DeviceControl> inner_;
+};
+
+constexpr auto kServerStartTimeout = std::chrono::seconds(5);
+constexpr auto kLabReadyTimeout = std::chrono::seconds(5);
+constexpr uint32_t kPingSize = 84;   // what a default `ping` sends
+
+}  // namespace
+
+std::unique_ptr<TrafficRunner> traffic_in_netns(std::string netns, std::unique_ptr<TrafficRunner> inner) {
+    return std::make_unique<NetnsTrafficRunner>(std::move(netns), std::move(inner));
+}
+
+std::unique_ptr<DeviceControl> device_in_netns(std::string netns, std::unique_ptr<DeviceControl> inner) {
+    return std::make_unique<NetnsDeviceControl>(std::move(netns), std::move(inner));
+}
+
+LabSession::LabSession(const std::string& name, LabTopology topology, const LabFactories& factories)
+    : info_(lab_up(name, topology)) {
+    // Outlives the server thread's start (joined on every way out of this constructor).
+    std::promise<uint16_t> listening;
+    try {
+        const auto& client = info_.by_role("client");
+        const auto& server = info_.by_role("server");
+        {
+            NetnsScope scope(client.netns);
+            local_device_ = factories.device(client.netns);
+            client_ = traffic_in_netns(client.netns, factories.client());
+        }
+        {
+            NetnsScope scope(server.netns);
+            remote_device_ = factories.device(server.netns);
+        }
+        probe_ = std::make_unique<IcmpPathProbe>(client.netns, strip_prefix(server.ipv4));
+        // A lab just made may take a moment to pass packets (links coming up, a bridge starting to
+        // forward); the first cell's preflight must not mistake that for a path that drops frames.
+        wait_until([&] { return probe_->probe(kPingSize, std::chrono::milliseconds(250), {}).passed; }, kLabReadyTimeout,
+                   "the lab " + info_.name + " to pass a ping from " + client.netns + " to " + server.netns);
+
+        // The server lives on its own thread inside the server namespace: its sockets are made there, and
+        // it reports its port through the promise once it listens.
+        auto port = listening.get_future();
+        server_thread_ = std::jthread([&listening, &factories, ns = server.netns](std::stop_token stop) {
+            std::unique_ptr<LabServer> srv;
+            try {
+                NetnsScope scope(ns);
+                srv = factories.server();
+                listening.set_value(srv->port());
+            } catch (...) {
+                listening.set_exception(std::current_exception());
+                return;
+            }
+            try {
+                NetnsScope scope(ns);
+                srv->serve(stop);
+            } catch (...) {  // NOLINT(bugprone-empty-catch): the client sees a vanished server as a failed cell
+            }
+        });
+        if (port.wait_for(kServerStartTimeout) != std::future_status::ready) {
+            throw Error(ErrorKind::Failed, "start the traffic server in " + server.netns + ": not listening after 5 s");
+        }
+        target_.local = SweepEnd{local_device_.get(), client.ifname, ""};
+        target_.remote = SweepEnd{remote_device_.get(), server.ifname, ""};
+        target_.base.host = strip_prefix(server.ipv4);
+        target_.base.port = port.get();
+        target_.base.iface = client.ifname;
+    } catch (...) {
+        stop_and_take_down();
+        throw;
+    }
+}
+
+LabSession::~LabSession() { stop_and_take_down(); }
+
+void LabSession::stop_and_take_down() noexcept {
+    if (server_thread_.joinable()) {
+        server_thread_.request_stop();
+        server_thread_.join();
+    }
+    client_.reset();
+    probe_.reset();
+    local_device_.reset();
+    remote_device_.reset();
+    try {
+        lab_down(info_.name);
+    } catch (...) {  // NOLINT(bugprone-empty-catch): a destructor must not throw; `nicmatrix lab down` cleans up
+    }
+}
+
+}  // namespace nm

@@ -1,0 +1,31 @@
+#include "matrix/real_backends.hpp"
+
+#include "core/traffic_client.hpp"
+#include "core/traffic_server.hpp"
+#include "ethtool_ctl/file_settings_journal.hpp"
+#include "ethtool_ctl/netlink_device_control.hpp"
+
+namespace nm {
+
+SweepBackends real_backends() {
+    SweepBackends b;
+    b.journal = [](const std::string& path) { return std::make_unique<FileSettingsJournal>(path); };
+    b.device = [] { return std::make_unique<NetlinkDeviceControl>(); };
+    b.traffic = [] { return std::make_unique<TrafficClient>(); };
+    b.lab = [] {
+        LabFactories f;
+        // NetlinkDeviceControl opens its sockets in the namespace it is given; TrafficClient and
+        // TrafficServer act in the namespace of the thread that uses them (LabSession puts them there).
+        f.device = [](const std::string& netns) { return std::make_unique<NetlinkDeviceControl>(netns); };
+        f.client = [] { return std::make_unique<TrafficClient>(); };
+        f.server = [] {
+            ServerOptions options;
+            options.port = 0;   // any free port: the lab's server namespace is ours alone
+            return std::make_unique<LabServerAdapter<TrafficServer>>(std::move(options));
+        };
+        return f;
+    };
+    return b;
+}
+
+}  // namespace nm

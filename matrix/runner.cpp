@@ -1,0 +1,456 @@
+#include "matrix/runner.hpp"
+
+#include <algorithm>
+#include <ctime>
+#include <map>
+#include <set>
+
+#include "core/base/error.hpp"
+#include "core/base/json_codec.hpp"
+#include "matrix/config.hpp"
+#include "matrix/results_store.hpp"
+#include "matrix/stats.hpp"
+
+namespace nm {
+namespace {
+
+bool applies(ApplyTo to, bool remote) { return to == ApplyTo::Both || (remote ? to == ApplyTo::Peer : to == ApplyTo::Local); }
+
+double seconds(Clock::time_point from, Clock::time_point to) { return std::chrono::duration<double>(to - from).count(); }
+
+std::string utc_now() {
+    const std::time_t t = std::time(nullptr);
+    std::tm tm{};
+    ::gmtime_r(&t, &tm);
+    char buf[32];
+    std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+    return buf;
+}
+
+// The state of one end as the results file keeps it: MTU and the active state of every feature the
+// device lets us change (fixed ones are in hosts.*.interface.original and cannot differ between cells).
+EndSettings effective(const LinkState& original, uint32_t mtu, const std::map<std::string, bool>& active) {
+    EndSettings e;
+    e.mtu = mtu;
+    for (const auto& [name, on] : active) {
+        const auto it = original.features.find(name);
+        if (it == original.features.end() || !it->second.fixed) e.features[name] = on;
+    }
+    return e;
+}
+
+EndSettings end_settings(const LinkState& s) {
+    std::map<std::string, bool> active;
+    for (const auto& [name, f] : s.features) active[name] = f.active;
+    return effective(s, s.mtu, active);
+}
+
+InterfaceInfo interface_info(const LinkState& s) {
+    InterfaceInfo i;
+    i.name = s.name;
+    i.netns = s.netns;
+    i.driver = s.driver.driver;
+    i.firmware = s.driver.firmware;
+    i.bus_info = s.driver.bus_info;
+    i.speed_mbps = s.speed_mbps;
+    i.mtu_min = s.mtu_min;
+    i.mtu_max = s.mtu_max;
+    i.original = end_settings(s);
+    i.rings = s.rings;
+    i.coalesce = s.coalesce;
+    i.channels = s.channels;
+    return i;
+}
+
+// Why requested settings did not hold, in ethtool's words: "nm-a: tso fixed, mtu 9000 -> 1500".
+std::string infeasible_reason(const ApplyReport& r) {
+    std::string reason;
+    const auto add = [&](const std::string& s) { reason += (reason.empty() ? "" : ", ") + s; };
+    for (const auto& c : r.features) {
+        if (!c.requested) continue;
+        const std::string name = c.requested_as.empty() ? c.name : c.requested_as + " (" + c.name + ")";
+        if (c.outcome == SettingOutcome::Fixed) add(name + " is fixed " + (c.after ? "on" : "off"));
+        if (c.outcome == SettingOutcome::Unsupported) add(name + " requested " + (*c.requested ? "on" : "off") + " but stayed " + (c.after ? "on" : "off"));
+    }
+    if (r.mtu && r.mtu->outcome != SettingOutcome::Applied && r.mtu->outcome != SettingOutcome::AlreadySet) {
+        add("mtu " + std::to_string(r.mtu->requested) + " not applied (stayed " + std::to_string(r.mtu->after) + ")");
+    }
+    return r.ifname + ": " + (reason.empty() ? "settings did not hold" : reason);
+}
+
+// The runtime of one end during a sweep: what it was before, and what the last cell left on it.
+struct EndRuntime {
+    const SweepEnd* end = nullptr;
+    bool remote = false;
+    bool changes = false;     // the sweep changes something on this end
+    LinkState original;
+    bool features_dirty = false;   // a profile's features were applied since the last reset
+};
+
+class Sweep {
+public:
+    Sweep(const SweepConfig& config, const SweepTarget& target, SweepServices& services, const SweepOptions& options,
+          std::stop_token stop)
+        : config_(config), target_(target), s_(services), options_(options), stop_(std::move(stop)), cells_(expand_cells(config)) {}
+
+    SweepOutcome run();
+
+private:
+    void prepare_results();
+    CellResult run_cell(const CellSpec& cell);
+    bool apply_end(EndRuntime& end, const CellSpec& cell, CellResult& result);
+    void measure(const CellSpec& cell, CellResult& result);
+    void record(CellResult result);
+    void save() {
+        if (!options_.output_path.empty()) save_results(outcome_.results, options_.output_path);
+    }
+    void note(const std::string& text) {
+        if (s_.observer) s_.observer->on_note(text);
+    }
+    double planned_s(const CellSpec&) const {
+        return config_.repetitions * (config_.omit_s + config_.duration_s) + config_.cooldown_s + 0.2;
+    }
+    void cooldown();
+    static std::string fingerprint(const CellResult& r) {
+        return Json{{"local", r.applied_local ? Json(*r.applied_local) : Json()},
+                    {"remote", r.applied_remote ? Json(*r.applied_remote) : Json()},
+                    {"traffic", r.spec.traffic}}
+            .dump();
+    }
+
+    const SweepConfig& config_;
+    const SweepTarget& target_;
+    SweepServices& s_;
+    const SweepOptions& options_;
+    std::stop_token stop_;
+    std::vector<CellSpec> cells_;
+    std::vector<EndRuntime> ends_;
+    SweepOutcome outcome_;
+    std::map<std::string, std::string> measured_;   // fingerprint -> key of the first cell with it
+    std::optional<size_t> current_profile_;
+};
+
+void Sweep::prepare_results() {
+    auto& r = outcome_.results;
+    if (options_.resume) {
+        r = *options_.resume;
+        r.run.finished.clear();
+        // A resumed cell keeps its spec from the file; its indices come from the config.
+        for (auto& c : r.cells) {
+            const auto it = std::find_if(cells_.begin(), cells_.end(), [&](const CellSpec& s) { return s.key == c.spec.key; });
+            if (it != cells_.end()) c.spec = *it;
+            if (c.status != CellStatus::Infeasible && c.status != CellStatus::Duplicate) measured_.emplace(fingerprint(c), c.spec.key);
+        }
+    } else {
+        r.tool.version = options_.tool_version;
+        r.run.started = utc_now();
+        r.run.command = options_.command;
+        r.run.config_file = options_.config_file;
+        r.run.config = config_;
+    }
+    r.local = s_.local_host;
+    r.remote = s_.remote_host;
+    for (const auto& e : ends_) (e.remote ? r.remote : r.local).interface = interface_info(e.original);
+}
+
+SweepOutcome Sweep::run() {
+    // A journal left by a sweep that was killed: put those interfaces back before reading any original.
+    for (const auto& rep : s_.journal.restore()) note("restored " + rep.ifname + " from a leftover journal");
+
+    check_sweep(config_, target_);
+    for (const auto* end : {&target_.local, &target_.remote}) {
+        if (end->device == nullptr) continue;
+        EndRuntime rt;
+        rt.end = end;
+        rt.remote = end == &target_.remote;
+        rt.original = end->device->read(end->ifname);
+        rt.changes = std::any_of(cells_.begin(), cells_.end(), [&](const CellSpec& c) { return !cell_settings(config_, c, rt.remote).empty(); });
+        ends_.push_back(std::move(rt));
+    }
+    prepare_results();
+
+    // Restore on every way out: the normal end, a stop, an exception.
+    struct RestoreGuard {
+        SettingsJournal& journal;
+        bool armed = true;
+        ~RestoreGuard() {
+            if (!armed) return;
+            try {
+                journal.restore();
+            } catch (...) {  // NOLINT(bugprone-empty-catch): an exception is already propagating
+            }
+        }
+    } guard{s_.journal};
+    for (const auto& e : ends_) {
+        if (e.changes) s_.journal.remember(e.original);
+    }
+    save();
+
+    std::set<std::string> done;
+    for (const auto& c : outcome_.results.cells) done.insert(c.spec.key);
+    double planned_total = 0;
+    for (const auto& c : cells_) {
+        if (!done.count(c.key)) planned_total += planned_s(c);
+    }
+    const auto started = s_.clock.now();
+    double planned_done = 0;
+    for (size_t i = 0; i < cells_.size(); ++i) {
+        const auto& cell = cells_[i];
+        if (done.count(cell.key)) continue;
+        if (stop_.stop_requested()) {
+            outcome_.interrupted = true;
+            break;
+        }
+        CellProgress progress;
+        progress.number = i + 1;
+        progress.total = cells_.size();
+        progress.cell = &cell;
+        progress.local = cell_settings(config_, cell, false);
+        progress.remote = cell_settings(config_, cell, true);
+        const auto eta = [&] {
+            const double elapsed = seconds(started, s_.clock.now());
+            const double rate = planned_done > 0 ? elapsed / planned_done : 1.0;
+            progress.elapsed_s = elapsed;
+            progress.eta_s = std::max(0.0, (planned_total - planned_done) * rate);
+        };
+        eta();
+        if (s_.observer) s_.observer->on_cell_start(progress);
+        CellResult result = run_cell(cell);
+        if (stop_.stop_requested() && result.status != CellStatus::Ok && result.status != CellStatus::Duplicate &&
+            result.status != CellStatus::Infeasible) {
+            // A cell cut short by the user is not a result: leave it for --resume.
+            outcome_.interrupted = true;
+            break;
+        }
+        if (stop_.stop_requested() && result.status == CellStatus::Ok && result.runs.size() < config_.repetitions) {
+            outcome_.interrupted = true;
+            break;
+        }
+        planned_done += planned_s(cell);
+        eta();
+        if (s_.observer) s_.observer->on_cell_done(progress, result);
+        const bool was_measured = !result.runs.empty();
+        record(std::move(result));
+        ++outcome_.cells_run;
+        if (was_measured && i + 1 < cells_.size()) cooldown();
+    }
+
+    guard.armed = false;
+    outcome_.restored = s_.journal.restore();
+    if (!outcome_.interrupted) outcome_.results.run.finished = utc_now();
+    save();
+    return std::move(outcome_);
+}
+
+bool Sweep::apply_end(EndRuntime& end, const CellSpec& cell, CellResult& result) {
+    auto& device = *end.end->device;
+    const auto& ifname = end.end->ifname;
+    const LinkSettings wanted = cell_settings(config_, cell, end.remote);
+
+    // Every cell starts from the original state. Cells come profile by profile, so the features of the
+    // previous profile are put back (in their kernel names, one request) only when the profile changes;
+    // cells of the same profile differ only in MTU and traffic, and the profile's request is the same.
+    if (end.features_dirty && current_profile_ != cell.profile_index) {
+        const LinkState now = device.read(ifname);
+        LinkSettings reset;
+        for (const auto& [name, f] : now.features) {
+            const auto it = end.original.features.find(name);
+            if (it != end.original.features.end() && !it->second.fixed && f.wanted != it->second.wanted) {
+                reset.features[name] = it->second.wanted;
+            }
+        }
+        if (!reset.empty()) device.apply(ifname, reset);
+        end.features_dirty = false;
+    }
+
+    EndSettings applied;
+    if (wanted.empty()) {
+        applied = end_settings(device.read(ifname));
+    } else {
+        const ApplyReport report = device.apply(ifname, wanted);
+        if (!wanted.features.empty()) end.features_dirty = true;
+        applied = effective(end.original, report.mtu_after, report.active_after);
+        if (!report.all_requested_hold()) {
+            result.status = CellStatus::Infeasible;
+            result.error = infeasible_reason(report);
+        }
+    }
+    (end.remote ? result.applied_remote : result.applied_local) = applied;
+    return result.status != CellStatus::Infeasible;
+}
+
+CellResult Sweep::run_cell(const CellSpec& cell) {
+    CellResult result;
+    result.spec = cell;
+    const auto t0 = s_.clock.now();
+    try {
+        for (auto& end : ends_) {
+            if (!apply_end(end, cell, result)) break;
+        }
+        current_profile_ = cell.profile_index;
+    } catch (const Error& e) {
+        // The device refused (a setting it cannot take) or broke; either way this cell has no figures.
+        result.status = e.kind() == ErrorKind::Failed ? CellStatus::Failed : CellStatus::Infeasible;
+        result.error = e.what();
+        current_profile_.reset();
+        for (auto& end : ends_) end.features_dirty = true;
+    }
+    if (result.status == CellStatus::Ok) {
+        const auto fp = fingerprint(result);
+        if (const auto it = measured_.find(fp); it != measured_.end()) {
+            result.status = CellStatus::Duplicate;
+            result.duplicate_of = it->second;
+            result.error = "effective settings equal those of " + it->second;
+        } else {
+            measured_.emplace(fp, cell.key);
+            const uint32_t mtu = result.applied_local ? result.applied_local->mtu : cell.mtu;
+            try {
+                const auto probe = s_.probe.probe(mtu, options_.probe_timeout, stop_);
+                if (!probe.passed) {
+                    result.status = CellStatus::PathMtuBlackhole;
+                    result.error = probe.detail;
+                }
+            } catch (const Error& e) {
+                result.status = CellStatus::Failed;
+                result.error = std::string("path MTU probe: ") + e.what();
+            }
+        }
+    }
+    result.overhead_s = seconds(t0, s_.clock.now());
+    if (result.status == CellStatus::Ok) measure(cell, result);
+    result.summary = summarize_runs(result.runs);
+    return result;
+}
+
+void Sweep::measure(const CellSpec& cell, CellResult& result) {
+    TestSpec spec = cell.traffic.test;
+    spec.host = target_.base.host;
+    spec.port = target_.base.port;
+    spec.bind = target_.base.bind;
+    spec.iface = target_.base.iface;
+    spec.duration_s = config_.duration_s;
+    spec.omit_s = config_.omit_s;
+    spec.interval_s = target_.base.interval_s;
+    for (uint32_t rep = 0; rep < config_.repetitions; ++rep) {
+        if (stop_.stop_requested()) return;
+        try {
+            RunResult run = s_.traffic.run(spec, stop_);
+            switch (run.status) {
+                case RunStatus::Ok: result.runs.push_back(std::move(run)); break;
+                case RunStatus::Interrupted: return;
+                case RunStatus::Stalled:
+                    result.status = CellStatus::Stalled;
+                    result.error = "repetition " + std::to_string(rep + 1) + ": " + (run.error.empty() ? "data stopped flowing" : run.error);
+                    result.runs.push_back(std::move(run));
+                    return;
+                case RunStatus::PeerLost:
+                    result.status = CellStatus::Failed;
+                    result.error = "repetition " + std::to_string(rep + 1) + ": " + (run.error.empty() ? "the server end vanished" : run.error);
+                    result.runs.push_back(std::move(run));
+                    return;
+            }
+        } catch (const Error& e) {
+            result.status = CellStatus::Failed;
+            result.error = "repetition " + std::to_string(rep + 1) + ": " + e.what();
+            return;
+        }
+    }
+}
+
+void Sweep::record(CellResult result) {
+    auto& cells = outcome_.results.cells;
+    const auto order = [&](const std::string& key) {
+        return std::find_if(cells_.begin(), cells_.end(), [&](const CellSpec& c) { return c.key == key; }) - cells_.begin();
+    };
+    const auto pos = std::find_if(cells.begin(), cells.end(), [&](const CellResult& c) { return order(c.spec.key) > order(result.spec.key); });
+    cells.insert(pos, std::move(result));
+    save();
+}
+
+void Sweep::cooldown() {
+    if (config_.cooldown_s <= 0) return;
+    const auto until = s_.clock.now() + std::chrono::duration_cast<Clock::time_point::duration>(std::chrono::duration<double>(config_.cooldown_s));
+    // Wake up every 100 ms so a stop does not wait for the whole cooldown.
+    while (!stop_.stop_requested() && s_.clock.now() < until) {
+        s_.clock.sleep_until(std::min(until, s_.clock.now() + std::chrono::milliseconds(100)));
+    }
+}
+
+}  // namespace
+
+LinkSettings cell_settings(const SweepConfig& config, const CellSpec& cell, bool remote) {
+    LinkSettings s;
+    if (applies(config.apply_mtu_to, remote)) s.mtu = cell.mtu;
+    if (applies(config.apply_offloads_to, remote)) s.features = cell.features_requested;
+    return s;
+}
+
+bool sweep_changes_end(const SweepConfig& config, bool remote) {
+    const auto cells = expand_cells(config);
+    return std::any_of(cells.begin(), cells.end(), [&](const CellSpec& c) { return !cell_settings(config, c, remote).empty(); });
+}
+
+void refuse_if_uncontrollable(const SweepConfig& config, bool remote, const std::string& why) {
+    if (!sweep_changes_end(config, remote)) return;
+    throw usage_error(std::string("sweep ") + config.name + ": the config applies " +
+                      (applies(config.apply_mtu_to, remote) ? "the MTU" : "offloads") + " to the " + (remote ? "peer" : "local") +
+                      " end, which cannot be changed from here (" + why +
+                      "); set \"apply_to\" to \"local\" and set the peer by hand, or use --lab");
+}
+
+void check_sweep(const SweepConfig& config, const SweepTarget& target) {
+    if (expand_cells(config).empty()) throw usage_error("sweep " + config.name + ": the exclude rules leave no cell to run");
+    for (const auto* end : {&target.local, &target.remote}) {
+        const bool remote = end == &target.remote;
+        const bool needed = sweep_changes_end(config, remote);
+        if (end->device == nullptr) {
+            refuse_if_uncontrollable(config, remote, end->why_no_control);
+            continue;
+        }
+        // read() throws a usage error naming an unknown interface.
+        const LinkState state = end->device->read(end->ifname);
+        (void)state;
+        if (!needed) continue;
+        const std::string where = std::string(remote ? "peer" : "local") + " end: ";
+        try {
+            for (const auto& p : config.offloads) {
+                LinkSettings s;
+                if (applies(config.apply_offloads_to, remote)) s.features = p.features;
+                if (!s.empty()) end->device->validate(end->ifname, s);
+            }
+            for (uint32_t mtu : config.mtu) {
+                if (applies(config.apply_mtu_to, remote)) end->device->validate(end->ifname, LinkSettings{mtu, {}});
+            }
+        } catch (const Error& e) {
+            throw Error(e.kind(), where + e.what());
+        }
+    }
+}
+
+SweepOutcome run_sweep(const SweepConfig& config, const SweepTarget& target, SweepServices& services,
+                       const SweepOptions& options, std::stop_token stop) {
+    if (options.resume) check_resumable(*options.resume, config, options.output_path);
+    return Sweep(config, target, services, options, std::move(stop)).run();
+}
+
+std::vector<CellPlan> plan_sweep(const SweepConfig& config, const std::optional<ResultsFile>& resume) {
+    std::set<std::string> done;
+    if (resume) {
+        for (const auto& c : resume->cells) done.insert(c.spec.key);
+    }
+    std::vector<CellPlan> plan;
+    for (const auto& cell : expand_cells(config)) {
+        plan.push_back({cell, cell_settings(config, cell, false), cell_settings(config, cell, true), done.count(cell.key) > 0});
+    }
+    return plan;
+}
+
+std::string describe_settings(const LinkSettings& settings) {
+    if (settings.empty()) return "(unchanged)";
+    std::string out;
+    if (settings.mtu) out = "mtu=" + std::to_string(*settings.mtu);
+    for (const auto& [name, on] : settings.features) out += (out.empty() ? "" : " ") + name + (on ? "=on" : "=off");
+    return out;
+}
+
+}  // namespace nm

@@ -1,0 +1,122 @@
+#pragma once
+#include <chrono>
+#include <optional>
+#include <stop_token>
+#include <string>
+#include <vector>
+
+#include "core/base/clock.hpp"
+#include "core/base/sweep_types.hpp"
+#include "core/traffic_runner.hpp"
+#include "ethtool_ctl/device_control.hpp"
+#include "ethtool_ctl/settings_journal.hpp"
+#include "matrix/path_probe.hpp"
+
+namespace nm {
+
+/// One end of the measured path, as the sweep reaches it.
+struct SweepEnd {
+    DeviceControl* device = nullptr;   ///< null: this end cannot be read or changed from here
+    std::string ifname;
+    std::string why_no_control;        ///< when device is null: why, for the refusal message
+};
+
+/// Where a sweep runs: the two ends and where the traffic server listens.
+struct SweepTarget {
+    SweepEnd local;    ///< the client's interface
+    SweepEnd remote;   ///< the server's interface
+    TestSpec base;     ///< host, port, bind and iface of every test; the rest comes from the cell
+};
+
+/// The settings `cell` asks of one end, given the config's apply_to. Empty when the end gets nothing.
+LinkSettings cell_settings(const SweepConfig& config, const CellSpec& cell, bool remote);
+
+/// Progress of a sweep, for the observer.
+struct CellProgress {
+    size_t number = 0;        ///< 1-based position of the cell in the whole sweep
+    size_t total = 0;
+    const CellSpec* cell = nullptr;
+    LinkSettings local;       ///< what the cell applies on each end
+    LinkSettings remote;
+    double elapsed_s = 0;     ///< since the sweep started
+    double eta_s = 0;         ///< estimated seconds until the sweep ends
+};
+
+/// Receives progress. The library never prints; the CLI renders these as lines.
+class SweepObserver {
+public:
+    virtual ~SweepObserver() = default;
+    /// Something worth telling that is not a cell: a leftover journal restored.
+    virtual void on_note(const std::string& /*text*/) {}
+    /// A cell is about to be applied and measured.
+    virtual void on_cell_start(const CellProgress& /*progress*/) {}
+    /// A cell is done and recorded (not called for a cell cut short by a stop: it is not recorded).
+    virtual void on_cell_done(const CellProgress& /*progress*/, const CellResult& /*result*/) {}
+};
+
+/// What the runner needs from the system, all behind interfaces.
+struct SweepServices {
+    SettingsJournal& journal;
+    TrafficRunner& traffic;
+    PathProbe& probe;
+    Clock& clock;
+    SweepObserver* observer = nullptr;
+    HostInfo local_host;    ///< kernel and CPU of this host (interface filled in by the runner)
+    HostInfo remote_host;   ///< the server's host, as far as it is known
+};
+
+/// How a sweep records itself.
+struct SweepOptions {
+    std::string output_path;                  ///< rewritten atomically after every cell; "" = keep in memory
+    std::optional<ResultsFile> resume;        ///< a partial results file of the same config: its cells are kept
+    std::string command;                      ///< the command line, for the results file
+    std::string config_file;
+    std::string tool_version;
+    std::chrono::milliseconds probe_timeout{1000};   ///< the path probe's wait for its echo (resent every 250 ms)
+};
+
+/// How a sweep ended.
+struct SweepOutcome {
+    ResultsFile results;
+    bool interrupted = false;          ///< stopped by the stop token; unfinished cells are missing
+    size_t cells_run = 0;              ///< cells done by this call (not counting resumed ones)
+    std::vector<ApplyReport> restored; ///< what the final restore did
+};
+
+/// True when some cell of `config` changes a setting on the local (remote = false) or the peer end.
+bool sweep_changes_end(const SweepConfig& config, bool remote);
+
+/// Throws nm::Error (Usage) when `config` changes settings on an end that cannot be changed from here
+/// (`why` says why, e.g. the peer agent's control is missing). Cheap: reads no device.
+void refuse_if_uncontrollable(const SweepConfig& config, bool remote, const std::string& why);
+
+/// Checks a sweep against its ends before anything is changed: every end that gets settings must be
+/// controllable (else nm::Error Usage explaining that the peer's side needs the agent), each interface
+/// must exist, and every profile and MTU must pass DeviceControl::validate (unknown feature names, MTUs
+/// outside the device's range). Throws nm::Error (Usage) naming the end, the interface and the setting.
+void check_sweep(const SweepConfig& config, const SweepTarget& target);
+
+/// Runs a sweep: restores a leftover journal, checks everything (check_sweep), journals the original
+/// state of every end it will change, then for every cell (less those already in options.resume):
+/// applies its settings (one DeviceControl::apply per end), reads back the effective state, detects
+/// duplicates and infeasible cells, probes the path at the cell's MTU, measures config.repetitions runs,
+/// summarizes, records and saves the results file, and cools down. Every cell starts from the original
+/// state: a feature its profile does not name is at its original value. Interfaces are restored through
+/// the journal at the end, when `stop` is requested, and when an exception leaves. Per-cell failures are
+/// recorded in the cell; only input errors (before any change) and failures to save or restore throw.
+SweepOutcome run_sweep(const SweepConfig& config, const SweepTarget& target, SweepServices& services,
+                       const SweepOptions& options, std::stop_token stop);
+
+/// The same cells a sweep would run, with the settings each applies, changing nothing (--dry-run).
+struct CellPlan {
+    CellSpec cell;
+    LinkSettings local;
+    LinkSettings remote;
+    bool done = false;   ///< already in the file being resumed
+};
+std::vector<CellPlan> plan_sweep(const SweepConfig& config, const std::optional<ResultsFile>& resume);
+
+/// Human text of LinkSettings: "mtu=9000 gro=off tso=off"; "(unchanged)" when empty.
+std::string describe_settings(const LinkSettings& settings);
+
+}  // namespace nm

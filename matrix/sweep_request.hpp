@@ -1,0 +1,62 @@
+#pragma once
+// A sweep as a user asks for it (the CLI's flags, the Python keyword arguments) turned into a running
+// sweep: every rule that derives one option from another lives here, so `nicmatrix sweep` and
+// `nicmatrix.sweep()` behave alike.
+#include <functional>
+#include <memory>
+#include <optional>
+#include <stop_token>
+#include <string>
+
+#include "core/base/lab_types.hpp"
+#include "core/base/sweep_types.hpp"
+#include "ethtool_ctl/settings_journal.hpp"
+#include "matrix/lab_session.hpp"
+#include "matrix/runner.hpp"
+
+namespace nm {
+
+/// A sweep as asked for: `nicmatrix sweep`'s flags, `nicmatrix.sweep()`'s arguments.
+struct SweepRequest {
+    std::string config_file;
+    bool lab = false;                          ///< a lab of its own; else iface + peer
+    std::string lab_name;                      ///< "" = nmsweep<pid>
+    LabTopology topology = LabTopology::Pair;
+    std::string iface;                         ///< local interface (peer mode)
+    std::string peer;                          ///< IPv4 address of the host running `nicmatrix serve`
+    uint16_t port = kDefaultPort;
+    std::string output;                        ///< "" = the resumed file, or results/<config name>-<UTC stamp>.json
+    std::string resume;                        ///< a results file to complete
+    std::string journal;                       ///< "" = the journal's default ($NICMATRIX_JOURNAL or /run/nicmatrix/journal.json), as `nicmatrix restore` reads
+    std::string command;                       ///< the command line, for the results file
+};
+
+/// How to make the real parts; matrix/real_backends.cpp gives the ones this build has, tests give others.
+struct SweepBackends {
+    std::function<std::unique_ptr<SettingsJournal>(const std::string& path)> journal;
+    std::function<LabFactories()> lab;
+    std::function<std::unique_ptr<DeviceControl>()> device;    ///< for the caller's namespace (peer mode)
+    std::function<std::unique_ptr<TrafficRunner>()> traffic;   ///< the engine's client (peer mode)
+};
+
+/// The inputs of a request, loaded and checked without touching the system.
+struct PreparedSweep {
+    SweepConfig config;
+    std::optional<ResultsFile> resume;
+    std::string output;   ///< where the results go
+};
+
+/// Loads the config and the file to resume (checking it was made by the same config) and decides the
+/// output path. Throws nm::Error (Usage) naming the file and what is wrong.
+PreparedSweep prepare_sweep(const SweepRequest& request);
+
+/// Runs a prepared sweep: checks the choice of lab or peer, the permission to change settings, that the
+/// peer (peer mode) is reachable and needs no change the peer agent would have to make — all before
+/// anything is changed (nm::Error Usage) — then builds the lab or the peer's target and runs run_sweep.
+SweepOutcome execute_sweep(const SweepRequest& request, const PreparedSweep& prepared, const SweepBackends& backends,
+                           SweepObserver* observer, std::stop_token stop);
+
+/// True when the calling thread may change network settings (CAP_NET_ADMIN effective).
+bool has_net_admin();
+
+}  // namespace nm

@@ -1,0 +1,88 @@
+#include <catch2/catch.hpp>
+
+#include <chrono>
+
+#include "core/base/error.hpp"
+#include "core/base/wait_until.hpp"
+#include "matrix/icmp_path_probe.hpp"
+#include "tests/support/command.hpp"
+#include "tests/support/oracles.hpp"
+#include "tests/support/require.hpp"
+#include "tests/support/scoped_lab.hpp"
+
+using nm::test::run_in_netns;
+
+namespace {
+
+void set_mtu(const std::string& netns, const std::string& ifname, uint32_t mtu) {
+    const auto r = run_in_netns(netns, "ip link set dev " + ifname + " mtu " + std::to_string(mtu));
+    REQUIRE(r.exit_status == 0);
+}
+
+double seconds_since(std::chrono::steady_clock::time_point t0) {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+}  // namespace
+
+TEST_CASE("The path probe finds a middle hop that drops jumbo frames within its timeout, and passes when it carries them", "[integration]") {
+    nm::test::require_net_admin();
+    // sender 9000 -> bridge ports at 1500 -> receiver 9000: frames above 1500 bytes vanish in the middle.
+    nm::test::ScopedLab lab(nm::LabTopology::Bridge);
+    const auto& a = lab.client();
+    const auto& b = lab.server();
+    const std::string dut = lab.info().by_role("dut-client").netns;
+    set_mtu(a.netns, a.ifname, 9000);
+    set_mtu(b.netns, b.ifname, 9000);
+
+    nm::IcmpPathProbe probe(a.netns, nm::strip_prefix(b.ipv4));
+    // A bridge just made may take a moment to forward: wait for a full 1500-byte frame to cross.
+    nm::wait_until([&] { return probe.probe(1500, std::chrono::milliseconds(300), {}).passed; }, std::chrono::seconds(5),
+                   "a 1500-byte DF probe across the bridge");
+    auto t0 = std::chrono::steady_clock::now();
+    const auto jumbo = probe.probe(9000, std::chrono::milliseconds(1500), {});
+    CHECK_FALSE(jumbo.passed);
+    CHECK(seconds_since(t0) < 2.5);
+    CHECK_THAT(jumbo.detail, Catch::Contains("9000-byte ICMP echo with DF set to 198.18.0.2: no echo within 1500 ms"));
+    // The oracle agrees: ping with DF set at the same size gets no answer either.
+    CHECK(run_in_netns(a.netns, "ping -c1 -W1 -M do -s 8972 " + nm::strip_prefix(b.ipv4)).exit_status != 0);
+    CHECK(run_in_netns(a.netns, "ping -c1 -W1 -M do -s 1472 " + nm::strip_prefix(b.ipv4)).exit_status == 0);
+
+    // The middle hop raised to 9000: the same probe passes, and a hop a little below does not
+    // (veth lets frames up to MTU + 4 bytes of VLAN slack through, so 8990 and not 8999).
+    for (const char* port : {"dut-a", "dut-b", "br0"}) set_mtu(dut, port, 9000);
+    CHECK(probe.probe(9000, std::chrono::milliseconds(1500), {}).passed);
+    set_mtu(dut, "dut-a", 8990);
+    CHECK_FALSE(probe.probe(9000, std::chrono::milliseconds(500), {}).passed);
+}
+
+TEST_CASE("A probe larger than the sending interface's MTU fails at once, saying so", "[integration]") {
+    nm::test::require_net_admin();
+    nm::test::ScopedLab lab;
+    nm::IcmpPathProbe probe(lab.client().netns, nm::strip_prefix(lab.server().ipv4));
+    nm::test::wait_for_lab_path(lab.info());
+    const auto t0 = std::chrono::steady_clock::now();
+    const auto r = probe.probe(9000, std::chrono::milliseconds(1500), {});
+    CHECK_FALSE(r.passed);
+    CHECK_THAT(r.detail, Catch::EndsWith("larger than the sending interface's MTU"));
+    CHECK(seconds_since(t0) < 0.5);
+    CHECK(probe.probe(1500, std::chrono::milliseconds(1500), {}).passed);
+}
+
+TEST_CASE("check_peer_reachable: a peer that answers ping but has no server, and one that does not answer", "[integration]") {
+    nm::test::require_net_admin();
+    nm::test::ScopedLab lab;
+    const auto& a = lab.client();
+    nm::test::wait_for_lab_path(lab.info());   // this test is about the checks, not a lab coming up
+    CHECK_THROWS_WITH(nm::check_peer_reachable(a.netns, nm::strip_prefix(lab.server().ipv4), 5301, std::chrono::milliseconds(1000)),
+                      Catch::StartsWith("peer 198.18.0.2 port 5301: cannot connect (Connection refused)") ||
+                          Catch::StartsWith("peer 198.18.0.2 port 5301: no traffic server answers"));
+    CHECK_THROWS_WITH(nm::check_peer_reachable(a.netns, "198.18.0.77", 5301, std::chrono::milliseconds(500)),
+                      "peer 198.18.0.77 is unreachable: no answer to ping within 500 ms");
+    // With something listening on the server end, both checks pass.
+    const auto listen = nm::test::run_command("ip netns exec " + lab.server().netns + " timeout 5 iperf3 -s -1 -p 5301 >/dev/null 2>&1 & sleep 0");
+    REQUIRE(listen.exit_status == 0);
+    nm::wait_until([&] { return run_in_netns(lab.server().netns, "ss -ltn 'sport = :5301' | grep -q 5301").exit_status == 0; },
+                   std::chrono::seconds(3), "iperf3 listening in the server namespace");
+    CHECK_NOTHROW(nm::check_peer_reachable(a.netns, nm::strip_prefix(lab.server().ipv4), 5301, std::chrono::milliseconds(1000)));
+}

@@ -1,0 +1,110 @@
+"""The JSON Schema files validate what nicmatrix reads and writes, checked with a full validator
+(Debian's python3-jsonschema), and the CLI agrees with them about bad configs."""
+import copy
+import glob
+import json
+import os
+
+import jsonschema
+import pytest
+
+from conftest import run
+
+SOURCE = os.environ.get("NM_SOURCE_DIR", os.path.join(os.path.dirname(__file__), "..", ".."))
+
+
+def load(path):
+    with open(os.path.join(SOURCE, path)) as f:
+        return json.load(f)
+
+
+def validator(schema_path):
+    sweep = load("configs/sweep.schema.json")
+    results = load("results/results.schema.json")
+    schema = load(schema_path)
+    jsonschema.Draft202012Validator.check_schema(schema)
+    store = {sweep["$id"]: sweep, results["$id"]: results}
+    resolver = jsonschema.RefResolver.from_schema(schema, store=store)
+    return jsonschema.Draft202012Validator(schema, resolver=resolver)
+
+
+def example_configs():
+    return sorted(p for p in glob.glob(os.path.join(SOURCE, "configs", "*.json")) if not p.endswith(".schema.json"))
+
+
+@pytest.mark.parametrize("path", example_configs(), ids=os.path.basename)
+def test_example_configs_validate(path):
+    with open(path) as f:
+        validator("configs/sweep.schema.json").validate(json.load(f))
+
+
+BAD = [
+    ({"traffic": [{}, {"streams": -3}]}, "/traffic/1/streams: expected a positive integer"),
+    ({"traffic": [{"stream": 2}]}, "/traffic/0/stream: unknown key"),
+    ({"mtu": [70000]}, "/mtu/0: expected an MTU in bytes from 68 to 65535, got 70000"),
+    ({"apply_to": "remote"}, "/apply_to: expected one of"),
+    ({"offloads": [{"name": "a", "features": {"tso": "maybe"}}]}, "/offloads/0/features/tso: expected"),
+    ({"repetitions": 0}, "/repetitions: expected a positive integer, got 0"),
+]
+
+
+@pytest.mark.parametrize("patch,message", BAD, ids=[m.split(":")[0] for _, m in BAD])
+def test_bad_configs_fail_the_schema_and_the_cli_alike(tmp_path, nicmatrix_bin, patch, message):
+    config = load("configs/offload-mtu.json")
+    config.update(copy.deepcopy(patch))
+    with pytest.raises(jsonschema.ValidationError):
+        validator("configs/sweep.schema.json").validate(config)
+    path = tmp_path / "bad.json"
+    path.write_text(json.dumps(config))
+    res = run(nicmatrix_bin, "sweep", str(path), "--dry-run", check=False)
+    assert res.returncode == 2
+    assert f"{path}: {message}" in res.stderr
+
+
+def example_results():
+    return sorted(p for p in glob.glob(os.path.join(SOURCE, "results", "*.json")) if not p.endswith(".schema.json"))
+
+
+@pytest.mark.parametrize("path", example_results(), ids=os.path.basename)
+def test_lab_results_in_results_validate(path, nicmatrix_bin):
+    with open(path) as f:
+        results = json.load(f)
+    validator("results/results.schema.json").validate(results)
+    assert all(c["status"] == "ok" for c in results["cells"])
+    # The C++ reader takes it too, and renders every cell.
+    table = run(nicmatrix_bin, "report", path, "--format", "csv").stdout.splitlines()
+    assert len(table) == 1 + len(results["cells"])
+
+
+def test_the_example_results_file_validates():
+    results = load("tests/fixtures/results/fake-lab.json")
+    validator("results/results.schema.json").validate(results)
+    statuses = {c["status"] for c in results["cells"]}
+    assert {"ok", "duplicate", "infeasible", "path_mtu_blackhole", "failed"} <= statuses
+
+
+def test_results_schema_rejects_what_readers_could_not_use():
+    v = validator("results/results.schema.json")
+    results = load("tests/fixtures/results/fake-lab.json")
+    broken = copy.deepcopy(results)
+    broken["schema"] = "nicmatrix/results/v2"
+    assert not v.is_valid(broken)
+    broken = copy.deepcopy(results)
+    del broken["cells"][0]["runs"][0]["throughput_bps"]
+    assert not v.is_valid(broken)
+    broken = copy.deepcopy(results)
+    broken["cells"][0]["status"] = "great"
+    assert not v.is_valid(broken)
+
+
+def test_report_and_compare_read_the_example(nicmatrix_bin):
+    path = os.path.join(SOURCE, "tests/fixtures/results/fake-lab.json")
+    table = run(nicmatrix_bin, "report", path).stdout
+    assert "original / tcp-p1" in table
+    assert "path_mtu_blackhole" in table
+    csv = run(nicmatrix_bin, "report", path, "--format", "csv", "--metric", "packets_per_s").stdout.splitlines()
+    assert csv[0].startswith("profile,traffic,mtu,key,status,packets_per_s_median")
+    assert len(csv) == 1 + 16
+    same = run(nicmatrix_bin, "compare", path, path, "--format", "csv").stdout.splitlines()
+    ok_rows = [line for line in same[1:] if line.split(",")[5] not in ("", "duplicate", "infeasible", "failed", "path_mtu_blackhole")]
+    assert ok_rows and all(line.split(",")[7] == "1.0000" for line in ok_rows)

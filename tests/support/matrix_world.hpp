@@ -1,0 +1,86 @@
+#pragma once
+// A whole sweep world of fakes (both lab ends, journal, engine, path, clock, observer) and a scratch
+// directory, shared by the matrix unit tests.
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "core/base/json_codec.hpp"
+#include "matrix/runner.hpp"
+#include "tests/support/matrix_fakes.hpp"
+#include "tests/support/scoped_lab.hpp"
+
+namespace nm::test {
+
+/// Records what a sweep reports.
+class Recorder final : public SweepObserver {
+public:
+    void on_note(const std::string& text) override { notes.push_back(text); }
+    void on_cell_start(const CellProgress& p) override { started.push_back(p.number); }
+    void on_cell_done(const CellProgress& p, const CellResult& r) override {
+        done.push_back(r.spec.key);
+        etas.push_back(p.eta_s);
+        totals.push_back(p.total);
+    }
+    std::vector<std::string> notes, done;
+    std::vector<size_t> started, totals;
+    std::vector<double> etas;
+};
+
+/// The lab as fakes: client end nm-a, server end nm-b, a traffic engine, a path, a clock, a journal.
+struct World {
+    FakeDeviceControl local, remote;
+    FakeJournal journal{{&local, &remote}};
+    FakeTrafficRunner traffic{local, "nm-a"};
+    FakePathProbe probe;
+    FakeClock clock;
+    Recorder observer;
+    SweepTarget target;
+    LinkState local_original, remote_original;
+
+    World() {
+        local.add_interface("nm-a", "lab-a");
+        remote.add_interface("nm-b", "lab-b");
+        target.local = {&local, "nm-a", ""};
+        target.remote = {&remote, "nm-b", ""};
+        target.base.host = "198.18.0.2";
+        target.base.port = 5301;
+        local_original = local.state("nm-a");
+        remote_original = remote.state("nm-b");
+    }
+
+    SweepOutcome run(const SweepConfig& config, const SweepOptions& options = {}, std::stop_token stop = {}) {
+        SweepServices services{journal, traffic, probe, clock, &observer, {}, {}};
+        services.local_host.kernel = "6.18.0-test";
+        return run_sweep(config, target, services, options, std::move(stop));
+    }
+
+    // Both ends exactly as they were: MTU and every feature's wanted and active state.
+    void check_restored() const {
+        CHECK(Json(local.state("nm-a").features.size()) == Json(local_original.features.size()));
+        for (const auto* pair : {&local, &remote}) {
+            const auto& now = pair == &local ? local.state("nm-a") : remote.state("nm-b");
+            const auto& was = pair == &local ? local_original : remote_original;
+            CHECK(now.mtu == was.mtu);
+            for (const auto& [name, f] : was.features) {
+                INFO(now.name << " " << name);
+                CHECK(now.features.at(name).wanted == f.wanted);
+                CHECK(now.features.at(name).active == f.active);
+            }
+        }
+    }
+};
+
+/// A scratch directory removed at scope exit.
+struct TempDir {
+    std::filesystem::path path = std::filesystem::temp_directory_path() / unique_name("nmsweep");
+    TempDir() { std::filesystem::create_directories(path); }
+    ~TempDir() { std::filesystem::remove_all(path); }
+    TempDir(const TempDir&) = delete;
+    TempDir& operator=(const TempDir&) = delete;
+    std::string file(const std::string& name) const { return (path / name).string(); }
+};
+
+}  // namespace nm::test

@@ -1,0 +1,37 @@
+#include "tests/support/oracles.hpp"
+
+#include <sstream>
+#include <stdexcept>
+
+#include "core/base/wait_until.hpp"
+#include "tests/support/command.hpp"
+
+namespace nm::test {
+
+std::map<std::string, bool> ethtool_features(const std::string& netns, const std::string& ifname) {
+    const auto r = run_in_netns(netns, "ethtool -k " + ifname);
+    if (r.exit_status != 0) throw std::runtime_error("ethtool -k " + ifname + " in " + netns + ": " + r.output);
+    std::map<std::string, bool> features;
+    std::istringstream in(r.output);
+    std::string line;
+    while (std::getline(in, line)) {
+        const auto colon = line.find(':');
+        if (colon == std::string::npos || line.rfind("Features for", 0) == 0) continue;
+        const size_t start = line.find_first_not_of('\t');
+        features[line.substr(start, colon - start)] = line.compare(colon + 2, 2, "on") == 0;
+    }
+    return features;
+}
+
+std::string link_mtu(const std::string& netns, const std::string& ifname) {
+    return run_in_netns(netns, "cat /sys/class/net/" + ifname + "/mtu").output;
+}
+
+void wait_for_lab_path(const LabInfo& lab) {
+    const auto& client = lab.by_role("client");
+    const std::string server = strip_prefix(lab.by_role("server").ipv4);
+    wait_until([&] { return run_in_netns(client.netns, "ping -c1 -W1 " + server).exit_status == 0; }, std::chrono::seconds(5),
+               "lab " + lab.name + ": a ping from " + client.netns + " to " + server);
+}
+
+}  // namespace nm::test

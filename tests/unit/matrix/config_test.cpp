@@ -1,0 +1,130 @@
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+#include <fstream>
+
+#include "core/base/error.hpp"
+#include "core/base/json_codec.hpp"
+#include "matrix/config.hpp"
+
+using nm::parse_sweep_config_text;
+
+namespace {
+
+const std::string kMinimal = R"({"offloads": [{"name": "a", "features": {"tso": "off"}}], "mtu": [1500], "traffic": [{}]})";
+
+// The message of the usage error parsing `text` throws.
+std::string error_of(const std::string& text) {
+    try {
+        parse_sweep_config_text(text, "configs/x.json");
+    } catch (const nm::Error& e) {
+        CHECK(e.kind() == nm::ErrorKind::Usage);
+        return e.what();
+    }
+    FAIL("no error for " << text);
+    return "";
+}
+
+// kMinimal with `patch` merged into it (RFC 7386 merge patch).
+std::string with(const std::string& patch) {
+    auto j = nm::Json::parse(kMinimal);
+    j.merge_patch(nm::Json::parse(patch));
+    return j.dump();
+}
+
+}  // namespace
+
+TEST_CASE("Every config shipped in configs/ parses and expands", "[unit]") {
+    size_t parsed = 0;
+    for (const auto& entry : std::filesystem::directory_iterator(std::string(NM_SOURCE_DIR) + "/configs")) {
+        const auto path = entry.path().string();
+        if (entry.path().extension() != ".json" || path.find(".schema.json") != std::string::npos) continue;
+        INFO(path);
+        const auto config = nm::load_sweep_config(path);
+        CHECK(config.name == entry.path().stem().string());
+        CHECK_FALSE(nm::expand_cells(config).empty());
+        // What the codec writes parses back to the same config.
+        CHECK(nm::Json(nm::parse_sweep_config(nm::Json(config))) == nm::Json(config));
+        ++parsed;
+    }
+    CHECK(parsed >= 3);
+}
+
+TEST_CASE("The README default config is the forum matrix: 2 profiles x 4 MTUs x 2 tests", "[unit]") {
+    const auto config = nm::load_sweep_config(std::string(NM_SOURCE_DIR) + "/configs/offload-mtu.json");
+    CHECK(config.mtu == std::vector<uint32_t>{1500, 4096, 8192, 9000});
+    REQUIRE(config.offloads.size() == 2);
+    CHECK(config.offloads[0].features == std::map<std::string, bool>{{"rx", true}, {"tx", true}, {"sg", true}, {"tso", true}, {"gso", true}, {"gro", true}});
+    CHECK(config.offloads[1].features.at("tso") == false);
+    const auto cells = nm::expand_cells(config);
+    REQUIRE(cells.size() == 16);
+    CHECK(cells.front().key == "all-on/mtu1500/tcp-p1");
+    CHECK(cells[1].key == "all-on/mtu1500/tcp-p10");
+    CHECK(cells.back().key == "all-off/mtu9000/tcp-p10");
+    CHECK(cells.back().traffic.test.streams == 10);
+}
+
+TEST_CASE("Config errors name the file, the JSON pointer and what was expected", "[unit]") {
+    CHECK(error_of(with(R"({"traffic": [{}, {"streams": -3}]})")) ==
+          "configs/x.json: /traffic/1/streams: expected a positive integer (at most 1024), got -3");
+    CHECK(error_of(with(R"({"traffic": [{"streams": "ten"}]})")) ==
+          "configs/x.json: /traffic/0/streams: expected a positive integer (at most 1024), got \"ten\"");
+    CHECK(error_of(with(R"({"traffic": [{"stream": 2}]})")) ==
+          "configs/x.json: /traffic/0/stream: unknown key; expected one of \"name\", \"protocol\", \"direction\", \"streams\", "
+          "\"threads\", \"write_size\", \"length\", \"window\", \"bytes\", \"rate_bps\", \"rate_pps\", \"udp_gso\", \"udp_gro\"");
+    CHECK(error_of(with(R"({"mtu": [1500, 9000, 70000]})")) == "configs/x.json: /mtu/2: expected an MTU in bytes from 68 to 65535, got 70000");
+    CHECK(error_of(with(R"({"mtu": []})")) == "configs/x.json: /mtu: expected a non-empty array of MTUs in bytes, got an array");
+    CHECK(error_of(with(R"({"offloads": [{"name": "a", "features": {"tso": "maybe"}}]})")) ==
+          "configs/x.json: /offloads/0/features/tso: expected \"on\", \"off\", true or false, got \"maybe\"");
+    CHECK(error_of(with(R"({"duration_s": 0})")) == "configs/x.json: /duration_s: expected a positive number of seconds, got 0");
+    CHECK(error_of(with(R"({"repetitions": 2.5})")) == "configs/x.json: /repetitions: expected a positive integer, got 2.5");
+    CHECK(error_of(with(R"({"apply_to": "remote"})")) == "configs/x.json: /apply_to: expected one of \"local\", \"peer\", \"both\", got \"remote\"");
+    CHECK(error_of(with(R"({"apply_to": {"mtu": "server"}})")) ==
+          "configs/x.json: /apply_to/mtu: expected one of \"local\", \"peer\", \"both\", got \"server\"");
+    CHECK(error_of(R"({"mtu": [1500], "traffic": [{}]})") == "configs/x.json: /offloads: missing; expected a non-empty array of offload profiles");
+    CHECK(error_of("[1, 2]") == "configs/x.json: /: expected a sweep config object, got an array");
+    CHECK(error_of(with(R"({"traffic": [{"protocol": "sctp"}]})")) == "configs/x.json: /traffic/0/protocol: expected \"tcp\" or \"udp\", got \"sctp\"");
+    CHECK(error_of(with(R"({"traffic": [{"protocol": "udp", "write_size": 8}]})")) ==
+          "configs/x.json: /traffic/0/write_size: expected a UDP payload size from 18 to 65507 bytes, got 8");
+    CHECK(error_of(with(R"({"traffic": [{"udp_gso": true}]})")) == "configs/x.json: /traffic/0/udp_gso: only for \"protocol\": \"udp\"");
+    CHECK(error_of(with(R"({"traffic": [{"streams": 2}, {"streams": 2}]})")) ==
+          "configs/x.json: /traffic/1: the test name \"tcp-p2\" is already used by /traffic/0; give each test a unique \"name\"");
+    CHECK(error_of(with(R"({"offloads": [{"name": "a/b", "features": {}}]})")) ==
+          "configs/x.json: /offloads/0/name: expected a non-empty name of letters, digits, '.', '_', '-', '+', '=', got \"a/b\"");
+    CHECK(error_of(with(R"({"exclude": [{"offloads": "nope"}]})")) == "configs/x.json: /exclude/0/offloads: expected one of the profile names \"a\", got \"nope\"");
+    CHECK(error_of(with(R"({"exclude": [{"mtu": 9000}]})")) == "configs/x.json: /exclude/0/mtu: expected an MTU from the mtu axis, got 9000");
+    CHECK_THAT(error_of("{\"mtu\": [1500,"), Catch::StartsWith("configs/x.json: not valid JSON: parse error at line 1, column 15"));
+}
+
+TEST_CASE("A missing config file is a usage error naming it", "[unit]") {
+    CHECK_THROWS_WITH(nm::load_sweep_config("/nonexistent/sweep.json"),
+                      "/nonexistent/sweep.json: cannot read the sweep config (no such file, or no permission)");
+}
+
+TEST_CASE("Traffic names are derived from the test when not given", "[unit]") {
+    const auto c = parse_sweep_config_text(with(R"({"traffic": [{"streams": 10}, {"protocol": "udp", "length": 18},
+        {"protocol": "udp", "write_size": 1472, "rate_bps": 100000000, "udp_gso": true}, {"direction": "reverse"}]})"), "x");
+    REQUIRE(c.traffic.size() == 4);
+    CHECK(c.traffic[0].name == "tcp-p10");
+    CHECK(c.traffic[1].name == "udp-l18");
+    CHECK(c.traffic[1].test.write_size == 18);
+    CHECK(c.traffic[2].name == "udp-l1472-b100M-gso");
+    CHECK(c.traffic[3].name == "tcp-p1-R");
+    CHECK(c.traffic[3].test.direction == nm::Direction::Reverse);
+}
+
+TEST_CASE("Defaults, apply_to forms and on/off spellings", "[unit]") {
+    auto c = parse_sweep_config_text(kMinimal, "x");
+    CHECK(c.duration_s == 10);
+    CHECK(c.omit_s == 1);
+    CHECK(c.repetitions == 3);
+    CHECK(c.apply_offloads_to == nm::ApplyTo::Both);
+    CHECK(c.apply_mtu_to == nm::ApplyTo::Both);
+    c = parse_sweep_config_text(with(R"({"apply_to": "local", "offloads": [{"name": "a", "features": {"gro": true, "tso": "off"}}]})"), "x");
+    CHECK(c.apply_offloads_to == nm::ApplyTo::Local);
+    CHECK(c.apply_mtu_to == nm::ApplyTo::Local);
+    CHECK(c.offloads[0].features == std::map<std::string, bool>{{"gro", true}, {"tso", false}});
+    c = parse_sweep_config_text(with(R"({"apply_to": {"offloads": "local"}})"), "x");
+    CHECK(c.apply_offloads_to == nm::ApplyTo::Local);
+    CHECK(c.apply_mtu_to == nm::ApplyTo::Both);
+}

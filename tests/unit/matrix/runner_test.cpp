@@ -1,0 +1,371 @@
+#include <catch2/catch.hpp>
+
+#include <unistd.h>
+
+#include <filesystem>
+
+#include "core/base/error.hpp"
+#include "core/base/json_codec.hpp"
+#include "matrix/config.hpp"
+#include "matrix/results_store.hpp"
+#include "matrix/runner.hpp"
+#include "tests/support/matrix_fakes.hpp"
+#include "tests/support/matrix_world.hpp"
+#include "tests/support/scoped_lab.hpp"
+
+using nm::CellStatus;
+using nm::test::FakeDeviceControl;
+using nm::test::TempDir;
+using nm::test::World;
+
+namespace {
+
+// A sweep config: two profiles, two MTUs, two tests, 2 repetitions unless patched.
+nm::SweepConfig make_config(const std::string& patch = "{}") {
+    auto j = nm::Json::parse(R"({
+      "offloads": [{"name": "all-on", "features": {"tx": "on", "sg": "on", "tso": "on", "gso": "on", "gro": "on"}},
+                   {"name": "all-off", "features": {"tx": "off", "sg": "off", "tso": "off", "gso": "off", "gro": "off"}}],
+      "mtu": [1500, 9000],
+      "traffic": [{"streams": 1}, {"streams": 10}],
+      "duration_s": 1, "omit_s": 0.5, "repetitions": 2})");
+    j.merge_patch(nm::Json::parse(patch));
+    return nm::parse_sweep_config(j);
+}
+
+std::vector<std::string> keys(const nm::ResultsFile& r) {
+    std::vector<std::string> out;
+    for (const auto& c : r.cells) out.push_back(c.spec.key);
+    return out;
+}
+
+const nm::CellResult& cell(const nm::ResultsFile& r, const std::string& key) {
+    for (const auto& c : r.cells) {
+        if (c.spec.key == key) return c;
+    }
+    FAIL("no cell " << key);
+    throw std::logic_error("unreachable");
+}
+
+}  // namespace
+
+TEST_CASE("A sweep runs every cell in order, measures each repetitions times, records the effective state and restores", "[unit]") {
+    World w;
+    const auto config = make_config();
+    const auto out = w.run(config);
+    CHECK_FALSE(out.interrupted);
+    CHECK(keys(out.results) == std::vector<std::string>{"all-on/mtu1500/tcp-p1", "all-on/mtu1500/tcp-p10", "all-on/mtu9000/tcp-p1",
+                                                        "all-on/mtu9000/tcp-p10", "all-off/mtu1500/tcp-p1", "all-off/mtu1500/tcp-p10",
+                                                        "all-off/mtu9000/tcp-p1", "all-off/mtu9000/tcp-p10"});
+    for (const auto& c : out.results.cells) {
+        INFO(c.spec.key);
+        CHECK(c.status == CellStatus::Ok);
+        CHECK(c.runs.size() == 2);
+        CHECK(c.summary.at("throughput_bps").n == 2);
+        REQUIRE(c.applied_local);
+        REQUIRE(c.applied_remote);
+        CHECK(c.applied_local->mtu == c.spec.mtu);
+        CHECK(c.applied_remote->mtu == c.spec.mtu);
+    }
+    const auto& off = cell(out.results, "all-off/mtu9000/tcp-p1");
+    CHECK(off.applied_local->features.at("tx-tcp-segmentation") == false);
+    CHECK(off.applied_local->features.at("rx-checksum") == true);   // not in the profile: original
+    CHECK(off.applied_local->features.count("rx-lro") == 0);        // fixed: not part of the cell's state
+    CHECK(cell(out.results, "all-on/mtu1500/tcp-p1").applied_remote->features.at("rx-gro") == true);
+
+    // The engine got the config's timing and the lab's server address.
+    REQUIRE(w.traffic.specs.size() == 16);
+    CHECK(w.traffic.specs[0].host == "198.18.0.2");
+    CHECK(w.traffic.specs[0].duration_s == 1);
+    CHECK(w.traffic.specs[0].omit_s == 0.5);
+    CHECK(w.traffic.specs[2].streams == 10);
+    CHECK(w.probe.probed == std::vector<uint32_t>{1500, 1500, 9000, 9000, 1500, 1500, 9000, 9000});
+
+    // Identity of both ends, taken before the first change.
+    REQUIRE(out.results.local.interface);
+    CHECK(out.results.local.interface->name == "nm-a");
+    CHECK(out.results.local.interface->driver == "veth");
+    CHECK(out.results.local.interface->original.mtu == 1500);
+    CHECK(out.results.local.interface->original.features.at("rx-gro") == false);
+    REQUIRE(out.results.remote.interface);
+    CHECK(out.results.remote.interface->netns == "lab-b");
+    CHECK(out.results.local.kernel == "6.18.0-test");
+    CHECK_FALSE(out.results.run.finished.empty());
+    CHECK(out.results.run.config.name == config.name);
+
+    w.check_restored();
+    CHECK(w.journal.entries().empty());
+    CHECK(w.journal.remember_calls == 2);
+    CHECK(w.observer.done.size() == 8);
+    CHECK(w.observer.started == std::vector<size_t>{1, 2, 3, 4, 5, 6, 7, 8});
+    CHECK(w.observer.etas.back() == 0);
+}
+
+TEST_CASE("Every cell starts from the original state: features a profile does not name are at their original value", "[unit]") {
+    World w;
+    // The first profile turns GSO off; the second names only GRO, so GSO must be back on in its cells.
+    const auto config = make_config(R"({"offloads": [{"name": "gso-off", "features": {"gso": "off"}},
+                                                     {"name": "gro-on", "features": {"gro": "on"}}],
+                                        "mtu": [1500], "traffic": [{"streams": 1}], "repetitions": 1})");
+    std::vector<bool> gso_during_run;
+    w.traffic.on_run = [&](size_t, const nm::TestSpec&) {
+        gso_during_run.push_back(w.local.active("nm-a", "tx-generic-segmentation"));
+        CHECK(w.remote.state("nm-b").features.at("tx-generic-segmentation").active == gso_during_run.back());
+    };
+    const auto out = w.run(config);
+    CHECK(gso_during_run == std::vector<bool>{false, true});
+    CHECK(cell(out.results, "gro-on/mtu1500/tcp-p1").applied_local->features.at("tx-generic-segmentation") == true);
+    CHECK(cell(out.results, "gro-on/mtu1500/tcp-p1").applied_local->features.at("rx-gro") == true);
+    // One apply per end per cell, and one reset per end when the profile changes (in kernel names).
+    CHECK(w.local.count("apply") == 2 + 1 + 1);   // cell 1, reset, cell 2, final restore
+    const auto& reset = w.local.calls()[std::size_t(std::find_if(w.local.calls().begin(), w.local.calls().end(), [](const auto& c) {
+                                                     return c.op == "apply" && c.settings.features.count("tx-generic-segmentation");
+                                                 }) - w.local.calls().begin())];
+    CHECK(reset.settings.features == std::map<std::string, bool>{{"tx-generic-segmentation", true}});
+    w.check_restored();
+}
+
+TEST_CASE("tx off takes TSO with it: a cell whose effective state equals an earlier one is a duplicate, not measured", "[unit]") {
+    World w;
+    const auto config = make_config(R"({"offloads": [{"name": "tx-off", "features": {"tx": "off"}},
+                                                     {"name": "tx-tso-off", "features": {"tx": "off", "tso": "off"}}],
+                                        "mtu": [1500], "traffic": [{"streams": 1}]})");
+    const auto out = w.run(config);
+    const auto& first = cell(out.results, "tx-off/mtu1500/tcp-p1");
+    const auto& dup = cell(out.results, "tx-tso-off/mtu1500/tcp-p1");
+    CHECK(first.status == CellStatus::Ok);
+    CHECK(first.applied_local->features.at("tx-tcp-segmentation") == false);   // the side effect, recorded
+    CHECK(dup.status == CellStatus::Duplicate);
+    CHECK(dup.duplicate_of == "tx-off/mtu1500/tcp-p1");
+    CHECK(dup.runs.empty());
+    CHECK(w.traffic.specs.size() == 2);   // only the first cell's repetitions
+    w.check_restored();
+}
+
+TEST_CASE("A fixed feature makes a cell infeasible with the reason and the sweep goes on", "[unit]") {
+    World w;
+    w.local.fix("nm-a", "rx-gro");   // fixed off on the client end
+    const auto config = make_config(R"({"mtu": [1500], "traffic": [{"streams": 1}], "repetitions": 1})");
+    const auto out = w.run(config);
+    const auto& on = cell(out.results, "all-on/mtu1500/tcp-p1");
+    CHECK(on.status == CellStatus::Infeasible);
+    CHECK(on.error == "nm-a: gro (rx-gro) is fixed off");
+    CHECK(on.runs.empty());
+    CHECK(cell(out.results, "all-off/mtu1500/tcp-p1").status == CellStatus::Ok);
+    w.check_restored();
+}
+
+TEST_CASE("A run that fails or stalls is recorded with its error and the sweep goes on, and originals come back", "[unit]") {
+    World w;
+    w.traffic.fail_runs = {1};    // first repetition of the first cell
+    w.traffic.stall_runs = {2};   // first repetition of the second cell (the first cell stopped at its failure)
+    const auto config = make_config(R"({"mtu": [9000], "repetitions": 2})");
+    const auto out = w.run(config);
+    const auto& failed = cell(out.results, "all-on/mtu9000/tcp-p1");
+    CHECK(failed.status == CellStatus::Failed);
+    CHECK(failed.error == "repetition 1: connect to 198.18.0.2: Connection refused");
+    const auto& stalled = cell(out.results, "all-on/mtu9000/tcp-p10");
+    CHECK(stalled.status == CellStatus::Stalled);
+    CHECK(stalled.error == "repetition 1: no data for 1 s");
+    CHECK(stalled.runs.size() == 1);
+    CHECK(cell(out.results, "all-off/mtu9000/tcp-p1").status == CellStatus::Ok);
+    CHECK(cell(out.results, "all-off/mtu9000/tcp-p10").status == CellStatus::Ok);
+    w.check_restored();
+}
+
+TEST_CASE("A device error while applying fails that cell only, and the next cell starts from the original", "[unit]") {
+    World w;
+    const auto config = make_config(R"({"mtu": [1500], "traffic": [{"streams": 1}], "repetitions": 1})");
+    w.remote.fail_next_apply("nm-b", nm::ErrorKind::Failed);
+    const auto out = w.run(config);
+    CHECK(cell(out.results, "all-on/mtu1500/tcp-p1").status == CellStatus::Failed);
+    CHECK(cell(out.results, "all-on/mtu1500/tcp-p1").error == "apply nm-b: fake failure");
+    CHECK(cell(out.results, "all-off/mtu1500/tcp-p1").status == CellStatus::Ok);
+    w.check_restored();
+}
+
+TEST_CASE("A path that drops jumbo frames gives path_mtu_blackhole for those cells, without measuring them", "[unit]") {
+    World w;
+    w.probe.max_mtu = 1500;
+    const auto out = w.run(make_config(R"({"repetitions": 1})"));
+    for (const auto& c : out.results.cells) {
+        INFO(c.spec.key);
+        if (c.spec.mtu == 9000) {
+            CHECK(c.status == CellStatus::PathMtuBlackhole);
+            CHECK(c.error == "9000-byte probe: no echo within 1000 ms");
+            CHECK(c.runs.empty());
+        } else {
+            CHECK(c.status == CellStatus::Ok);
+        }
+    }
+    CHECK(w.traffic.specs.size() == 4);
+    w.check_restored();
+}
+
+TEST_CASE("Bad input is found before the first change: unknown feature, MTU out of range, unknown interface", "[unit]") {
+    SECTION("unknown feature") {
+        World w;
+        const auto config = make_config(R"({"offloads": [{"name": "x", "features": {"tso0": "off"}}]})");
+        CHECK_THROWS_WITH(w.run(config), "local end: unknown feature \"tso0\" on nm-a");
+        CHECK(w.local.count("apply") == 0);
+        CHECK(w.remote.count("apply") == 0);
+        CHECK(w.journal.remember_calls == 0);
+    }
+    SECTION("MTU outside the device's range, on the peer end") {
+        World w;
+        w.remote.set_mtu_range("nm-b", 68, 1500);
+        try {
+            w.run(make_config());
+            FAIL("no error");
+        } catch (const nm::Error& e) {
+            CHECK(e.kind() == nm::ErrorKind::Usage);
+            CHECK(std::string(e.what()) == "peer end: set mtu=9000: outside the device's range 68..1500 on nm-b");
+        }
+        CHECK(w.local.count("apply") == 0);
+        CHECK(w.remote.count("apply") == 0);
+    }
+    SECTION("unknown interface") {
+        World w;
+        w.target.local.ifname = "nm-zz";
+        CHECK_THROWS_WITH(w.run(make_config()), "interface nm-zz: no such interface");
+        CHECK(w.local.count("apply") == 0);
+    }
+}
+
+TEST_CASE("A peer that cannot be controlled refuses a config that changes it, before changing anything", "[unit]") {
+    World w;
+    w.target.remote = {nullptr, "", "no agent control"};
+    try {
+        w.run(make_config());
+        FAIL("no error");
+    } catch (const nm::Error& e) {
+        CHECK(e.kind() == nm::ErrorKind::Usage);
+        CHECK_THAT(e.what(), Catch::Contains("applies the MTU to the peer end, which cannot be changed from here (no agent control)"));
+    }
+    CHECK(w.local.count("apply") == 0);
+    // Local-only settings run, and the peer's side is not recorded.
+    const auto out = w.run(make_config(R"({"apply_to": "local", "mtu": [1500], "repetitions": 1})"));
+    CHECK(out.results.cells.size() == 4);
+    CHECK_FALSE(out.results.cells[0].applied_remote);
+    CHECK_FALSE(out.results.remote.interface);
+    CHECK(w.remote.count("apply") == 0);
+}
+
+TEST_CASE("The results file is rewritten atomically after every cell", "[unit]") {
+    World w;
+    TempDir dir;
+    nm::SweepOptions options;
+    options.output_path = dir.file("r.json");
+    size_t runs_seen = 0;
+    w.traffic.on_run = [&](size_t n, const nm::TestSpec&) {
+        // Before each cell's first repetition, the file has every cell before it.
+        if (n % 2 == 1) {
+            const auto file = nm::load_results(options.output_path);
+            CHECK(file.cells.size() == (n - 1) / 2);
+            CHECK(file.run.finished.empty());
+        }
+        ++runs_seen;
+    };
+    w.run(make_config(), options);
+    CHECK(runs_seen == 16);
+    const auto file = nm::load_results(options.output_path);
+    CHECK(file.cells.size() == 8);
+    CHECK_FALSE(file.run.finished.empty());
+    size_t files = 0;
+    for ([[maybe_unused]] const auto& e : std::filesystem::directory_iterator(dir.path)) ++files;
+    CHECK(files == 1);   // no temporary file left
+}
+
+TEST_CASE("A stop in the middle of a cell leaves a valid file without that cell, restores, and --resume runs only the rest", "[unit]") {
+    TempDir dir;
+    nm::SweepOptions options;
+    options.output_path = dir.file("r.json");
+    const auto config = make_config();
+    std::vector<double> first_cell_figures;
+    {
+        World w;
+        std::stop_source stop;
+        w.traffic.on_run = [&](size_t n, const nm::TestSpec&) {
+            if (n == 4) stop.request_stop();   // second repetition of the second cell
+        };
+        const auto out = w.run(config, options, stop.get_token());
+        CHECK(out.interrupted);
+        CHECK(keys(out.results) == std::vector<std::string>{"all-on/mtu1500/tcp-p1"});
+        for (const auto& r : out.results.cells[0].runs) first_cell_figures.push_back(r.throughput_bps);
+        w.check_restored();
+        const auto file = nm::load_results(options.output_path);
+        CHECK(file.cells.size() == 1);
+        CHECK(file.run.finished.empty());
+    }
+    {
+        World w;
+        options.resume = nm::load_results(options.output_path);
+        const auto out = w.run(config, options);
+        CHECK_FALSE(out.interrupted);
+        CHECK(out.cells_run == 7);
+        CHECK(w.traffic.specs.size() == 14);
+        CHECK(keys(out.results).size() == 8);
+        CHECK(out.results.cells[0].spec.key == "all-on/mtu1500/tcp-p1");
+        CHECK(out.results.cells[0].runs[0].throughput_bps == first_cell_figures[0]);   // kept, not re-measured
+        CHECK(w.observer.started.front() == 2);
+        const auto file = nm::load_results(options.output_path);
+        CHECK(file.cells.size() == 8);
+        CHECK_FALSE(file.run.finished.empty());
+        w.check_restored();
+    }
+    {
+        World w;
+        options.resume = nm::load_results(options.output_path);
+        CHECK_THROWS_WITH(w.run(make_config(R"({"repetitions": 5})"), options),
+                          Catch::Contains("the file was made with a different sweep config (\"repetitions\" differs)"));
+        CHECK(w.local.count("apply") == 0);
+    }
+}
+
+TEST_CASE("A journal left by a killed sweep is restored before the originals are read", "[unit]") {
+    World w;
+    // What a sweep killed with SIGKILL leaves: the journal has the original, the device has a cell's settings.
+    w.journal.remember(w.local.read("nm-a"));
+    w.local.apply("nm-a", nm::LinkSettings{9000, {{"tso", false}}});
+    const auto out = w.run(make_config(R"({"repetitions": 1, "mtu": [1500]})"));
+    REQUIRE(out.results.local.interface);
+    CHECK(out.results.local.interface->original.mtu == 1500);
+    CHECK(out.results.local.interface->original.features.at("tx-tcp-segmentation") == true);
+    REQUIRE_FALSE(w.observer.notes.empty());
+    CHECK(w.observer.notes[0] == "restored nm-a from a leftover journal");
+    w.check_restored();
+}
+
+TEST_CASE("An exception out of the engine still restores the interfaces", "[unit]") {
+    World w;
+    w.traffic.on_run = [](size_t, const nm::TestSpec&) { throw std::runtime_error("engine bug"); };
+    CHECK_THROWS_WITH(w.run(make_config()), "engine bug");
+    w.check_restored();
+    CHECK(w.journal.entries().empty());
+}
+
+TEST_CASE("Time outside measuring is recorded per cell as overhead_s, and cooldown waits between measured cells", "[unit]") {
+    World w;
+    w.local.on_apply = [&] { w.clock.advance(std::chrono::milliseconds(100)); };
+    w.remote.on_apply = [&] { w.clock.advance(std::chrono::milliseconds(150)); };
+    const auto config = make_config(R"({"mtu": [1500], "traffic": [{"streams": 1}], "repetitions": 1, "cooldown_s": 3})");
+    const auto before = w.clock.now();
+    const auto out = w.run(config);
+    CHECK(out.results.cells[0].overhead_s == Catch::Detail::Approx(0.25));
+    CHECK(out.results.cells[1].overhead_s == Catch::Detail::Approx(0.5));   // with the reset to the original
+    // One cooldown (not after the last cell), plus the applies and the final restore.
+    CHECK(std::chrono::duration<double>(w.clock.now() - before).count() == Catch::Detail::Approx(3 + 0.25 + 0.5 + 0.25));
+}
+
+TEST_CASE("plan_sweep lists the cells and the settings each end gets, and what a resumed file has", "[unit]") {
+    const auto config = make_config(R"({"apply_to": {"offloads": "local", "mtu": "both"}})");
+    auto plan = nm::plan_sweep(config, std::nullopt);
+    REQUIRE(plan.size() == 8);
+    CHECK(nm::describe_settings(plan[0].local) == "mtu=1500 gro=on gso=on sg=on tso=on tx=on");
+    CHECK(nm::describe_settings(plan[0].remote) == "mtu=1500");
+    nm::ResultsFile partial;
+    partial.cells.resize(1);
+    partial.cells[0].spec.key = "all-on/mtu9000/tcp-p1";
+    plan = nm::plan_sweep(config, partial);
+    CHECK(plan[2].done);
+    CHECK_FALSE(plan[0].done);
+}

@@ -1,0 +1,163 @@
+// The JSON Schema files are documentation users and other tools validate against; these tests keep them
+// true to what the C++ code reads and writes. (tests/python/test_schemas.py validates the same files with
+// the jsonschema package, a full validator.)
+#include <catch2/catch.hpp>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+
+#include "core/base/json_codec.hpp"
+#include "matrix/config.hpp"
+#include "matrix/results_store.hpp"
+#include "tests/support/matrix_world.hpp"
+
+namespace {
+
+using nm::Json;
+
+Json read_json(const std::string& path) {
+    std::ifstream in(path);
+    REQUIRE(in);
+    return Json::parse(in);
+}
+
+bool has_type(const Json& v, const std::string& type) {
+    if (type == "null") return v.is_null();
+    if (type == "object") return v.is_object();
+    if (type == "array") return v.is_array();
+    if (type == "string") return v.is_string();
+    if (type == "boolean") return v.is_boolean();
+    if (type == "integer") return v.is_number_integer();
+    if (type == "number") return v.is_number();
+    return false;
+}
+
+// The parts of JSON Schema these files use: $ref (local), oneOf, type, const, enum, required, properties,
+// additionalProperties, items. Enough to catch a key written but not documented, or documented as
+// required but not written.
+void check(const Json& root, const Json& schema, const Json& v, const std::string& at, std::vector<std::string>& errors) {
+    if (const auto ref = schema.find("$ref"); ref != schema.end()) {
+        const auto r = ref->get<std::string>();
+        if (r.rfind("#/", 0) == 0) check(root, root.at(Json::json_pointer(r.substr(1))), v, at, errors);
+        return;   // references to the other schema file are checked by the Python test
+    }
+    if (const auto one = schema.find("oneOf"); one != schema.end()) {
+        size_t passing = 0;
+        for (const auto& branch : *one) {
+            std::vector<std::string> e;
+            check(root, branch, v, at, e);
+            if (e.empty()) ++passing;
+        }
+        if (passing != 1) errors.push_back(at + ": matches " + std::to_string(passing) + " branches of oneOf");
+        return;
+    }
+    if (const auto t = schema.find("type"); t != schema.end()) {
+        const auto types = t->is_array() ? t->get<std::vector<std::string>>() : std::vector<std::string>{t->get<std::string>()};
+        if (std::none_of(types.begin(), types.end(), [&](const std::string& ty) { return has_type(v, ty); })) {
+            errors.push_back(at + ": not of type " + t->dump());
+            return;
+        }
+    }
+    if (schema.contains("const") && schema.at("const") != v) errors.push_back(at + ": not " + schema.at("const").dump());
+    if (schema.contains("enum") && std::find(schema.at("enum").begin(), schema.at("enum").end(), v) == schema.at("enum").end()) {
+        errors.push_back(at + ": " + v.dump() + " not in " + schema.at("enum").dump());
+    }
+    if (v.is_object()) {
+        for (const auto& key : schema.value("required", Json::array())) {
+            if (!v.contains(key.get<std::string>())) errors.push_back(at + ": missing required " + key.get<std::string>());
+        }
+        const auto props = schema.value("properties", Json::object());
+        for (const auto& [key, value] : v.items()) {
+            if (props.contains(key)) {
+                check(root, props.at(key), value, at + "/" + key, errors);
+            } else if (schema.contains("additionalProperties")) {
+                const auto& extra = schema.at("additionalProperties");
+                if (extra == Json(false)) errors.push_back(at + "/" + key + ": not in the schema");
+                else if (extra.is_object()) check(root, extra, value, at + "/" + key, errors);
+            }
+        }
+    }
+    if (v.is_array() && schema.contains("items")) {
+        for (size_t i = 0; i < v.size(); ++i) check(root, schema.at("items"), v[i], at + "/" + std::to_string(i), errors);
+    }
+}
+
+std::vector<std::string> validate(const Json& schema, const Json& v) {
+    std::vector<std::string> errors;
+    check(schema, schema, v, "", errors);
+    return errors;
+}
+
+const std::string kSource = NM_SOURCE_DIR;
+
+// A results file from a fake sweep with every status in it, made deterministic (no times, no host).
+Json fake_sweep_results(const std::string& path) {
+    nm::test::World w;
+    w.local.fix("nm-a", "rx-gro");
+    w.probe.max_mtu = 4096;
+    w.traffic.fail_runs = {5};
+    const auto config = nm::parse_sweep_config_text(R"({"name": "fake-lab",
+      "description": "made by tests/unit/matrix/schema_test.cpp with the fakes of tests/support/matrix_fakes.hpp",
+      "offloads": [{"name": "original", "features": {}}, {"name": "tx-off", "features": {"tx": "off"}},
+                   {"name": "tx-tso-off", "features": {"tx": "off", "tso": "off"}}, {"name": "gro-on", "features": {"gro": "on"}}],
+      "mtu": [1500, 9000], "traffic": [{"streams": 1}, {"protocol": "udp", "write_size": 18}],
+      "duration_s": 1, "omit_s": 0, "repetitions": 2})",
+                                                    "fake");
+    nm::SweepOptions options;
+    options.output_path = path;
+    options.tool_version = "test";
+    options.command = "nicmatrix sweep fake-lab.json --lab";
+    w.run(config, options);
+    Json j = read_json(path);
+    j["run"]["started"] = "2026-01-01T00:00:00Z";
+    j["run"]["finished"] = "2026-01-01T00:01:00Z";
+    for (auto* host : {&j["hosts"]["local"], &j["hosts"]["remote"]}) {
+        (*host)["hostname"] = "lab";
+        (*host)["kernel"] = "6.18.0";
+        (*host)["cpu"] = {{"model", "Fake CPU"}, {"count", 2}};
+    }
+    return j;
+}
+
+}  // namespace
+
+TEST_CASE("Every example config uses only keys and values the sweep schema documents", "[unit]") {
+    const Json schema = read_json(kSource + "/configs/sweep.schema.json");
+    size_t checked = 0;
+    for (const auto& e : std::filesystem::directory_iterator(kSource + "/configs")) {
+        if (e.path().extension() != ".json" || e.path().string().find(".schema.json") != std::string::npos) continue;
+        INFO(e.path().string());
+        const Json config = read_json(e.path().string());
+        CHECK(validate(schema, config).empty());
+        // And the normalized form the results file keeps.
+        CHECK(validate(schema, Json(nm::load_sweep_config(e.path().string()))) == std::vector<std::string>{});
+        ++checked;
+    }
+    CHECK(checked >= 3);
+    // The schema knows every key the C++ parser accepts, and no other.
+    const auto props = schema.at("properties");
+    for (const char* key : {"$schema", "name", "description", "offloads", "mtu", "traffic", "duration_s", "omit_s",
+                            "repetitions", "cooldown_s", "apply_to", "exclude"}) {
+        CHECK(props.contains(key));
+    }
+    CHECK(props.size() == 12);
+    CHECK(schema.at("$defs").at("test").at("properties").size() == 13);
+    CHECK_FALSE(validate(schema, Json::parse(R"({"offloads": [], "mtu": [1500], "traffic": [{"stream": 1}]})")).empty());
+}
+
+TEST_CASE("A results file the runner writes has every key the results schema requires, and only documented statuses", "[unit]") {
+    nm::test::TempDir dir;
+    const Json written = fake_sweep_results(dir.file("r.json"));
+    const Json schema = read_json(kSource + "/results/results.schema.json");
+    CHECK(validate(schema, written) == std::vector<std::string>{});
+    std::set<std::string> statuses;
+    for (const auto& c : written.at("cells")) statuses.insert(c.at("status").get<std::string>());
+    CHECK(statuses == std::set<std::string>{"ok", "infeasible", "duplicate", "failed", "path_mtu_blackhole"});
+
+    // The committed example (read by the Python tests and SCHEMA.md) is what the writer makes today.
+    const std::string fixture = kSource + "/tests/fixtures/results/fake-lab.json";
+    if (std::getenv("NM_UPDATE_FIXTURES") != nullptr) std::ofstream(fixture) << written.dump(1) << '\n';
+    CHECK(read_json(fixture) == written);
+    CHECK(nm::Json(nm::load_results(fixture)) == written);
+}

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "core/base/error.hpp"
+#include "core/base/wait_until.hpp"
 #include "ethtool_ctl/netns.hpp"
 #include "ethtool_ctl/rtnl_socket.hpp"
 
@@ -62,6 +63,15 @@ void bring_up_end(const LabInterface& end) {
     if (!end.ipv6.empty()) rtnl.add_address(end.ifname, end.ipv6);
 }
 
+// A device that was just set up keeps the noop qdisc, which drops every packet, until the kernel's
+// linkwatch work activates it, up to a second later; linkwatch sets the operstate in the same step. So
+// a lab is ready when every port reports operstate "up", and lab_up returns only then.
+void wait_until_running(const LabInterface& end) {
+    const RtnlSocket rtnl = RtnlSocket::open(end.netns);
+    wait_until([&] { return rtnl.link_info(end.ifname).operstate == "up"; }, std::chrono::seconds(5),
+               end.ifname + " in netns " + end.netns + " to be operationally up");
+}
+
 }  // namespace
 
 void validate_lab_name(std::string_view name) {
@@ -107,6 +117,7 @@ LabInfo lab_up(std::string_view name, LabTopology topology) {
     for (const auto& end : info.interfaces) {
         if (end.role != "dut-bridge") bring_up_end(end);
     }
+    for (const auto& end : info.interfaces) wait_until_running(end);
     rollback.dismiss();
     return info;
 }

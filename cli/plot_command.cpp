@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "cli/commands.hpp"
@@ -38,19 +39,22 @@ std::string package_root() {
     return "";
 }
 
+// The flags as given; one left empty is not passed on, so the defaults live in nicmatrix.plot only.
 struct PlotOptions {
     std::vector<std::string> files;
     std::string output;
     std::string kind;
-    std::string metric = "throughput_bps";
-    std::string cpu = "system_busy_pct";
+    std::string metric;
+    std::string cpu;
 };
 
 [[noreturn]] void exec_plot(const PlotOptions& o) {
     std::vector<std::string> args{kPython, "-m", "nicmatrix.plot"};
     args.insert(args.end(), o.files.begin(), o.files.end());
-    args.insert(args.end(), {"-o", o.output, "--metric", o.metric, "--cpu", o.cpu});
-    if (!o.kind.empty()) args.insert(args.end(), {"--kind", o.kind});
+    args.insert(args.end(), {"-o", o.output});
+    for (const auto& [flag, value] : {std::pair{"--kind", &o.kind}, {"--metric", &o.metric}, {"--cpu", &o.cpu}}) {
+        if (!value->empty()) args.insert(args.end(), {flag, *value});
+    }
 
     if (const std::string root = package_root(); !root.empty()) {
         const char* old = std::getenv("PYTHONPATH");
@@ -82,8 +86,8 @@ void add_plot_command(CLI::App& app) {
                      "heatmap (a metric over offload profile x MTU, default for one file), scatter (metric against CPU "
                      "per cell) or bars (two files side by side, default for two)")
         ->check(CLI::IsMember({"heatmap", "scatter", "bars"}));
-    plot->add_option("--metric", o->metric, "Metric to plot, as for report")->capture_default_str();
-    plot->add_option("--cpu", o->cpu, "scatter: the CPU metric on the x axis")->capture_default_str();
+    plot->add_option("--metric", o->metric, "Metric to plot, as for report (default throughput_bps)");
+    plot->add_option("--cpu", o->cpu, "scatter: the CPU metric on the x axis (default cpu_receiver_pct)");
     plot->callback([o] { exec_plot(*o); });
 }
 

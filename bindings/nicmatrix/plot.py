@@ -28,6 +28,13 @@ def _human(metric, value):
     return _nicmatrix.format_metric(metric, value)
 
 
+def _axis(metric):
+    """(divisor, axis label) for a metric: bits/s are shown in Gbit/s, the rest as they are."""
+    if metric.endswith("_bps"):
+        return 1e9, f"{metric} (Gbit/s)"
+    return 1.0, metric
+
+
 def heatmap(results, metric="throughput_bps"):
     """One panel per traffic pattern: rows offload profile, columns MTU, colour and label the cell's median
     of `metric`; a cell without a figure shows its status (duplicate, infeasible, ...)."""
@@ -70,8 +77,9 @@ def heatmap(results, metric="throughput_bps"):
     return fig
 
 
-def scatter(results, metric="throughput_bps", cpu="system_busy_pct"):
-    """Each measured cell as a point: x its median CPU (`cpu`, default system-wide busy %), y its median
+def scatter(results, metric="throughput_bps", cpu="cpu_receiver_pct"):
+    """Each measured cell as a point: x its median CPU (`cpu`, default the receiving engine's CPU in % of
+    one core, where GRO and checksum offload show; system_busy_pct is the whole machine's), y its median
     `metric`, with the spread of the repetitions as error bars; one marker per offload profile, one colour
     per MTU."""
     _check_metric(metric)
@@ -84,19 +92,21 @@ def scatter(results, metric="throughput_bps", cpu="system_busy_pct"):
     markers = "os^Dv<>pPX*"
     mtus = sorted(set(s["mtu"]))
     colours = {m: f"C{k % 10}" for k, m in enumerate(mtus)}
+    div, label = _axis(metric)
     for k, profile in enumerate(dict.fromkeys(s["profile"])):
         for mtu in mtus:
             part = s[(s["profile"] == profile) & (s["mtu"] == mtu)]
             if part.empty:
                 continue
-            ax.errorbar(part[f"{cpu}_median"], part[f"{metric}_median"],
-                        yerr=[part[f"{metric}_median"] - part[f"{metric}_min"], part[f"{metric}_max"] - part[f"{metric}_median"]],
+            y = part[f"{metric}_median"] / div
+            ax.errorbar(part[f"{cpu}_median"], y,
+                        yerr=[y - part[f"{metric}_min"] / div, part[f"{metric}_max"] / div - y],
                         fmt=markers[k % len(markers)], color=colours[mtu], label=f"{profile}, MTU {mtu}", capsize=3)
-            for _, row in part.iterrows():
-                ax.annotate(row["traffic"], (row[f"{cpu}_median"], row[f"{metric}_median"]), fontsize=7,
+            for (_, row), yv in zip(part.iterrows(), y):
+                ax.annotate(row["traffic"], (row[f"{cpu}_median"], yv), fontsize=7,
                             textcoords="offset points", xytext=(4, 4))
     ax.set_xlabel(f"median {cpu}")
-    ax.set_ylabel(f"median {metric}")
+    ax.set_ylabel(f"median {label}")
     ax.set_title(f"{res.config['name']}: {metric} against {cpu}, per cell")
     ax.grid(True, alpha=0.3)
     if len(s):
@@ -106,7 +116,8 @@ def scatter(results, metric="throughput_bps", cpu="system_busy_pct"):
 
 def bars(a, b, metric="throughput_bps"):
     """Two results files side by side: for each cell found in both (matched as `nicmatrix compare` does),
-    A's and B's median of `metric` with their 95% confidence intervals, and B/A above each pair."""
+    A's and B's median of `metric` with the range of their repetitions, and B/A above each pair (with a
+    '*' where compare finds the difference beyond the spread)."""
     _check_metric(metric)
     ra, rb = _as_results(a), _as_results(b)
     df = compare(ra, rb, metric=metric)
@@ -117,15 +128,19 @@ def bars(a, b, metric="throughput_bps"):
     width = 0.4
     label_a = os.path.basename(ra.path or "A")
     label_b = os.path.basename(rb.path or "B")
-    ax.bar([x - width / 2 for x in xs], df["a_median"].fillna(0), width, yerr=df["a_ci95"].fillna(0), label=label_a, capsize=2)
-    ax.bar([x + width / 2 for x in xs], df["b_median"].fillna(0), width, yerr=df["b_ci95"].fillna(0), label=label_b, capsize=2)
+    div, label = _axis(metric)
+    for side, offset, name in (("a", -width / 2, label_a), ("b", width / 2, label_b)):
+        median = df[f"{side}_median"].fillna(0) / div
+        # The repetitions' range (min..max): with two or three runs a t-based interval says little.
+        spread = [median - df[f"{side}_min"].fillna(0) / div, df[f"{side}_max"].fillna(0) / div - median]
+        ax.bar([x + offset for x in xs], median, width, yerr=spread, label=name, capsize=2)
     for x, (_, row) in zip(xs, df.iterrows()):
-        top = max(v for v in (row["a_median"], row["b_median"], 0) if not math.isnan(v))
+        top = max(v for v in (row["a_median"], row["b_median"], 0) if not math.isnan(v)) / div
         text = f"{row['ratio']:.2f}{'*' if row['significant'] else ''}" if not math.isnan(row["ratio"]) else (row["status_b"] if row["status_a"] == "ok" else row["status_a"])
         ax.annotate(text, (x, top), ha="center", va="bottom", fontsize=7, textcoords="offset points", xytext=(0, 3))
     ax.set_xticks(xs, [f"{r.profile}\nMTU {r.mtu}\n{r.traffic}" for r in df.itertuples()], fontsize=7)
-    ax.set_ylabel(f"median {metric}")
-    ax.set_title(f"{metric}: {label_a} vs {label_b} (B/A above, * beyond the spread)")
+    ax.set_ylabel(f"median {label}")
+    ax.set_title(f"{label_a} (A) vs {label_b} (B)\nB/A above the bars, * beyond the spread", fontsize=10)
     ax.legend()
     return fig
 
@@ -143,7 +158,7 @@ def main(argv=None):
     parser.add_argument("-o", "--output", required=True, help="image to write (PNG; the extension picks the format)")
     parser.add_argument("--kind", choices=KINDS, help="heatmap (default for one file), scatter, or bars (default for two)")
     parser.add_argument("--metric", default="throughput_bps", help="metric to plot (as for nicmatrix report)")
-    parser.add_argument("--cpu", default="system_busy_pct", help="scatter: the CPU metric on the x axis")
+    parser.add_argument("--cpu", default="cpu_receiver_pct", help="scatter: the CPU metric on the x axis")
     args = parser.parse_args(argv)
     if len(args.files) > 2:
         parser.error("at most two results files")

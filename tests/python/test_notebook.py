@@ -8,6 +8,8 @@ import nbformat
 from nbclient import NotebookClient
 from PIL import Image
 
+import nicmatrix
+
 from conftest import SOURCE
 
 
@@ -20,6 +22,9 @@ def test_example_notebook_runs_and_writes_its_plots(tmp_path, monkeypatch):
         "argv": [sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"],
         "display_name": "nicmatrix test kernel", "language": "python"}))
     monkeypatch.setenv("JUPYTER_PATH", str(tmp_path / "jupyter"))
+    # The kernel runs in another directory: give it the package this test imported, by absolute path.
+    package_root = os.path.dirname(os.path.dirname(os.path.abspath(nicmatrix.__file__)))
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([package_root, os.environ.get("PYTHONPATH", "")]))
     monkeypatch.setenv("NM_EXAMPLE_DIR", os.path.join(SOURCE, "results"))
     plots = tmp_path / "plots"
     monkeypatch.setenv("NM_PLOT_DIR", str(plots))

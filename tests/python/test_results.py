@@ -146,14 +146,19 @@ def test_compare_matches_the_cli(nicmatrix_bin, pair):
     a, b = pair
     df = nm.compare(a, b, metric="throughput_bps")
     both = df[df["in_both"]]
-    cli_rows = [r for r in cli_compare(nicmatrix_bin, a, b, "throughput_bps") if r.get("key_a")]
+    cli = cli_compare(nicmatrix_bin, a, b, "throughput_bps")
+    cli_rows = [r for r in cli if r["key_a"] and r["key_b"]]
     assert len(cli_rows) >= 1
+    assert df.attrs["only_a"] == [r["key_a"] for r in cli if not r["key_b"]]
+    assert df.attrs["only_b"] == [r["key_b"] for r in cli if not r["key_a"]]
     assert len(both) == len(cli_rows)
-    for row, cli in zip(both.to_dict("records"), cli_rows):
-        assert row["key_a"] == cli["key_a"] and row["key_b"] == cli["key_b"]
-        assert row["mtu"] == int(cli["mtu"])
-        if cli["ratio"]:
-            assert row["ratio"] == pytest.approx(float(cli["ratio"]), abs=5e-5)
+    for row, line in zip(both.to_dict("records"), cli_rows):
+        assert row["key_a"] == line["key_a"] and row["key_b"] == line["key_b"]
+        assert row["mtu"] == int(line["mtu"])
+        assert row["significant"] == (line["significant"] == "true")
+        if line["ratio"]:
+            assert row["ratio"] == pytest.approx(float(line["ratio"]), abs=5e-5)
+            assert row["a_median"] == pytest.approx(float(line["a"])) and row["b_median"] == pytest.approx(float(line["b"]))
         else:
             assert math.isnan(row["ratio"])
     assert df.attrs["metric"] == "throughput_bps"

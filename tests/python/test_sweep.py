@@ -6,6 +6,7 @@ import signal
 import subprocess
 import sys
 import textwrap
+import threading
 import time
 
 import pytest
@@ -67,8 +68,25 @@ def test_short_lab_sweep_from_python(tmp_path):
             # While the cell's settings are still applied: what the kernel says, with ethtool.
             seen_by_ethtool[event["key"]] = ethtool_k(f"{lab}-a", "nm-a")["tcp-segmentation-offload"]
 
+    # The GIL is released while the engine runs: a Python thread keeps ticking meanwhile.
+    ticks, stop = [0], threading.Event()
+
+    def tick():
+        while not stop.is_set():
+            ticks[0] += 1
+            time.sleep(0.005)
+
+    ticker = threading.Thread(target=tick)
+    ticker.start()
     out = tmp_path / "short.json"
-    res = nm.sweep(config, lab=True, lab_name=lab, output=out, journal=str(tmp_path / "journal.json"), progress=progress)
+    started = time.monotonic()
+    try:
+        res = nm.sweep(config, lab=True, lab_name=lab, output=out, journal=str(tmp_path / "journal.json"), progress=progress)
+    finally:
+        stop.set()
+        ticker.join()
+    elapsed = time.monotonic() - started
+    assert ticks[0] > 0.1 * elapsed / 0.005, (ticks[0], elapsed)
 
     doc = json.loads(out.read_text())
     assert res.path == str(out)

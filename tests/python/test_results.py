@@ -230,3 +230,9 @@ def test_bad_config_names_the_field(tmp_path):
     assert not (tmp_path / "never.json").exists()
     with pytest.raises(nm.Error, match="no such file|cannot"):
         nm.sweep(tmp_path / "missing-config.json", lab=True, journal=str(tmp_path / "journal.json"))
+
+
+@pytest.mark.parametrize("path", [EXAMPLE_A, EXAMPLE_B], ids=["offload-mtu-lab", "example-gro-lab"])
+def test_example_results_validate_against_the_schema(path):
+    from test_schemas import validator
+    validator("results/results.schema.json").validate(read_json(path))

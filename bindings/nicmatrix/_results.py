@@ -45,6 +45,13 @@ TEST_COLUMNS = [
 SUMMARY_STATS = ("n", "median", "mean", "stddev", "min", "max", "ci95")
 
 
+def check_metric(metric):
+    """Raises Error unless `metric` is one the C++ core summarizes (the CLI's --metric message)."""
+    known = list(_nicmatrix.known_metrics())
+    if metric not in known:
+        raise _nicmatrix.Error(f"--metric {metric}: expected one of {', '.join(known)}")
+
+
 def _dig(value, path):
     for key in path:
         if not isinstance(value, dict) or value.get(key) is None:
@@ -163,10 +170,9 @@ class Results:
     def matrix(self, metric="throughput_bps"):
         """The matrix as `nicmatrix report` builds it, as a DataFrame: rows (profile, traffic), columns MTU,
         values the cell's median of `metric`, or NaN where the cell has no figure (see status_matrix)."""
+        check_metric(metric)
         s = self.summary()
         column = f"{metric}_median"
-        if column not in s:
-            raise _nicmatrix.Error(f"unknown metric {metric}")
         return s.pivot_table(index=["profile", "traffic"], columns="mtu", values=column, aggfunc="first", sort=False)
 
     def status_matrix(self):

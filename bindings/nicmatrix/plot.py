@@ -13,15 +13,9 @@ import sys
 from matplotlib.figure import Figure
 
 from . import _nicmatrix
-from ._results import Results, _as_results, compare
+from ._results import Results, _as_results, check_metric, compare
 
 KINDS = ("heatmap", "scatter", "bars")
-
-
-def _check_metric(metric):
-    known = list(_nicmatrix.known_metrics())
-    if metric not in known:
-        raise _nicmatrix.Error(f"--metric {metric}: expected one of {', '.join(known)}")
 
 
 def _human(metric, value):
@@ -38,7 +32,7 @@ def _axis(metric):
 def heatmap(results, metric="throughput_bps"):
     """One panel per traffic pattern: rows offload profile, columns MTU, colour and label the cell's median
     of `metric`; a cell without a figure shows its status (duplicate, infeasible, ...)."""
-    _check_metric(metric)
+    check_metric(metric)
     res = _as_results(results)
     s = res.summary()
     traffics = list(dict.fromkeys(s["traffic"]))
@@ -82,8 +76,8 @@ def scatter(results, metric="throughput_bps", cpu="cpu_receiver_pct"):
     one core, where GRO and checksum offload show; system_busy_pct is the whole machine's), y its median
     `metric`, with the spread of the repetitions as error bars; one marker per offload profile, one colour
     per MTU."""
-    _check_metric(metric)
-    _check_metric(cpu)
+    check_metric(metric)
+    check_metric(cpu)
     res = _as_results(results)
     s = res.summary()
     s = s[(s["status"] == "ok") & s[f"{metric}_median"].notna() & s[f"{cpu}_median"].notna()]
@@ -118,7 +112,7 @@ def bars(a, b, metric="throughput_bps"):
     """Two results files side by side: for each cell found in both (matched as `nicmatrix compare` does),
     A's and B's median of `metric` with the range of their repetitions, and B/A above each pair (with a
     '*' where compare finds the difference beyond the spread)."""
-    _check_metric(metric)
+    check_metric(metric)
     ra, rb = _as_results(a), _as_results(b)
     df = compare(ra, rb, metric=metric)
     df = df[df["in_both"]].reset_index(drop=True)

@@ -1,5 +1,7 @@
 """nicmatrix.plot from Python and as `nicmatrix plot`: real PNG images, checked by opening them with PIL."""
 import os
+import subprocess
+import sys
 
 import pytest
 from PIL import Image
@@ -62,7 +64,6 @@ def test_cli_plot_writes_png(tmp_path, nicmatrix_bin, args, kind):
 def test_cli_plot_finds_the_package_without_pythonpath(tmp_path, nicmatrix_bin):
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     out = tmp_path / "h.png"
-    import subprocess
     res = subprocess.run([nicmatrix_bin, "plot", EXAMPLE_A, "-o", str(out)], env=env, capture_output=True, text=True, timeout=120)
     assert res.returncode == 0, res.stderr
     check_png(out)
@@ -79,3 +80,13 @@ def test_cli_plot_bad_input(tmp_path, nicmatrix_bin):
     res = run(nicmatrix_bin, "plot", EXAMPLE_A, check=False)
     assert res.returncode == 2 and "--output" in res.stderr
     assert not out.exists()
+
+
+def test_python_dash_m_nicmatrix_plot(tmp_path):
+    out = tmp_path / "s.png"
+    res = subprocess.run([sys.executable, "-m", "nicmatrix", "plot", EXAMPLE_A, "--kind", "scatter", "-o", str(out)],
+                         capture_output=True, text=True, timeout=120)
+    assert res.returncode == 0, res.stderr
+    check_png(out)
+    res = subprocess.run([sys.executable, "-m", "nicmatrix"], capture_output=True, text=True, timeout=60)
+    assert res.returncode == 2 and "usage" in res.stderr

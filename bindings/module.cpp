@@ -1,13 +1,194 @@
-// The _nicmatrix extension: converts types and translates exceptions, nothing else.
+// The _nicmatrix extension: converts types and translates exceptions, nothing else. Every rule lives in
+// matrix/ or core/: the results reader is the codec's from_json(ResultsFile), a sweep goes through
+// matrix/sweep_request.hpp exactly as `nicmatrix sweep` does, compare is matrix/report's compare_results.
+#include <pybind11/functional.h>
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
+
+#include <csignal>
+#include <exception>
+#include <future>
+#include <optional>
+#include <pthread.h>
+#include <stop_token>
+#include <thread>
 
 #include "core/base/error.hpp"
 #include "core/base/json_codec.hpp"
 #include "core/base/version.hpp"
+#include "core/traffic_client.hpp"
 #include "ethtool_ctl/lab.hpp"
+#include "matrix/real_backends.hpp"
+#include "matrix/report.hpp"
+#include "matrix/results_store.hpp"
+#include "matrix/runner.hpp"
+#include "matrix/stats.hpp"
+#include "matrix/sweep_request.hpp"
 
 namespace py = pybind11;
+
+namespace {
+
+// JSON values (the codec's output) to Python objects and back.
+py::object to_python(const nm::Json& j) {
+    switch (j.type()) {
+        case nm::Json::value_t::null: return py::none();
+        case nm::Json::value_t::boolean: return py::bool_(j.get<bool>());
+        case nm::Json::value_t::number_integer: return py::int_(j.get<int64_t>());
+        case nm::Json::value_t::number_unsigned: return py::int_(j.get<uint64_t>());
+        case nm::Json::value_t::number_float: return py::float_(j.get<double>());
+        case nm::Json::value_t::string: return py::str(j.get_ref<const std::string&>());
+        case nm::Json::value_t::array: {
+            py::list out;
+            for (const auto& v : j) out.append(to_python(v));
+            return out;
+        }
+        case nm::Json::value_t::object: {
+            py::dict out;
+            for (const auto& [k, v] : j.items()) out[py::str(k)] = to_python(v);
+            return out;
+        }
+        default: return py::none();   // binary and discarded values never come out of the codec
+    }
+}
+
+nm::Json to_json_value(const py::handle& o) {
+    if (o.is_none()) return nullptr;
+    if (py::isinstance<py::bool_>(o)) return o.cast<bool>();
+    if (py::isinstance<py::int_>(o)) return o.cast<int64_t>();
+    if (py::isinstance<py::float_>(o)) return o.cast<double>();
+    if (py::isinstance<py::str>(o)) return o.cast<std::string>();
+    if (py::isinstance<py::dict>(o)) {
+        nm::Json out = nm::Json::object();
+        for (const auto& [k, v] : o.cast<py::dict>()) out[py::str(k).cast<std::string>()] = to_json_value(v);
+        return out;
+    }
+    if (py::isinstance<py::list>(o) || py::isinstance<py::tuple>(o)) {
+        nm::Json out = nm::Json::array();
+        for (const auto& v : o) out.push_back(to_json_value(v));
+        return out;
+    }
+    throw py::type_error("cannot pass a " + py::str(py::type::of(o)).cast<std::string>() + " to nicmatrix");
+}
+
+// Runs `work` on a thread of its own with the GIL released, while this (Python's main) thread polls for
+// signals every 100 ms: a Ctrl-C requests a stop through `stop`, the work ends through its normal path
+// (a sweep restores the interfaces and keeps its finished cells), and then KeyboardInterrupt is raised.
+// The worker starts with SIGINT/SIGTERM blocked (its threads inherit that), so the engine's system calls
+// are never interrupted by Python's handler; the signals reach this thread, where Python handles them.
+template <typename Result>
+Result run_interruptible(std::stop_source& stop, std::function<Result(std::stop_token)> work,
+                         std::optional<py::error_already_set>& callback_error) {
+    std::packaged_task<Result(std::stop_token)> task(std::move(work));
+    auto done = task.get_future();
+    std::optional<py::error_already_set> interrupt;
+    {
+        sigset_t block, old;
+        sigemptyset(&block);
+        sigaddset(&block, SIGINT);
+        sigaddset(&block, SIGTERM);
+        py::gil_scoped_release release;
+        pthread_sigmask(SIG_BLOCK, &block, &old);
+        std::jthread worker(std::move(task), stop.get_token());
+        pthread_sigmask(SIG_SETMASK, &old, nullptr);
+        while (done.wait_for(std::chrono::milliseconds(100)) != std::future_status::ready) {
+            py::gil_scoped_acquire gil;
+            if (PyErr_CheckSignals() != 0) {
+                if (!interrupt) interrupt.emplace();   // fetches the KeyboardInterrupt; later ones are dropped
+                else PyErr_Clear();
+                stop.request_stop();
+            }
+        }
+    }
+    if (interrupt) throw std::move(*interrupt);
+    if (callback_error) throw std::move(*callback_error);
+    return done.get();
+}
+
+// Sweep progress as dicts for a Python callable; the GIL is taken only for the call. An exception in the
+// callback stops the sweep (through its normal path) and is raised once it has ended.
+class PyProgress final : public nm::SweepObserver {
+public:
+    PyProgress(py::object callback, std::stop_source& stop, std::optional<py::error_already_set>& error)
+        : callback_(std::move(callback)), stop_(stop), error_(error) {}
+    ~PyProgress() override {
+        py::gil_scoped_acquire gil;
+        callback_ = py::object();
+    }
+
+    void on_note(const std::string& text) override { call([&] { return py::dict(py::arg("event") = "note", py::arg("text") = text); }); }
+    void on_cell_start(const nm::CellProgress& p) override {
+        call([&] {
+            py::dict d = progress(p);
+            d["event"] = "cell_start";
+            return d;
+        });
+    }
+    void on_cell_done(const nm::CellProgress& p, const nm::CellResult& r) override {
+        call([&] {
+            py::dict d = progress(p);
+            d["event"] = "cell_done";
+            d["status"] = nm::status_name(r.status);
+            d["cell"] = to_python(nm::Json(r));
+            return d;
+        });
+    }
+
+private:
+    static py::dict progress(const nm::CellProgress& p) {
+        py::dict d;
+        d["number"] = p.number;
+        d["total"] = p.total;
+        d["key"] = p.cell ? p.cell->key : std::string();
+        d["local"] = nm::describe_settings(p.local);
+        d["remote"] = nm::describe_settings(p.remote);
+        d["elapsed_s"] = p.elapsed_s;
+        d["eta_s"] = p.eta_s;
+        return d;
+    }
+    template <typename Make>
+    void call(Make make) {
+        py::gil_scoped_acquire gil;
+        if (callback_.is_none() || error_) return;
+        try {
+            callback_(make());
+        } catch (py::error_already_set& e) {
+            error_.emplace(std::move(e));
+            stop_.request_stop();
+        }
+    }
+
+    py::object callback_;
+    std::stop_source& stop_;
+    std::optional<py::error_already_set>& error_;
+};
+
+nm::SweepRequest sweep_request(const py::dict& args) {
+    nm::SweepRequest r;
+    const auto get = [&](const char* key, auto& field) {
+        if (args.contains(key) && !args[key].is_none()) field = args[key].cast<std::remove_reference_t<decltype(field)>>();
+    };
+    get("config_file", r.config_file);
+    get("lab", r.lab);
+    get("lab_name", r.lab_name);
+    get("iface", r.iface);
+    get("peer", r.peer);
+    get("port", r.port);
+    get("output", r.output);
+    get("resume", r.resume);
+    get("journal", r.journal);
+    get("command", r.command);
+    if (args.contains("topology") && !args["topology"].is_none()) {
+        r.topology = nm::Json(args["topology"].cast<std::string>()).get<nm::LabTopology>();
+    }
+    return r;
+}
+
+py::dict summary_dict(const std::optional<nm::MetricSummary>& s) {
+    return s ? to_python(nm::Json(*s)).cast<py::dict>() : py::dict();
+}
+
+}  // namespace
 
 PYBIND11_MODULE(_nicmatrix, m) {
     m.doc() = "nicmatrix's C++ core";
@@ -25,4 +206,113 @@ PYBIND11_MODULE(_nicmatrix, m) {
 
     m.def("lab_describe_json", [](const std::string& name) { return nm::Json(nm::lab_describe(name)).dump(); },
           py::arg("name"), "The lab NAME as a JSON string; raises Error if there is none.");
+
+    py::class_<nm::ResultsFile>(m, "ResultsFile", "A results file as the C++ reader decoded it (nicmatrix/results/v1).")
+        .def("to_dict", [](const nm::ResultsFile& r) { return to_python(nm::Json(r)); },
+             "The file as the C++ codec writes it: a dict of the schema's keys.")
+        .def("run_metrics",
+             [](const nm::ResultsFile& r) {
+                 py::list cells;
+                 for (const auto& c : r.cells) {
+                     py::list runs;
+                     for (const auto& run : c.runs) runs.append(py::cast(nm::run_metrics(run)));
+                     cells.append(runs);
+                 }
+                 return cells;
+             },
+             "Per cell, per run: the figures the sweep summarizes (matrix/stats run_metrics), by metric name.")
+        .def_property_readonly("cell_count", [](const nm::ResultsFile& r) { return r.cells.size(); });
+
+    m.def("load_results", &nm::load_results, py::arg("path"), py::call_guard<py::gil_scoped_release>(),
+          "Reads a results file through the C++ reader; raises Error naming the file and the bad field.");
+    m.def("save_results", &nm::save_results, py::arg("results"), py::arg("path"), py::call_guard<py::gil_scoped_release>(),
+          "Writes a results file atomically.");
+    m.def("known_metrics", &nm::known_metrics, "Metric names the summaries, report and compare know.");
+    m.def("format_metric", &nm::format_metric, py::arg("metric"), py::arg("value"),
+          "A metric value in human units, as report prints it: \"9.41 Gbit/s\", \"812 kpps\", \"38.2%\".");
+
+    m.def(
+        "compare",
+        [](const nm::ResultsFile& a, const nm::ResultsFile& b, const std::string& metric, const std::string& label_a,
+           const std::string& label_b) {
+            const nm::Comparison c = nm::compare_results(a, b, metric, label_a, label_b);
+            py::list rows;
+            for (const auto& r : c.rows) {
+                py::dict d;
+                d["profile"] = r.profile;
+                d["traffic"] = r.traffic;
+                d["mtu"] = r.mtu;
+                d["key_a"] = r.key_a;
+                d["key_b"] = r.key_b;
+                d["status_a"] = nm::status_name(r.status_a);
+                d["status_b"] = nm::status_name(r.status_b);
+                d["a"] = summary_dict(r.a);
+                d["b"] = summary_dict(r.b);
+                d["ratio"] = r.ratio ? py::object(py::float_(*r.ratio)) : py::object(py::none());
+                d["significant"] = r.significant;
+                rows.append(d);
+            }
+            py::dict out;
+            out["metric"] = c.metric;
+            out["rows"] = rows;
+            out["only_a"] = c.only_a;
+            out["only_b"] = c.only_b;
+            return out;
+        },
+        py::arg("a"), py::arg("b"), py::arg("metric"), py::arg("label_a"), py::arg("label_b"),
+        "matrix/report's compare_results: cells matched by their settings, the metric's summaries and B/A.");
+    m.def(
+        "render_comparison",
+        [](const nm::ResultsFile& a, const nm::ResultsFile& b, const std::string& metric, const std::string& label_a,
+           const std::string& label_b, const std::string& format) {
+            return nm::render_comparison(nm::compare_results(a, b, metric, label_a, label_b), nm::parse_table_format(format));
+        },
+        py::arg("a"), py::arg("b"), py::arg("metric"), py::arg("label_a"), py::arg("label_b"), py::arg("format"),
+        "The text `nicmatrix compare` prints (format table, md or csv).");
+    m.def(
+        "render_matrix",
+        [](const nm::ResultsFile& r, const std::string& metric, const std::string& format) {
+            return nm::render_matrix(nm::build_matrix(r, metric), nm::parse_table_format(format));
+        },
+        py::arg("results"), py::arg("metric"), py::arg("format"), "The text `nicmatrix report` prints.");
+
+    m.def(
+        "sweep",
+        [](const py::dict& args, const py::object& progress) {
+            const nm::SweepRequest request = sweep_request(args);
+            nm::PreparedSweep prepared;
+            {
+                py::gil_scoped_release release;
+                prepared = nm::prepare_sweep(request);
+            }
+            std::stop_source stop;
+            std::optional<py::error_already_set> callback_error;
+            PyProgress observer(progress, stop, callback_error);
+            const auto outcome = run_interruptible<nm::SweepOutcome>(
+                stop,
+                [&](std::stop_token token) {
+                    return nm::execute_sweep(request, prepared, nm::real_backends(), &observer, std::move(token));
+                },
+                callback_error);
+            return py::make_tuple(outcome.results, prepared.output, outcome.interrupted);
+        },
+        py::arg("request"), py::arg("progress"),
+        "Runs a sweep as `nicmatrix sweep` does (matrix/sweep_request.hpp) with the GIL released; request keys are "
+        "SweepRequest's fields. Returns (ResultsFile, output path, interrupted). Ctrl-C stops it through its normal "
+        "path (interfaces restored, finished cells kept in the file) and raises KeyboardInterrupt.");
+
+    m.def(
+        "run",
+        [](const py::dict& spec_fields) {
+            const nm::TestSpec spec = to_json_value(spec_fields).get<nm::TestSpec>();
+            std::stop_source stop;
+            std::optional<py::error_already_set> no_callback;
+            const nm::RunResult result = run_interruptible<nm::RunResult>(
+                stop, [&](std::stop_token token) { return nm::TrafficClient().run(spec, std::move(token)); }, no_callback);
+            return to_python(nm::Json(result));
+        },
+        py::arg("spec"),
+        "One test through TrafficClient (as `nicmatrix run`); spec keys are TestSpec's JSON fields. Returns the "
+        "result as `nicmatrix run --json` prints it. Ctrl-C ends the run (status interrupted) and raises "
+        "KeyboardInterrupt.");
 }

@@ -12,5 +12,7 @@ void add_device_commands(CLI::App& app);  // show, set, restore
 void add_traffic_commands(CLI::App& app, std::stop_token stop);
 /// sweep, report, compare. `stop` ends a running sweep through its normal path (restore, save).
 void add_sweep_commands(CLI::App& app, std::stop_token stop);
+/// plot: runs the Python package's nicmatrix.plot (one plotting implementation) in place of this process.
+void add_plot_command(CLI::App& app);
 
 }  // namespace nm::cli

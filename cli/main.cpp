@@ -16,6 +16,7 @@ int main(int argc, char** argv) {
     nm::cli::add_device_commands(app);
     nm::cli::add_traffic_commands(app, stop_signal.token());
     nm::cli::add_sweep_commands(app, stop_signal.token());
+    nm::cli::add_plot_command(app);
 
     try {
         app.parse(argc, argv);

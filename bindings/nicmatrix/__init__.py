@@ -1,14 +1,97 @@
-"""nicmatrix: what NIC offloads and MTU buy, in throughput and CPU, from Python."""
+"""nicmatrix: what NIC offloads and MTU buy, in throughput and CPU, from Python.
+
+    import nicmatrix as nm
+    res = nm.load("results/offload-mtu-lab.json")
+    df = res.to_dataframe()          # one row per cell x repetition
+    nm.compare(a, b)                 # the cells of two files matched by their settings
+    nm.sweep("configs/offload-mtu.json", lab=True)
+
+Reading, sweeping, running and comparing all go through the C++ core (the module _nicmatrix), so Python
+and `nicmatrix` agree on the results schema, on what a sweep does and on how cells are matched. Errors
+from the core are raised as nicmatrix.Error with its message.
+"""
 import json as _json
+import os as _os
+import shlex as _shlex
+import sys as _sys
+import tempfile as _tempfile
 
 from . import _nicmatrix
 from ._nicmatrix import Error
+from ._results import Results, compare
 
 __version__ = _nicmatrix.__version__
 
-__all__ = ["Error", "__version__", "lab"]
+__all__ = ["Error", "Results", "__version__", "compare", "known_metrics", "lab", "load", "run", "sweep"]
 
 
 def lab(name="nmlab"):
     """The built-in lab NAME as a dict (namespaces, interfaces, addresses); raises Error if it is not up."""
     return _json.loads(_nicmatrix.lab_describe_json(name))
+
+
+def load(path):
+    """Reads a results file (nicmatrix/results/v1) through the C++ reader and returns a Results object.
+
+    Raises Error naming the file and what is wrong (missing file, not JSON, another schema version, a
+    missing or malformed field)."""
+    path = _os.fspath(path)
+    return Results(_nicmatrix.load_results(path), path)
+
+
+def known_metrics():
+    """The metric names summaries, report, compare and the plots know (throughput_bps, ...)."""
+    return list(_nicmatrix.known_metrics())
+
+
+def sweep(config, lab=False, iface=None, peer=None, port=None, output=None, resume=None, lab_name=None,
+          topology="pair", journal=None, progress=None):
+    """Runs a sweep through the C++ engine, exactly as `nicmatrix sweep` does, and returns its Results.
+
+    config: a sweep config file (path) or the config itself as a dict (written to a temporary file).
+    lab=True runs on a lab of its own (taken down afterwards); else iface= (local interface) and peer=
+    (IPv4 address of a host running `nicmatrix serve`). output: the results file (default
+    results/<config name>-<UTC stamp>.json); resume: a results file to complete. progress: a callable
+    given one dict per event ({"event": "cell_start"|"cell_done"|"note", "number", "total", "key",
+    "status", "cell", ...}); an exception in it stops the sweep and is raised.
+
+    Needs CAP_NET_ADMIN. The GIL is released while the sweep runs. Ctrl-C (KeyboardInterrupt) stops the
+    sweep through its normal path: the interfaces are restored, the file keeps every finished cell (resume
+    it with resume=), then KeyboardInterrupt is raised. Raises Error for a bad config (naming the field)
+    or request, before anything is changed."""
+    with _tempfile.TemporaryDirectory(prefix="nicmatrix-") as tmp:
+        if isinstance(config, dict):
+            config_file = _os.path.join(tmp, f"{config.get('name', 'sweep')}.json")
+            with open(config_file, "w") as f:
+                _json.dump(config, f)
+        else:
+            config_file = _os.fspath(config)
+        request = {
+            "config_file": config_file, "lab": bool(lab), "iface": iface, "peer": peer, "port": port,
+            "output": _os.fspath(output) if output is not None else None,
+            "resume": _os.fspath(resume) if resume is not None else None,
+            "lab_name": lab_name, "topology": topology, "journal": journal,
+            "command": " ".join(_shlex.quote(a) for a in [_sys.executable, *_sys.argv]) + " (nicmatrix.sweep)",
+        }
+        results, path, _interrupted = _nicmatrix.sweep(request, progress)
+    return Results(results, path)
+
+
+def run(host, port=None, protocol="tcp", streams=None, threads=None, write_size=None, window=None,
+        duration_s=None, bytes=None, omit_s=None, interval_s=None, rate_bps=None, rate_pps=None,
+        direction="forward", udp_gso=None, udp_gro=None, bind=None, iface=None, stall_timeout_s=None):
+    """One test against a `nicmatrix serve` through the C++ engine (TrafficClient), like `nicmatrix run`.
+
+    Arguments are `nicmatrix run`'s, by their JSON names: protocol "tcp"|"udp", direction
+    "forward"|"reverse"|"bidir", streams (-P), write_size (-l, bytes; the UDP payload), window (-w,
+    bytes), duration_s (-t), bytes (-n), omit_s, rate_bps (-b), rate_pps (--pps), udp_gso, udp_gro.
+    Returns the result as a dict, keyed as `nicmatrix run --json` prints it (throughput_bps, cpu, ...).
+    Runs in the caller's network namespace with the GIL released. Raises Error for bad input or an
+    unreachable server; Ctrl-C ends the run and raises KeyboardInterrupt."""
+    spec = {k: v for k, v in {
+        "host": host, "port": port, "protocol": protocol, "streams": streams, "threads": threads,
+        "write_size": write_size, "window": window, "duration_s": duration_s, "bytes": bytes,
+        "omit_s": omit_s, "interval_s": interval_s, "rate_bps": rate_bps, "rate_pps": rate_pps,
+        "direction": direction, "udp_gso": udp_gso, "udp_gro": udp_gro, "bind": bind, "iface": iface,
+        "stall_timeout_s": stall_timeout_s}.items() if v is not None}
+    return _nicmatrix.run(spec)

@@ -1,10 +1,17 @@
 import os
 import subprocess
 import sys
+import uuid
 
 import pytest
 
 NM_BINARY = os.environ.get("NM_BINARY", os.path.join(os.path.dirname(__file__), "..", "..", "build", "nicmatrix"))
+SOURCE = os.environ.get("NM_SOURCE_DIR", os.path.join(os.path.dirname(__file__), "..", ".."))
+FAKE_LAB = os.path.join(SOURCE, "tests", "fixtures", "results", "fake-lab.json")
+EXAMPLE_A = os.path.join(SOURCE, "results", "offload-mtu-lab.json")
+EXAMPLE_B = os.path.join(SOURCE, "results", "example-gro-lab.json")
+
+needs_root = pytest.mark.skipif(os.geteuid() != 0, reason="needs root (CAP_NET_ADMIN) for network namespaces")
 
 
 def run(*args, timeout=60, check=True):
@@ -12,9 +19,25 @@ def run(*args, timeout=60, check=True):
     return subprocess.run(list(args), capture_output=True, text=True, timeout=timeout, check=check)
 
 
+def unique_name(prefix="nmpy"):
+    """A lab name no other test (or helper) uses: the namespaces are NAME-a and NAME-b."""
+    return prefix + uuid.uuid4().hex[:8]
+
+
 @pytest.fixture
 def nicmatrix_bin():
     return NM_BINARY
+
+
+@pytest.fixture
+def cli_lab():
+    """A pair lab made with `nicmatrix lab up` under a unique name, taken down afterwards (even on failure)."""
+    name = unique_name()
+    run(NM_BINARY, "lab", "up", "--name", name)
+    try:
+        yield name
+    finally:
+        run(NM_BINARY, "lab", "down", "--name", name, check=False)
 
 
 def pytest_report_header(config):

@@ -1,0 +1,233 @@
+"""Results files as pandas DataFrames, and compare. The file is read by the C++ reader; the figures a sweep
+summarizes (run_metrics) and the matching of cells in compare come from the C++ core too, so these tables
+show the numbers `nicmatrix report` and `nicmatrix compare` show."""
+import math
+import os
+
+import pandas as pd
+
+from . import _nicmatrix
+
+# Per-run figures taken as they are from a run (`nicmatrix run --json` keys): column -> path in the run.
+# Units are in the names: bits/s (_bps), per second (_per_s), seconds (_s), percent (_pct).
+RUN_COLUMNS = [
+    ("bytes", ("bytes",)),
+    ("packets", ("packets",)),
+    ("duration_s", ("duration_s",)),
+    ("cpu_sender_user_s", ("cpu", "sender", "user_s")),
+    ("cpu_sender_sys_s", ("cpu", "sender", "sys_s")),
+    ("cpu_receiver_user_s", ("cpu", "receiver", "user_s")),
+    ("cpu_receiver_sys_s", ("cpu", "receiver", "sys_s")),
+    *[(f"system_{end}_{f}_pct", ("cpu", "system", end, f"{f}_pct"))
+      for end in ("sender", "receiver") for f in ("busy", "user", "sys", "irq", "softirq")],
+    ("loss_sent", ("loss", "sent")),
+    ("loss_received", ("loss", "received")),
+    ("loss_lost", ("loss", "lost")),
+    ("loss_duplicates", ("loss", "duplicates")),
+    ("loss_reordered", ("loss", "reordered")),
+    ("loss_jitter_ms", ("loss", "jitter_ms")),
+    ("io_calls", ("io_calls",)),
+    ("calls_per_s", ("calls_per_s",)),
+    ("ms_per_call", ("ms_per_call",)),
+    *[(f"napi_{end}_{f}", ("napi", end, f))
+      for end in ("sender", "receiver") for f in ("processed", "dropped", "time_squeeze", "interrupts")],
+    ("nic_receiver_rx_bytes", ("nic", "receiver", "rx_bytes_delta")),
+    ("nic_receiver_rx_packets", ("nic", "receiver", "rx_packets_delta")),
+]
+
+# The test's fields as setting columns (the traffic entry of the cell's params).
+TEST_COLUMNS = [
+    ("protocol", "protocol"), ("direction", "direction"), ("streams", "streams"), ("threads", "threads"),
+    ("write_size", "write_size"), ("window", "window"), ("test_bytes", "bytes"),
+    ("target_rate_bps", "rate_bps"), ("target_rate_pps", "rate_pps"), ("udp_gso", "udp_gso"), ("udp_gro", "udp_gro"),
+]
+
+SUMMARY_STATS = ("n", "median", "mean", "stddev", "min", "max", "ci95")
+
+
+def check_metric(metric):
+    """Raises Error unless `metric` is one the C++ core summarizes (the CLI's --metric message)."""
+    known = list(_nicmatrix.known_metrics())
+    if metric not in known:
+        raise _nicmatrix.Error(f"--metric {metric}: expected one of {', '.join(known)}")
+
+
+def _dig(value, path):
+    for key in path:
+        if not isinstance(value, dict) or value.get(key) is None:
+            return math.nan
+        value = value[key]
+    return value
+
+
+class Results:
+    """A results file (nicmatrix/results/v1) as the C++ reader decoded it.
+
+    `data` is the file as a dict, `path` where it came from (or was written), `config` the sweep config,
+    `cells` the cells in the config's order."""
+
+    def __init__(self, native, path=None):
+        self._native = native
+        self.path = os.fspath(path) if path is not None else None
+        self.data = native.to_dict()
+
+    @property
+    def cells(self):
+        return self.data["cells"]
+
+    @property
+    def config(self):
+        return self.data["run"]["config"]
+
+    def __len__(self):
+        return len(self.cells)
+
+    def __repr__(self):
+        statuses = {}
+        for c in self.cells:
+            statuses[c["status"]] = statuses.get(c["status"], 0) + 1
+        return f"<nicmatrix.Results {self.path or ''} {self.config['name']}: {len(self)} cells {statuses}>"
+
+    def _settings(self, cell):
+        params = cell["params"]
+        row = {
+            "key": cell["key"],
+            "profile": params["offloads"],
+            "traffic": params["traffic"],
+            "mtu": params["mtu"],
+        }
+        test = params.get("test", {})
+        for column, field in TEST_COLUMNS:
+            row[column] = test.get(field)
+        row["status"] = cell["status"]
+        row["error"] = cell["error"]
+        row["duplicate_of"] = cell.get("duplicate_of")
+        row["overhead_s"] = cell.get("overhead_s", math.nan)
+        for name, wanted in sorted(params.get("features_requested", {}).items()):
+            row[f"requested:{name}"] = wanted
+        for end in ("local", "remote"):
+            applied = cell.get("applied", {}).get(end)
+            row[f"mtu_{end}"] = applied["mtu"] if applied else math.nan
+            for name, active in sorted((applied or {}).get("features", {}).items()):
+                row[f"{end}:{name}"] = active
+        return row
+
+    def to_dataframe(self):
+        """A tidy DataFrame: one row per cell x repetition, in the file's order.
+
+        Settings: key, profile, traffic, mtu, the test's fields (protocol, direction, streams, threads,
+        write_size, window, test_bytes, target_rate_bps, target_rate_pps, udp_gso, udp_gro), status, error,
+        duplicate_of, overhead_s, `requested:<name>` for each feature the profile names, and what each end
+        really had: mtu_local, mtu_remote, `local:<kernel feature>`, `remote:<kernel feature>`.
+        Measurements (numeric, NaN where a cell has none): the sweep's metrics (throughput_bps,
+        packets_per_s, cpu_sender_pct, cpu_receiver_pct, system_busy_pct, softirq_pct, tcp_retransmits,
+        loss_pct, service_demand_us_per_kb, computed by the C++ core as for the summaries) and the run's raw
+        figures (bytes, duration_s, cpu_sender_user_s, cpu_sender_sys_s, system_receiver_softirq_pct,
+        loss_lost, napi_receiver_processed, ...). A cell without runs (duplicate, infeasible, blackhole,
+        failed before measuring) is one row with repetition NaN: no cell is dropped."""
+        metrics = self._native.run_metrics()
+        metric_names = list(_nicmatrix.known_metrics())
+        rows = []
+        for cell, cell_metrics in zip(self.cells, metrics):
+            settings = self._settings(cell)
+            if not cell["runs"]:
+                row = dict(settings, repetition=math.nan, run_status=None, run_error=None)
+                row.update({m: math.nan for m in metric_names})
+                row.update({c: math.nan for c, _ in RUN_COLUMNS})
+                rows.append(row)
+                continue
+            for number, (run, figures) in enumerate(zip(cell["runs"], cell_metrics), start=1):
+                row = dict(settings, repetition=number, run_status=run.get("status"), run_error=run.get("error"))
+                row.update({m: figures.get(m, math.nan) for m in metric_names})
+                row.update({c: _dig(run, path) for c, path in RUN_COLUMNS})
+                rows.append(row)
+        df = pd.DataFrame(rows)
+        numeric = metric_names + [c for c, _ in RUN_COLUMNS] + ["repetition", "overhead_s", "mtu_local", "mtu_remote"]
+        for column in numeric:
+            if column in df:
+                df[column] = pd.to_numeric(df[column], errors="coerce")
+        return df
+
+    def summary(self):
+        """One row per cell: the settings (as in to_dataframe) and, per metric of the cell's summary,
+        `<metric>_<stat>` for stat in n, median, mean, stddev, min, max, ci95 (as the sweep computed them;
+        NaN for a cell that was not measured)."""
+        metric_names = list(_nicmatrix.known_metrics())
+        rows = []
+        for cell in self.cells:
+            row = self._settings(cell)
+            summary = cell.get("summary", {})
+            for metric in metric_names:
+                for stat in SUMMARY_STATS:
+                    row[f"{metric}_{stat}"] = summary.get(metric, {}).get(stat, math.nan)
+            rows.append(row)
+        df = pd.DataFrame(rows)
+        for metric in metric_names:
+            for stat in SUMMARY_STATS:
+                df[f"{metric}_{stat}"] = pd.to_numeric(df[f"{metric}_{stat}"], errors="coerce")
+        return df
+
+    def matrix(self, metric="throughput_bps"):
+        """The matrix as `nicmatrix report` builds it, as a DataFrame: rows (profile, traffic), columns MTU,
+        values the cell's median of `metric`, or NaN where the cell has no figure (see status_matrix)."""
+        check_metric(metric)
+        s = self.summary()
+        column = f"{metric}_median"
+        return s.pivot_table(index=["profile", "traffic"], columns="mtu", values=column, aggfunc="first", sort=False)
+
+    def status_matrix(self):
+        """Rows (profile, traffic), columns MTU: each cell's status."""
+        s = self.summary()
+        return s.pivot_table(index=["profile", "traffic"], columns="mtu", values="status", aggfunc="first", sort=False)
+
+    def report(self, metric="throughput_bps", format="table"):
+        """The text `nicmatrix report` prints (format "table", "md" or "csv")."""
+        return _nicmatrix.render_matrix(self._native, metric, format)
+
+
+def _as_results(value):
+    if isinstance(value, Results):
+        return value
+    path = os.fspath(value)
+    return Results(_nicmatrix.load_results(path), path)
+
+
+def compare(a, b, metric="throughput_bps", text=False, format="table"):
+    """Two results files (paths or Results) cell by cell, as `nicmatrix compare A B` does: cells matched by
+    their settings (requested features, MTU and the test's fields), by the C++ core.
+
+    Returns a DataFrame, one row per cell of A found in B (in A's order): profile, traffic, mtu, key_a,
+    key_b, status_a, status_b, a_<stat> and b_<stat> for the metric's n, median, mean, stddev, min, max,
+    ci95, ratio (median B / median A; NaN when either has no figure) and significant (the difference
+    exceeds the repetitions' spread). Cells found in one file only follow, with in_both False.
+    df.attrs holds metric, only_a and only_b. text=True returns `nicmatrix compare`'s text instead."""
+    ra, rb = _as_results(a), _as_results(b)
+    label_a, label_b = ra.path or "A", rb.path or "B"
+    if text:
+        return _nicmatrix.render_comparison(ra._native, rb._native, metric, label_a, label_b, format)
+    c = _nicmatrix.compare(ra._native, rb._native, metric, label_a, label_b)
+    rows = []
+    for r in c["rows"]:
+        row = {k: r[k] for k in ("profile", "traffic", "mtu", "key_a", "key_b", "status_a", "status_b")}
+        for side in ("a", "b"):
+            for stat in SUMMARY_STATS:
+                row[f"{side}_{stat}"] = r[side].get(stat, math.nan)
+        row["ratio"] = math.nan if r["ratio"] is None else r["ratio"]
+        row["significant"] = r["significant"]
+        row["in_both"] = True
+        rows.append(row)
+    for side, keys, results in (("a", c["only_a"], ra), ("b", c["only_b"], rb)):
+        by_key = {cell["key"]: cell for cell in results.cells}
+        for key in keys:
+            cell = by_key.get(key, {"params": {}, "status": None})
+            params = cell["params"]
+            rows.append({"profile": params.get("offloads"), "traffic": params.get("traffic"), "mtu": params.get("mtu"),
+                         f"key_{side}": key, f"status_{side}": cell["status"], "ratio": math.nan,
+                         "significant": False, "in_both": False})
+    columns = (["profile", "traffic", "mtu", "key_a", "key_b", "status_a", "status_b"]
+               + [f"{side}_{stat}" for side in ("a", "b") for stat in SUMMARY_STATS] + ["ratio", "significant", "in_both"])
+    df = pd.DataFrame(rows, columns=columns)
+    for column in [f"{side}_{stat}" for side in ("a", "b") for stat in SUMMARY_STATS] + ["ratio"]:
+        df[column] = pd.to_numeric(df[column], errors="coerce")
+    df.attrs.update(metric=c["metric"], only_a=list(c["only_a"]), only_b=list(c["only_b"]), label_a=label_a, label_b=label_b)
+    return df

@@ -1,0 +1,94 @@
+// `nicmatrix plot`: the plots live in the Python package (nicmatrix.plot, matplotlib); this command checks
+// its flags and replaces itself with `/usr/bin/python3 -m nicmatrix.plot ...`, so there is one plotting
+// implementation. The package is found next to this executable: build/python/ in the build tree, or
+// <prefix>/NM_PYTHON_INSTALL_DIR after `cmake --install`; else Python's own path (Debian's dist-packages).
+#include <unistd.h>
+
+#include <cerrno>
+#include <csignal>
+#include <cstdlib>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "cli/commands.hpp"
+#include "core/base/error.hpp"
+
+#ifndef NM_PYTHON_INSTALL_DIR
+#define NM_PYTHON_INSTALL_DIR ""
+#endif
+
+namespace nm::cli {
+namespace {
+
+constexpr const char* kPython = "/usr/bin/python3";
+
+// The directory holding the package `nicmatrix` (with its compiled module) for this executable, or "".
+std::string package_root() {
+    std::error_code ec;
+    const auto exe = std::filesystem::read_symlink("/proc/self/exe", ec);
+    if (ec) return "";
+    const auto dir = exe.parent_path();
+    std::vector<std::filesystem::path> candidates{dir / "python"};
+    if (std::string(NM_PYTHON_INSTALL_DIR).size() > 0) candidates.push_back(dir / ".." / NM_PYTHON_INSTALL_DIR);
+    for (const auto& c : candidates) {
+        if (std::filesystem::exists(c / "nicmatrix" / "__init__.py", ec)) return std::filesystem::weakly_canonical(c, ec).string();
+    }
+    return "";
+}
+
+// The flags as given; one left empty is not passed on, so the defaults live in nicmatrix.plot only.
+struct PlotOptions {
+    std::vector<std::string> files;
+    std::string output;
+    std::string kind;
+    std::string metric;
+    std::string cpu;
+};
+
+[[noreturn]] void exec_plot(const PlotOptions& o) {
+    std::vector<std::string> args{kPython, "-m", "nicmatrix.plot"};
+    args.insert(args.end(), o.files.begin(), o.files.end());
+    args.insert(args.end(), {"-o", o.output});
+    for (const auto& [flag, value] : {std::pair{"--kind", &o.kind}, {"--metric", &o.metric}, {"--cpu", &o.cpu}}) {
+        if (!value->empty()) args.insert(args.end(), {flag, *value});
+    }
+
+    if (const std::string root = package_root(); !root.empty()) {
+        const char* old = std::getenv("PYTHONPATH");
+        const std::string path = old && *old ? root + ":" + old : root;
+        ::setenv("PYTHONPATH", path.c_str(), 1);
+    }
+    // main's StopSignal blocks SIGINT/SIGTERM/SIGHUP, and a blocked mask survives exec: unblock them so
+    // Ctrl-C reaches Python.
+    sigset_t set;
+    sigemptyset(&set);
+    for (int s : {SIGINT, SIGTERM, SIGHUP}) sigaddset(&set, s);
+    ::pthread_sigmask(SIG_UNBLOCK, &set, nullptr);
+
+    std::vector<char*> argv;
+    for (auto& a : args) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    ::execv(kPython, argv.data());
+    throw system_error(std::string("plot: run ") + kPython + " (Debian's python3 with python3-matplotlib)", errno);
+}
+
+}  // namespace
+
+void add_plot_command(CLI::App& app) {
+    auto o = std::make_shared<PlotOptions>();
+    auto* plot = app.add_subcommand("plot", "Plot results files as PNG (the Python package nicmatrix.plot, matplotlib)");
+    plot->add_option("files", o->files, "One results file, or two for --kind bars")->required()->expected(1, 2);
+    plot->add_option("-o,--output", o->output, "Image to write (PNG; the extension picks the format)")->required();
+    plot->add_option("--kind", o->kind,
+                     "heatmap (a metric over offload profile x MTU, default for one file), scatter (metric against CPU "
+                     "per cell) or bars (two files side by side, default for two)")
+        ->check(CLI::IsMember({"heatmap", "scatter", "bars"}));
+    plot->add_option("--metric", o->metric, "Metric to plot, as for report (default throughput_bps)");
+    plot->add_option("--cpu", o->cpu, "scatter: the CPU metric on the x axis (default cpu_receiver_pct)");
+    plot->callback([o] { exec_plot(*o); });
+}
+
+}  // namespace nm::cli

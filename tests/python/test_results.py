@@ -1,0 +1,238 @@
+"""nicmatrix.load / to_dataframe / summary / compare, checked against the results files themselves (read
+here with the json module, independently of the C++ reader) and against `nicmatrix compare`."""
+import copy
+import csv
+import io
+import json
+import math
+
+import pytest
+
+import nicmatrix as nm
+from conftest import EXAMPLE_A, EXAMPLE_B, FAKE_LAB, run
+
+FILES = [FAKE_LAB, EXAMPLE_A, EXAMPLE_B]
+
+
+def read_json(path):
+    with open(path) as f:
+        return json.load(f)
+
+
+def same(a, b):
+    if isinstance(b, float) or isinstance(a, float):
+        return (math.isnan(a) and math.isnan(b)) if (isinstance(a, float) and math.isnan(a)) else a == pytest.approx(b, rel=1e-12, abs=0)
+    return a == b
+
+
+@pytest.mark.parametrize("path", FILES, ids=lambda p: p.rsplit("/", 1)[-1])
+def test_dataframe_matches_the_file_cell_by_cell(path):
+    doc = read_json(path)
+    df = nm.load(path).to_dataframe()
+    expected_rows = sum(max(1, len(c["runs"])) for c in doc["cells"])
+    assert len(df) == expected_rows
+    assert list(dict.fromkeys(df["key"])) == [c["key"] for c in doc["cells"]]   # every cell, in order
+
+    rows = iter(df.to_dict("records"))
+    for cell in doc["cells"]:
+        test = cell["params"]["test"]
+        runs = cell["runs"] or [None]
+        for number, r in enumerate(runs, start=1):
+            row = next(rows)
+            assert row["key"] == cell["key"]
+            assert row["status"] == cell["status"]
+            assert row["error"] == cell["error"]
+            assert row["profile"] == cell["params"]["offloads"]
+            assert row["traffic"] == cell["params"]["traffic"]
+            assert row["mtu"] == cell["params"]["mtu"]
+            assert row["protocol"] == test["protocol"]
+            assert row["direction"] == test["direction"]
+            assert row["streams"] == test["streams"]
+            assert row["write_size"] == test["write_size"]
+            for name, wanted in cell["params"]["features_requested"].items():
+                assert row[f"requested:{name}"] == wanted
+            for end in ("local", "remote"):
+                applied = cell.get("applied", {}).get(end)
+                if applied:
+                    assert row[f"mtu_{end}"] == applied["mtu"]
+                    for name, active in applied["features"].items():
+                        assert row[f"{end}:{name}"] == active, (cell["key"], end, name)
+            if r is None:
+                assert cell["status"] != "ok"
+                assert math.isnan(row["repetition"])
+                for column in ("throughput_bps", "packets_per_s", "cpu_sender_user_s", "cpu_receiver_sys_s", "softirq_pct"):
+                    assert math.isnan(row[column])
+                continue
+            assert row["repetition"] == number
+            assert row["run_status"] == r["status"]
+            assert same(row["throughput_bps"], r["throughput_bps"])
+            assert same(row["packets_per_s"], r["packets_per_s"])
+            assert row["bytes"] == r["bytes"]
+            assert same(row["duration_s"], r["duration_s"])
+            cpu = r["cpu"]
+            for end in ("sender", "receiver"):
+                assert same(row[f"cpu_{end}_user_s"], cpu[end]["user_s"])
+                assert same(row[f"cpu_{end}_sys_s"], cpu[end]["sys_s"])
+                assert same(row[f"cpu_{end}_pct"], cpu[end]["util_pct"])
+                for f in ("busy", "user", "sys", "irq", "softirq"):
+                    assert same(row[f"system_{end}_{f}_pct"], cpu["system"][end][f"{f}_pct"])
+            assert same(row["softirq_pct"], max(cpu["system"]["sender"]["softirq_pct"], cpu["system"]["receiver"]["softirq_pct"]))
+            assert same(row["system_busy_pct"], max(cpu["system"]["sender"]["busy_pct"], cpu["system"]["receiver"]["busy_pct"]))
+            assert row["tcp_retransmits"] == r["tcp"]["retransmits"]
+            assert same(row["service_demand_us_per_kb"], r["service_demand_us_per_kb"])
+            if r["loss"] is None:
+                assert math.isnan(row["loss_pct"]) and math.isnan(row["loss_lost"])
+            else:
+                assert same(row["loss_pct"], r["loss"]["percent"])
+                assert row["loss_lost"] == r["loss"]["lost"]
+                assert row["loss_sent"] == r["loss"]["sent"]
+            assert row["napi_receiver_processed"] == r["napi"]["receiver"]["processed"]
+    assert next(rows, None) is None
+
+
+def test_measurements_are_numeric_and_settings_are_columns():
+    df = nm.load(EXAMPLE_A).to_dataframe()
+    for column in ("throughput_bps", "packets_per_s", "cpu_sender_user_s", "cpu_sender_sys_s", "cpu_receiver_user_s",
+                   "cpu_receiver_sys_s", "system_receiver_softirq_pct", "softirq_pct", "tcp_retransmits", "loss_pct",
+                   "repetition", "mtu_local"):
+        assert df[column].dtype.kind == "f" or df[column].dtype.kind in "iu", column
+    assert {"profile", "mtu", "protocol", "streams", "write_size", "direction", "local:tx-tcp-segmentation",
+            "remote:rx-gro"} <= set(df.columns)
+    # all-off really had TSO off on both ends; all-on had it on (as read back and recorded).
+    off = df[df["profile"] == "all-off"]
+    assert not off["local:tx-tcp-segmentation"].any() and not off["remote:tx-tcp-segmentation"].any()
+    assert df[df["profile"] == "all-on"]["local:tx-tcp-segmentation"].all()
+
+
+def test_no_status_is_dropped():
+    doc = read_json(FAKE_LAB)
+    res = nm.load(FAKE_LAB)
+    for frame in (res.to_dataframe(), res.summary()):
+        assert set(frame["status"]) == {c["status"] for c in doc["cells"]}
+        assert {"ok", "duplicate", "infeasible", "failed", "path_mtu_blackhole"} <= set(frame["status"])
+    dup = res.summary().set_index("key").loc["tx-tso-off/mtu1500/tcp-p1"]
+    assert dup["status"] == "duplicate" and dup["duplicate_of"] == "tx-off/mtu1500/tcp-p1"
+    assert math.isnan(dup["throughput_bps_median"])
+
+
+@pytest.mark.parametrize("path", [FAKE_LAB, EXAMPLE_A], ids=["fake-lab", "example"])
+def test_summary_is_the_files_summary(path):
+    doc = read_json(path)
+    s = nm.load(path).summary()
+    assert list(s["key"]) == [c["key"] for c in doc["cells"]]
+    for row, cell in zip(s.to_dict("records"), doc["cells"]):
+        for metric, stats in cell.get("summary", {}).items():
+            for stat, value in stats.items():
+                assert same(row[f"{metric}_{stat}"], value), (cell["key"], metric, stat)
+
+
+def test_matrix_and_report_show_the_same_medians():
+    res = nm.load(EXAMPLE_A)
+    m = res.matrix("throughput_bps")
+    doc = read_json(EXAMPLE_A)
+    for cell in doc["cells"]:
+        p = cell["params"]
+        assert same(m.loc[(p["offloads"], p["traffic"]), p["mtu"]], cell["summary"]["throughput_bps"]["median"])
+    assert "all-off / tcp-p10" in res.report()
+
+
+def cli_compare(nicmatrix_bin, a, b, metric):
+    out = run(nicmatrix_bin, "compare", a, b, "--format", "csv", "--metric", metric).stdout
+    return list(csv.DictReader(io.StringIO(out)))
+
+
+@pytest.mark.parametrize("pair", [(EXAMPLE_A, EXAMPLE_B), (FAKE_LAB, FAKE_LAB)], ids=["examples", "fake-self"])
+def test_compare_matches_the_cli(nicmatrix_bin, pair):
+    a, b = pair
+    df = nm.compare(a, b, metric="throughput_bps")
+    both = df[df["in_both"]]
+    cli = cli_compare(nicmatrix_bin, a, b, "throughput_bps")
+    cli_rows = [r for r in cli if r["key_a"] and r["key_b"]]
+    assert len(cli_rows) >= 1
+    assert df.attrs["only_a"] == [r["key_a"] for r in cli if not r["key_b"]]
+    assert df.attrs["only_b"] == [r["key_b"] for r in cli if not r["key_a"]]
+    assert len(both) == len(cli_rows)
+    for row, line in zip(both.to_dict("records"), cli_rows):
+        assert row["key_a"] == line["key_a"] and row["key_b"] == line["key_b"]
+        assert row["mtu"] == int(line["mtu"])
+        assert row["significant"] == (line["significant"] == "true")
+        if line["ratio"]:
+            assert row["ratio"] == pytest.approx(float(line["ratio"]), abs=5e-5)
+            assert row["a_median"] == pytest.approx(float(line["a"])) and row["b_median"] == pytest.approx(float(line["b"]))
+        else:
+            assert math.isnan(row["ratio"])
+    assert df.attrs["metric"] == "throughput_bps"
+
+
+def test_compare_of_the_examples():
+    doc_a, doc_b = read_json(EXAMPLE_A), read_json(EXAMPLE_B)
+    df = nm.compare(nm.load(EXAMPLE_A), EXAMPLE_B)
+    both = df[df["in_both"]]
+    # The all-on cells at MTU 1500 and 9000 are in both files (same requested features, MTU and test).
+    assert sorted(both["key_a"]) == sorted(c["key"] for c in doc_a["cells"] if c["params"]["offloads"] == "all-on"
+                                           and c["params"]["mtu"] in (1500, 9000))
+    med_b = {c["key"]: c["summary"]["throughput_bps"]["median"] for c in doc_b["cells"] if c["status"] == "ok"}
+    med_a = {c["key"]: c["summary"]["throughput_bps"]["median"] for c in doc_a["cells"]}
+    for row in both.to_dict("records"):
+        assert row["ratio"] == pytest.approx(med_b[row["key_b"]] / med_a[row["key_a"]])
+    assert set(df.attrs["only_a"]) == {c["key"] for c in doc_a["cells"]} - set(both["key_a"])
+    assert set(df.attrs["only_b"]) == {c["key"] for c in doc_b["cells"]} - set(both["key_b"])
+    assert len(df) == len(both) + len(df.attrs["only_a"]) + len(df.attrs["only_b"])
+    text = nm.compare(EXAMPLE_A, EXAMPLE_B, text=True)
+    assert "all-on" in text
+
+
+# Errors cross the boundary as nicmatrix.Error with the C++ message.
+
+def test_missing_file_raises_error_naming_it(tmp_path):
+    path = tmp_path / "nope.json"
+    with pytest.raises(nm.Error, match=f"{path}: cannot read the results file"):
+        nm.load(path)
+
+
+def test_other_schema_version_is_refused(tmp_path):
+    doc = read_json(FAKE_LAB)
+    doc["schema"] = "nicmatrix/results/v2"
+    path = tmp_path / "v2.json"
+    path.write_text(json.dumps(doc))
+    with pytest.raises(nm.Error, match=r'/schema: expected "nicmatrix/results/v1", got "nicmatrix/results/v2"'):
+        nm.load(path)
+
+
+def test_bad_field_is_named(tmp_path):
+    doc = read_json(FAKE_LAB)
+    broken = copy.deepcopy(doc)
+    broken["cells"][0]["status"] = "great"
+    path = tmp_path / "bad-status.json"
+    path.write_text(json.dumps(broken))
+    with pytest.raises(nm.Error, match="great"):
+        nm.load(path)
+    broken = copy.deepcopy(doc)
+    del broken["cells"][1]["key"]
+    path.write_text(json.dumps(broken))
+    with pytest.raises(nm.Error, match="'key' not found"):
+        nm.load(path)
+    path.write_text("{not json")
+    with pytest.raises(nm.Error, match="not a nicmatrix results file"):
+        nm.load(path)
+
+
+def test_unknown_metric_raises_the_cpp_message():
+    with pytest.raises(nm.Error, match="nope"):
+        nm.compare(FAKE_LAB, FAKE_LAB, metric="nope")
+
+
+def test_bad_config_names_the_field(tmp_path):
+    config = read_json(EXAMPLE_A)["run"]["config"]
+    config["traffic"][1]["streams"] = -3
+    with pytest.raises(nm.Error, match=r"/traffic/1/streams: expected a positive integer"):
+        nm.sweep(config, lab=True, output=tmp_path / "never.json", journal=str(tmp_path / "journal.json"))
+    assert not (tmp_path / "never.json").exists()
+    with pytest.raises(nm.Error, match="no such file|cannot"):
+        nm.sweep(tmp_path / "missing-config.json", lab=True, journal=str(tmp_path / "journal.json"))
+
+
+@pytest.mark.parametrize("path", [EXAMPLE_A, EXAMPLE_B], ids=["offload-mtu-lab", "example-gro-lab"])
+def test_example_results_validate_against_the_schema(path):
+    from test_schemas import validator
+    validator("results/results.schema.json").validate(read_json(path))

@@ -1,6 +1,7 @@
 // `nicmatrix serve` and `nicmatrix run`: flags in, a TrafficServer / TrafficClient built, results printed.
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <iostream>
 #include <mutex>
 #include <sstream>
@@ -10,6 +11,10 @@
 #include "core/base/json_codec.hpp"
 #include "core/traffic_client.hpp"
 #include "core/traffic_server.hpp"
+#include "ethtool_ctl/file_settings_journal.hpp"
+#include "ethtool_ctl/netlink_device_control.hpp"
+#include "matrix/peer_agent.hpp"
+#include "matrix/peer_auth.hpp"
 
 namespace nm::cli {
 namespace {
@@ -172,6 +177,10 @@ void add_traffic_commands(CLI::App& app, std::stop_token stop) {
         uint16_t port = kDefaultPort;
         bool once = false;
         bool json = false;
+        std::vector<std::string> allow_control;
+        std::string key_file;
+        std::string journal = "/run/nicmatrix/agent-journal.json";
+        double heartbeat_timeout_s = 10;
     };
     auto so = std::make_shared<ServeOptions>();
     auto* serve = app.add_subcommand("serve", "Run the traffic server: answers `nicmatrix run` clients, one test at a time");
@@ -180,6 +189,16 @@ void add_traffic_commands(CLI::App& app, std::stop_token stop) {
         ->capture_default_str();
     serve->add_flag("-1,--once", so->once, "Exit after one test");
     serve->add_flag("--json", so->json, "Print one JSON line per test (the server's own measurements)");
+    serve->add_option("--allow-control", so->allow_control,
+                      "Let an authenticated client change MTU and offloads on this interface (repeatable); needs --key-file");
+    serve->add_option("--key-file", so->key_file,
+                      "Pre-shared key (at least 16 bytes; head -c 32 /dev/urandom > key) that clients must prove they hold "
+                      "(default $NICMATRIX_KEY_FILE); without one, settings changes are refused");
+    serve->add_option("--journal", so->journal, "Where the agent journals the originals of the interfaces it changes")->capture_default_str();
+    serve->add_option("--heartbeat-timeout", so->heartbeat_timeout_s,
+                      "Seconds without a message from the controlling client after which the agent restores its interfaces")
+        ->check(CLI::Range(0.1, 3600.0))
+        ->capture_default_str();
     serve->callback([so, stop] {
         std::mutex print;
         ServerOptions opts;
@@ -191,6 +210,31 @@ void add_traffic_commands(CLI::App& app, std::stop_token stop) {
             std::lock_guard lock(print);
             print_server_record(t, json);
         };
+        const auto log = [](const std::string& line) { std::cerr << "nicmatrix serve: " << line << std::endl; };
+        opts.on_refused = log;
+
+        // The settings control (the peer agent): it journals before its first change and restores a
+        // journal a crashed agent left before serving anyone.
+        PeerAgentOptions agent_opts;
+        agent_opts.allowed.insert(so->allow_control.begin(), so->allow_control.end());
+        if (const auto key_file = key_file_from(so->key_file); !key_file.empty()) agent_opts.key = load_key(key_file);
+        agent_opts.heartbeat_timeout = std::chrono::milliseconds(static_cast<int64_t>(so->heartbeat_timeout_s * 1000));
+        agent_opts.log = log;
+        NetlinkDeviceControl device;
+        for (const auto& iface : agent_opts.allowed) device.read(iface);   // an unknown --allow-control name is a usage error
+        if (const auto dir = std::filesystem::path(so->journal).parent_path(); !dir.empty()) std::filesystem::create_directories(dir);
+        FileSettingsJournal journal(so->journal);
+        PeerAgent agent(device, journal, agent_opts);
+        for (const auto& r : agent.restore_leftover()) log("restored " + r.ifname + " from the journal a previous agent left");
+        const auto caps = agent.capabilities();
+        if (caps.control) {
+            std::string list;
+            for (const auto& i : caps.interfaces) list += (list.empty() ? "" : ", ") + i;
+            log("settings control allowed on " + list + " for clients holding the key");
+        } else {
+            log("settings changes refused: " + caps.why + "; traffic tests are served");
+        }
+        opts.control = &agent;
         TrafficServer server(opts);
         if (json) {
             std::cout << Json{{"listening", server.port()}}.dump() << std::endl;
@@ -198,6 +242,7 @@ void add_traffic_commands(CLI::App& app, std::stop_token stop) {
             std::cout << "Server listening on port " << server.port() << std::endl;
         }
         server.serve(stop);
+        for (const auto& r : agent.restore_all()) log("restored " + r.ifname + " on stop");
     });
 
     struct RunOptions {

@@ -149,19 +149,22 @@ bool PeerControlClient::ping(std::chrono::milliseconds timeout) {
 void PeerControlClient::confirm() { request(Json{{"op", "confirm"}}, kRequestTimeout); }
 
 bool PeerControlClient::await_rollback(std::chrono::milliseconds timeout) {
-    std::lock_guard lock(mutex_);
     const auto deadline = in(timeout);
-    try {
-        while (!rolled_back_) {
-            auto msg = ch_->receive(deadline);
-            if (!msg) return false;
-            if (msg->at("type") == "rolled_back") rolled_back_ = std::move(*msg);
+    // Short waits, the lock released in between, so the heartbeats go on while the agent's window runs.
+    while (std::chrono::steady_clock::now() < deadline) {
+        std::lock_guard lock(mutex_);
+        if (rolled_back_) {
+            rolled_back_.reset();
+            return true;
         }
-    } catch (const Error&) {
-        return false;
+        try {
+            auto msg = ch_->receive(std::min(deadline, in(std::chrono::milliseconds(100))));
+            if (msg && msg->at("type") == "rolled_back") rolled_back_ = std::move(*msg);
+        } catch (const Error&) {
+            return false;
+        }
     }
-    rolled_back_.reset();
-    return true;
+    return false;
 }
 
 std::vector<ApplyReport> PeerControlClient::restore() {

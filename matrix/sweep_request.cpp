@@ -37,16 +37,11 @@ constexpr auto kPeerCheckTimeout = std::chrono::seconds(2);
 
 // Connects to the peer agent and checks, before anything changes anywhere, that it will change `iface`
 // ("" = the one interface it allows) for us. Returns the connection and sets `iface`.
-std::unique_ptr<PeerControlClient> connect_agent(const SweepRequest& request, std::string& iface) {
-    const std::string key_file = key_file_from(request.key_file);
-    if (key_file.empty()) {
-        throw usage_error("sweep: the config changes the peer's side, which its agent does only for a client with the key: give --key-file "
-                          "(or NICMATRIX_KEY_FILE), or set \"apply_to\" to \"local\"");
-    }
+std::unique_ptr<PeerControlClient> connect_agent(const SweepRequest& request, const std::string& key, std::string& iface) {
     PeerClientOptions options;
     options.host = request.peer;
     options.port = request.port;
-    options.key = load_key(key_file);
+    options.key = key;
     auto client = std::make_unique<PeerControlClient>(std::move(options));
     const auto& caps = client->capabilities();
     if (!caps.control) throw usage_error("sweep: the peer's side cannot be changed: " + caps.why);
@@ -101,10 +96,22 @@ SweepOutcome execute_sweep(const SweepRequest& request, const PreparedSweep& pre
         SweepServices services{*journal, lab.traffic(), lab.probe(), clock, observer, host, host};
         return run_sweep(prepared.config, lab.target(), services, options, std::move(stop));
     }
-    // Peer mode: find an unreachable peer, and an agent that will not change its side, before anything changes.
+    // Peer mode: find a missing key, an unreachable peer, and an agent that will not change its side,
+    // before anything changes.
+    const bool peer_changes = sweep_changes_end(prepared.config, true);
+    std::string key;
+    if (peer_changes) {
+        const std::string key_file = key_file_from(request.key_file);
+        if (key_file.empty()) {
+            throw usage_error("sweep " + prepared.config.name +
+                              ": the config changes the peer's side, which its agent does only for a client holding the key: give "
+                              "--key-file (or NICMATRIX_KEY_FILE), or set \"apply_to\" to \"local\"");
+        }
+        key = load_key(key_file);
+    }
     check_peer_reachable("", request.peer, request.port, kPeerCheckTimeout);
     std::string peer_iface = request.peer_iface;
-    const auto agent = sweep_changes_end(prepared.config, true) ? connect_agent(request, peer_iface) : nullptr;
+    const auto agent = peer_changes ? connect_agent(request, key, peer_iface) : nullptr;
     make_parent(prepared.output);
     make_parent(request.journal);
     const auto journal = backends.journal(request.journal);

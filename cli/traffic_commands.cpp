@@ -221,7 +221,13 @@ void add_traffic_commands(CLI::App& app, std::stop_token stop) {
         agent_opts.heartbeat_timeout = std::chrono::milliseconds(static_cast<int64_t>(so->heartbeat_timeout_s * 1000));
         agent_opts.log = log;
         NetlinkDeviceControl device;
-        for (const auto& iface : agent_opts.allowed) device.read(iface);   // an unknown --allow-control name is a usage error
+        for (const auto& iface : agent_opts.allowed) {
+            try {
+                device.read(iface);
+            } catch (const Error& e) {
+                throw usage_error("--allow-control " + iface + ": " + e.what());
+            }
+        }
         if (const auto dir = std::filesystem::path(so->journal).parent_path(); !dir.empty()) std::filesystem::create_directories(dir);
         FileSettingsJournal journal(so->journal);
         PeerAgent agent(device, journal, agent_opts);

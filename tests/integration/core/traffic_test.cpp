@@ -190,7 +190,7 @@ TEST_CASE("UDP GSO and GRO: datagrams are still counted one by one", "[integrati
     CHECK(res.bytes == res.loss->received * 1000);
 }
 
-TEST_CASE("-P 10 gives 10 streams whose sum is the total", "[integration]") {
+TEST_CASE("Option -P 10 gives 10 streams whose sum is the total", "[integration]") {
     nm::test::require_net_admin();
     nm::test::ScopedLab lab;
     LabServer server(lab.server().netns);
@@ -213,7 +213,7 @@ TEST_CASE("-P 10 gives 10 streams whose sum is the total", "[integration]") {
     CHECK(bps == Approx(res.throughput_bps).epsilon(0.01));
 }
 
-TEST_CASE("-R moves data server to client and --bidir both ways, as ip -s link sees it", "[integration]") {
+TEST_CASE("Option -R moves data server to client and --bidir both ways, as ip -s link sees it", "[integration]") {
     nm::test::require_net_admin();
     nm::test::ScopedLab lab;
     LabServer server(lab.server().netns);

@@ -15,6 +15,7 @@
 #include "ethtool_ctl/netlink_device_control.hpp"
 #include "matrix/peer_agent.hpp"
 #include "matrix/peer_auth.hpp"
+#include "matrix/peer_client.hpp"
 
 namespace nm::cli {
 namespace {
@@ -253,7 +254,7 @@ void add_traffic_commands(CLI::App& app, std::stop_token stop) {
 
     struct RunOptions {
         TestSpec spec;
-        std::string rate, pps, length, window, bytes;
+        std::string rate, pps, length, window, bytes, key_file;
         bool udp = false, reverse = false, bidir = false, json = false;
     };
     auto ro = std::make_shared<RunOptions>();
@@ -280,6 +281,8 @@ void add_traffic_commands(CLI::App& app, std::stop_token stop) {
     run->add_option("--iface", ro->spec.iface, "Local interface for counters (default: the one holding the local address)");
     run->add_option("--stall-timeout", ro->spec.stall_timeout_s, "Seconds without data that end the run as stalled")->capture_default_str();
     run->add_flag("--json", ro->json, "Print the result as JSON");
+    run->add_option("--key-file", ro->key_file,
+                    "Pre-shared key: the server must prove it holds it before the test (default $NICMATRIX_KEY_FILE)");
     run->callback([ro, stop] {
         TestSpec spec = ro->spec;
         spec.protocol = ro->udp ? Protocol::Udp : Protocol::Tcp;
@@ -296,6 +299,18 @@ void add_traffic_commands(CLI::App& app, std::stop_token stop) {
         if (!ro->window.empty()) spec.window = static_cast<uint32_t>(size(ro->window, "--window", 4294967295.0));
         if (!ro->bytes.empty()) spec.bytes = static_cast<uint64_t>(size(ro->bytes, "--bytes", 1e18));
         if (!ro->length.empty() && spec.write_size == 0) throw usage_error("--length: must be > 0");
+        if (const auto key_file = key_file_from(ro->key_file); !key_file.empty()) {
+            // The server must prove it holds the key (the agent's mutual challenge-response) before the test.
+            PeerClientOptions po;
+            po.host = spec.host;
+            po.port = spec.port;
+            po.bind = spec.bind;
+            po.key = load_key(key_file);
+            if (!PeerControlClient(po).authenticated()) {
+                throw Error(ErrorKind::Refused, "server " + spec.host + ":" + std::to_string(spec.port) +
+                                                    " does not authenticate (it was started without --key-file)");
+            }
+        }
         if (!ro->json) {
             std::cout << "Connecting to host " << spec.host << ", port " << spec.port << std::endl;
         }

@@ -120,6 +120,11 @@ TEST_CASE("sweep --peer: an agent without a key makes the sweep refuse before an
     CHECK(link_mtu(b.netns, b.ifname) == "1500\n");
     CHECK(ethtool_features(a.netns, a.ifname) == before_a);
     CHECK(ethtool_features(b.netns, b.ifname) == before_b);
+
+    // `run --key-file` wants the server to prove it holds the key; this one cannot.
+    const auto run = nm::test::run_in_netns(a.netns, nicmatrix_binary() + " run -c " + address(b.ipv4) + " -t 0.2 --key-file " + dir.file("key"));
+    CHECK(run.exit_status == 1);
+    CHECK(run.output == "nicmatrix: server " + address(b.ipv4) + ":5301 does not authenticate (it was started without --key-file)\n");
 }
 
 TEST_CASE("sweep --peer: a client killed with SIGKILL mid-sweep leaves the peer restored by its agent", "[integration]") {
@@ -143,6 +148,11 @@ TEST_CASE("sweep --peer: a client killed with SIGKILL mid-sweep leaves the peer 
     nm::wait_until([&] { return link_mtu(b.netns, b.ifname) == "1500\n"; }, std::chrono::seconds(4), "the agent to restore the peer");
     CHECK(ethtool_features(b.netns, b.ifname) == before_b);
     CHECK(agent->output().find("restored " + b.ifname + " after") != std::string::npos);
+
+    // `run --key-file` with the agent's key: it proves itself and the test runs.
+    const auto run = nm::test::run_in_netns(a.netns, nicmatrix_binary() + " run -c " + address(b.ipv4) + " -t 0.3 --json --key-file " +
+                                                         dir.file("key"));
+    CHECK(run.exit_status == 0);
 }
 
 TEST_CASE("sweep --peer: a change that cuts the path (jumbo MTU through a 1500-byte bridge) is rolled back on both ends and the "

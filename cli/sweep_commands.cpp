@@ -131,6 +131,9 @@ void add_sweep_commands(CLI::App& app, std::stop_token stop) {
     auto* iface = sweep->add_option("--iface", r.iface, "Local interface to sweep (with --peer)");
     sweep->add_option("--peer", r.peer, "IPv4 address of the peer running `nicmatrix serve`")->needs(iface);
     sweep->add_option("--port", r.port, "The peer's control port")->capture_default_str();
+    sweep->add_option("--peer-iface", r.peer_iface, "The peer's interface to change (default: the one its agent allows)");
+    sweep->add_option("--key-file", r.key_file,
+                      "Pre-shared key of the peer agent (default $NICMATRIX_KEY_FILE); needed when the config changes the peer's side");
     lab->excludes(iface);
     sweep->add_option("--lab-name", r.lab_name, "Name of the lab --lab makes (default nmsweep<pid>); its namespaces are NAME-a, NAME-b");
     sweep->add_option("--topology", f->topology, "--lab shape: pair (veth between the ends) or bridge (a Linux bridge between, its ports at MTU 1500)")

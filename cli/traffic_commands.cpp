@@ -1,6 +1,7 @@
 // `nicmatrix serve` and `nicmatrix run`: flags in, a TrafficServer / TrafficClient built, results printed.
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <iostream>
 #include <mutex>
 #include <sstream>
@@ -10,6 +11,11 @@
 #include "core/base/json_codec.hpp"
 #include "core/traffic_client.hpp"
 #include "core/traffic_server.hpp"
+#include "ethtool_ctl/file_settings_journal.hpp"
+#include "ethtool_ctl/netlink_device_control.hpp"
+#include "matrix/peer_agent.hpp"
+#include "matrix/peer_auth.hpp"
+#include "matrix/peer_client.hpp"
 
 namespace nm::cli {
 namespace {
@@ -172,6 +178,10 @@ void add_traffic_commands(CLI::App& app, std::stop_token stop) {
         uint16_t port = kDefaultPort;
         bool once = false;
         bool json = false;
+        std::vector<std::string> allow_control;
+        std::string key_file;
+        std::string journal = "/run/nicmatrix/agent-journal.json";
+        double heartbeat_timeout_s = 10;
     };
     auto so = std::make_shared<ServeOptions>();
     auto* serve = app.add_subcommand("serve", "Run the traffic server: answers `nicmatrix run` clients, one test at a time");
@@ -180,6 +190,16 @@ void add_traffic_commands(CLI::App& app, std::stop_token stop) {
         ->capture_default_str();
     serve->add_flag("-1,--once", so->once, "Exit after one test");
     serve->add_flag("--json", so->json, "Print one JSON line per test (the server's own measurements)");
+    serve->add_option("--allow-control", so->allow_control,
+                      "Let an authenticated client change MTU and offloads on this interface (repeatable); needs --key-file");
+    serve->add_option("--key-file", so->key_file,
+                      "Pre-shared key (at least 16 bytes; head -c 32 /dev/urandom > key) that clients must prove they hold "
+                      "(default $NICMATRIX_KEY_FILE); without one, settings changes are refused");
+    serve->add_option("--journal", so->journal, "Where the agent journals the originals of the interfaces it changes")->capture_default_str();
+    serve->add_option("--heartbeat-timeout", so->heartbeat_timeout_s,
+                      "Seconds without a message from the controlling client after which the agent restores its interfaces")
+        ->check(CLI::Range(0.1, 3600.0))
+        ->capture_default_str();
     serve->callback([so, stop] {
         std::mutex print;
         ServerOptions opts;
@@ -191,6 +211,37 @@ void add_traffic_commands(CLI::App& app, std::stop_token stop) {
             std::lock_guard lock(print);
             print_server_record(t, json);
         };
+        const auto log = [](const std::string& line) { std::cerr << "nicmatrix serve: " << line << std::endl; };
+        opts.on_refused = log;
+
+        // The settings control (the peer agent): it journals before its first change and restores a
+        // journal a crashed agent left before serving anyone.
+        PeerAgentOptions agent_opts;
+        agent_opts.allowed.insert(so->allow_control.begin(), so->allow_control.end());
+        if (const auto key_file = key_file_from(so->key_file); !key_file.empty()) agent_opts.key = load_key(key_file);
+        agent_opts.heartbeat_timeout = std::chrono::milliseconds(static_cast<int64_t>(so->heartbeat_timeout_s * 1000));
+        agent_opts.log = log;
+        NetlinkDeviceControl device;
+        for (const auto& iface : agent_opts.allowed) {
+            try {
+                device.read(iface);
+            } catch (const Error& e) {
+                throw usage_error("--allow-control " + iface + ": " + e.what());
+            }
+        }
+        if (const auto dir = std::filesystem::path(so->journal).parent_path(); !dir.empty()) std::filesystem::create_directories(dir);
+        FileSettingsJournal journal(so->journal);
+        PeerAgent agent(device, journal, agent_opts);
+        for (const auto& r : agent.restore_leftover()) log("restored " + r.ifname + " from the journal a previous agent left");
+        const auto caps = agent.capabilities();
+        if (caps.control) {
+            std::string list;
+            for (const auto& i : caps.interfaces) list += (list.empty() ? "" : ", ") + i;
+            log("settings control allowed on " + list + " for clients holding the key");
+        } else {
+            log("settings changes refused: " + caps.why + "; traffic tests are served");
+        }
+        opts.control = &agent;
         TrafficServer server(opts);
         if (json) {
             std::cout << Json{{"listening", server.port()}}.dump() << std::endl;
@@ -198,11 +249,12 @@ void add_traffic_commands(CLI::App& app, std::stop_token stop) {
             std::cout << "Server listening on port " << server.port() << std::endl;
         }
         server.serve(stop);
+        for (const auto& r : agent.restore_all()) log("restored " + r.ifname + " on stop");
     });
 
     struct RunOptions {
         TestSpec spec;
-        std::string rate, pps, length, window, bytes;
+        std::string rate, pps, length, window, bytes, key_file;
         bool udp = false, reverse = false, bidir = false, json = false;
     };
     auto ro = std::make_shared<RunOptions>();
@@ -229,6 +281,8 @@ void add_traffic_commands(CLI::App& app, std::stop_token stop) {
     run->add_option("--iface", ro->spec.iface, "Local interface for counters (default: the one holding the local address)");
     run->add_option("--stall-timeout", ro->spec.stall_timeout_s, "Seconds without data that end the run as stalled")->capture_default_str();
     run->add_flag("--json", ro->json, "Print the result as JSON");
+    run->add_option("--key-file", ro->key_file,
+                    "Pre-shared key: the server must prove it holds it before the test (default $NICMATRIX_KEY_FILE)");
     run->callback([ro, stop] {
         TestSpec spec = ro->spec;
         spec.protocol = ro->udp ? Protocol::Udp : Protocol::Tcp;
@@ -245,6 +299,18 @@ void add_traffic_commands(CLI::App& app, std::stop_token stop) {
         if (!ro->window.empty()) spec.window = static_cast<uint32_t>(size(ro->window, "--window", 4294967295.0));
         if (!ro->bytes.empty()) spec.bytes = static_cast<uint64_t>(size(ro->bytes, "--bytes", 1e18));
         if (!ro->length.empty() && spec.write_size == 0) throw usage_error("--length: must be > 0");
+        if (const auto key_file = key_file_from(ro->key_file); !key_file.empty()) {
+            // The server must prove it holds the key (the agent's mutual challenge-response) before the test.
+            PeerClientOptions po;
+            po.host = spec.host;
+            po.port = spec.port;
+            po.bind = spec.bind;
+            po.key = load_key(key_file);
+            if (!PeerControlClient(po).authenticated()) {
+                throw Error(ErrorKind::Refused, "server " + spec.host + ":" + std::to_string(spec.port) +
+                                                    " does not authenticate (it was started without --key-file)");
+            }
+        }
         if (!ro->json) {
             std::cout << "Connecting to host " << spec.host << ", port " << spec.port << std::endl;
         }

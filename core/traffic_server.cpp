@@ -39,6 +39,7 @@ TrafficServer::TrafficServer(ServerOptions options) : options_(std::move(options
 }
 
 TrafficServer::~TrafficServer() {
+    control_threads_.clear();   // jthread: requests stop and joins
     if (session_.joinable()) {
         session_.request_stop();
         session_.join();
@@ -55,16 +56,26 @@ void TrafficServer::serve(std::stop_token stop) {
         pollfd p{listener_.get(), POLLIN, 0};
         const int rc = ::poll(&p, 1, 50);
         if (rc < 0 && errno != EINTR) throw system_error("poll on listener", errno);
+        std::erase_if(control_threads_, [](const ControlThread& t) { return t.done->load(); });
         if (rc <= 0) continue;
         UniqueFd fd(::accept4(listener_.get(), nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK));
         if (!fd) continue;
+        std::string who;
+        try {
+            who = peer_address(fd.get()).host();
+        } catch (const Error&) {
+            continue;
+        }
         try {
             handle_connection(std::move(fd), stop);
-        } catch (const Error&) {
+        } catch (const Error& e) {
             // A connection that does not speak the protocol (or went away while classifying) is dropped.
-        } catch (const nlohmann::json::exception&) {
+            if (options_.on_refused) options_.on_refused("refused " + who + ": " + e.what());
+        } catch (const nlohmann::json::exception& e) {
+            if (options_.on_refused) options_.on_refused("refused " + who + ": bad message: " + e.what());
         }
     }
+    control_threads_.clear();
     if (session_.joinable()) {
         session_.request_stop();
         session_.join();
@@ -98,7 +109,19 @@ void TrafficServer::handle_connection(UniqueFd fd, std::stop_token stop) {
     ControlChannel ch(std::move(fd));
     Json hello = ch.expect(deadline, "hello");
     if (hello.at("type") != "hello") {
-        send_error(ch, "protocol", "expected hello");
+        if (options_.control == nullptr) {
+            send_error(ch, "protocol", "expected hello");
+            throw Error(ErrorKind::Failed, "unexpected first message " + hello.at("type").dump());
+        }
+        auto done = std::make_shared<std::atomic<bool>>(false);
+        control_threads_.push_back(ControlThread{
+            done, std::jthread([this, done, ch = std::move(ch), first = std::move(hello), outer = stop](std::stop_token own) mutable {
+                std::stop_source both;
+                std::stop_callback a(outer, [&] { both.request_stop(); });
+                std::stop_callback b(own, [&] { both.request_stop(); });
+                options_.control->serve_control(std::move(ch), std::move(first), both.get_token());
+                done->store(true);
+            })});
         return;
     }
     {

@@ -2,7 +2,9 @@
 // The server end of the engine (`nicmatrix serve`): accepts a control connection, runs one test at a time
 // and reports its own measurements back. Usable in-process: the sweep constructs it on a thread that sits
 // in the server's network namespace (threads it spawns inherit the namespace).
+#include <atomic>
 #include <condition_variable>
+#include <memory>
 #include <cstdint>
 #include <functional>
 #include <future>
@@ -15,6 +17,7 @@
 #include "core/base/traffic_types.hpp"
 #include "core/base/unique_fd.hpp"
 #include "core/control_channel.hpp"
+#include "core/control_handler.hpp"
 #include "core/engine.hpp"
 
 namespace nm {
@@ -32,6 +35,13 @@ struct ServerOptions {
     bool once = false;                  ///< serve() returns after the first test
     /// Called on the session thread after each test (for the CLI's log lines). Must not throw.
     std::function<void(const ServerTestRecord&)> on_test;
+    /// Serves connections that open with anything but "hello" (the peer agent's settings control); null =
+    /// such connections get an error. Not owned; must outlive serve().
+    ControlHandler* control = nullptr;
+    /// Called with one line for each connection refused before it became a test (malformed, oversized or
+    /// unknown first message), e.g. "refused 198.18.0.1: control message: longer than 65536 bytes". Must
+    /// not throw; may be called from the accept loop.
+    std::function<void(const std::string&)> on_refused;
 };
 
 /// Listens when constructed (so a port in use is reported at once), serves tests until stopped.
@@ -75,6 +85,14 @@ private:
     std::vector<DataStream> pending_;
     std::jthread session_;
     uint64_t sessions_done_ = 0;
+
+    // Control connections handed to options_.control, each on its own thread; finished ones are reaped
+    // by the accept loop.
+    struct ControlThread {
+        std::shared_ptr<std::atomic<bool>> done;
+        std::jthread thread;
+    };
+    std::vector<ControlThread> control_threads_;
 };
 
 }  // namespace nm

@@ -13,10 +13,15 @@ SweepConfig parse_sweep_config_text(const std::string& text, const std::string& 
     Json j;
     try {
         j = Json::parse(text);
-    } catch (const Json::parse_error& e) {
-        // nlohmann's message carries the line and column ("parse error at line 3, column 5: ...").
+    } catch (const Json::exception& e) {
+        // nlohmann's message carries the line and column ("parse error at line 3, column 5: ..."); a number
+        // too big for a double is an out_of_range error (found by fuzz/sweep_config_fuzz.cpp).
         std::string what = e.what();
-        if (const auto at = what.find("parse error"); at != std::string::npos) what = what.substr(at);
+        if (const auto at = what.find("parse error"); at != std::string::npos) {
+            what = what.substr(at);
+        } else if (const auto end = what.find("] "); end != std::string::npos) {
+            what = what.substr(end + 2);
+        }
         throw usage_error(source + ": not valid JSON: " + what);
     }
     try {

@@ -99,6 +99,7 @@ private:
     void prepare_results();
     CellResult run_cell(const CellSpec& cell);
     bool apply_end(EndRuntime& end, const CellSpec& cell, CellResult& result);
+    bool confirm_change(const CellSpec& cell, CellResult& result, const std::vector<LinkState>& before);
     void measure(const CellSpec& cell, CellResult& result);
     void record(CellResult result);
     void save() {
@@ -170,8 +171,10 @@ SweepOutcome Sweep::run() {
     prepare_results();
 
     // Restore on every way out: the normal end, a stop, an exception.
+    // The peer agent's end journals itself (on the peer, where a crash of this process cannot lose it).
     struct RestoreGuard {
         SettingsJournal& journal;
+        ConfirmedEnd* agent;
         bool armed = true;
         ~RestoreGuard() {
             if (!armed) return;
@@ -179,10 +182,14 @@ SweepOutcome Sweep::run() {
                 journal.restore();
             } catch (...) {  // NOLINT(bugprone-empty-catch): an exception is already propagating
             }
+            try {
+                if (agent != nullptr) agent->restore();
+            } catch (...) {  // NOLINT(bugprone-empty-catch): the agent also restores when the connection drops
+            }
         }
-    } guard{s_.journal};
+    } guard{s_.journal, target_.remote.agent};
     for (const auto& e : ends_) {
-        if (e.changes) s_.journal.remember(e.original);
+        if (e.changes && e.end->agent == nullptr) s_.journal.remember(e.original);
     }
     save();
 
@@ -237,6 +244,9 @@ SweepOutcome Sweep::run() {
 
     guard.armed = false;
     outcome_.restored = s_.journal.restore();
+    if (target_.remote.agent != nullptr) {
+        for (auto& r : target_.remote.agent->restore()) outcome_.restored.push_back(std::move(r));
+    }
     if (!outcome_.interrupted) outcome_.results.run.finished = utc_now();
     save();
     return std::move(outcome_);
@@ -279,15 +289,62 @@ bool Sweep::apply_end(EndRuntime& end, const CellSpec& cell, CellResult& result)
     return result.status != CellStatus::Infeasible;
 }
 
+// Commit confirmed: with the peer agent, a cell's change stands only when the peer still answers on the
+// control path and full-size DF frames cross the data path at the cell's MTU. Otherwise the agent reverts
+// its side by itself (no confirm comes) and this end reverts its own; the cell is not measured.
+bool Sweep::confirm_change(const CellSpec& cell, CellResult& result, const std::vector<LinkState>& before) {
+    ConfirmedEnd* agent = target_.remote.agent;
+    const uint32_t mtu = result.applied_local ? result.applied_local->mtu : cell.mtu;
+    std::string why;
+    if (!agent->ping(options_.probe_timeout)) {
+        why = "the peer agent did not answer on the control path";
+    } else {
+        const auto probe = s_.probe.probe(mtu, options_.probe_timeout, stop_);
+        if (!probe.passed) why = "the data path failed: " + probe.detail;
+    }
+    if (why.empty()) {
+        agent->confirm();
+        return true;
+    }
+    for (size_t i = 0; i < ends_.size(); ++i) {
+        auto& end = ends_[i];
+        if (end.end->agent != nullptr) continue;
+        const LinkState now = end.end->device->read(end.end->ifname);
+        LinkSettings back;
+        if (now.mtu != before[i].mtu) back.mtu = before[i].mtu;
+        for (const auto& [name, f] : now.features) {
+            const auto it = before[i].features.find(name);
+            if (it != before[i].features.end() && !it->second.fixed && f.wanted != it->second.wanted) back.features[name] = it->second.wanted;
+        }
+        if (!back.empty()) end.end->device->apply(end.end->ifname, back);
+    }
+    const bool peer_said = agent->await_rollback(options_.rollback_wait);
+    result.status = CellStatus::UnreachableAfterChange;
+    result.error = "after the change (" + describe_settings(cell_settings(config_, cell, true)) + " on the peer): " + why +
+                   "; both ends reverted it" + (peer_said ? "" : " (the peer did not report its rollback in time)");
+    current_profile_.reset();
+    for (auto& end : ends_) end.features_dirty = true;
+    return false;
+}
+
 CellResult Sweep::run_cell(const CellSpec& cell) {
     CellResult result;
     result.spec = cell;
     const auto t0 = s_.clock.now();
+    bool confirmed = false;
     try {
+        std::vector<LinkState> before;
+        const bool agent = target_.remote.agent != nullptr && std::any_of(ends_.begin(), ends_.end(), [](const EndRuntime& e) {
+                               return e.end->agent != nullptr && e.changes;
+                           });
+        if (agent) {
+            for (auto& end : ends_) before.push_back(end.end->agent != nullptr ? LinkState{} : end.end->device->read(end.end->ifname));
+        }
         for (auto& end : ends_) {
             if (!apply_end(end, cell, result)) break;
         }
         current_profile_ = cell.profile_index;
+        if (agent && result.status == CellStatus::Ok) confirmed = confirm_change(cell, result, before);
     } catch (const Error& e) {
         // The device refused (a setting it cannot take) or broke; either way this cell has no figures.
         result.status = e.kind() == ErrorKind::Failed ? CellStatus::Failed : CellStatus::Infeasible;
@@ -304,15 +361,18 @@ CellResult Sweep::run_cell(const CellSpec& cell) {
         } else {
             measured_.emplace(fp, cell.key);
             const uint32_t mtu = result.applied_local ? result.applied_local->mtu : cell.mtu;
-            try {
-                const auto probe = s_.probe.probe(mtu, options_.probe_timeout, stop_);
-                if (!probe.passed) {
-                    result.status = CellStatus::PathMtuBlackhole;
-                    result.error = probe.detail;
+            // A confirmed change has passed the same probe already.
+            if (!confirmed) {
+                try {
+                    const auto probe = s_.probe.probe(mtu, options_.probe_timeout, stop_);
+                    if (!probe.passed) {
+                        result.status = CellStatus::PathMtuBlackhole;
+                        result.error = probe.detail;
+                    }
+                } catch (const Error& e) {
+                    result.status = CellStatus::Failed;
+                    result.error = std::string("path MTU probe: ") + e.what();
                 }
-            } catch (const Error& e) {
-                result.status = CellStatus::Failed;
-                result.error = std::string("path MTU probe: ") + e.what();
             }
         }
     }

@@ -14,11 +14,31 @@
 
 namespace nm {
 
+/// An end changed through the peer agent, like a router's "commit confirmed": the end journals its own
+/// originals, reverts by itself a change that is not confirmed in time, and restores when asked or when
+/// the controlling client goes away.
+class ConfirmedEnd {
+public:
+    virtual ~ConfirmedEnd() = default;
+    /// True when the end answers on the control path within `timeout`.
+    virtual bool ping(std::chrono::milliseconds timeout) = 0;
+    /// Keeps the last change. Throws nm::Error when the end cannot be told.
+    virtual void confirm() = 0;
+    /// Waits for the end to say it reverted the last (unconfirmed) change; false when it did not within
+    /// `timeout` (the end still reverts on its own, or restores when the control connection drops).
+    virtual bool await_rollback(std::chrono::milliseconds timeout) = 0;
+    /// Puts back everything the end journalled. Throws nm::Error.
+    virtual std::vector<ApplyReport> restore() = 0;
+};
+
 /// One end of the measured path, as the sweep reaches it.
 struct SweepEnd {
     DeviceControl* device = nullptr;   ///< null: this end cannot be read or changed from here
     std::string ifname;
     std::string why_no_control;        ///< when device is null: why, for the refusal message
+    /// Set for the peer agent's end: not journalled here (the agent keeps its own journal), restored
+    /// through it, and every cell's change on it is confirmed only after both paths are checked.
+    ConfirmedEnd* agent = nullptr;
 };
 
 /// Where a sweep runs: the two ends and where the traffic server listens.
@@ -73,6 +93,7 @@ struct SweepOptions {
     std::string config_file;
     std::string tool_version;
     std::chrono::milliseconds probe_timeout{1000};   ///< the path probe's wait for its echo (resent every 250 ms)
+    std::chrono::milliseconds rollback_wait{6000};   ///< how long to wait for the peer agent to report a rollback
 };
 
 /// How a sweep ended.

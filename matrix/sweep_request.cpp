@@ -13,6 +13,8 @@
 #include "matrix/config.hpp"
 #include "matrix/host_info.hpp"
 #include "matrix/icmp_path_probe.hpp"
+#include "matrix/peer_auth.hpp"
+#include "matrix/peer_client.hpp"
 #include "matrix/results_store.hpp"
 
 namespace nm {
@@ -32,7 +34,24 @@ void make_parent(const std::string& path) {
 }
 
 constexpr auto kPeerCheckTimeout = std::chrono::seconds(2);
-constexpr const char* kNoAgent = "the peer agent's authenticated settings control is not available yet";
+
+// Connects to the peer agent and checks, before anything changes anywhere, that it will change `iface`
+// ("" = the one interface it allows) for us. Returns the connection and sets `iface`.
+std::unique_ptr<PeerControlClient> connect_agent(const SweepRequest& request, const std::string& key, std::string& iface) {
+    PeerClientOptions options;
+    options.host = request.peer;
+    options.port = request.port;
+    options.key = key;
+    auto client = std::make_unique<PeerControlClient>(std::move(options));
+    const auto& caps = client->capabilities();
+    if (!caps.control) throw usage_error("sweep: the peer's side cannot be changed: " + caps.why);
+    if (iface.empty()) {
+        if (caps.interfaces.size() != 1) throw usage_error("sweep: the peer agent allows several interfaces; name one with --peer-iface");
+        iface = caps.interfaces.front();
+    }
+    client->require_control(iface);
+    return client;
+}
 
 }  // namespace
 
@@ -77,9 +96,22 @@ SweepOutcome execute_sweep(const SweepRequest& request, const PreparedSweep& pre
         SweepServices services{*journal, lab.traffic(), lab.probe(), clock, observer, host, host};
         return run_sweep(prepared.config, lab.target(), services, options, std::move(stop));
     }
-    // Peer mode: refuse what needs the peer agent, and find an unreachable peer, before anything changes.
-    refuse_if_uncontrollable(prepared.config, true, kNoAgent);
+    // Peer mode: find a missing key, an unreachable peer, and an agent that will not change its side,
+    // before anything changes.
+    const bool peer_changes = sweep_changes_end(prepared.config, true);
+    std::string key;
+    if (peer_changes) {
+        const std::string key_file = key_file_from(request.key_file);
+        if (key_file.empty()) {
+            throw usage_error("sweep " + prepared.config.name +
+                              ": the config changes the peer's side, which its agent does only for a client holding the key: give "
+                              "--key-file (or NICMATRIX_KEY_FILE), or set \"apply_to\" to \"local\"");
+        }
+        key = load_key(key_file);
+    }
     check_peer_reachable("", request.peer, request.port, kPeerCheckTimeout);
+    std::string peer_iface = request.peer_iface;
+    const auto agent = peer_changes ? connect_agent(request, key, peer_iface) : nullptr;
     make_parent(prepared.output);
     make_parent(request.journal);
     const auto journal = backends.journal(request.journal);
@@ -88,7 +120,7 @@ SweepOutcome execute_sweep(const SweepRequest& request, const PreparedSweep& pre
     IcmpPathProbe probe("", request.peer);
     SweepTarget target;
     target.local = SweepEnd{device.get(), request.iface, ""};
-    target.remote = SweepEnd{nullptr, "", kNoAgent};
+    target.remote = agent ? SweepEnd{agent.get(), peer_iface, "", agent.get()} : SweepEnd{nullptr, "", "the sweep changes nothing on the peer", nullptr};
     target.base.host = request.peer;
     target.base.port = request.port;
     target.base.iface = request.iface;

@@ -24,6 +24,8 @@ struct SweepRequest {
     LabTopology topology = LabTopology::Pair;
     std::string iface;                         ///< local interface (peer mode)
     std::string peer;                          ///< IPv4 address of the host running `nicmatrix serve`
+    std::string peer_iface;                    ///< the peer's interface; "" = the only one its agent allows
+    std::string key_file;                      ///< pre-shared key for the peer agent; "" = $NICMATRIX_KEY_FILE or none
     uint16_t port = kDefaultPort;
     std::string output;                        ///< "" = the resumed file, or results/<config name>-<UTC stamp>.json
     std::string resume;                        ///< a results file to complete
@@ -51,8 +53,9 @@ struct PreparedSweep {
 PreparedSweep prepare_sweep(const SweepRequest& request);
 
 /// Runs a prepared sweep: checks the choice of lab or peer, the permission to change settings, that the
-/// peer (peer mode) is reachable and needs no change the peer agent would have to make — all before
-/// anything is changed (nm::Error Usage) — then builds the lab or the peer's target and runs run_sweep.
+/// peer (peer mode) is reachable and, when the config changes the peer's side, that its agent accepts
+/// our key and allows control of its interface — all before anything is changed (nm::Error Usage or
+/// Refused) — then builds the lab or the peer's target and runs run_sweep.
 SweepOutcome execute_sweep(const SweepRequest& request, const PreparedSweep& prepared, const SweepBackends& backends,
                            SweepObserver* observer, std::stop_token stop);
 

@@ -6,3 +6,7 @@ cd "$(dirname "$0")/.."
 bash scripts/build.sh
 cd build
 timeout 1500 ctest --output-on-failure --no-tests=error
+# The libFuzzer targets (control-message decoder, sweep config parser): built with clang in build-fuzz/,
+# 15 s each on the committed corpus (fuzz/corpus/).
+cd ..
+timeout 600 fuzz/run.sh 15

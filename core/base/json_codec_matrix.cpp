@@ -143,7 +143,8 @@ constexpr std::pair<CellStatus, const char*> kCellStatuses[] = {{CellStatus::Ok,
                                                                 {CellStatus::Duplicate, "duplicate"},
                                                                 {CellStatus::Failed, "failed"},
                                                                 {CellStatus::Stalled, "stalled"},
-                                                                {CellStatus::PathMtuBlackhole, "path_mtu_blackhole"}};
+                                                                {CellStatus::PathMtuBlackhole, "path_mtu_blackhole"},
+                                                                {CellStatus::UnreachableAfterChange, "unreachable_after_change"}};
 
 template <typename E, size_t N>
 std::vector<std::string> enum_names(const std::pair<E, const char*> (&names)[N]) {

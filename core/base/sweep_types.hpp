@@ -78,6 +78,7 @@ enum class CellStatus {
     Failed,            ///< an error while measuring; the sweep went on
     Stalled,           ///< the engine saw data stop flowing
     PathMtuBlackhole,  ///< full-size frames with DF set did not cross the path at this MTU
+    UnreachableAfterChange,   ///< with the peer agent: the peer was unreachable after the change; both ends reverted it
 };
 
 /// The state one end really had during a cell, as read back after applying.

@@ -54,7 +54,7 @@ TEST_CASE("sweep --dry-run lists every cell and its settings and changes nothing
     CHECK(std::filesystem::is_empty(dir.path));   // no results file, no directory
 }
 
-TEST_CASE("sweep --iface --peer refuses a config that changes the peer, before changing anything", "[integration]") {
+TEST_CASE("sweep --iface --peer without a key refuses a config that changes the peer, before changing anything", "[integration]") {
     nm::test::require_net_admin();
     nm::test::ScopedLab lab;
     nm::test::TempDir dir;
@@ -64,8 +64,8 @@ TEST_CASE("sweep --iface --peer refuses a config that changes the peer, before c
     const auto r = run_in_netns(a.netns, nicmatrix_binary() + " sweep " + kSource + "/configs/offload-mtu.json --iface nm-a --peer 198.18.0.2 -o " +
                                              dir.file("r.json") + " --journal " + dir.file("j.json"));
     CHECK(r.exit_status == 2);
-    CHECK_THAT(r.output, Catch::Contains("nicmatrix: sweep offload-mtu: the config applies the MTU to the peer end, which cannot be changed from here "
-                                         "(the peer agent's authenticated settings control is not available yet)"));
+    CHECK(r.output == "nicmatrix: sweep offload-mtu: the config changes the peer's side, which its agent does only for a client holding "
+                      "the key: give --key-file (or NICMATRIX_KEY_FILE), or set \"apply_to\" to \"local\"\n");
     CHECK(nm::test::ethtool_features(a.netns, a.ifname) == before);
     CHECK(nm::test::link_mtu(a.netns, a.ifname) == mtu_before);
     CHECK(std::filesystem::is_empty(dir.path));

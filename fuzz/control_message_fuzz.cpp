@@ -1,0 +1,25 @@
+// Fuzzes what the agent and the server do with a line from the network: decode it, then read the fields
+// a test's hello and a settings request carry. Every failure must be an nm::Error or a JSON exception.
+#include <cstddef>
+#include <cstdint>
+#include <string_view>
+
+#include "core/base/error.hpp"
+#include "core/base/json_codec.hpp"
+#include "core/control_channel.hpp"
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+    const std::string_view line(reinterpret_cast<const char*>(data), size);
+    try {
+        const nm::Json j = nm::decode_control_message(line);
+        if (j.contains("spec")) (void)j.at("spec").get<nm::TestSpec>();
+        if (j.contains("settings")) (void)j.at("settings").get<nm::LinkSettings>();
+        if (j.contains("report")) (void)j.at("report").get<nm::ApplyReport>();
+        if (j.contains("state")) (void)j.at("state").get<nm::LinkState>();
+        if (j.contains("seq")) (void)j.at("seq").get<uint64_t>();
+        (void)nm::encode_control_message(j);
+    } catch (const nm::Error&) {
+    } catch (const nlohmann::json::exception&) {
+    }
+    return 0;
+}

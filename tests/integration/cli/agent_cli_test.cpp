@@ -1,0 +1,191 @@
+// `nicmatrix serve --allow-control` and `nicmatrix sweep --peer --key-file` as processes in the lab, each
+// in its own namespace, checked from outside with ip and ethtool: a sweep refused before any change, a
+// client killed mid-sweep, and a change that cuts the path rolled back on both ends.
+#include <catch2/catch.hpp>
+
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+
+#include <chrono>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "core/base/wait_until.hpp"
+#include "tests/support/command.hpp"
+#include "tests/support/matrix_world.hpp"
+#include "tests/support/oracles.hpp"
+#include "tests/support/require.hpp"
+#include "tests/support/scoped_lab.hpp"
+
+extern char** environ;
+
+using nm::test::ethtool_features;
+using nm::test::link_mtu;
+using nm::test::nicmatrix_binary;
+
+namespace {
+
+/// A process with stdout and stderr in a file; SIGKILLed and reaped on scope exit if still running.
+class Spawned {
+public:
+    Spawned(const std::vector<std::string>& argv, const std::string& log) : log_(log) {
+        posix_spawn_file_actions_t fa;
+        posix_spawn_file_actions_init(&fa);
+        posix_spawn_file_actions_addopen(&fa, 1, log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        posix_spawn_file_actions_adddup2(&fa, 1, 2);
+        std::vector<char*> args;
+        for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+        args.push_back(nullptr);
+        const int rc = ::posix_spawnp(&pid_, args[0], &fa, nullptr, args.data(), environ);
+        posix_spawn_file_actions_destroy(&fa);
+        REQUIRE(rc == 0);
+    }
+    ~Spawned() { stop(SIGKILL); }
+    Spawned(const Spawned&) = delete;
+    Spawned& operator=(const Spawned&) = delete;
+
+    void stop(int sig) {
+        if (pid_ <= 0) return;
+        ::kill(pid_, sig);
+        ::waitpid(pid_, nullptr, 0);
+        pid_ = -1;
+    }
+    std::string output() const {
+        std::ifstream in(log_);
+        std::stringstream s;
+        s << in.rdbuf();
+        return s.str();
+    }
+
+private:
+    pid_t pid_ = -1;
+    std::string log_;
+};
+
+std::vector<std::string> in_netns(const std::string& ns, std::vector<std::string> args) {
+    std::vector<std::string> argv{"ip", "netns", "exec", ns, nicmatrix_binary()};
+    argv.insert(argv.end(), args.begin(), args.end());
+    return argv;
+}
+
+std::string address(const std::string& with_prefix) { return with_prefix.substr(0, with_prefix.find('/')); }
+
+void write_file(const std::string& path, const std::string& text) { std::ofstream(path) << text; }
+
+std::string config(const std::string& mtus, double duration_s) {
+    return R"({"name": "agent", "offloads": [{"name": "tso-off", "features": {"tso": "off"}}], "mtu": [)" + mtus +
+           R"(], "traffic": [{"name": "tcp", "protocol": "tcp", "streams": 1}], "duration_s": )" + std::to_string(duration_s) +
+           R"(, "omit_s": 0, "repetitions": 1, "cooldown_s": 0, "apply_to": {"offloads": "both", "mtu": "both"}})";
+}
+
+/// The agent in the lab's server namespace, waited for until it says what it allows.
+std::unique_ptr<Spawned> start_agent(const nm::test::ScopedLab& lab, const nm::test::TempDir& dir, const std::vector<std::string>& extra) {
+    std::vector<std::string> args{"serve", "--journal", dir.file("agent-journal.json"), "--heartbeat-timeout", "2"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    auto agent = std::make_unique<Spawned>(in_netns(lab.server().netns, args), dir.file("agent.log"));
+    nm::wait_until([&] { return agent->output().find("nicmatrix serve: settings") != std::string::npos; }, std::chrono::seconds(5),
+                   "the agent to start");
+    return agent;
+}
+
+}  // namespace
+
+TEST_CASE("sweep --peer: an agent without a key makes the sweep refuse before anything changes on either end", "[integration]") {
+    nm::test::require_net_admin();
+    nm::test::ScopedLab lab;
+    nm::test::TempDir dir;
+    const auto& a = lab.client();
+    const auto& b = lab.server();
+    write_file(dir.file("sweep.json"), config("4000", 1));
+    write_file(dir.file("key"), "0123456789abcdef0123456789abcdef");
+    const auto agent = start_agent(lab, dir, {"--allow-control", b.ifname});
+    CHECK(agent->output().find("settings changes refused: the agent has no key (start it with --key-file), so it changes no settings; "
+                               "traffic tests are served") != std::string::npos);
+    const auto before_a = ethtool_features(a.netns, a.ifname);
+    const auto before_b = ethtool_features(b.netns, b.ifname);
+
+    const auto r = nm::test::run_in_netns(a.netns, nicmatrix_binary() + " sweep " + dir.file("sweep.json") + " --iface " + a.ifname +
+                                                       " --peer " + address(b.ipv4) + " --key-file " + dir.file("key") + " --journal " +
+                                                       dir.file("j.json") + " -o " + dir.file("r.json"));
+    CHECK(r.exit_status == 2);
+    CHECK(r.output == "nicmatrix: sweep: the peer's side cannot be changed: the agent has no key (start it with --key-file), so it "
+                      "changes no settings\n");
+    CHECK(link_mtu(a.netns, a.ifname) == "1500\n");
+    CHECK(link_mtu(b.netns, b.ifname) == "1500\n");
+    CHECK(ethtool_features(a.netns, a.ifname) == before_a);
+    CHECK(ethtool_features(b.netns, b.ifname) == before_b);
+
+    // `run --key-file` wants the server to prove it holds the key; this one cannot.
+    const auto run = nm::test::run_in_netns(a.netns, nicmatrix_binary() + " run -c " + address(b.ipv4) + " -t 0.2 --key-file " + dir.file("key"));
+    CHECK(run.exit_status == 1);
+    CHECK(run.output == "nicmatrix: server " + address(b.ipv4) + ":5301 does not authenticate (it was started without --key-file)\n");
+}
+
+TEST_CASE("sweep --peer: a client killed with SIGKILL mid-sweep leaves the peer restored by its agent", "[integration]") {
+    nm::test::require_net_admin();
+    nm::test::ScopedLab lab;
+    nm::test::TempDir dir;
+    const auto& a = lab.client();
+    const auto& b = lab.server();
+    write_file(dir.file("sweep.json"), config("4000", 5));
+    write_file(dir.file("key"), "0123456789abcdef0123456789abcdef");
+    const auto before_b = ethtool_features(b.netns, b.ifname);
+    const auto agent = start_agent(lab, dir, {"--allow-control", b.ifname, "--key-file", dir.file("key")});
+
+    Spawned sweep(in_netns(a.netns, {"sweep", dir.file("sweep.json"), "--iface", a.ifname, "--peer", address(b.ipv4), "--key-file",
+                                     dir.file("key"), "--journal", dir.file("j.json"), "-o", dir.file("r.json")}),
+                  dir.file("sweep.log"));
+    nm::wait_until([&] { return link_mtu(b.netns, b.ifname) == "4000\n"; }, std::chrono::seconds(10), "the agent to apply the cell");
+    CHECK_FALSE(ethtool_features(b.netns, b.ifname).at("tcp-segmentation-offload"));
+    sweep.stop(SIGKILL);
+    // Within the heartbeat timeout (2 s) and some slack.
+    nm::wait_until([&] { return link_mtu(b.netns, b.ifname) == "1500\n"; }, std::chrono::seconds(4), "the agent to restore the peer");
+    CHECK(ethtool_features(b.netns, b.ifname) == before_b);
+    CHECK(agent->output().find("restored " + b.ifname + " after") != std::string::npos);
+
+    // `run --key-file` with the agent's key: it proves itself and the test runs.
+    const auto run = nm::test::run_in_netns(a.netns, nicmatrix_binary() + " run -c " + address(b.ipv4) + " -t 0.3 --json --key-file " +
+                                                         dir.file("key"));
+    CHECK(run.exit_status == 0);
+}
+
+TEST_CASE("sweep --peer: a change that cuts the path (jumbo MTU through a 1500-byte bridge) is rolled back on both ends and the "
+          "sweep goes on",
+          "[integration]") {
+    nm::test::require_net_admin();
+    nm::test::ScopedLab lab(nm::LabTopology::Bridge);
+    nm::test::TempDir dir;
+    const auto& a = lab.client();
+    const auto& b = lab.server();
+    nm::test::wait_for_lab_path(lab.info());
+    write_file(dir.file("sweep.json"), config("9000, 1500", 1));
+    write_file(dir.file("key"), "0123456789abcdef0123456789abcdef");
+    const auto agent = start_agent(lab, dir, {"--allow-control", b.ifname, "--key-file", dir.file("key")});
+
+    const auto r = nm::test::run_in_netns(a.netns, nicmatrix_binary() + " sweep " + dir.file("sweep.json") + " --iface " + a.ifname +
+                                                       " --peer " + address(b.ipv4) + " --key-file " + dir.file("key") + " --journal " +
+                                                       dir.file("j.json") + " -o " + dir.file("r.json"),
+                                          std::chrono::seconds(60));
+    INFO(r.output);
+    REQUIRE(r.exit_status == 0);
+    std::ifstream in(dir.file("r.json"));
+    const auto results = nlohmann::json::parse(in);
+    const auto& cells = results.at("cells");
+    REQUIRE(cells.size() == 2);
+    CHECK(cells[0].at("status") == "unreachable_after_change");
+    CHECK(cells[0].at("error").get<std::string>().find("the data path failed: 9000-byte ICMP echo with DF set") != std::string::npos);
+    CHECK(cells[0].at("error").get<std::string>().find("both ends reverted it") != std::string::npos);
+    CHECK(cells[1].at("status") == "ok");
+    CHECK(cells[1].at("applied").at("remote").at("mtu") == 1500);
+    // The agent reverted its side by itself (no confirm came), not by the final restore.
+    CHECK(agent->output().find("rolled back " + b.ifname + " for " + address(a.ipv4) + ": the change was not confirmed in time") !=
+          std::string::npos);
+    CHECK(link_mtu(a.netns, a.ifname) == "1500\n");
+    CHECK(link_mtu(b.netns, b.ifname) == "1500\n");
+}

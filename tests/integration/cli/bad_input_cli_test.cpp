@@ -1,0 +1,108 @@
+// Bad input to the CLI, run inside a lab's client namespace: every bad config in tests/fixtures/bad_configs
+// and every bad invocation in the table below gives its exact error and exit code 2, and leaves the lab's
+// interfaces as they were (ethtool -k and the MTU before and after).
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "tests/support/command.hpp"
+#include "tests/support/matrix_world.hpp"
+#include "tests/support/oracles.hpp"
+#include "tests/support/require.hpp"
+#include "tests/support/scoped_lab.hpp"
+
+using nm::test::ethtool_features;
+using nm::test::link_mtu;
+using nm::test::nicmatrix_binary;
+using nm::test::run_in_netns;
+
+namespace {
+
+const std::string kSource = NM_SOURCE_DIR;
+
+std::string read_text(const std::filesystem::path& p) {
+    std::ifstream in(p);
+    std::stringstream s;
+    s << in.rdbuf();
+    return s.str();
+}
+
+/// The lab's client interface as the oracles see it.
+struct Snapshot {
+    std::map<std::string, bool> features;
+    std::string mtu;
+    bool operator==(const Snapshot&) const = default;
+};
+Snapshot snapshot(const nm::LabInterface& i) { return {ethtool_features(i.netns, i.ifname), link_mtu(i.netns, i.ifname)}; }
+
+}  // namespace
+
+TEST_CASE("Every bad config gives its exact error, exit 2, and changes nothing", "[integration]") {
+    nm::test::require_net_admin();
+    nm::test::ScopedLab lab;
+    nm::test::TempDir dir;
+    const auto& a = lab.client();
+    const auto before = snapshot(a);
+    size_t checked = 0;
+    for (const auto& entry : std::filesystem::directory_iterator(kSource + "/tests/fixtures/bad_configs")) {
+        if (entry.path().extension() != ".json") continue;
+        const auto file = entry.path().string();
+        auto expected = read_text(std::filesystem::path(entry.path()).replace_extension(".expected"));
+        INFO(file);
+        const auto r = run_in_netns(a.netns, nicmatrix_binary() + " sweep " + file + " --iface " + a.ifname +
+                                                 " --peer 198.18.0.2 --key-file /nonexistent -o " + dir.file("r.json") +
+                                                 " --journal " + dir.file("j.json"));
+        CHECK(r.exit_status == 2);
+        CHECK(r.output == "nicmatrix: " + file + ": " + expected);
+        ++checked;
+    }
+    CHECK(checked >= 9);
+    CHECK(snapshot(a) == before);
+    CHECK(std::filesystem::is_empty(dir.path));
+}
+
+TEST_CASE("Bad invocations of sweep and serve give their exact error, exit 2, and change nothing", "[integration]") {
+    nm::test::require_net_admin();
+    nm::test::ScopedLab lab;
+    nm::test::TempDir dir;
+    const auto& a = lab.client();
+    std::ofstream(dir.file("short")) << "12345";
+    const std::string cfg = kSource + "/configs/offload-mtu.json";
+    const std::string journal = " --journal " + dir.file("j.json");
+    struct Case {
+        std::string args;
+        std::string output;
+    };
+    const std::vector<Case> cases{
+        {"sweep", "config is required\nRun with --help for more information.\n"},
+        {"sweep " + cfg + " --lab --iface nm-a --peer 198.18.0.2", "--lab excludes --iface\nRun with --help for more information.\n"},
+        {"sweep " + cfg + " --iface nm-a" + journal, "nicmatrix: sweep: --iface needs --peer HOST (the machine running `nicmatrix serve`)\n"},
+        {"sweep " + cfg + " --iface nm-a --peer 198.18.0.2 --key-file /nonexistent/key" + journal,
+         "nicmatrix: key file /nonexistent/key: cannot be read\n"},
+        {"sweep " + cfg + " --iface nm-a --peer 198.18.0.2 --key-file " + dir.file("short") + journal,
+         "nicmatrix: key file " + dir.file("short") + ": 5 bytes; at least 16 (make one with: head -c 32 /dev/urandom > " + dir.file("short") +
+             ")\n"},
+        {"sweep " + cfg + " --iface nm-a --peer 198.18.0.2" + journal,
+         "nicmatrix: sweep offload-mtu: the config changes the peer's side, which its agent does only for a client holding the key: give "
+         "--key-file (or NICMATRIX_KEY_FILE), or set \"apply_to\" to \"local\"\n"},
+        {"serve --heartbeat-timeout 0", "--heartbeat-timeout: Value 0 not in range 0.100000 to 3600.000000\nRun with --help for more information.\n"},
+        {"serve --port 0 --journal " + dir.file("aj.json") + " --allow-control nosuch0", "nicmatrix: --allow-control nosuch0: no such interface: nosuch0\n"},
+        {"serve --port 0 --journal " + dir.file("aj.json") + " --allow-control nm-a --key-file " + dir.file("short"),
+         "nicmatrix: key file " + dir.file("short") + ": 5 bytes; at least 16 (make one with: head -c 32 /dev/urandom > " + dir.file("short") +
+             ")\n"},
+    };
+    const auto before = snapshot(a);
+    for (const auto& c : cases) {
+        INFO(c.args);
+        const auto r = run_in_netns(a.netns, "env -u NICMATRIX_KEY_FILE " + nicmatrix_binary() + " " + c.args, std::chrono::seconds(10));
+        CHECK(r.exit_status == 2);
+        CHECK(r.output == c.output);
+    }
+    CHECK(snapshot(a) == before);
+    CHECK_FALSE(std::filesystem::exists(dir.file("j.json")));
+    CHECK_FALSE(std::filesystem::exists(dir.file("aj.json")));
+}

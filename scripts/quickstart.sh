@@ -3,5 +3,5 @@
 # of configs/offload-mtu.json on a lab of its own (taken down afterwards), printing the matrix at the end.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash scripts/build.sh
+bash scripts/build.sh nicmatrix
 ./build/nicmatrix sweep configs/offload-mtu.json --lab "$@"

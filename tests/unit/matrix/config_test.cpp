@@ -128,3 +128,45 @@ TEST_CASE("Defaults, apply_to forms and on/off spellings", "[unit]") {
     CHECK(c.apply_offloads_to == nm::ApplyTo::Local);
     CHECK(c.apply_mtu_to == nm::ApplyTo::Both);
 }
+
+TEST_CASE("rfc2544 traffic entries: test or protocol, frames, search options, errors by pointer", "[unit]") {
+    const auto c = parse_sweep_config_text(
+        with(R"({"traffic": [{"test": "rfc2544", "frames": [64, 1518, "imix"], "trial_s": 0.5, "resolution_pct": 2,
+                              "max_trials": 8, "loss_tolerance_pct": 0.1, "line_rate_bps": 1e9},
+                             {"name": "t2", "protocol": "rfc2544"}]})"),
+        "x.json");
+    REQUIRE(c.traffic.size() == 2);
+    const auto& t = c.traffic[0];
+    CHECK(t.name == "rfc2544");
+    REQUIRE(t.rfc2544);
+    CHECK(t.rfc2544->frames == std::vector<std::string>{"64", "1518", "imix"});
+    CHECK(t.rfc2544->trial_s == 0.5);
+    CHECK(t.rfc2544->resolution_pct == 2);
+    CHECK(t.rfc2544->max_trials == 8);
+    CHECK(t.rfc2544->loss_tolerance_pct == 0.1);
+    CHECK(t.rfc2544->line_rate_bps == 1e9);
+    REQUIRE(c.traffic[1].rfc2544);
+    CHECK(c.traffic[1].rfc2544->frames.empty());   // the defaults: RFC 2544's sizes and IMIX
+
+    // Written into a results file and read back, the entry is the same.
+    const auto again = nm::parse_sweep_config(nm::Json(c));
+    REQUIRE(again.traffic[0].rfc2544);
+    CHECK(nm::Json(again.traffic[0]) == nm::Json(t));
+
+    CHECK_THAT(error_of(with(R"({"traffic": [{"test": "rfc2544", "frames": [32]}]})")), Catch::Contains("/traffic/0/frames/0: expected a frame size"));
+    CHECK_THAT(error_of(with(R"({"traffic": [{"test": "rfc2544", "frames": ["jumbo"]}]})")), Catch::Contains("/traffic/0/frames/0"));
+    CHECK_THAT(error_of(with(R"({"traffic": [{"test": "rfc2544", "frames": ["imix:64"]}]})")),
+               Catch::Contains("/traffic/0/frames/0: frame mix"));
+    CHECK_THAT(error_of(with(R"({"traffic": [{"test": "rfc2544", "trial_s": 0}]})")), Catch::Contains("/traffic/0/trial_s"));
+    CHECK_THAT(error_of(with(R"({"traffic": [{"test": "rfc2544", "resolution_pct": 100}]})")), Catch::Contains("/traffic/0/resolution_pct"));
+    CHECK_THAT(error_of(with(R"({"traffic": [{"test": "rfc2544", "write_size": 18}]})")), Catch::Contains("/traffic/0/write_size: unknown key"));
+    CHECK_THAT(error_of(with(R"({"traffic": [{"test": "rfc2544", "direction": "reverse"}]})")), Catch::Contains("/traffic/0/direction"));
+}
+
+TEST_CASE("apply_to dut puts the axes on the device under test", "[unit]") {
+    const auto c = parse_sweep_config_text(with(R"({"apply_to": "dut"})"), "x.json");
+    CHECK(c.apply_offloads_to == nm::ApplyTo::Dut);
+    CHECK(c.apply_mtu_to == nm::ApplyTo::Dut);
+    CHECK(nm::Json(c)["apply_to"]["mtu"] == "dut");
+    CHECK_THAT(error_of(with(R"({"apply_to": "router"})")), Catch::Contains("\"dut\""));
+}

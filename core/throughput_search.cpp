@@ -45,7 +45,9 @@ SearchResult find_throughput(const TrialFunction& trial, const SearchOptions& op
     if (!run(high)) {
         // Never offer more than the generator managed: above it, trials measure the generator.
         high = std::min(high, std::max(result.history.back().outcome.sent_fps, low + high * fraction));
-        while (result.trials < options.max_trials && high - low > high * fraction) {
+        // While nothing has passed, the search goes down to `fraction` of where it started, no further.
+        const double floor = high * fraction;
+        while (result.trials < options.max_trials && high - low > high * fraction && !(low <= options.min_fps && high <= floor)) {
             if (stop.stop_requested()) {
                 result.interrupted = true;
                 return result;

@@ -24,7 +24,8 @@ struct TrialOutcome {
 struct SearchOptions {
     double max_fps = 0;               ///< upper bound: line rate (or the generator's maximum)
     double min_fps = 0;               ///< lower bound; 0 = search down to nothing
-    double resolution_pct = 1.0;      ///< stop when the bracket is narrower than this % of its upper end
+    double resolution_pct = 1.0;      ///< stop when the bracket is narrower than this % of its upper end (or,
+                                      ///< nothing passing, when the top fell below this % of the first top)
     uint32_t max_trials = 20;         ///< including the first trial at max_fps, not the confirmation
     double loss_tolerance_pct = 0.0;  ///< a trial "passes" with loss at or below this
     double generator_shortfall_pct = 5.0;   ///< sending this % below the offered rate = generator-limited

@@ -20,13 +20,14 @@ void from_json(const Json& j, PayloadShare& v) {
 }
 
 void to_json(Json& j, const Rfc2544Spec& v) {
-    j = Json{{"frames", v.frames},
-             {"trial_s", v.trial_s},
+    j = Json{{"trial_s", v.trial_s},
              {"resolution_pct", v.resolution_pct},
              {"max_trials", v.max_trials},
              {"loss_tolerance_pct", v.loss_tolerance_pct},
              {"line_rate_bps", v.line_rate_bps},
              {"streams", v.streams}};
+    // No frames = the default sizes; written as absent so the entry reads back as the same config.
+    if (!v.frames.empty()) j["frames"] = v.frames;
 }
 
 void from_json(const Json& j, Rfc2544Spec& v) {

@@ -78,9 +78,9 @@ TEST_CASE("Config errors name the file, the JSON pointer and what was expected",
           "configs/x.json: /offloads/0/features/tso: expected \"on\", \"off\", true or false, got \"maybe\"");
     CHECK(error_of(with(R"({"duration_s": 0})")) == "configs/x.json: /duration_s: expected a positive number of seconds, got 0");
     CHECK(error_of(with(R"({"repetitions": 2.5})")) == "configs/x.json: /repetitions: expected a positive integer, got 2.5");
-    CHECK(error_of(with(R"({"apply_to": "remote"})")) == "configs/x.json: /apply_to: expected one of \"local\", \"peer\", \"both\", got \"remote\"");
+    CHECK(error_of(with(R"({"apply_to": "remote"})")) == "configs/x.json: /apply_to: expected one of \"local\", \"peer\", \"both\", \"dut\", got \"remote\"");
     CHECK(error_of(with(R"({"apply_to": {"mtu": "server"}})")) ==
-          "configs/x.json: /apply_to/mtu: expected one of \"local\", \"peer\", \"both\", got \"server\"");
+          "configs/x.json: /apply_to/mtu: expected one of \"local\", \"peer\", \"both\", \"dut\", got \"server\"");
     CHECK(error_of(R"({"mtu": [1500], "traffic": [{}]})") == "configs/x.json: /offloads: missing; expected a non-empty array of offload profiles");
     CHECK(error_of("[1, 2]") == "configs/x.json: /: expected a sweep config object, got an array");
     CHECK(error_of(with(R"({"traffic": [{"protocol": "sctp"}]})")) == "configs/x.json: /traffic/0/protocol: expected \"tcp\" or \"udp\", got \"sctp\"");

@@ -78,15 +78,18 @@ std::string command_line() {
 
 void print_plan(const std::vector<CellPlan>& plan, const SweepConfig& config) {
     size_t todo = 0;
+    double seconds = 0;
     for (const auto& p : plan) {
         std::cout << (p.done ? "  done  " : "  ") << p.cell.key << "  local: " << describe_settings(p.local)
                   << "  peer: " << describe_settings(p.remote);
         if (!p.dut.empty()) std::cout << "  dut: " << describe_settings(p.dut);
         std::cout << '\n';
-        if (!p.done) ++todo;
+        if (!p.done) {
+            ++todo;
+            seconds += planned_seconds(config, p.cell);
+        }
     }
-    const double per_cell = config.repetitions * (config.omit_s + config.duration_s) + config.cooldown_s;
-    std::cout << todo << " of " << plan.size() << " cells to run, about " << clock_text(per_cell * static_cast<double>(todo))
+    std::cout << todo << " of " << plan.size() << " cells to run, about " << clock_text(seconds)
               << " of measuring; nothing was changed (--dry-run)\n";
 }
 

@@ -120,13 +120,7 @@ private:
     void note(const std::string& text) {
         if (s_.observer) s_.observer->on_note(text);
     }
-    double planned_s(const CellSpec& cell) const {
-        if (const auto& r = cell.traffic.rfc2544) {
-            const double sizes = r->frames.empty() ? 8.0 : static_cast<double>(r->frames.size());
-            return sizes * (r->max_trials / 2.0 + 2) * (r->trial_s + 0.1) + config_.cooldown_s;
-        }
-        return config_.repetitions * (config_.omit_s + config_.duration_s) + config_.cooldown_s + 0.2;
-    }
+    double planned_s(const CellSpec& cell) const { return planned_seconds(config_, cell) + 0.2; }
     void measure_rfc2544(const CellSpec& cell, const TestSpec& base, CellResult& result);
     void cooldown();
     static std::string fingerprint(const CellResult& r) {
@@ -448,6 +442,16 @@ LinkSettings cell_settings(const SweepConfig& config, const CellSpec& cell, EndR
 
 LinkSettings cell_settings(const SweepConfig& config, const CellSpec& cell, bool remote) {
     return cell_settings(config, cell, remote ? EndRole::Remote : EndRole::Local);
+}
+
+double planned_seconds(const SweepConfig& config, const CellSpec& cell) {
+    if (const auto& r = cell.traffic.rfc2544) {
+        // A table: per size about half the trial budget (the search often ends early) plus the
+        // confirmation, each trial with some setup time.
+        const double sizes = r->frames.empty() ? 8.0 : static_cast<double>(r->frames.size());
+        return sizes * (r->max_trials / 2.0 + 2) * (r->trial_s + 0.1) + config.cooldown_s;
+    }
+    return config.repetitions * (config.omit_s + config.duration_s) + config.cooldown_s;
 }
 
 bool sweep_changes_end(const SweepConfig& config, bool remote) {

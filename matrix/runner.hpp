@@ -92,6 +92,10 @@ struct SweepOutcome {
     std::vector<ApplyReport> restored; ///< what the final restore did
 };
 
+/// Seconds of measuring a cell is expected to take (repetitions x (omit + duration), or an estimate of a
+/// frame-size table's trials), plus the cooldown; for progress and --dry-run.
+double planned_seconds(const SweepConfig& config, const CellSpec& cell);
+
 /// True when some cell of `config` changes a setting on the local (remote = false) or the peer end.
 bool sweep_changes_end(const SweepConfig& config, bool remote);
 

@@ -11,6 +11,7 @@
 #include "core/base/error.hpp"
 #include "core/base/json_codec.hpp"
 #include "matrix/real_backends.hpp"
+#include "matrix/frame_table.hpp"
 #include "matrix/report.hpp"
 #include "matrix/results_store.hpp"
 #include "matrix/runner.hpp"
@@ -36,7 +37,9 @@ public:
     }
     void on_cell_start(const CellProgress& p) override {
         std::cout << '[' << p.number << '/' << p.total << "] " << p.cell->key << "  local: " << describe_settings(p.local)
-                  << "  peer: " << describe_settings(p.remote) << " ... " << std::flush;
+                  << "  peer: " << describe_settings(p.remote);
+        if (!p.dut.empty()) std::cout << "  dut: " << describe_settings(p.dut);
+        std::cout << " ... " << std::flush;
         open_ = true;
     }
     void on_cell_done(const CellProgress& p, const CellResult& r) override {
@@ -47,6 +50,7 @@ public:
                 std::cout << " cpu " << format_metric("system_busy_pct", cpu->second.median);
             }
         }
+        if (r.rfc2544) std::cout << ' ' << r.rfc2544->rows.size() << " frame sizes";
         if (!r.error.empty()) std::cout << " (" << r.error << ')';
         std::cout << "  elapsed " << clock_text(p.elapsed_s) << " eta " << clock_text(p.eta_s) << '\n' << std::flush;
         open_ = false;
@@ -74,13 +78,18 @@ std::string command_line() {
 
 void print_plan(const std::vector<CellPlan>& plan, const SweepConfig& config) {
     size_t todo = 0;
+    double seconds = 0;
     for (const auto& p : plan) {
         std::cout << (p.done ? "  done  " : "  ") << p.cell.key << "  local: " << describe_settings(p.local)
-                  << "  peer: " << describe_settings(p.remote) << '\n';
-        if (!p.done) ++todo;
+                  << "  peer: " << describe_settings(p.remote);
+        if (!p.dut.empty()) std::cout << "  dut: " << describe_settings(p.dut);
+        std::cout << '\n';
+        if (!p.done) {
+            ++todo;
+            seconds += planned_seconds(config, p.cell);
+        }
     }
-    const double per_cell = config.repetitions * (config.omit_s + config.duration_s) + config.cooldown_s;
-    std::cout << todo << " of " << plan.size() << " cells to run, about " << clock_text(per_cell * static_cast<double>(todo))
+    std::cout << todo << " of " << plan.size() << " cells to run, about " << clock_text(seconds)
               << " of measuring; nothing was changed (--dry-run)\n";
 }
 
@@ -112,7 +121,7 @@ void sweep_command(SweepFlags& f, std::stop_token stop) {
     ProgressPrinter printer;
     const SweepOutcome outcome = execute_sweep(f.request, prepared, real_backends(), f.quiet ? nullptr : &printer, std::move(stop));
     printer.end_line();
-    if (!f.quiet) std::cout << '\n' << render_matrix(build_matrix(outcome.results, f.metric), TableFormat::Text);
+    if (!f.quiet) std::cout << '\n' << render_results(outcome.results, f.metric, TableFormat::Text);
     std::cout << "results: " << prepared.output << '\n';
     if (outcome.interrupted) {
         throw Error(ErrorKind::Failed, "sweep interrupted after " + std::to_string(outcome.results.cells.size()) +
@@ -136,7 +145,7 @@ void add_sweep_commands(CLI::App& app, std::stop_token stop) {
                       "Pre-shared key of the peer agent (default $NICMATRIX_KEY_FILE); needed when the config changes the peer's side");
     lab->excludes(iface);
     sweep->add_option("--lab-name", r.lab_name, "Name of the lab --lab makes (default nmsweep<pid>); its namespaces are NAME-a, NAME-b");
-    sweep->add_option("--topology", f->topology, "--lab shape: pair (veth between the ends) or bridge (a Linux bridge between, its ports at MTU 1500)")
+    sweep->add_option("--topology", f->topology, "--lab shape: pair (veth between the ends) or bridge (a Linux bridge between, its ports at MTU 1500; \"apply_to\": \"dut\" sweeps the bridge's ports)")
         ->check(CLI::IsMember({"pair", "bridge"}))
         ->capture_default_str();
     sweep->add_option("-o,--output", r.output, "Results file (default results/<config name>-<UTC stamp>.json)");
@@ -151,14 +160,14 @@ void add_sweep_commands(CLI::App& app, std::stop_token stop) {
         std::string file, other, format = "table", metric = "throughput_bps";
     };
     auto o = std::make_shared<ReportOptions>();
-    auto* report = app.add_subcommand("report", "Print a results file as the offload x traffic by MTU matrix");
+    auto* report = app.add_subcommand("report", "Print a results file as the offload x traffic by MTU matrix, and the frame-size table of every rfc2544 cell");
     report->add_option("file", o->file, "Results file")->required();
     report->add_option("--format", o->format, "table, md (Markdown) or csv")->check(CLI::IsMember({"table", "md", "csv"}))->capture_default_str();
     report->add_option("--metric", o->metric,
                        "throughput_bps, packets_per_s, cpu_sender_pct, cpu_receiver_pct, system_busy_pct, softirq_pct, "
                        "tcp_retransmits, loss_pct, service_demand_us_per_kb")
         ->capture_default_str();
-    report->callback([o] { std::cout << render_matrix(build_matrix(load_results(o->file), o->metric), parse_table_format(o->format)); });
+    report->callback([o] { std::cout << render_results(load_results(o->file), o->metric, parse_table_format(o->format)); });
 
     auto c = std::make_shared<ReportOptions>();
     auto* compare = app.add_subcommand("compare", "Compare two results files cell by cell (matched by settings): A, B, B/A");

@@ -1,5 +1,8 @@
 // `nicmatrix serve` and `nicmatrix run`: flags in, a TrafficServer / TrafficClient built, results printed.
+#include <algorithm>
 #include <cmath>
+#include <map>
+#include <optional>
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
@@ -9,6 +12,7 @@
 #include "cli/commands.hpp"
 #include "core/base/error.hpp"
 #include "core/base/json_codec.hpp"
+#include "core/rfc2544.hpp"
 #include "core/traffic_client.hpp"
 #include "core/traffic_server.hpp"
 #include "ethtool_ctl/file_settings_journal.hpp"
@@ -16,6 +20,7 @@
 #include "matrix/peer_agent.hpp"
 #include "matrix/peer_auth.hpp"
 #include "matrix/peer_client.hpp"
+#include "matrix/frame_table.hpp"
 
 namespace nm::cli {
 namespace {
@@ -170,6 +175,63 @@ void print_server_record(const ServerTestRecord& t, bool json) {
               << (r.error.empty() ? "" : " (" + r.error + ")") << std::endl;
 }
 
+// Splits "64,128,imix" (imix:64x7/594x4 uses '/' between shares on the command line, where ',' separates sizes).
+std::vector<std::string> split_frames(const std::string& text) {
+    std::vector<std::string> out;
+    std::string item;
+    std::istringstream in(text);
+    while (std::getline(in, item, ',')) {
+        std::replace(item.begin(), item.end(), '/', ',');
+        if (item.empty()) throw usage_error("--frames: empty frame size in \"" + text + "\"");
+        out.push_back(item);
+    }
+    return out;
+}
+
+template <typename Options>
+void run_rfc2544_command(const Options& ro, std::stop_token stop) {
+    Rfc2544Spec table = ro.table;
+    if (!ro.frames.empty()) table.frames = split_frames(ro.frames);
+    if (!ro.line_rate.empty()) table.line_rate_bps = parse_scaled(ro.line_rate, "--line-rate", false);
+    table.streams = ro.spec.streams;
+    if (ro.udp || ro.reverse || ro.bidir || !ro.rate.empty() || !ro.pps.empty() || !ro.length.empty() || !ro.bytes.empty()) {
+        throw usage_error("--rfc2544: sets its own UDP rate, sizes and direction; drop -u, -R, --bidir, -b, --pps, -l, -n");
+    }
+    validate_rfc2544(table);
+    TestSpec base = ro.spec;
+    if (!ro.window.empty()) base.window = static_cast<uint32_t>(parse_scaled(ro.window, "--window", true));
+    const std::string iface = sending_iface(base);
+    base.iface = iface;
+    std::optional<double> link_bps;
+    std::map<std::string, uint64_t> coalesce;
+    if (!iface.empty()) {
+        try {
+            NetlinkDeviceControl device;
+            const LinkState state = device.read(iface);
+            if (state.speed_mbps) link_bps = *state.speed_mbps * 1e6;
+            coalesce = state.coalesce;
+        } catch (const Error&) {  // NOLINT(bugprone-empty-catch): no speed known; --line-rate is then required
+        }
+    }
+    if (!ro.json) {
+        std::cout << "RFC 2544 throughput to " << base.host << ":" << base.port << " from " << (iface.empty() ? "?" : iface) << std::endl;
+    }
+    TrafficClient client;
+    const auto on_row = [&ro](const FrameRow& row) {
+        if (ro.json) return;
+        std::cout << "  " << row.frame << ": " << (row.found ? fixed(row.throughput_fps, 0) + " frames/s" : std::string("no rate passed"))
+                  << " after " << row.trials << " trials" << (row.error.empty() ? "" : " (" + row.error + ")") << std::endl;
+    };
+    Rfc2544Result result = run_rfc2544(client, base, table, link_bps, stop, on_row);
+    result.interfaces.push_back({"", iface, coalesce});
+    if (ro.json) {
+        std::cout << Json(result).dump(2) << '\n';
+    } else {
+        std::cout << '\n' << render_frame_table(build_frame_table(result), TableFormat::Text);
+    }
+    if (result.interrupted) throw Error(ErrorKind::Failed, "rfc2544 interrupted");
+}
+
 }  // namespace
 
 void add_traffic_commands(CLI::App& app, std::stop_token stop) {
@@ -256,6 +318,9 @@ void add_traffic_commands(CLI::App& app, std::stop_token stop) {
         TestSpec spec;
         std::string rate, pps, length, window, bytes, key_file;
         bool udp = false, reverse = false, bidir = false, json = false;
+        bool rfc2544 = false;
+        std::string frames, line_rate;
+        Rfc2544Spec table;
     };
     auto ro = std::make_shared<RunOptions>();
     auto* run = app.add_subcommand("run", "Run one test against a `nicmatrix serve` (iperf-like flags)");
@@ -283,7 +348,22 @@ void add_traffic_commands(CLI::App& app, std::stop_token stop) {
     run->add_flag("--json", ro->json, "Print the result as JSON");
     run->add_option("--key-file", ro->key_file,
                     "Pre-shared key: the server must prove it holds it before the test (default $NICMATRIX_KEY_FILE)");
+    run->add_flag("--rfc2544", ro->rfc2544,
+                  "Frame-size table: per frame size, the highest UDP rate with no loss (binary search over trials), "
+                  "then a confirmation trial; prints frame size | % of line rate | frames/s | Mbit/s | CPU | loss | trials");
+    run->add_option("--frames", ro->frames,
+                    "--rfc2544 frame sizes, comma-separated: 64..9216, imix (64/594/1518 at 7:4:1) or imix:SIZExWEIGHT/...; "
+                    "default 64,128,256,512,1024,1280,1518,imix");
+    run->add_option("--trial", ro->table.trial_s, "--rfc2544 seconds per trial")->capture_default_str();
+    run->add_option("--resolution", ro->table.resolution_pct, "--rfc2544 search resolution, percent of the bracket's top")->capture_default_str();
+    run->add_option("--max-trials", ro->table.max_trials, "--rfc2544 search trials per frame size (plus one confirmation)")->capture_default_str();
+    run->add_option("--loss-tolerance", ro->table.loss_tolerance_pct, "--rfc2544 loss (percent) a passing trial may have")->capture_default_str();
+    run->add_option("--line-rate", ro->line_rate, "--rfc2544 line rate in bit/s, K/M/G suffixes (default: the sending interface's link speed)");
     run->callback([ro, stop] {
+        if (ro->rfc2544) {
+            run_rfc2544_command(*ro, stop);
+            return;
+        }
         TestSpec spec = ro->spec;
         spec.protocol = ro->udp ? Protocol::Udp : Protocol::Tcp;
         if (ro->reverse && ro->bidir) throw usage_error("-R and --bidir: choose one");

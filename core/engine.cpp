@@ -46,6 +46,14 @@ struct WorkerOutput {
     std::string error;
 };
 
+void napi_rates(NapiStats& napi, double duration_s) {
+    const auto ratio = [](double a, double b) { return b > 0 ? a / b : 0.0; };
+    napi.interrupts_per_s = ratio(static_cast<double>(napi.interrupts), duration_s);
+    napi.interrupts_per_packet = ratio(static_cast<double>(napi.interrupts), static_cast<double>(napi.packets));
+    napi.processed_per_s = ratio(static_cast<double>(napi.processed), duration_s);
+    napi.processed_per_interrupt = ratio(static_cast<double>(napi.processed), static_cast<double>(napi.interrupts));
+}
+
 ThreadCpu thread_cpu_now() {
     rusage ru{};
     ::getrusage(RUSAGE_THREAD, &ru);
@@ -337,6 +345,8 @@ void udp_sender(std::vector<DataStream> streams, const EnginePlan& plan, const T
     WindowMeter meter(tl, out);
     SteadyClock clock;
     const size_t payload = plan.write_size;
+    const std::vector<uint32_t>& pattern = plan.payload_pattern;
+    const bool mixed = !pattern.empty();
     // GSO: one message carries `segs` datagrams of `payload` bytes, at most 64 KiB in all.
     const size_t segs = plan.udp_gso ? std::clamp<size_t>(65000 / payload, 1, 64) : 1;
     const size_t msg_bytes = payload * segs;
@@ -399,7 +409,8 @@ void udp_sender(std::vector<DataStream> streams, const EnginePlan& plan, const T
                     continue;
                 }
             }
-            // Fill headers for `want` datagrams in as many messages as they need.
+            // Fill headers for `want` datagrams in as many messages as they need. With a payload mix each
+            // message is one datagram whose size follows the pattern by sequence number.
             const int64_t ts = steady_ns(now);
             size_t nmsg = 0;
             uint64_t d = 0;
@@ -409,7 +420,7 @@ void udp_sender(std::vector<DataStream> streams, const EnginePlan& plan, const T
                     UdpHeader h{st[i].seq + d + s, ts, static_cast<uint16_t>(streams[i].id), in};
                     h.write(buf.data() + nmsg * msg_bytes + s * payload);
                 }
-                iov[nmsg].iov_len = in_msg * payload;
+                iov[nmsg].iov_len = mixed ? pattern[(st[i].seq + d) % pattern.size()] : in_msg * payload;
                 d += in_msg;
                 ++nmsg;
             }
@@ -430,17 +441,21 @@ void udp_sender(std::vector<DataStream> streams, const EnginePlan& plan, const T
                 --open;
                 continue;
             }
-            uint64_t sent = 0;
-            for (int k = 0; k < m; ++k) sent += iov[static_cast<size_t>(k)].iov_len / payload;
+            uint64_t sent = 0, sent_bytes = 0;
+            for (int k = 0; k < m; ++k) {
+                const size_t len = iov[static_cast<size_t>(k)].iov_len;
+                sent += mixed ? 1 : len / payload;
+                sent_bytes += len;
+            }
             st[i].seq += sent;
             sent_any = sent > 0;
-            progress.bytes.fetch_add(sent * payload, std::memory_order_relaxed);
+            progress.bytes.fetch_add(sent_bytes, std::memory_order_relaxed);
             if (in || by_bytes) {
                 out.streams[i].packets += sent;
-                out.streams[i].bytes += sent * payload;
+                out.streams[i].bytes += sent_bytes;
                 out.streams[i].loss->sent += sent;
                 ++out.calls;
-                meter.count(now, sent * payload, sent);
+                meter.count(now, sent_bytes, sent);
             }
             if (by_bytes) {
                 st[i].left -= std::min(st[i].left, sent);
@@ -710,6 +725,9 @@ EndReport EndEngine::finish(RunStatus status, const std::string& error) {
         m.napi.interrupts = d(snap_start_->softnet.interrupts, snap_end_->softnet.interrupts);
         m.counters_before = snap_start_->counters;
         m.counters_after = snap_end_->counters;
+        m.napi.packets = d(m.counters_before.rx_packets, m.counters_after.rx_packets) +
+                         d(m.counters_before.tx_packets, m.counters_after.tx_packets);
+        napi_rates(m.napi, duration);
     }
     for (const auto* outs : {&send_out_, &recv_out_}) {
         for (const auto& o : *outs) {

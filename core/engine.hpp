@@ -41,7 +41,9 @@ struct DataStream {
 /// What one end does, fixed before it starts.
 struct EnginePlan {
     Protocol protocol = Protocol::Tcp;
-    uint32_t write_size = 0;            ///< TCP write size or UDP payload, bytes
+    uint32_t write_size = 0;            ///< TCP write size or UDP payload, bytes (the largest, with a mix)
+    /// UDP: payload of datagram `seq` is payload_pattern[seq % size()] (payload_pattern()); empty = write_size.
+    std::vector<uint32_t> payload_pattern;
     uint64_t bytes_per_stream = 0;      ///< byte-count test: payload bytes each send stream moves; 0 = timed
     double rate_per_stream = 0;         ///< UDP: datagrams/s per stream; TCP: bytes/s per stream; 0 = unlimited
     bool udp_gso = false;
@@ -111,5 +113,9 @@ struct ThreadCpu {
     double sys_s = 0;
 };
 ThreadCpu thread_cpu_now();
+
+/// Fills the per-second and per-packet rates of `napi` from its counts over `duration_s` (0 where a
+/// divisor is 0). Pure.
+void napi_rates(NapiStats& napi, double duration_s);
 
 }  // namespace nm

@@ -24,7 +24,8 @@ struct TrialOutcome {
 struct SearchOptions {
     double max_fps = 0;               ///< upper bound: line rate (or the generator's maximum)
     double min_fps = 0;               ///< lower bound; 0 = search down to nothing
-    double resolution_pct = 1.0;      ///< stop when the bracket is narrower than this % of max_fps
+    double resolution_pct = 1.0;      ///< stop when the bracket is narrower than this % of its upper end (or,
+                                      ///< nothing passing, when the top fell below this % of the first top)
     uint32_t max_trials = 20;         ///< including the first trial at max_fps, not the confirmation
     double loss_tolerance_pct = 0.0;  ///< a trial "passes" with loss at or below this
     double generator_shortfall_pct = 5.0;   ///< sending this % below the offered rate = generator-limited
@@ -41,7 +42,8 @@ struct SearchResult {
     bool found = false;               ///< some trial passed
     TrialOutcome at_rate;             ///< the passing trial the throughput comes from
     TrialOutcome confirmation;        ///< a final trial at the reported rate
-    bool confirmed = false;           ///< the confirmation trial passed too
+    bool confirmed = false;           ///< the confirmation trial passed too (a failed confirmation steps the
+                                      ///< rate down by the resolution and confirms again, up to 3 times)
     uint32_t trials = 0;              ///< search trials run (without the confirmation)
     bool generator_limited = false;   ///< some trial could not send at the offered rate
     double generator_max_fps = 0;     ///< highest rate the generator actually sent in any trial

@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "core/base/error.hpp"
+#include "core/payload_mix.hpp"
 
 namespace nm {
 namespace {
@@ -55,6 +56,18 @@ TestSpec resolve_spec(const TestSpec& in, unsigned cores) {
     if (!(s.stall_timeout_s > 0)) throw usage_error("stall timeout: must be > 0 s");
     if (s.streams > kMaxStreams) throw usage_error("streams: " + std::to_string(s.streams) + "; at most " + std::to_string(kMaxStreams));
     if (s.threads > kMaxStreams) throw usage_error("threads: " + std::to_string(s.threads) + "; at most " + std::to_string(kMaxStreams));
+    if (!s.payload_mix.empty()) {
+        if (!udp) throw usage_error("payload mix: a UDP option; add -u");
+        if (s.udp_gso) throw usage_error("payload mix: datagrams of several sizes cannot go out as one GSO send; drop --gso");
+        for (const auto& m : s.payload_mix) {
+            if (m.payload_bytes < kMinUdpPayload || m.payload_bytes > kMaxUdpPayload) {
+                throw usage_error("payload mix: UDP payload " + std::to_string(m.payload_bytes) + " bytes; must be " +
+                                  std::to_string(kMinUdpPayload) + ".." + std::to_string(kMaxUdpPayload));
+            }
+        }
+        payload_pattern(s.payload_mix);   // validates the weights
+        s.write_size = max_payload(s.payload_mix);
+    }
     if (udp) {
         if (s.write_size == 0) s.write_size = kDefaultUdpPayload;
         if (s.write_size < kMinUdpPayload || s.write_size > kMaxUdpPayload) {
@@ -99,7 +112,14 @@ EnginePlan plan_for(const TestSpec& spec, Direction send_direction, std::string 
     plan.stall_timeout = std::chrono::milliseconds(static_cast<int64_t>(spec.stall_timeout_s * 1000));
     if (spec.bytes > 0) plan.bytes_per_stream = std::max<uint64_t>(1, spec.bytes / n);
     if (spec.protocol == Protocol::Udp) {
-        const double pps = spec.rate_pps > 0 ? spec.rate_pps : spec.rate_bps / (8.0 * spec.write_size);
+        double mean_payload = spec.write_size;
+        if (!spec.payload_mix.empty()) {
+            plan.payload_pattern = payload_pattern(spec.payload_mix);
+            double sum = 0;
+            for (uint32_t p : plan.payload_pattern) sum += p;
+            mean_payload = sum / static_cast<double>(plan.payload_pattern.size());
+        }
+        const double pps = spec.rate_pps > 0 ? spec.rate_pps : spec.rate_bps / (8.0 * mean_payload);
         plan.rate_per_stream = pps / n;
     } else {
         plan.rate_per_stream = spec.rate_bps / 8.0 / n;

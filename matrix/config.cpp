@@ -6,8 +6,28 @@
 
 #include "core/base/error.hpp"
 #include "core/base/json_codec.hpp"
+#include "core/frame_size.hpp"
 
 namespace nm {
+
+namespace {
+
+// Frame sizes are checked by core's parser, which the codec in core/base cannot call.
+void check_rfc2544_entries(const SweepConfig& config, const std::string& source) {
+    for (size_t i = 0; i < config.traffic.size(); ++i) {
+        const auto& spec = config.traffic[i].rfc2544;
+        if (!spec) continue;
+        for (size_t k = 0; k < spec->frames.size(); ++k) {
+            try {
+                parse_frame_size(spec->frames[k]);
+            } catch (const Error& e) {
+                throw usage_error(source + ": /traffic/" + std::to_string(i) + "/frames/" + std::to_string(k) + ": " + e.what());
+            }
+        }
+    }
+}
+
+}  // namespace
 
 SweepConfig parse_sweep_config_text(const std::string& text, const std::string& source) {
     Json j;
@@ -24,11 +44,14 @@ SweepConfig parse_sweep_config_text(const std::string& text, const std::string& 
         }
         throw usage_error(source + ": not valid JSON: " + what);
     }
+    SweepConfig config;
     try {
-        return parse_sweep_config(j);
+        config = parse_sweep_config(j);
     } catch (const Error& e) {
         throw usage_error(source + ": " + e.what());
     }
+    check_rfc2544_entries(config, source);
+    return config;
 }
 
 SweepConfig load_sweep_config(const std::string& path) {
@@ -48,6 +71,8 @@ bool excludes(const ExcludeRule& rule, const CellSpec& cell) {
         const Json fields = cell.traffic;
         for (const auto& [key, value] : rule.traffic.items()) {
             // Numbers compare by value: a rule's 10 matches a stored 10.0.
+            // A field the cell's test does not have (an rfc2544 table has no write_size) does not match.
+            if (!fields.contains(key)) return false;
             const auto& have = fields.at(key);
             const bool equal = (have.is_number() && value.is_number()) ? have.get<double>() == value.get<double>() : have == value;
             if (!equal) return false;

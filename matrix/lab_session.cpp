@@ -76,6 +76,12 @@ LabSession::LabSession(const std::string& name, LabTopology topology, const LabF
             NetnsScope scope(server.netns);
             remote_device_ = factories.device(server.netns);
         }
+        if (info_.topology == LabTopology::Bridge) {
+            const auto& port_in = info_.by_role("dut-client");
+            NetnsScope scope(port_in.netns);
+            dut_device_ = factories.device(port_in.netns);
+            for (const char* role : {"dut-client", "dut-server"}) target_.dut.push_back(SweepEnd{dut_device_.get(), info_.by_role(role).ifname, ""});
+        }
         probe_ = std::make_unique<IcmpPathProbe>(client.netns, strip_prefix(server.ipv4));
         // A lab just made may take a moment to pass packets (links coming up, a bridge starting to
         // forward); the first cell's preflight must not mistake that for a path that drops frames.
@@ -126,6 +132,7 @@ void LabSession::stop_and_take_down() noexcept {
     probe_.reset();
     local_device_.reset();
     remote_device_.reset();
+    dut_device_.reset();
     try {
         lab_down(info_.name);
     } catch (...) {  // NOLINT(bugprone-empty-catch): a destructor must not throw; `nicmatrix lab down` cleans up

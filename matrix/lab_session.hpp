@@ -69,7 +69,8 @@ public:
     LabSession& operator=(const LabSession&) = delete;
 
     const LabInfo& info() const { return info_; }
-    /// The two ends and the server's address and port, for run_sweep.
+    /// The two ends (and, for the bridge topology, the DUT's two ports) and the server's address and
+    /// port, for run_sweep.
     const SweepTarget& target() const { return target_; }
     TrafficRunner& traffic() { return *client_; }
     PathProbe& probe() { return *probe_; }
@@ -80,6 +81,7 @@ private:
     LabInfo info_;
     std::unique_ptr<DeviceControl> local_device_;
     std::unique_ptr<DeviceControl> remote_device_;
+    std::unique_ptr<DeviceControl> dut_device_;    ///< bridge topology: the DUT namespace's ports
     std::unique_ptr<TrafficRunner> client_;
     std::unique_ptr<PathProbe> probe_;
     SweepTarget target_;

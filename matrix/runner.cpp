@@ -7,6 +7,7 @@
 
 #include "core/base/error.hpp"
 #include "core/base/json_codec.hpp"
+#include "core/rfc2544.hpp"
 #include "matrix/config.hpp"
 #include "matrix/results_store.hpp"
 #include "matrix/stats.hpp"
@@ -14,7 +15,18 @@
 namespace nm {
 namespace {
 
-bool applies(ApplyTo to, bool remote) { return to == ApplyTo::Both || (remote ? to == ApplyTo::Peer : to == ApplyTo::Local); }
+bool applies(ApplyTo to, EndRole role) {
+    switch (role) {
+        case EndRole::Local: return to == ApplyTo::Both || to == ApplyTo::Local;
+        case EndRole::Remote: return to == ApplyTo::Both || to == ApplyTo::Peer;
+        case EndRole::Dut: return to == ApplyTo::Dut;
+    }
+    return false;
+}
+
+bool applies(ApplyTo to, bool remote) { return applies(to, remote ? EndRole::Remote : EndRole::Local); }
+
+bool uses_dut(const SweepConfig& config) { return config.apply_offloads_to == ApplyTo::Dut || config.apply_mtu_to == ApplyTo::Dut; }
 
 double seconds(Clock::time_point from, Clock::time_point to) { return std::chrono::duration<double>(to - from).count(); }
 
@@ -81,6 +93,7 @@ std::string infeasible_reason(const ApplyReport& r) {
 // The runtime of one end during a sweep: what it was before, and what the last cell left on it.
 struct EndRuntime {
     const SweepEnd* end = nullptr;
+    EndRole role = EndRole::Local;
     bool remote = false;
     bool changes = false;     // the sweep changes something on this end
     LinkState original;
@@ -108,13 +121,13 @@ private:
     void note(const std::string& text) {
         if (s_.observer) s_.observer->on_note(text);
     }
-    double planned_s(const CellSpec&) const {
-        return config_.repetitions * (config_.omit_s + config_.duration_s) + config_.cooldown_s + 0.2;
-    }
+    double planned_s(const CellSpec& cell) const { return planned_seconds(config_, cell) + 0.2; }
+    void measure_rfc2544(const CellSpec& cell, const TestSpec& base, CellResult& result);
     void cooldown();
     static std::string fingerprint(const CellResult& r) {
         return Json{{"local", r.applied_local ? Json(*r.applied_local) : Json()},
                     {"remote", r.applied_remote ? Json(*r.applied_remote) : Json()},
+                    {"dut", r.applied_dut},
                     {"traffic", r.spec.traffic}}
             .dump();
     }
@@ -151,7 +164,9 @@ void Sweep::prepare_results() {
     }
     r.local = s_.local_host;
     r.remote = s_.remote_host;
-    for (const auto& e : ends_) (e.remote ? r.remote : r.local).interface = interface_info(e.original);
+    for (const auto& e : ends_) {
+        if (e.role != EndRole::Dut) (e.remote ? r.remote : r.local).interface = interface_info(e.original);
+    }
 }
 
 SweepOutcome Sweep::run() {
@@ -159,13 +174,16 @@ SweepOutcome Sweep::run() {
     for (const auto& rep : s_.journal.restore()) note("restored " + rep.ifname + " from a leftover journal");
 
     check_sweep(config_, target_);
-    for (const auto* end : {&target_.local, &target_.remote}) {
+    std::vector<std::pair<const SweepEnd*, EndRole>> all = {{&target_.local, EndRole::Local}, {&target_.remote, EndRole::Remote}};
+    for (const auto& d : target_.dut) all.emplace_back(&d, EndRole::Dut);
+    for (const auto& [end, role] : all) {
         if (end->device == nullptr) continue;
         EndRuntime rt;
         rt.end = end;
-        rt.remote = end == &target_.remote;
+        rt.role = role;
+        rt.remote = role == EndRole::Remote;
         rt.original = end->device->read(end->ifname);
-        rt.changes = std::any_of(cells_.begin(), cells_.end(), [&](const CellSpec& c) { return !cell_settings(config_, c, rt.remote).empty(); });
+        rt.changes = std::any_of(cells_.begin(), cells_.end(), [&, r = role](const CellSpec& c) { return !cell_settings(config_, c, r).empty(); });
         ends_.push_back(std::move(rt));
     }
     prepare_results();
@@ -214,6 +232,7 @@ SweepOutcome Sweep::run() {
         progress.cell = &cell;
         progress.local = cell_settings(config_, cell, false);
         progress.remote = cell_settings(config_, cell, true);
+        if (!target_.dut.empty()) progress.dut = cell_settings(config_, cell, EndRole::Dut);
         const auto eta = [&] {
             const double elapsed = seconds(started, s_.clock.now());
             const double rate = planned_done > 0 ? elapsed / planned_done : 1.0;
@@ -255,7 +274,7 @@ SweepOutcome Sweep::run() {
 bool Sweep::apply_end(EndRuntime& end, const CellSpec& cell, CellResult& result) {
     auto& device = *end.end->device;
     const auto& ifname = end.end->ifname;
-    const LinkSettings wanted = cell_settings(config_, cell, end.remote);
+    const LinkSettings wanted = cell_settings(config_, cell, end.role);
 
     // Every cell starts from the original state. Cells come profile by profile, so the features of the
     // previous profile are put back (in their kernel names, one request) only when the profile changes;
@@ -285,7 +304,11 @@ bool Sweep::apply_end(EndRuntime& end, const CellSpec& cell, CellResult& result)
             result.error = infeasible_reason(report);
         }
     }
-    (end.remote ? result.applied_remote : result.applied_local) = applied;
+    switch (end.role) {
+        case EndRole::Local: result.applied_local = applied; break;
+        case EndRole::Remote: result.applied_remote = applied; break;
+        case EndRole::Dut: result.applied_dut[ifname] = applied; break;
+    }
     return result.status != CellStatus::Infeasible;
 }
 
@@ -391,6 +414,10 @@ void Sweep::measure(const CellSpec& cell, CellResult& result) {
     spec.duration_s = config_.duration_s;
     spec.omit_s = config_.omit_s;
     spec.interval_s = target_.base.interval_s;
+    if (cell.traffic.rfc2544) {
+        measure_rfc2544(cell, spec, result);
+        return;
+    }
     for (uint32_t rep = 0; rep < config_.repetitions; ++rep) {
         if (stop_.stop_requested()) return;
         try {
@@ -417,6 +444,34 @@ void Sweep::measure(const CellSpec& cell, CellResult& result) {
     }
 }
 
+// A frame-size table is one measurement per cell (its trials are its repetitions). The line rate comes
+// from the sending interface's link speed as the cell leaves it, unless the entry sets one.
+void Sweep::measure_rfc2544(const CellSpec& cell, const TestSpec& base, CellResult& result) {
+    std::optional<double> link_bps;
+    const auto local = std::find_if(ends_.begin(), ends_.end(), [](const EndRuntime& e) { return e.role == EndRole::Local; });
+    try {
+        if (local != ends_.end()) {
+            const LinkState now = local->end->device->read(local->end->ifname);
+            if (now.speed_mbps) link_bps = *now.speed_mbps * 1e6;
+        }
+        Rfc2544Result table = run_rfc2544(s_.traffic, base, *cell.traffic.rfc2544, link_bps, stop_);
+        for (const auto& e : ends_) table.interfaces.push_back({e.original.netns, e.end->ifname, e.original.coalesce});
+        const bool any = std::any_of(table.rows.begin(), table.rows.end(), [](const FrameRow& r) { return r.error.empty(); });
+        if (!any && !table.rows.empty()) {
+            result.status = CellStatus::Failed;
+            result.error = table.rows.front().frame + ": " + table.rows.front().error;
+        }
+        if (table.interrupted) {
+            result.status = CellStatus::Failed;
+            result.error = "interrupted";
+        }
+        result.rfc2544 = std::move(table);
+    } catch (const Error& e) {
+        result.status = CellStatus::Failed;
+        result.error = std::string("rfc2544: ") + e.what();
+    }
+}
+
 void Sweep::record(CellResult result) {
     auto& cells = outcome_.results.cells;
     const auto order = [&](const std::string& key) {
@@ -438,11 +493,25 @@ void Sweep::cooldown() {
 
 }  // namespace
 
-LinkSettings cell_settings(const SweepConfig& config, const CellSpec& cell, bool remote) {
+LinkSettings cell_settings(const SweepConfig& config, const CellSpec& cell, EndRole role) {
     LinkSettings s;
-    if (applies(config.apply_mtu_to, remote)) s.mtu = cell.mtu;
-    if (applies(config.apply_offloads_to, remote)) s.features = cell.features_requested;
+    if (applies(config.apply_mtu_to, role)) s.mtu = cell.mtu;
+    if (applies(config.apply_offloads_to, role)) s.features = cell.features_requested;
     return s;
+}
+
+LinkSettings cell_settings(const SweepConfig& config, const CellSpec& cell, bool remote) {
+    return cell_settings(config, cell, remote ? EndRole::Remote : EndRole::Local);
+}
+
+double planned_seconds(const SweepConfig& config, const CellSpec& cell) {
+    if (const auto& r = cell.traffic.rfc2544) {
+        // A table: per size about half the trial budget (the search often ends early) plus the
+        // confirmation, each trial with some setup time.
+        const double sizes = r->frames.empty() ? 8.0 : static_cast<double>(r->frames.size());
+        return sizes * (r->max_trials / 2.0 + 2) * (r->trial_s + 0.1) + config.cooldown_s;
+    }
+    return config.repetitions * (config.omit_s + config.duration_s) + config.cooldown_s;
 }
 
 bool sweep_changes_end(const SweepConfig& config, bool remote) {
@@ -460,6 +529,23 @@ void refuse_if_uncontrollable(const SweepConfig& config, bool remote, const std:
 
 void check_sweep(const SweepConfig& config, const SweepTarget& target) {
     if (expand_cells(config).empty()) throw usage_error("sweep " + config.name + ": the exclude rules leave no cell to run");
+    if (uses_dut(config) && target.dut.empty()) {
+        throw usage_error("sweep " + config.name + ": \"apply_to\": \"dut\" needs a device under test between the ends; run it with --lab --topology bridge");
+    }
+    for (const auto& d : target.dut) {
+        if (d.device == nullptr || !uses_dut(config)) continue;
+        d.device->read(d.ifname);
+        try {
+            for (const auto& p : config.offloads) {
+                if (applies(config.apply_offloads_to, EndRole::Dut) && !p.features.empty()) d.device->validate(d.ifname, LinkSettings{std::nullopt, p.features});
+            }
+            for (uint32_t mtu : config.mtu) {
+                if (applies(config.apply_mtu_to, EndRole::Dut)) d.device->validate(d.ifname, LinkSettings{mtu, {}});
+            }
+        } catch (const Error& e) {
+            throw Error(e.kind(), "device under test: " + std::string(e.what()));
+        }
+    }
     for (const auto* end : {&target.local, &target.remote}) {
         const bool remote = end == &target.remote;
         const bool needed = sweep_changes_end(config, remote);
@@ -500,7 +586,8 @@ std::vector<CellPlan> plan_sweep(const SweepConfig& config, const std::optional<
     }
     std::vector<CellPlan> plan;
     for (const auto& cell : expand_cells(config)) {
-        plan.push_back({cell, cell_settings(config, cell, false), cell_settings(config, cell, true), done.count(cell.key) > 0});
+        plan.push_back({cell, cell_settings(config, cell, false), cell_settings(config, cell, true),
+                        cell_settings(config, cell, EndRole::Dut), done.count(cell.key) > 0});
     }
     return plan;
 }

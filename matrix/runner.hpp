@@ -45,10 +45,18 @@ struct SweepEnd {
 struct SweepTarget {
     SweepEnd local;    ///< the client's interface
     SweepEnd remote;   ///< the server's interface
+    /// The device under test's ports (the bridge lab's dut-a and dut-b); empty when the path has none.
+    /// `"apply_to": "dut"` puts the axes on these, leaving sender and receiver as they are.
+    std::vector<SweepEnd> dut;
     TestSpec base;     ///< host, port, bind and iface of every test; the rest comes from the cell
 };
 
+/// Which interface of the path a setting goes to.
+enum class EndRole { Local, Remote, Dut };
+
 /// The settings `cell` asks of one end, given the config's apply_to. Empty when the end gets nothing.
+LinkSettings cell_settings(const SweepConfig& config, const CellSpec& cell, EndRole role);
+/// The same for the local (remote = false) or the peer end.
 LinkSettings cell_settings(const SweepConfig& config, const CellSpec& cell, bool remote);
 
 /// Progress of a sweep, for the observer.
@@ -58,6 +66,7 @@ struct CellProgress {
     const CellSpec* cell = nullptr;
     LinkSettings local;       ///< what the cell applies on each end
     LinkSettings remote;
+    LinkSettings dut;         ///< what the cell applies on each DUT port
     double elapsed_s = 0;     ///< since the sweep started
     double eta_s = 0;         ///< estimated seconds until the sweep ends
 };
@@ -104,6 +113,10 @@ struct SweepOutcome {
     std::vector<ApplyReport> restored; ///< what the final restore did
 };
 
+/// Seconds of measuring a cell is expected to take (repetitions x (omit + duration), or an estimate of a
+/// frame-size table's trials), plus the cooldown; for progress and --dry-run.
+double planned_seconds(const SweepConfig& config, const CellSpec& cell);
+
 /// True when some cell of `config` changes a setting on the local (remote = false) or the peer end.
 bool sweep_changes_end(const SweepConfig& config, bool remote);
 
@@ -133,6 +146,7 @@ struct CellPlan {
     CellSpec cell;
     LinkSettings local;
     LinkSettings remote;
+    LinkSettings dut;    ///< on each DUT port (apply_to "dut")
     bool done = false;   ///< already in the file being resumed
 };
 std::vector<CellPlan> plan_sweep(const SweepConfig& config, const std::optional<ResultsFile>& resume);

@@ -6,6 +6,7 @@
 
 #include "core/base/device_types.hpp"
 #include "core/base/lab_types.hpp"
+#include "core/base/rfc2544_types.hpp"
 #include "core/base/sweep_types.hpp"
 #include "core/base/traffic_types.hpp"
 
@@ -73,6 +74,21 @@ void to_json(Json& j, const RunResult& v);
 void from_json(const Json& j, RunResult& v);
 void to_json(Json& j, const EndReport& v);
 void from_json(const Json& j, EndReport& v);
+
+// Frame-size tables (json_codec_rfc2544.cpp): the spec as `run --json` and results files keep it (frames
+// as strings), trials, rows, the table. Readers are tolerant: missing keys keep their defaults.
+void to_json(Json& j, const PayloadShare& v);
+void from_json(const Json& j, PayloadShare& v);
+void to_json(Json& j, const Rfc2544Spec& v);
+void from_json(const Json& j, Rfc2544Spec& v);
+void to_json(Json& j, const TrialRecord& v);
+void from_json(const Json& j, TrialRecord& v);
+void to_json(Json& j, const FrameRow& v);
+void from_json(const Json& j, FrameRow& v);
+void to_json(Json& j, const InterfaceCoalesce& v);
+void from_json(const Json& j, InterfaceCoalesce& v);
+void to_json(Json& j, const Rfc2544Result& v);
+void from_json(const Json& j, Rfc2544Result& v);
 
 // Sweeps and results (json_codec_matrix.cpp). A sweep config is parsed field by field: every error is a
 // usage error starting with the JSON pointer of the offending value and saying what was expected, e.g.

@@ -137,7 +137,12 @@ const std::vector<std::string> kTrafficKeys = {"name",   "protocol", "direction"
                                                "length", "window",   "bytes",     "rate_bps", "rate_pps", "udp_gso",
                                                "udp_gro"};
 
-constexpr std::pair<ApplyTo, const char*> kApplyTo[] = {{ApplyTo::Local, "local"}, {ApplyTo::Peer, "peer"}, {ApplyTo::Both, "both"}};
+const std::vector<std::string> kRfc2544Keys = {"name", "test", "protocol", "direction", "frames",
+                                               "trial_s",   "resolution_pct", "max_trials", "loss_tolerance_pct",
+                                               "line_rate_bps", "streams"};
+
+constexpr std::pair<ApplyTo, const char*> kApplyTo[] = {
+    {ApplyTo::Local, "local"}, {ApplyTo::Peer, "peer"}, {ApplyTo::Both, "both"}, {ApplyTo::Dut, "dut"}};
 constexpr std::pair<CellStatus, const char*> kCellStatuses[] = {{CellStatus::Ok, "ok"},
                                                                 {CellStatus::Infeasible, "infeasible"},
                                                                 {CellStatus::Duplicate, "duplicate"},
@@ -198,7 +203,51 @@ std::string derived_name(const TestSpec& t) {
     return name;
 }
 
+bool is_rfc2544_entry(const Node& n) {
+    return n.json().is_object() && ((n.has("test") && n.json().at("test") == "rfc2544") ||
+                                    (n.has("protocol") && n.json().at("protocol") == "rfc2544"));
+}
+
+// `{"test": "rfc2544", "frames": [64, 128, "imix"], "trial_s": 1, ...}` (or "protocol": "rfc2544"): a
+// frame-size table. Frames are kept as text; their grammar is checked here, their sizes by core when the
+// config is loaded (matrix/config.cpp), so the error still names the pointer.
+TrafficEntry parse_rfc2544(const Node& n) {
+    n.expect_object(kRfc2544Keys, "an rfc2544 test {\"test\": \"rfc2544\", \"frames\": [...], \"trial_s\": ...}");
+
+    TrafficEntry e;
+    e.test.protocol = Protocol::Udp;
+    e.test.streams = 1;
+    Rfc2544Spec r;
+    if (n.has("frames")) {
+        const std::string expected = "a frame size in bytes (64..9216), \"imix\" or \"imix:SIZExWEIGHT,...\"";
+        for (const auto& f : n.child("frames").array("a non-empty array of frame sizes", true)) {
+            if (f.json().is_number()) {
+                r.frames.push_back(std::to_string(f.integer(64, 9216, expected)));
+            } else {
+                const auto text = f.string(expected);
+                if (text.rfind("imix", 0) != 0 && (text.empty() || !std::all_of(text.begin(), text.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); }))) {
+                    f.fail(expected);
+                }
+                r.frames.push_back(text);
+            }
+        }
+    }
+    if (n.has("trial_s")) r.trial_s = n.child("trial_s").number(0, 3600, true, "a trial length in seconds (> 0)");
+    if (n.has("resolution_pct")) r.resolution_pct = n.child("resolution_pct").number(0, 100, true, "a search resolution in percent (0 < x < 100)");
+    if (r.resolution_pct >= 100) n.child("resolution_pct").fail("a search resolution in percent (0 < x < 100)");
+    if (n.has("max_trials")) r.max_trials = static_cast<uint32_t>(n.child("max_trials").integer(1, 1000, "a number of trials from 1 to 1000"));
+    if (n.has("loss_tolerance_pct")) r.loss_tolerance_pct = n.child("loss_tolerance_pct").number(0, 99.999, false, "a loss tolerance in percent (0 <= x < 100)");
+    if (n.has("line_rate_bps")) r.line_rate_bps = n.child("line_rate_bps").number(0, 1e13, false, "a line rate in bits/s (0 = the link speed)");
+    if (n.has("streams")) r.streams = static_cast<uint32_t>(n.child("streams").integer(0, 256, "a number of generator streams from 0 (auto) to 256"));
+    if (n.has("direction") && n.json().at("direction") != "forward") n.child("direction").fail("\"forward\" (the table measures one direction)");
+    e.test.streams = r.streams;
+    e.rfc2544 = r;
+    e.name = n.has("name") ? n.child("name").name() : "rfc2544";
+    return e;
+}
+
 TrafficEntry parse_traffic(const Node& n) {
+    if (is_rfc2544_entry(n)) return parse_rfc2544(n);
     n.expect_object(kTrafficKeys, "an object describing a test (protocol, streams, write_size, ...)");
     TrafficEntry e;
     auto& t = e.test;
@@ -249,6 +298,14 @@ TrafficEntry parse_traffic(const Node& n) {
 // Which test fields a traffic entry (and an exclude rule's `traffic` match) carries.
 Json traffic_fields(const TrafficEntry& v) {
     const auto& t = v.test;
+    if (v.rfc2544) {
+        Json j = *v.rfc2544;
+        j["name"] = v.name;
+        j["test"] = "rfc2544";
+        j["protocol"] = "rfc2544";
+        j["direction"] = t.direction;
+        return j;
+    }
     return Json{{"name", v.name},           {"protocol", t.protocol}, {"direction", t.direction}, {"streams", t.streams},
                 {"threads", t.threads},     {"write_size", t.write_size}, {"window", t.window}, {"bytes", t.bytes},
                 {"rate_bps", t.rate_bps},   {"rate_pps", t.rate_pps}, {"udp_gso", t.udp_gso},   {"udp_gro", t.udp_gro}};
@@ -366,7 +423,9 @@ SweepConfig parse_sweep_config(const Json& j) {
             }
             if (r.has("traffic")) {
                 const auto t = r.child("traffic");
-                t.expect_object(kTrafficKeys, "an object with some of a test's fields");
+                std::vector<std::string> keys = kTrafficKeys;
+                keys.insert(keys.end(), kRfc2544Keys.begin(), kRfc2544Keys.end());
+                t.expect_object(keys, "an object with some of a test's fields");
                 for (const auto& [key, value] : t.json().items()) rule.traffic[key == "length" ? "write_size" : key] = value;
             }
             c.exclude.push_back(std::move(rule));
@@ -406,6 +465,7 @@ void to_json(Json& j, const CellResult& v) {
     Json applied = Json::object();
     if (v.applied_local) applied["local"] = *v.applied_local;
     if (v.applied_remote) applied["remote"] = *v.applied_remote;
+    if (!v.applied_dut.empty()) applied["dut"] = v.applied_dut;
     j = Json{{"key", v.spec.key},
              {"params",
               {{"offloads", v.spec.offloads},
@@ -420,6 +480,7 @@ void to_json(Json& j, const CellResult& v) {
              {"overhead_s", v.overhead_s},
              {"runs", v.runs},
              {"summary", v.summary}};
+    if (v.rfc2544) j["rfc2544"] = *v.rfc2544;
 }
 
 void from_json(const Json& j, CellResult& v) {
@@ -430,16 +491,25 @@ void from_json(const Json& j, CellResult& v) {
     params.at("mtu").get_to(v.spec.mtu);
     v.spec.traffic = TrafficEntry{};
     params.at("traffic").get_to(v.spec.traffic.name);
-    params.at("test").get_to(v.spec.traffic.test);
+    const auto& test = params.at("test");
+    if (test.value("test", "") == "rfc2544") {
+        v.spec.traffic.rfc2544 = test.get<Rfc2544Spec>();
+        v.spec.traffic.test.protocol = Protocol::Udp;
+        v.spec.traffic.test.streams = v.spec.traffic.rfc2544->streams;
+    } else {
+        test.get_to(v.spec.traffic.test);
+    }
     const auto& applied = j.at("applied");
     if (applied.contains("local")) v.applied_local = applied.at("local").get<EndSettings>();
     if (applied.contains("remote")) v.applied_remote = applied.at("remote").get<EndSettings>();
+    if (applied.contains("dut")) v.applied_dut = applied.at("dut").get<std::map<std::string, EndSettings>>();
     j.at("status").get_to(v.status);
     v.error = j.value("error", "");
     if (const auto it = j.find("duplicate_of"); it != j.end() && it->is_string()) v.duplicate_of = it->get<std::string>();
     v.overhead_s = j.value("overhead_s", 0.0);
     j.at("runs").get_to(v.runs);
     j.at("summary").get_to(v.summary);
+    if (const auto it = j.find("rfc2544"); it != j.end() && !it->is_null()) v.rfc2544 = it->get<Rfc2544Result>();
 }
 
 void to_json(Json& j, const InterfaceInfo& v) {

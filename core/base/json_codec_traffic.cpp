@@ -111,6 +111,11 @@ void to_json(Json& j, const TestSpec& v) {
              {"udp_gro", v.udp_gro},
              {"iface", v.iface},
              {"stall_timeout_s", v.stall_timeout_s}};
+    if (!v.payload_mix.empty()) {
+        Json mix = Json::array();
+        for (const auto& m : v.payload_mix) mix.push_back({{"payload_bytes", m.payload_bytes}, {"weight", m.weight}});
+        j["payload_mix"] = mix;
+    }
 }
 
 void from_json(const Json& j, TestSpec& v) {
@@ -133,6 +138,10 @@ void from_json(const Json& j, TestSpec& v) {
     opt(j, "udp_gro", v.udp_gro);
     opt(j, "iface", v.iface);
     opt(j, "stall_timeout_s", v.stall_timeout_s);
+    v.payload_mix.clear();
+    if (const auto it = j.find("payload_mix"); it != j.end() && it->is_array()) {
+        for (const auto& m : *it) v.payload_mix.push_back({m.at("payload_bytes").get<uint32_t>(), m.at("weight").get<uint32_t>()});
+    }
 }
 
 void to_json(Json& j, const ProcessCpu& v) { j = Json{{"user_s", v.user_s}, {"sys_s", v.sys_s}, {"util_pct", v.util_pct}}; }
@@ -160,7 +169,15 @@ void from_json(const Json& j, SystemCpu& v) {
 }
 
 void to_json(Json& j, const NapiStats& v) {
-    j = Json{{"processed", v.processed}, {"dropped", v.dropped}, {"time_squeeze", v.time_squeeze}, {"interrupts", v.interrupts}};
+    j = Json{{"processed", v.processed},
+             {"dropped", v.dropped},
+             {"time_squeeze", v.time_squeeze},
+             {"interrupts", v.interrupts},
+             {"packets", v.packets},
+             {"interrupts_per_s", v.interrupts_per_s},
+             {"interrupts_per_packet", v.interrupts_per_packet},
+             {"processed_per_s", v.processed_per_s},
+             {"processed_per_interrupt", v.processed_per_interrupt}};
 }
 
 void from_json(const Json& j, NapiStats& v) {
@@ -168,6 +185,11 @@ void from_json(const Json& j, NapiStats& v) {
     opt(j, "dropped", v.dropped);
     opt(j, "time_squeeze", v.time_squeeze);
     opt(j, "interrupts", v.interrupts);
+    opt(j, "packets", v.packets);
+    opt(j, "interrupts_per_s", v.interrupts_per_s);
+    opt(j, "interrupts_per_packet", v.interrupts_per_packet);
+    opt(j, "processed_per_s", v.processed_per_s);
+    opt(j, "processed_per_interrupt", v.processed_per_interrupt);
 }
 
 void to_json(Json& j, const EndMeasurement& v) {

@@ -10,6 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/base/rfc2544_types.hpp"
 #include "core/base/traffic_types.hpp"
 
 namespace nm {
@@ -19,6 +20,7 @@ enum class ApplyTo {
     Local,  ///< the interface the client sends from
     Peer,   ///< the server's interface (the lab's second namespace, or the peer agent's)
     Both,
+    Dut,    ///< the device under test's ports (the bridge lab's dut-a and dut-b); sender and receiver stay fixed
 };
 
 /// One named offload profile: feature name as `nicmatrix set` takes it ("tso", "tx-checksumming",
@@ -31,8 +33,10 @@ struct OffloadProfile {
 /// One traffic pattern of a sweep: a test as `nicmatrix run` takes it. `test.host`, `port`, `duration_s`
 /// and `omit_s` are not part of the entry: the sweep fills them in.
 struct TrafficEntry {
-    std::string name;   ///< given in the config, or derived: "tcp-p10", "udp-l18", "tcp-p1-R"
+    std::string name;   ///< given in the config, or derived: "tcp-p10", "udp-l18", "tcp-p1-R", "rfc2544"
     TestSpec test;
+    /// Set for `"test": "rfc2544"`: the cell makes a frame-size table (one per cell, not per repetition).
+    std::optional<Rfc2544Spec> rfc2544;
 };
 
 /// An exclusion: a cell is dropped when every field given matches it (partial match).
@@ -103,12 +107,14 @@ struct CellResult {
     CellSpec spec;
     std::optional<EndSettings> applied_local;
     std::optional<EndSettings> applied_remote;
+    std::map<std::string, EndSettings> applied_dut;   ///< by "netns/ifname": the DUT ports, when the sweep has them
     CellStatus status = CellStatus::Ok;
     std::string error;            ///< why, when the status is not ok
     std::string duplicate_of;     ///< key of the cell this one duplicates
     double overhead_s = 0;        ///< time outside measuring: apply, verify, preflight
     std::vector<RunResult> runs;  ///< every repetition, as `nicmatrix run --json` gives it
     std::map<std::string, MetricSummary> summary;   ///< by metric name ("throughput_bps", ...)
+    std::optional<Rfc2544Result> rfc2544;   ///< the frame-size table of an rfc2544 cell
 };
 
 /// Who one end is: enough to tell two NICs and two hosts apart in a comparison.

@@ -22,6 +22,12 @@ enum class Direction {
 
 inline constexpr uint16_t kDefaultPort = 5301;   ///< not iperf3's 5201, so both can run side by side
 
+/// One share of a UDP payload-size mix: `weight` datagrams of `payload_bytes` in every sum(weights).
+struct PayloadShare {
+    uint32_t payload_bytes = 0;
+    uint32_t weight = 0;
+};
+
 /// One test, as `nicmatrix run` takes it and as a sweep's `traffic` entry describes it.
 struct TestSpec {
     std::string host;                 ///< server address (client side)
@@ -43,6 +49,9 @@ struct TestSpec {
     bool udp_gro = false;             ///< UDP_GRO on the receiver
     std::string iface;                ///< local interface for counters; "" = found from the route
     double stall_timeout_s = 3;       ///< no data moving for this long ends the run with status Stalled
+    /// UDP: datagrams of several payload sizes interleaved by weight (an IMIX); empty = every datagram is
+    /// write_size bytes. When given, write_size is the largest share (resolve_spec sets it); no GSO.
+    std::vector<PayloadShare> payload_mix;
 };
 
 /// CPU used by one end's engine during the measured window (getrusage, measured window only).
@@ -68,6 +77,11 @@ struct NapiStats {
     uint64_t dropped = 0;
     uint64_t time_squeeze = 0;
     uint64_t interrupts = 0;          ///< interrupts of the interface (0 for veth, which has none)
+    uint64_t packets = 0;             ///< rx + tx packets of the interface over the window (stats64)
+    double interrupts_per_s = 0;
+    double interrupts_per_packet = 0; ///< interrupts / packets: ~1 for an interrupt-per-packet driver, << 1 with NAPI
+    double processed_per_s = 0;       ///< softnet processed per second
+    double processed_per_interrupt = 0;   ///< packets NAPI polled per interrupt; 0 without interrupts
 };
 
 /// What one end measured about itself.

@@ -13,44 +13,14 @@
 #include "core/traffic_server.hpp"
 #include "ethtool_ctl/netns.hpp"
 #include "tests/support/command.hpp"
+#include "tests/support/lab_server.hpp"
 #include "tests/support/require.hpp"
 #include "tests/support/scoped_lab.hpp"
 
+using nm::test::LabServer;
 using nm::test::run_command;
 
 namespace {
-
-/// A TrafficServer serving on its own thread inside `netns` until destroyed.
-class LabServer {
-public:
-    explicit LabServer(const std::string& netns) {
-        std::promise<uint16_t> bound;
-        auto port = bound.get_future();
-        thread_ = std::jthread([&bound, netns](std::stop_token stop) {
-            // The whole thread stays in the namespace: the sessions serve() starts inherit it.
-            std::optional<nm::NetnsScope> scope;
-            std::optional<nm::TrafficServer> server;
-            try {
-                scope.emplace(netns);
-                nm::ServerOptions opts;
-                opts.port = 0;
-                server.emplace(opts);
-                bound.set_value(server->port());
-            } catch (...) {
-                bound.set_exception(std::current_exception());
-                return;
-            }
-            server->serve(stop);
-        });
-        REQUIRE(port.wait_for(std::chrono::seconds(5)) == std::future_status::ready);
-        port_ = port.get();
-    }
-    uint16_t port() const { return port_; }
-
-private:
-    std::jthread thread_;
-    uint16_t port_ = 0;
-};
 
 struct Stats64 {
     uint64_t rx_bytes = 0, rx_packets = 0, tx_bytes = 0, tx_packets = 0;

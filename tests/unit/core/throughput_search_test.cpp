@@ -79,7 +79,7 @@ TEST_CASE("Loss tolerance lets a trial with a little loss pass", "[unit]") {
     o.loss_tolerance_pct = 0;
     const auto strict = nm::find_throughput(lossy, o);
     CHECK_FALSE(strict.found);
-    // Every trial failed: the bracket shrank towards zero until it was narrower than 1% of the maximum.
+    // Every trial failed: the bracket shrank towards zero until its top was below 1% of the maximum.
     CHECK(strict.trials < o.max_trials);
     CHECK(strict.history.back().outcome.offered_fps < 2 * 0.01 * o.max_fps);
     o.max_trials = 3;

@@ -78,9 +78,9 @@ TEST_CASE("Config errors name the file, the JSON pointer and what was expected",
           "configs/x.json: /offloads/0/features/tso: expected \"on\", \"off\", true or false, got \"maybe\"");
     CHECK(error_of(with(R"({"duration_s": 0})")) == "configs/x.json: /duration_s: expected a positive number of seconds, got 0");
     CHECK(error_of(with(R"({"repetitions": 2.5})")) == "configs/x.json: /repetitions: expected a positive integer, got 2.5");
-    CHECK(error_of(with(R"({"apply_to": "remote"})")) == "configs/x.json: /apply_to: expected one of \"local\", \"peer\", \"both\", got \"remote\"");
+    CHECK(error_of(with(R"({"apply_to": "remote"})")) == "configs/x.json: /apply_to: expected one of \"local\", \"peer\", \"both\", \"dut\", got \"remote\"");
     CHECK(error_of(with(R"({"apply_to": {"mtu": "server"}})")) ==
-          "configs/x.json: /apply_to/mtu: expected one of \"local\", \"peer\", \"both\", got \"server\"");
+          "configs/x.json: /apply_to/mtu: expected one of \"local\", \"peer\", \"both\", \"dut\", got \"server\"");
     CHECK(error_of(R"({"mtu": [1500], "traffic": [{}]})") == "configs/x.json: /offloads: missing; expected a non-empty array of offload profiles");
     CHECK(error_of("[1, 2]") == "configs/x.json: /: expected a sweep config object, got an array");
     CHECK(error_of(with(R"({"traffic": [{"protocol": "sctp"}]})")) == "configs/x.json: /traffic/0/protocol: expected \"tcp\" or \"udp\", got \"sctp\"");
@@ -127,4 +127,46 @@ TEST_CASE("Defaults, apply_to forms and on/off spellings", "[unit]") {
     c = parse_sweep_config_text(with(R"({"apply_to": {"offloads": "local"}})"), "x");
     CHECK(c.apply_offloads_to == nm::ApplyTo::Local);
     CHECK(c.apply_mtu_to == nm::ApplyTo::Both);
+}
+
+TEST_CASE("rfc2544 traffic entries: test or protocol, frames, search options, errors by pointer", "[unit]") {
+    const auto c = parse_sweep_config_text(
+        with(R"({"traffic": [{"test": "rfc2544", "frames": [64, 1518, "imix"], "trial_s": 0.5, "resolution_pct": 2,
+                              "max_trials": 8, "loss_tolerance_pct": 0.1, "line_rate_bps": 1e9},
+                             {"name": "t2", "protocol": "rfc2544"}]})"),
+        "x.json");
+    REQUIRE(c.traffic.size() == 2);
+    const auto& t = c.traffic[0];
+    CHECK(t.name == "rfc2544");
+    REQUIRE(t.rfc2544);
+    CHECK(t.rfc2544->frames == std::vector<std::string>{"64", "1518", "imix"});
+    CHECK(t.rfc2544->trial_s == 0.5);
+    CHECK(t.rfc2544->resolution_pct == 2);
+    CHECK(t.rfc2544->max_trials == 8);
+    CHECK(t.rfc2544->loss_tolerance_pct == 0.1);
+    CHECK(t.rfc2544->line_rate_bps == 1e9);
+    REQUIRE(c.traffic[1].rfc2544);
+    CHECK(c.traffic[1].rfc2544->frames.empty());   // the defaults: RFC 2544's sizes and IMIX
+
+    // Written into a results file and read back, the entry is the same.
+    const auto again = nm::parse_sweep_config(nm::Json(c));
+    REQUIRE(again.traffic[0].rfc2544);
+    CHECK(nm::Json(again.traffic[0]) == nm::Json(t));
+
+    CHECK_THAT(error_of(with(R"({"traffic": [{"test": "rfc2544", "frames": [32]}]})")), Catch::Contains("/traffic/0/frames/0: expected a frame size"));
+    CHECK_THAT(error_of(with(R"({"traffic": [{"test": "rfc2544", "frames": ["jumbo"]}]})")), Catch::Contains("/traffic/0/frames/0"));
+    CHECK_THAT(error_of(with(R"({"traffic": [{"test": "rfc2544", "frames": ["imix:64"]}]})")),
+               Catch::Contains("/traffic/0/frames/0: frame mix"));
+    CHECK_THAT(error_of(with(R"({"traffic": [{"test": "rfc2544", "trial_s": 0}]})")), Catch::Contains("/traffic/0/trial_s"));
+    CHECK_THAT(error_of(with(R"({"traffic": [{"test": "rfc2544", "resolution_pct": 100}]})")), Catch::Contains("/traffic/0/resolution_pct"));
+    CHECK_THAT(error_of(with(R"({"traffic": [{"test": "rfc2544", "write_size": 18}]})")), Catch::Contains("/traffic/0/write_size: unknown key"));
+    CHECK_THAT(error_of(with(R"({"traffic": [{"test": "rfc2544", "direction": "reverse"}]})")), Catch::Contains("/traffic/0/direction"));
+}
+
+TEST_CASE("apply_to dut puts the axes on the device under test", "[unit]") {
+    const auto c = parse_sweep_config_text(with(R"({"apply_to": "dut"})"), "x.json");
+    CHECK(c.apply_offloads_to == nm::ApplyTo::Dut);
+    CHECK(c.apply_mtu_to == nm::ApplyTo::Dut);
+    CHECK(nm::Json(c)["apply_to"]["mtu"] == "dut");
+    CHECK_THAT(error_of(with(R"({"apply_to": "router"})")), Catch::Contains("\"dut\""));
 }

@@ -369,3 +369,40 @@ TEST_CASE("plan_sweep lists the cells and the settings each end gets, and what a
     CHECK(plan[2].done);
     CHECK_FALSE(plan[0].done);
 }
+
+TEST_CASE("apply_to dut changes only the device under test's ports and restores them", "[unit]") {
+    World w;
+    FakeDeviceControl dut;
+    dut.add_interface("dut-a", "lab-dut");
+    dut.add_interface("dut-b", "lab-dut");
+    w.journal.add_device(&dut);
+    w.target.dut = {{&dut, "dut-a", ""}, {&dut, "dut-b", ""}};
+    const auto dut_a = dut.state("dut-a");
+    const auto config = make_config(R"({"apply_to": "dut", "mtu": [1500, 4000], "repetitions": 1, "traffic": [{"streams": 1}]})");
+    const auto out = w.run(config);
+    REQUIRE(out.results.cells.size() == 4);
+    for (const auto& c : out.results.cells) {
+        INFO(c.spec.key);
+        CHECK(c.status == CellStatus::Ok);
+        REQUIRE(c.applied_dut.size() == 2);
+        CHECK(c.applied_dut.at("dut-b").mtu == c.spec.mtu);
+        CHECK(c.applied_dut.at("dut-a").features.at("tx-tcp-segmentation") == (c.spec.offloads == "all-on"));
+        CHECK(c.applied_local->mtu == 1500);   // the ends stay as they were
+    }
+    CHECK(w.local.count("apply") == 0);
+    CHECK(w.remote.count("apply") == 0);
+    CHECK(dut.count("apply") > 0);
+    CHECK(dut.state("dut-a").mtu == dut_a.mtu);
+    CHECK(dut.state("dut-a").features.at("rx-gro").wanted == dut_a.features.at("rx-gro").wanted);
+    w.check_restored();
+    // The cells read back from the file keep their DUT settings.
+    const auto back = nm::Json(out.results).get<nm::ResultsFile>();
+    CHECK(back.cells[0].applied_dut.size() == 2);
+}
+
+TEST_CASE("apply_to dut without a device under test is refused before anything changes", "[unit]") {
+    World w;
+    const auto config = make_config(R"({"apply_to": "dut"})");
+    CHECK_THROWS_WITH(w.run(config), Catch::Contains("--topology bridge"));
+    CHECK(w.local.count("apply") == 0);
+}

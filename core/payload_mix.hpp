@@ -1,0 +1,20 @@
+#pragma once
+// The order in which a UDP sender cycles through a payload-size mix (an IMIX): the shares interleaved as
+// evenly as their weights allow, so any stretch of the send sequence, and any batch, carries close to
+// the mix's proportions instead of 7 small datagrams followed by 4 medium and 1 large.
+#include <cstdint>
+#include <vector>
+
+#include "core/base/traffic_types.hpp"
+
+namespace nm {
+
+/// One period of the send sequence: sum(weights) payload sizes, each share's size `weight` times, spread
+/// by smooth weighted round robin (nginx's algorithm: deterministic, maximally even). Shares with weight 0
+/// are left out. Throws nm::Error (Usage) when the mix has no datagram in it.
+std::vector<uint32_t> payload_pattern(const std::vector<PayloadShare>& mix);
+
+/// Largest payload of a mix, bytes (0 for an empty mix).
+uint32_t max_payload(const std::vector<PayloadShare>& mix);
+
+}  // namespace nm

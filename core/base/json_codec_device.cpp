@@ -1,7 +1,11 @@
 #include "core/base/error.hpp"
 #include "core/base/json_codec.hpp"
+#include "core/base/json_optional_field.hpp"
 
 namespace nm {
+
+using codec::opt;
+
 namespace {
 
 #define NM_COUNTER_FIELDS(X)                                                                                   \
@@ -14,12 +18,6 @@ constexpr std::pair<SettingOutcome, const char*> kOutcomes[] = {
     {SettingOutcome::Applied, "applied"}, {SettingOutcome::AlreadySet, "already_set"}, {SettingOutcome::Fixed, "fixed"},
     {SettingOutcome::Unsupported, "unsupported"}, {SettingOutcome::SideEffect, "side_effect"},
 };
-
-// Optional keys keep the value's default when absent, so older files stay readable.
-template <typename T>
-void opt(const Json& j, const char* key, T& out) {
-    if (const auto it = j.find(key); it != j.end() && !it->is_null()) it->get_to(out);
-}
 
 }  // namespace
 

@@ -1,16 +1,10 @@
 // JSON of frame-size tables. Written by nicmatrix, read back tolerantly (keys added later get defaults).
 #include "core/base/json_codec.hpp"
+#include "core/base/json_optional_field.hpp"
 
 namespace nm {
-namespace {
 
-template <typename T>
-void opt(const Json& j, const char* key, T& out) {
-    const auto it = j.find(key);
-    if (it != j.end() && !it->is_null()) it->get_to(out);
-}
-
-}  // namespace
+using codec::opt;
 
 void to_json(Json& j, const PayloadShare& v) { j = Json{{"payload_bytes", v.payload_bytes}, {"weight", v.weight}}; }
 

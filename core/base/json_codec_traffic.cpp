@@ -3,16 +3,13 @@
 
 #include "core/base/error.hpp"
 #include "core/base/json_codec.hpp"
+#include "core/base/json_optional_field.hpp"
 
 namespace nm {
-namespace {
 
-// Reads `key` into `out` when present; results written by older versions simply lack newer keys.
-template <typename T>
-void opt(const Json& j, const char* key, T& out) {
-    const auto it = j.find(key);
-    if (it != j.end() && !it->is_null()) it->get_to(out);
-}
+using codec::opt;
+
+namespace {
 
 template <typename E, size_t N>
 void enum_to_json(Json& j, E v, const std::array<std::pair<E, const char*>, N>& names) {

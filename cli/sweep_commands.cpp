@@ -46,8 +46,11 @@ public:
         std::cout << status_name(r.status);
         if (const auto it = r.summary.find("throughput_bps"); r.status == CellStatus::Ok && it != r.summary.end()) {
             std::cout << ' ' << format_metric("throughput_bps", it->second.median);
-            if (const auto cpu = r.summary.find("system_busy_pct"); cpu != r.summary.end()) {
-                std::cout << " cpu " << format_metric("system_busy_pct", cpu->second.median);
+            const auto snd = r.summary.find("cpu_sender_pct");
+            const auto rcv = r.summary.find("cpu_receiver_pct");
+            if (snd != r.summary.end() && rcv != r.summary.end()) {
+                std::cout << " cpu sender " << format_metric("cpu_sender_pct", snd->second.median) << " receiver "
+                          << format_metric("cpu_receiver_pct", rcv->second.median);
             }
         }
         if (r.rfc2544) std::cout << ' ' << r.rfc2544->rows.size() << " frame sizes";

@@ -117,7 +117,9 @@ std::string entry_text(const MatrixEntry& e, const std::string& metric, bool wit
     if (!e.present) return "-";
     if (e.status != CellStatus::Ok || !e.value) return status_name(e.status);
     std::string text = format_metric(metric, e.value->median);
-    if (with_cpu && e.cpu) text += " (" + fixed(e.cpu->median, 0) + "%)";
+    if (with_cpu && e.cpu_sender && e.cpu_receiver) {
+        text += " (" + fixed(e.cpu_sender->median, 0) + "/" + fixed(e.cpu_receiver->median, 0) + "%)";
+    }
     return text;
 }
 
@@ -179,7 +181,8 @@ MatrixTable build_matrix(const ResultsFile& results, const std::string& metric) 
                     any = true;
                     e.status = c.status;
                     e.value = summary_of(c, metric);
-                    e.cpu = summary_of(c, "system_busy_pct");
+                    e.cpu_sender = summary_of(c, "cpu_sender_pct");
+                    e.cpu_receiver = summary_of(c, "cpu_receiver_pct");
                     e.note = c.status == CellStatus::Duplicate ? "same effective settings as " + c.duplicate_of : c.error;
                 }
                 row.entries.push_back(std::move(e));
@@ -200,10 +203,10 @@ MatrixTable build_matrix(const ResultsFile& results, const std::string& metric) 
 
 std::string render_matrix(const MatrixTable& table, TableFormat format) {
     Grid g;
-    const bool with_cpu = table.metric != "system_busy_pct";
+    const bool with_cpu = table.metric != "cpu_sender_pct" && table.metric != "cpu_receiver_pct";
     if (format == TableFormat::Csv) {
         g.header = {"profile", "traffic", "mtu", "key", "status", table.metric + "_median", table.metric + "_mean",
-                    table.metric + "_ci95", "n", "system_busy_pct_median"};
+                    table.metric + "_ci95", "n", "cpu_sender_pct_median", "cpu_receiver_pct_median"};
         for (const auto& row : table.rows) {
             for (size_t i = 0; i < table.mtus.size(); ++i) {
                 const auto& e = row.entries[i];
@@ -211,7 +214,8 @@ std::string render_matrix(const MatrixTable& table, TableFormat format) {
                 g.rows.push_back({row.profile, row.traffic, std::to_string(table.mtus[i]), e.key, status_name(e.status),
                                   e.value ? Json(e.value->median).dump() : "", e.value ? Json(e.value->mean).dump() : "",
                                   e.value ? Json(e.value->ci95).dump() : "", e.value ? std::to_string(e.value->n) : "0",
-                                  e.cpu ? Json(e.cpu->median).dump() : ""});
+                                  e.cpu_sender ? Json(e.cpu_sender->median).dump() : "",
+                                  e.cpu_receiver ? Json(e.cpu_receiver->median).dump() : ""});
             }
         }
         return render_grid(g, format);
@@ -226,7 +230,7 @@ std::string render_matrix(const MatrixTable& table, TableFormat format) {
         }
         g.rows.push_back(std::move(line));
     }
-    g.notes.insert(g.notes.begin(), std::string("median ") + table.metric + (with_cpu ? " (system CPU busy)" : "") + "; - = not run");
+    g.notes.insert(g.notes.begin(), std::string("median ") + table.metric + (with_cpu ? " (sender/receiver engine CPU, % of one core)" : "") + "; - = not run");
     return render_grid(g, format);
 }
 

@@ -15,13 +15,15 @@ enum class TableFormat { Text, Markdown, Csv };
 /// Parses "table", "md" or "csv"; throws nm::Error (Usage) otherwise.
 TableFormat parse_table_format(const std::string& name);
 
-/// One entry of the matrix: a cell's status and the summaries of the chosen metric and of CPU.
+/// One entry of the matrix: a cell's status and the summaries of the chosen metric and of both engines'
+/// CPU (process CPU, not system-wide busy: on a lab both ends share one machine, which is then always busy).
 struct MatrixEntry {
     bool present = false;                 ///< false when the results have no such cell (yet)
     std::string key;
     CellStatus status = CellStatus::Ok;
     std::optional<MetricSummary> value;   ///< the chosen metric
-    std::optional<MetricSummary> cpu;     ///< system_busy_pct
+    std::optional<MetricSummary> cpu_sender;     ///< cpu_sender_pct: the sending engine's CPU, % of one core
+    std::optional<MetricSummary> cpu_receiver;   ///< cpu_receiver_pct: the receiving engine's CPU
     std::string note;                     ///< error or duplicate_of, for the notes under the table
 };
 

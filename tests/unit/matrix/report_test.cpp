@@ -31,6 +31,8 @@ nm::ResultsFile results(const std::map<std::string, std::vector<double>>& gbps, 
                 nm::RunResult run;
                 run.throughput_bps = v * 1e9;
                 run.sender.system.busy_pct = 40;
+                run.sender.cpu.util_pct = 95;
+                run.receiver.cpu.util_pct = 70;
                 c.runs.push_back(run);
             }
         } else {
@@ -54,22 +56,22 @@ TEST_CASE("The matrix: rows profile x traffic, columns MTU, median and CPU, stat
     REQUIRE(table.rows.size() == 4);
     CHECK(table.rows[1].traffic == "tcp-p10");
     CHECK(nm::render_matrix(table, nm::TableFormat::Text) ==
-          "offloads / traffic           MTU 1500            MTU 9000\n"
-          "---------------------------------------------------------\n"
-          "all-on / tcp-p1     9.41 Gbit/s (40%)   20.1 Gbit/s (40%)\n"
-          "all-on / tcp-p10    12.0 Gbit/s (40%)           duplicate\n"
-          "all-off / tcp-p1     931 Mbit/s (40%)  path_mtu_blackhole\n"
-          "all-off / tcp-p10                   -                   -\n"
+          "offloads / traffic              MTU 1500              MTU 9000\n"
+          "--------------------------------------------------------------\n"
+          "all-on / tcp-p1     9.41 Gbit/s (95/70%)  20.1 Gbit/s (95/70%)\n"
+          "all-on / tcp-p10    12.0 Gbit/s (95/70%)             duplicate\n"
+          "all-off / tcp-p1     931 Mbit/s (95/70%)    path_mtu_blackhole\n"
+          "all-off / tcp-p10                      -                     -\n"
           "\n"
-          "  median throughput_bps (system CPU busy); - = not run\n"
+          "  median throughput_bps (sender/receiver engine CPU, % of one core); - = not run\n"
           "  all-on/mtu9000/tcp-p10: duplicate: same effective settings as all-on/mtu1500/tcp-p1\n"
           "  all-off/mtu9000/tcp-p1: path_mtu_blackhole: why all-off/mtu9000/tcp-p1\n");
     CHECK_THAT(nm::render_matrix(table, nm::TableFormat::Markdown), Catch::StartsWith(
-          "| offloads / traffic | MTU 1500 | MTU 9000 |\n| --- | ---: | ---: |\n| all-on / tcp-p1 | 9.41 Gbit/s (40%) | 20.1 Gbit/s (40%) |\n"));
+          "| offloads / traffic | MTU 1500 | MTU 9000 |\n| --- | ---: | ---: |\n| all-on / tcp-p1 | 9.41 Gbit/s (95/70%) | 20.1 Gbit/s (95/70%) |\n"));
     const auto csv = nm::render_matrix(table, nm::TableFormat::Csv);
-    CHECK_THAT(csv, Catch::StartsWith("profile,traffic,mtu,key,status,throughput_bps_median,throughput_bps_mean,throughput_bps_ci95,n,system_busy_pct_median\n"
+    CHECK_THAT(csv, Catch::StartsWith("profile,traffic,mtu,key,status,throughput_bps_median,throughput_bps_mean,throughput_bps_ci95,n,cpu_sender_pct_median,cpu_receiver_pct_median\n"
                                       "all-on,tcp-p1,1500,all-on/mtu1500/tcp-p1,ok,9410000000.0,"));
-    CHECK_THAT(csv, Catch::Contains("all-off,tcp-p1,9000,all-off/mtu9000/tcp-p1,path_mtu_blackhole,,,,0,\n"));
+    CHECK_THAT(csv, Catch::Contains("all-off,tcp-p1,9000,all-off/mtu9000/tcp-p1,path_mtu_blackhole,,,,0,,\n"));
 }
 
 TEST_CASE("report --metric of a metric no cell has lists the metrics there are", "[unit]") {

@@ -22,7 +22,7 @@ nothing. In `## ARGUMENTS` the items are the positional arguments, named the sam
 lists the subcommands under `## COMMANDS` (one item each: * `sweep`: ...).
 
 tests/docs/ checks the sources against `nicmatrix CMD --help`, renders every page through groff with
-warnings on, and drives the bash completion.
+warnings on, and drives both completions.
 """
 import dataclasses
 import re

@@ -59,6 +59,10 @@ deb=$(tail -1 "$work/package.log")
 failures=0
 pass() { echo "ok    $*"; }
 fail() { echo "FAIL  $*"; failures=$((failures + 1)); }
+# check_empty DESCRIPTION FILE: passes when FILE is empty, else lists it.
+check_empty() {
+  if [ -s "$2" ]; then fail "$1"; sed 's/^/      /' "$2"; else pass "$1"; fi
+}
 # check DESCRIPTION COMMAND...: runs COMMAND (its output in $work/out), passes when it succeeds.
 check() {
   local what=$1
@@ -72,6 +76,8 @@ DEBIAN_FRONTEND=noninteractive timeout 600 apt-get install -y -q "./$deb" >"$wor
 pass "apt-get install ./$deb"
 dpkg -L nicmatrix | sort > "$work/files"
 dpkg-query -W -f='${Conffiles}\n' nicmatrix | awk 'NF { print $1 }' > "$work/conffiles"
+while read -r path; do [ -e "$path" ] || echo "$path"; done < "$work/files" > "$work/missing"
+check_empty "every file dpkg lists is there (a dpkg path-exclude, as in some container images, drops man pages)" "$work/missing"
 newly=$(installed_packages | comm -13 "$work/before" - | grep -vx nicmatrix | tr '\n' ' ' || true)
 echo "      pulled in: ${newly:-nothing}"
 
@@ -157,11 +163,6 @@ leftovers() {
     fi
   done < "$work/files"
 }
-# check_empty DESCRIPTION FILE: passes when FILE is empty, else lists it.
-check_empty() {
-  if [ -s "$2" ]; then fail "$1"; sed 's/^/      /' "$2"; else pass "$1"; fi
-}
-
 echo "== remove and purge"
 check "apt-get remove nicmatrix" env DEBIAN_FRONTEND=noninteractive apt-get remove -y -q nicmatrix
 leftovers remove > "$work/left-remove"

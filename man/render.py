@@ -34,6 +34,7 @@ class Option:
     names: list            # ["-o", "--output"]
     placeholder: str       # "FILE", "table|md|csv", or "" for a flag
     text: str              # the description (Markdown inline)
+    repeated: bool = False  # an argument written *FILE*...: one or more
 
     @property
     def kind(self):
@@ -131,7 +132,7 @@ def parse(path):
                     raise ValueError(f"{path}:{i + 1}: an option item names its flags in backticks: * `--flag` *VALUE*: ...")
                 page.options.setdefault(group, []).append(Option(names, holder, body))
             elif section == "ARGUMENTS":
-                page.arguments.setdefault(group, []).append(Option([], holder, body))
+                page.arguments.setdefault(group, []).append(Option([], holder, body, term.endswith("...")))
             elif section == "COMMANDS":
                 page.commands.append((names[0] if names else term, body))
         elif line.strip():
@@ -323,8 +324,8 @@ def _zsh_specs(page, group):
         else:
             specs.append(f"'{o.names[0]}[{desc}]{value}'")
     for n, a in enumerate(page.arguments.get(group, []), start=1):
-        many = "*" if a.placeholder.endswith("...") else str(n)
-        specs.append(f"'{many}:{a.placeholder.strip('.').lower()}:{_zsh_action(a.kind)}'")
+        position = "*" if a.repeated else str(n)
+        specs.append(f"'{position}:{a.placeholder.lower()}:{_zsh_action(a.kind)}'")
     return specs
 
 

@@ -11,6 +11,7 @@
 
 #include "core/base/error.hpp"
 #include "core/payload_mix.hpp"
+#include "core/stream_layout.hpp"
 
 namespace nm {
 namespace {
@@ -106,7 +107,7 @@ EnginePlan plan_for(const TestSpec& spec, Direction send_direction, std::string 
     plan.write_size = spec.write_size;
     plan.udp_gso = spec.udp_gso;
     plan.udp_gro = spec.udp_gro;
-    plan.stream_count = spec.direction == Direction::Bidir ? 2 * n : n;
+    plan.stream_count = StreamLayout::of(spec).total();
     plan.send_direction = send_direction;
     plan.iface = std::move(iface);
     plan.stall_timeout = std::chrono::milliseconds(static_cast<int64_t>(spec.stall_timeout_s * 1000));

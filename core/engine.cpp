@@ -122,7 +122,11 @@ EndReport EndEngine::finish(RunStatus status, const std::string& error) {
         for (const auto& o : *outs) {
             m.cpu.user_s += o->window.cpu.user_s;
             m.cpu.sys_s += o->window.cpu.sys_s;
-            if (r.error.empty() && !o->error.empty()) r.error = o->error;
+            if (o->error.empty()) continue;
+            // A worker that failed fails the end: its figures are partial or none (`-u -l 65507 --gso` has
+            // every send refused by the kernel and moves nothing).
+            if (r.status == RunStatus::Ok) r.status = RunStatus::Failed;
+            if (r.error.empty()) r.error = o->error;
         }
     }
     m.cpu.util_pct = duration > 0 ? 100.0 * (m.cpu.user_s + m.cpu.sys_s) / duration : 0;

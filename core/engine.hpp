@@ -94,7 +94,8 @@ public:
     /// UDP receivers drain what is queued, then end.
     void stop_receivers() { recv_stop_.request_stop(); }
 
-    /// Stops everything, joins, and builds this end's report.
+    /// Stops everything, joins, and builds this end's report. A worker's error makes an Ok `status`
+    /// Failed and, when `error` is empty, becomes the report's error.
     EndReport finish(RunStatus status, const std::string& error);
 
 private:

@@ -265,9 +265,12 @@ RunResult combine_reports(const TestSpec& spec, const EndReport& client, const E
     r.spec = spec;
     r.status = status;
     r.error = error;
-    if (r.status == RunStatus::Ok && server.status != RunStatus::Ok) {
-        r.status = server.status;
-        r.error = server.error;
+    // The control loop's verdict first, then either end's own (a worker that failed).
+    for (const EndReport* end : {&client, &server}) {
+        if (r.status == RunStatus::Ok && end->status != RunStatus::Ok) {
+            r.status = end->status;
+            r.error = end->error;
+        }
     }
     if (r.error.empty()) r.error = !client.error.empty() ? client.error : server.error;
     const bool reverse = spec.direction == Direction::Reverse;

@@ -155,6 +155,7 @@ enum class RunStatus {
     Stalled,      ///< data stopped flowing (a path that drops packets): ended early, not hung
     PeerLost,     ///< the other end vanished
     Interrupted,  ///< stopped by the user (SIGINT)
+    Failed,       ///< a worker failed (a send or receive error, a socket option refused): see error
 };
 
 /// Everything one run measured, both ends. Counts are from the receiving application's view.

@@ -1,5 +1,5 @@
 // EndEngine with the real workers on AF_UNIX socket pairs (no network): the TCP stream workers move a byte
-// count end to end.
+// count end to end, and a worker that fails makes the end's report failed.
 #include <catch2/catch.hpp>
 
 #include <sys/socket.h>
@@ -66,4 +66,37 @@ TEST_CASE("EndEngine: TCP stream workers move each stream's byte count and the r
     CHECK(s.sent_bytes == 3 * kBytes);
     CHECK(r.received_bytes == 3 * kBytes);
     CHECK(s.send_calls >= 3 * kBytes / (64 * 1024));   // at most write_size per call
+}
+
+TEST_CASE("EndEngine: a worker's error makes an ok end failed, with the worker's message", "[unit]") {
+    nm::EnginePlan plan;
+    plan.protocol = nm::Protocol::Udp;
+    plan.write_size = 1000;
+    plan.udp_gso = true;   // UDP_SEGMENT on an AF_UNIX socket: the kernel refuses it
+    plan.stream_count = 1;
+    auto [a, b] = socket_pair(0);
+    std::vector<nm::DataStream> group;
+    group.push_back(std::move(a));
+    plan.send_groups.push_back(std::move(group));
+    nm::EndEngine engine(std::move(plan));
+    engine.start(byte_count_timeline());
+    nm::wait_until([&] { return engine.senders_done(); }, 10s, "the sender to give up");
+    const auto r = engine.finish(nm::RunStatus::Ok, "");
+    CHECK(r.status == nm::RunStatus::Failed);
+    CHECK_THAT(r.error, Catch::Contains("stream 0") && Catch::Contains("UDP_SEGMENT"));
+    // A status the session already decided stays: the worker's error only explains it when none was given.
+    nm::EnginePlan again;
+    again.protocol = nm::Protocol::Udp;
+    again.write_size = 1000;
+    again.udp_gso = true;
+    auto [c, d] = socket_pair(1);
+    std::vector<nm::DataStream> g2;
+    g2.push_back(std::move(c));
+    again.send_groups.push_back(std::move(g2));
+    nm::EndEngine second(std::move(again));
+    second.start(byte_count_timeline());
+    nm::wait_until([&] { return second.senders_done(); }, 10s, "the sender to give up");
+    const auto s = second.finish(nm::RunStatus::Interrupted, "interrupted");
+    CHECK(s.status == nm::RunStatus::Interrupted);
+    CHECK(s.error == "interrupted");
 }

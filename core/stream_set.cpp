@@ -105,6 +105,14 @@ void StreamSet::watch(Stream& s, uint32_t events) {
     if (::epoll_ctl(epoll_.get(), EPOLL_CTL_MOD, s.fd(), &ev) != 0) throw system_error("epoll_ctl MOD", errno);
 }
 
+void StreamSet::reconnect(Stream& s, UniqueFd fd, uint32_t events) {
+    const bool was_in = s.in_epoll_;
+    remove(s);
+    s.fd_ = std::move(fd);
+    s.events_ = events;
+    if (was_in) add(s);   // a postponed stream is registered when it is due, as before
+}
+
 void StreamSet::finish(Stream& s) {
     if (s.finished_) return;
     remove(s);

@@ -110,6 +110,10 @@ public:
     /// Changes the readiness `s` waits for (a request/response flow alternates EPOLLOUT and EPOLLIN).
     void watch(Stream& s, uint32_t events);
 
+    /// Gives `s` a new socket in place of its old one, which is closed (a connection per transaction, as
+    /// neper's flow_reconnect): same id and index, waiting for `events`. Throws nm::Error if epoll refuses it.
+    void reconnect(Stream& s, UniqueFd fd, uint32_t events);
+
     /// Finishes `s` from outside its callback (on_ready returning done() does the same): it is not
     /// served again, and the loop ends when no stream is left.
     void finish(Stream& s);

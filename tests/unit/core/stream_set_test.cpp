@@ -171,3 +171,31 @@ TEST_CASE("StreamSet: finish() from on_turn ends the loop when no stream is left
     CHECK(set.open() == 0);
     CHECK(set[1].finished());
 }
+
+TEST_CASE("StreamSet: reconnect() swaps a stream's socket, keeping its id and index", "[unit]") {
+    auto first = socket_pair(3);
+    auto second = socket_pair(99);   // only its socket is used
+    std::vector<nm::DataStream> streams;
+    streams.push_back(std::move(first.near));
+    std::vector<std::string> got(1);
+    int reconnects = 0;
+    StreamSet* self = nullptr;
+    write_all(first.far.get(), "one");
+    first.far.reset();
+    write_all(second.far.get(), "two");
+    second.far.reset();
+    StreamSet set(std::move(streams), {.events = EPOLLIN, .on_stop = nm::OnStop::End, .on_turn = {},
+                                       .on_ready = [&](Stream& s, nm::TimePoint) {
+                                           const Step step = read_some(s, got);
+                                           if (step.kind() != Step::Kind::Done || reconnects > 0) return step;
+                                           ++reconnects;   // the first connection ended: the next one
+                                           self->reconnect(s, std::move(second.near.fd), EPOLLIN);
+                                           return Step::wait();
+                                       }});
+    self = &set;
+    set.run({});
+    CHECK(reconnects == 1);
+    CHECK(got[0] == "onetwo");
+    CHECK(set[0].id() == 3);
+    CHECK(set[0].finished());
+}

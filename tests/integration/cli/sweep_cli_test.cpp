@@ -35,11 +35,12 @@ std::string write_config(const nm::test::TempDir& dir, const std::string& name, 
     return path;
 }
 
+// Sequential: these tests name the cells in turn (the shuffled rounds are in sweep_order_cli_test.cpp).
 const char* kSmall = R"({"name": "small",
   "offloads": [{"name": "all-on", "features": {"rx": "on", "tx": "on", "sg": "on", "tso": "on", "gso": "on", "gro": "on"}},
                {"name": "all-off", "features": {"rx": "off", "tx": "off", "sg": "off", "tso": "off", "gso": "off", "gro": "off"}}],
   "mtu": [1500, 9000], "traffic": [{"name": "tcp-p1", "streams": 1}],
-  "duration_s": 1, "omit_s": 0.2, "repetitions": 2})";
+  "duration_s": 1, "omit_s": 0.2, "repetitions": 2, "order": "sequential"})";
 
 }  // namespace
 

@@ -117,7 +117,7 @@ struct EndRuntime {
 // A cell's place in the sweep: whether its first visit has decided it, and whether it wants more visits.
 struct CellState {
     size_t index = 0;           // in the config's cell order
-    bool visited = false;       // by this call (for cells_run)
+    bool visited = false;       // recorded or measured by this call (for cells_run)
 };
 
 class Sweep {
@@ -499,7 +499,6 @@ void Sweep::visit(size_t index, bool all_repetitions) {
     progress.repetition = static_cast<uint32_t>(before != nullptr ? before->runs.size() + 1 : 1);
     if (s_.observer) s_.observer->on_cell_start(progress);
     last_visited_ = index;
-    states_[index].visited = true;
 
     const auto t0 = s_.clock.now();
     CellResult fresh;
@@ -544,7 +543,9 @@ void Sweep::visit(size_t index, bool all_repetitions) {
                          target.status != CellStatus::Infeasible;
         if (cut) return;
         record(std::move(fresh));
+        states_[index].visited = true;
     } else {
+        states_[index].visited = true;
         save();
     }
     const CellResult& done = *recorded(cell.key);

@@ -184,7 +184,7 @@ void add_sweep_commands(CLI::App& app, std::stop_token stop) {
         ->check(CLI::IsMember({"pair", "bridge"}))
         ->capture_default_str();
     sweep->add_option("-o,--output", r.output, "Results file (default results/<config name>-<UTC stamp>.json)");
-    sweep->add_option("--resume", r.resume, "Continue this results file: run only its missing cells");
+    sweep->add_option("--resume", r.resume, "Continue this results file: measure only what it is missing (cells not visited, repetitions still wanted)");
     sweep->add_flag("--dry-run", f->dry_run, "Print the cells and the settings each would apply; change nothing");
     sweep->add_flag("-q,--quiet", f->quiet, "No progress lines and no table; print only the results file");
     sweep->add_option("--journal", r.journal, "Where the original settings are journalled until restored (default $NICMATRIX_JOURNAL or /run/nicmatrix/journal.json, as for restore)");

@@ -114,3 +114,20 @@ def test_compare_json_has_every_column_and_agrees_with_python(nicmatrix_bin):
             assert frame["ratio_ci_low"] == row["ratio_ci_low"] and frame["ratio_ci_high"] == row["ratio_ci_high"]
         # A file against itself: 2 runs a side claim nothing; nothing is significant.
         assert not row["significant"]
+
+
+def test_against_is_report_against(nicmatrix_bin):
+    import nicmatrix as nm
+    out = json.loads(run(nicmatrix_bin, "report", FAKE_LAB, "--against", "original", "--format", "json").stdout)
+    assert out["reference"] == "original"
+    df = nm.against(FAKE_LAB, "original")
+    both = df[df["in_both"]].to_dict("records")
+    assert [r["key_b"] for r in out["rows"]] == [r["key_b"] for r in both]
+    assert all(r["key_a"].startswith("original/") for r in out["rows"])
+    for row, frame in zip(out["rows"], both):
+        assert row["verdict"] == frame["verdict"] and row["significant"] == frame["significant"]
+        assert (row["ratio"] is None and math.isnan(frame["ratio"])) or row["ratio"] == frame["ratio"]
+    text = nm.against(FAKE_LAB, "original", text=True)
+    assert text == run(nicmatrix_bin, "report", FAKE_LAB, "--against", "original").stdout
+    with pytest.raises(nm.Error, match="--against nosuch: no such offload profile; the file has original, tx-off, tx-tso-off, gro-on"):
+        nm.against(FAKE_LAB, "nosuch")

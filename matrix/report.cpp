@@ -119,12 +119,16 @@ void require_metric(const std::vector<const ResultsFile*>& files, const std::str
     throw usage_error("--metric " + metric + ": no cell has this metric; the file has " + list);
 }
 
-// The marks of a matrix entry: "?" the asked precision was not met, "!" measured under interference.
-std::string marks(const MatrixEntry& e) {
+// The marks of a figure: "?" the asked precision was not met, "!" measured under interference.
+std::string marks(const std::optional<bool>& precision_met, size_t disturbed_runs) {
     std::string m;
-    if (e.precision_met && !*e.precision_met) m += "?";
-    if (e.disturbed_runs > 0) m += "!";
+    if (precision_met && !*precision_met) m += "?";
+    if (disturbed_runs > 0) m += "!";
     return m.empty() ? m : " " + m;
+}
+
+size_t disturbed_runs(const CellResult& c) {
+    return static_cast<size_t>(std::count_if(c.runs.begin(), c.runs.end(), [](const RunResult& run) { return run.disturbed; }));
 }
 
 std::string entry_text(const MatrixEntry& e, const std::string& metric, bool with_cpu) {
@@ -134,7 +138,7 @@ std::string entry_text(const MatrixEntry& e, const std::string& metric, bool wit
     if (with_cpu && e.cpu_sender && e.cpu_receiver) {
         text += " (" + fixed(e.cpu_sender->median, 0) + "/" + fixed(e.cpu_receiver->median, 0) + "%)";
     }
-    return text + marks(e);
+    return text + marks(e.precision_met, e.disturbed_runs);
 }
 
 std::string number_or_empty(const std::optional<double>& v) { return v ? Json(*v).dump() : ""; }
@@ -189,6 +193,10 @@ CompareRow make_row(const CellResult& ca, const CellResult& cb, const std::strin
     row.status_b = cb.status;
     if (ca.status == CellStatus::Ok) row.a = summary_of(ca, metric);
     if (cb.status == CellStatus::Ok) row.b = summary_of(cb, metric);
+    row.precision_met_a = ca.precision_met;
+    row.precision_met_b = cb.precision_met;
+    row.disturbed_a = disturbed_runs(ca);
+    row.disturbed_b = disturbed_runs(cb);
     if (row.a && row.b) {
         const RatioEstimate e = ratio_interval(metric_values(ca.runs, metric), metric_values(cb.runs, metric), confidence);
         row.ratio = e.ratio;
@@ -268,7 +276,7 @@ MatrixTable build_matrix(const ResultsFile& results, const std::string& metric) 
                     e.cpu_sender = summary_of(c, "cpu_sender_pct");
                     e.cpu_receiver = summary_of(c, "cpu_receiver_pct");
                     e.precision_met = c.precision_met;
-                    e.disturbed_runs = static_cast<size_t>(std::count_if(c.runs.begin(), c.runs.end(), [](const RunResult& run) { return run.disturbed; }));
+                    e.disturbed_runs = disturbed_runs(c);
                     e.note = c.status == CellStatus::Duplicate ? "same effective settings as " + c.duplicate_of : c.error;
                 }
                 row.entries.push_back(std::move(e));
@@ -425,8 +433,15 @@ std::string render_comparison(const Comparison& cmp, TableFormat format) {
         return render_grid(g, format);
     }
     g.header = {"cell", "A: " + cmp.label_a, "B: " + cmp.label_b, "B/A", pct_text(cmp.confidence) + "% interval of B/A"};
-    for (const auto& r : cmp.rows) g.rows.push_back({r.key_a, value(r.a, r.status_a), value(r.b, r.status_b), ratio_text(r, 2), interval_text(r)});
+    bool marked = false;
+    for (const auto& r : cmp.rows) {
+        const std::string ma = r.a ? marks(r.precision_met_a, r.disturbed_a) : "";
+        const std::string mb = r.b ? marks(r.precision_met_b, r.disturbed_b) : "";
+        marked = marked || !ma.empty() || !mb.empty();
+        g.rows.push_back({r.key_a, value(r.a, r.status_a) + ma, value(r.b, r.status_b) + mb, ratio_text(r, 2), interval_text(r)});
+    }
     comparison_notes(cmp, g.notes);
+    if (marked) g.notes.push_back("? after a figure: its cell's asked precision was not met; ! : it was measured under interference");
     for (const auto& k : cmp.only_a) g.notes.push_back("only in A: " + k);
     for (const auto& k : cmp.only_b) g.notes.push_back("only in B: " + k);
     return render_grid(g, format);

@@ -29,6 +29,8 @@ struct CompareRow {
     TrafficEntry test;
     CellStatus status_a = CellStatus::Ok, status_b = CellStatus::Ok;
     std::optional<MetricSummary> a, b;
+    std::optional<bool> precision_met_a, precision_met_b;   ///< as each cell records it (none: no precision asked)
+    size_t disturbed_a = 0, disturbed_b = 0;                ///< runs measured under interference, each side
     std::optional<double> ratio;          ///< median B / median A, when both have figures and A's is not 0
     std::optional<double> ratio_ci_low, ratio_ci_high;   ///< the interval of B/A (see matrix/stats.hpp)
     std::optional<double> ratio_ci_confidence;           ///< its exact coverage, percent

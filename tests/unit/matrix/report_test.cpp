@@ -143,6 +143,25 @@ TEST_CASE("compare matches cells by settings, gives B/A with its interval, marks
     CHECK(json.at("only_b") == nm::Json::array({"all-on/mtu9000/tcp-p1"}));
 }
 
+TEST_CASE("compare marks a figure whose precision was not met (?) or that was measured under interference (!)", "[unit]") {
+    const auto a = results({{"all-on/mtu1500/tcp-p1", {9.0, 9.2, 9.4, 9.3}}});
+    auto b = results({{"all-on/mtu1500/tcp-p1", {4.5, 4.6, 4.7, 4.62}}});
+    b.cells[0].precision_met = false;
+    b.cells[0].runs[2].disturbed = true;
+    const auto cmp = nm::compare_results(a, b, "throughput_bps", "a", "b");
+    REQUIRE(cmp.rows.size() == 1);
+    CHECK_FALSE(cmp.rows[0].precision_met_a);
+    CHECK(cmp.rows[0].precision_met_b == false);
+    CHECK(cmp.rows[0].disturbed_b == 1);
+    const auto text = nm::render_comparison(cmp, nm::TableFormat::Text);
+    CHECK_THAT(text, Catch::Contains("all-on/mtu1500/tcp-p1  9.25 Gbit/s  4.61 Gbit/s ?!  0.50 *"));
+    CHECK_THAT(text, Catch::Contains("  ? after a figure: its cell's asked precision was not met; ! : it was measured under interference\n"));
+    const auto json = nm::Json::parse(nm::render_comparison(cmp, nm::TableFormat::JsonDocument));
+    CHECK(json.at("rows")[0].at("precision_met_a").is_null());
+    CHECK(json.at("rows")[0].at("precision_met_b") == false);
+    CHECK(json.at("rows")[0].at("disturbed_b") == 1);
+}
+
 TEST_CASE("repetitions: 1 claims nothing: no interval, no mark, however far apart", "[unit]") {
     const auto a = results({{"all-on/mtu1500/tcp-p1", {9.0}}, {"all-on/mtu9000/tcp-p1", {9.0}}});
     const auto b = results({{"all-on/mtu1500/tcp-p1", {1.0}}, {"all-on/mtu9000/tcp-p1", {9.0}}});

@@ -14,6 +14,7 @@
 #include <map>
 
 #include "core/base/error.hpp"
+#include "core/base/thread_entry.hpp"
 #include "core/token_bucket.hpp"
 #include "core/udp_tracker.hpp"
 
@@ -646,15 +647,20 @@ void EndEngine::start(const Timeline& timeline) {
         for (auto& g : groups) {
             progress.push_back(std::make_unique<WorkerProgress>());
             outs.push_back(std::make_unique<WorkerOutput>());
-            threads_.emplace_back([fn, streams = std::move(g), this, p = progress.back().get(), o = outs.back().get(),
-                                   token = stop.get_token()]() mutable {
-                try {
-                    fn(std::move(streams), plan_, timeline_, *p, token, *o);
-                } catch (const std::exception& e) {
-                    o->error = e.what();
-                    p->done.store(true);
-                }
-            });
+            // Thread creation fails with std::system_error (EAGAIN at the task limit): make it this
+            // layer's error, so a cell fails instead of the sweep ending without its restore.
+            try {
+                threads_.emplace_back([fn, streams = std::move(g), this, p = progress.back().get(), o = outs.back().get(),
+                                       token = stop.get_token()]() mutable {
+                    guarded([&] { fn(std::move(streams), plan_, timeline_, *p, token, *o); },
+                            [&](const std::string& what) {
+                                o->error = what;
+                                p->done.store(true);
+                            });
+                });
+            } catch (const std::system_error& e) {
+                throw Error(ErrorKind::Failed, "start a traffic thread", e.code());
+            }
         }
     };
     launch(plan_.send_groups, tcp ? tcp_sender : udp_sender, send_stop_, send_progress_, send_out_);

@@ -130,14 +130,18 @@ void refuse_if_uncontrollable(const SweepConfig& config, bool remote, const std:
 /// outside the device's range). Throws nm::Error (Usage) naming the end, the interface and the setting.
 void check_sweep(const SweepConfig& config, const SweepTarget& target);
 
-/// Runs a sweep: restores a leftover journal, checks everything (check_sweep), journals the original
-/// state of every end it will change, then for every cell (less those already in options.resume):
-/// applies its settings (one DeviceControl::apply per end), reads back the effective state, detects
-/// duplicates and infeasible cells, probes the path at the cell's MTU, measures config.repetitions runs,
-/// summarizes, records and saves the results file, and cools down. Every cell starts from the original
-/// state: a feature its profile does not name is at its original value. Interfaces are restored through
-/// the journal at the end, when `stop` is requested, and when an exception leaves. Per-cell failures are
-/// recorded in the cell; only input errors (before any change) and failures to save or restore throw.
+/// Runs a sweep: restores the journal entries of processes that are gone (those of live ones are left
+/// alone, with a note), checks everything (check_sweep), reads and journals (claims) the original state of
+/// every end it will change, then for every cell (less those already in options.resume): applies its
+/// settings (one DeviceControl::apply per end), reads back the effective state, detects duplicates and
+/// infeasible cells, probes the path at the cell's MTU, measures config.repetitions runs, summarizes,
+/// records and saves the results file, and cools down. Every cell starts from the original state: a
+/// feature its profile does not name is at its original value. At the end, when `stop` is requested and
+/// when an exception leaves, every claimed end is put back from the original this call read (the journal
+/// is only the backup for a crash) and its journal entry is dropped once the restore holds. Per-cell
+/// failures are recorded in the cell; input errors (before any change), an interface another live
+/// process holds (nm::Error Refused naming it, before any change), failures to save, and a final restore
+/// that did not hold (after saving) throw.
 SweepOutcome run_sweep(const SweepConfig& config, const SweepTarget& target, SweepServices& services,
                        const SweepOptions& options, std::stop_token stop);
 

@@ -358,7 +358,7 @@ TEST_CASE("DeviceControl reads link details and counters that ip -s link agrees 
     CHECK(s.counters.rx_crc_errors == 0);
 }
 
-TEST_CASE("restore drops the entry of a lab that was taken down, with a note", "[integration]") {
+TEST_CASE("restore drops the entry of a veth whose lab was taken down, saying it went with its namespace", "[integration]") {
     nm::test::require_net_admin();
     const TempJournal temp_journal;
     const std::string journal = temp_journal.path;
@@ -373,6 +373,7 @@ TEST_CASE("restore drops the entry of a lab that was taken down, with a note", "
     CHECK(r.exit_status == 0);
     const json reports = json::parse(r.output);
     REQUIRE(reports.size() == 1);
-    CHECK_THAT(reports.at(0).at("note").get<std::string>(), Catch::Contains(netns) && Catch::Contains("no longer exists"));
+    CHECK(reports.at(0).at("action") == "dropped");
+    CHECK_THAT(reports.at(0).at("note").get<std::string>(), Catch::Contains(netns) && Catch::Contains("veth interface nm-a went with it"));
     CHECK(run_command("test -e " + journal).exit_status != 0);
 }

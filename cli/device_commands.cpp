@@ -175,6 +175,8 @@ void add_device_commands(CLI::App& app) {
                     "Restore journal file (default $NICMATRIX_JOURNAL or /run/nicmatrix/journal.json); an interface another "
                     "running nicmatrix holds there is refused (exit 1, naming its pid) before anything changes");
     set->add_flag("--json", opts->json, "Print the apply report as JSON");
+    set->footer("Exit status: 0 every setting holds; 1 the system refused (a fixed feature, a setting the kernel did not keep, no "
+                "CAP_NET_ADMIN, the interface held by another running nicmatrix); 2 bad input, nothing changed.");
     set->callback([opts] {
         LinkSettings wanted;
         wanted.mtu = opts->mtu;
@@ -216,6 +218,13 @@ void add_device_commands(CLI::App& app) {
     restore->add_flag("--forget", opts->forget,
                       "Remove the entries that cannot be restored now (interface not found, another interface in its place) "
                       "instead of keeping them for the next try");
+    restore->footer(
+        "Each entry names its owner (pid, start time, boot) and its interface by identity (namespace inode, ifindex, "
+        "permanent address or bus info), so a restore from any namespace acts on the journalled interface, found again "
+        "after a rename, never on a same-named one. Entries of a running process are left alone; a veth gone with its "
+        "namespace or an entry from before a reboot is dropped with a note; a physical NIC whose namespace is gone is "
+        "looked for in the initial namespace. Exit status: 0 nothing left that this restore could do; 1 some entry "
+        "could not be restored and stays (try again, or --forget).");
     restore->callback([opts] {
         std::vector<std::string> paths;
         if (!opts->journal.empty()) {

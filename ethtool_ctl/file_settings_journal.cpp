@@ -49,6 +49,11 @@ std::optional<std::string> read_file(const std::string& path) {
     return text;
 }
 
+// A name as the journal file keeps it: bytes that are not UTF-8 become U+FFFD.
+std::string as_journalled(const std::string& name) {
+    return Json::parse(Json(name).dump(-1, ' ', false, Json::error_handler_t::replace)).get<std::string>();
+}
+
 JournalReport report_for(const JournalEntry& e, JournalAction action, std::string note) {
     JournalReport r;
     r.action = action;
@@ -182,7 +187,7 @@ JournalReport FileSettingsJournal::put_back_found(const JournalEntry& e, DeviceC
                                                   const std::string& how) {
     const PutBack done = put_back(device, now.name, e.original);
     std::string note = how;
-    if (how.empty() && now.name != e.original.name) note = label(e) + " is now named " + now.name;
+    if (how.empty() && as_journalled(now.name) != e.original.name) note = label(e) + " is now named " + now.name;
     JournalReport r = report_for(e, JournalAction::Restored, note);
     r.applied = done.report;
     if (!done.differences.empty()) {

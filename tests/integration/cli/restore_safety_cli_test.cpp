@@ -272,6 +272,27 @@ TEST_CASE("An interface renamed while its owner was killed is still restored und
     run_in_netns(a.netns, "ip link set " + renamed + " name " + a.ifname);
 }
 
+TEST_CASE("An interface whose name is not UTF-8 is set, journalled and restored, not an abort", "[integration]") {
+    nm::test::require_net_admin();
+    nm::test::ScopedLab lab;
+    nm::test::TempDir dir;
+    const auto& a = lab.client();
+    const std::string odd = "\"$(printf 'nm\\377')\"";   // "nm" and the byte 0xff, made by the shell
+    REQUIRE(run_in_netns(a.netns, "ip link add " + odd + " type veth peer name nmpeer").exit_status == 0);
+    const auto mtu = [&] { return run_in_netns(a.netns, "cat /sys/class/net/" + odd + "/mtu").output; };
+    REQUIRE(mtu() == "1500\n");
+    auto r = run_in_netns(a.netns, nicmatrix_binary() + " set " + odd + " --mtu 1400 --json --journal " + dir.file("j.json"));
+    INFO(r.output);
+    CHECK(r.exit_status == 0);
+    CHECK(mtu() == "1400\n");
+    r = run_command(nicmatrix_binary() + " restore --journal " + dir.file("j.json"));
+    INFO(r.output);
+    CHECK(r.exit_status == 0);
+    CHECK_THAT(r.output, !Catch::Contains("now named"));
+    CHECK(mtu() == "1500\n");
+    CHECK_FALSE(exists(dir.file("j.json")));
+}
+
 TEST_CASE("The agent's start restores the entries of an agent that is gone and leaves those of one that runs", "[integration]") {
     nm::test::require_net_admin();
     nm::test::ScopedLab lab;

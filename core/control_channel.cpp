@@ -34,11 +34,16 @@ std::string encode_control_message(Json body) {
 
 ControlChannel::ControlChannel(UniqueFd fd) : fd_(std::move(fd)) { set_nonblocking(fd_.get(), true); }
 
-void ControlChannel::send(const std::string& type, Json body, Deadline deadline) {
+void ControlChannel::send(Msg type, Json body, Deadline deadline) {
     if (body.is_null()) body = Json::object();
-    body["type"] = type;
+    body["type"] = msg_name(type);
     const std::string line = encode_control_message(std::move(body));
-    send_all(fd_.get(), line.data(), line.size(), deadline, "send control message \"" + type + "\"");
+    try {
+        send_all(fd_.get(), line.data(), line.size(), deadline, "send control message \"" + std::string(msg_name(type)) + "\"");
+    } catch (const Error& e) {
+        if (e.code() == std::errc::broken_pipe || e.code() == std::errc::connection_reset) throw Error(ErrorKind::Closed, e.action(), e.code(), e.context());
+        throw;
+    }
 }
 
 std::optional<Json> ControlChannel::receive(Deadline deadline) {
@@ -58,8 +63,9 @@ std::optional<Json> ControlChannel::receive(Deadline deadline) {
             buffer_.append(chunk, static_cast<size_t>(n));
             continue;
         }
-        if (n == 0) throw Error(ErrorKind::Failed, "control connection closed by peer");
+        if (n == 0) throw Error(ErrorKind::Closed, "control connection closed by peer");
         if (errno == EINTR) continue;
+        if (errno == ECONNRESET) throw Error(ErrorKind::Closed, "control connection reset by peer");
         if (errno != EAGAIN && errno != EWOULDBLOCK) throw system_error("control connection", errno);
         if (!wait_fd(fd_.get(), POLLIN, deadline)) return std::nullopt;
     }

@@ -1,7 +1,6 @@
 #include "core/traffic_client.hpp"
 
 #include <algorithm>
-#include <cstring>
 
 #include "core/base/error.hpp"
 #include "core/control_channel.hpp"
@@ -11,20 +10,17 @@
 namespace nm {
 namespace {
 
-constexpr auto kHandshakeTimeout = std::chrono::seconds(5);
-
-Deadline in(std::chrono::milliseconds d) { return std::chrono::steady_clock::now() + d; }
-
 std::string where(const TestSpec& spec) { return spec.host + ":" + std::to_string(spec.port); }
 
 // An "error" reply during setup becomes the matching nm::Error.
 void throw_if_error(const Json& msg, const TestSpec& spec) {
-    if (msg.at("type") != "error") return;
-    const auto kind = msg.value("kind", std::string("failed"));
+    if (!is(msg, Msg::Error)) return;
     const auto message = msg.value("message", std::string("error"));
-    if (kind == "busy") throw Error(ErrorKind::Refused, "server " + where(spec) + " is busy (" + message + ")");
-    if (kind == "usage") throw usage_error("server " + where(spec) + " rejected the test: " + message);
-    throw Error(ErrorKind::Failed, "server " + where(spec) + ": " + message);
+    switch (wire_error_of(msg)) {
+        case WireError::Busy: throw Error(ErrorKind::Refused, "server " + where(spec) + " is busy (" + message + ")");
+        case WireError::Usage: throw usage_error("server " + where(spec) + " rejected the test: " + message);
+        default: throw error_from_message(msg, "server " + where(spec));
+    }
 }
 
 }  // namespace
@@ -32,11 +28,11 @@ void throw_if_error(const Json& msg, const TestSpec& spec) {
 RunResult TrafficClient::run(const TestSpec& requested, std::stop_token stop) {
     const TestSpec spec = resolve_spec(requested, engine_cores());
     const SocketAddress server = resolve_address(spec.host, spec.port);
-    ControlChannel ch(connect_tcp(server, spec.bind, 0, in(kHandshakeTimeout)));
-    ch.send("hello", Json{{"spec", spec}}, in(kHandshakeTimeout));
-    const Json ready = ch.expect(in(kHandshakeTimeout), "the server's reply to hello from " + where(spec));
+    ControlChannel ch(connect_tcp(server, spec.bind, 0, deadline_in(kHandshakeTimeout)));
+    ch.send(Msg::Hello, Json{{"spec", spec}}, deadline_in(kHandshakeTimeout));
+    const Json ready = ch.expect(deadline_in(kHandshakeTimeout), "the server's reply to hello from " + where(spec));
     throw_if_error(ready, spec);
-    if (ready.at("type") != "ready") throw Error(ErrorKind::Failed, "server " + where(spec) + ": unexpected reply");
+    if (!is(ready, Msg::Ready)) throw Error(ErrorKind::Failed, "server " + where(spec) + ": unexpected reply");
     const auto cookie = ready.at("cookie").get<uint32_t>();
     const auto server_udp_port = ready.at("udp_port").get<uint16_t>();
     // The server resolves its automatic values with its own core count; both ends must agree on streams.
@@ -63,12 +59,9 @@ RunResult TrafficClient::run(const TestSpec& requested, std::stop_token stop) {
         }
     } else {
         for (uint32_t id = 0; id < (bidir ? 2 * n : n); ++id) {
-            DataStream s{connect_tcp(server, spec.bind, spec.window, in(kHandshakeTimeout)), id};
-            unsigned char header[12];
-            std::memcpy(header, kDataMagic, 4);
-            std::memcpy(header + 4, &cookie, 4);
-            std::memcpy(header + 8, &id, 4);
-            send_all(s.fd.get(), header, sizeof header, in(kHandshakeTimeout), "data connection header");
+            DataStream s{connect_tcp(server, spec.bind, spec.window, deadline_in(kHandshakeTimeout)), id};
+            const auto header = DataHeader{cookie, id}.encode();
+            send_all(s.fd.get(), header.data(), header.size(), deadline_in(kHandshakeTimeout), "data connection header");
             const bool client_side_sender = spec.direction == Direction::Forward || (bidir && id < n);
             (client_side_sender ? sends : recvs).push_back(std::move(s));
         }
@@ -76,8 +69,8 @@ RunResult TrafficClient::run(const TestSpec& requested, std::stop_token stop) {
     plan.send_groups = spread_streams(std::move(sends), agreed.threads);
     if (!udp) plan.recv_groups = spread_streams(std::move(recvs), agreed.threads);
 
-    ch.send("start", Json{{"udp_port", client_udp_port}}, in(kHandshakeTimeout));
-    const Json started = ch.expect(in(kHandshakeTimeout), "the server to start the test");
+    ch.send(Msg::Start, Json{{"udp_port", client_udp_port}}, deadline_in(kHandshakeTimeout));
+    const Json started = ch.expect(deadline_in(kHandshakeTimeout), "the server to start the test");
     throw_if_error(started, spec);
 
     EndEngine engine(std::move(plan));
@@ -89,15 +82,14 @@ RunResult TrafficClient::run(const TestSpec& requested, std::stop_token stop) {
     // The server's report: wait for it within the grace period (shorter when the run already failed).
     std::optional<EndReport> theirs = std::move(outcome.peer_report);
     if (!theirs && !outcome.channel_lost) {
-        const auto limit = in(outcome.status == RunStatus::Ok ? std::chrono::milliseconds(kEndGrace)
+        const auto limit = deadline_in(outcome.status == RunStatus::Ok ? std::chrono::milliseconds(kEndGrace)
                                                               : std::chrono::milliseconds(1000));
         try {
             while (!theirs) {
                 auto msg = ch.receive(limit);
                 if (!msg) break;
-                const auto type = msg->at("type").get<std::string>();
-                if (type == "result") theirs = msg->at("report").get<EndReport>();
-                if (type == "error") {
+                if (is(*msg, Msg::Result)) theirs = msg->at("report").get<EndReport>();
+                if (is(*msg, Msg::Error)) {
                     if (outcome.status == RunStatus::Ok) {
                         outcome.status = RunStatus::PeerLost;
                         outcome.error = "server: " + msg->value("message", std::string("error"));

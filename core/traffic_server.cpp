@@ -5,8 +5,8 @@
 #include <sys/socket.h>
 
 #include <algorithm>
+#include <array>
 #include <cerrno>
-#include <cstring>
 #include <random>
 
 #include "core/base/error.hpp"
@@ -14,21 +14,6 @@
 #include "core/traffic_session.hpp"
 
 namespace nm {
-namespace {
-
-constexpr auto kHandshakeTimeout = std::chrono::seconds(5);
-
-Deadline in(std::chrono::milliseconds d) { return std::chrono::steady_clock::now() + d; }
-
-void send_error(ControlChannel& ch, const std::string& kind, const std::string& message) {
-    try {
-        ch.send("error", Json{{"kind", kind}, {"message", message}}, in(std::chrono::seconds(1)));
-    } catch (const Error&) {
-        // The client is gone; nothing to tell.
-    }
-}
-
-}  // namespace
 
 TrafficServer::TrafficServer(ServerOptions options) : options_(std::move(options)) {
     listener_ = listen_tcp(options_.bind, options_.port);
@@ -92,25 +77,23 @@ bool TrafficServer::offer_data(uint32_t cookie, uint32_t id, UniqueFd fd) {
 }
 
 void TrafficServer::handle_connection(UniqueFd fd, std::stop_token stop) {
-    const auto deadline = in(std::chrono::seconds(2));
+    const auto deadline = deadline_in(std::chrono::seconds(2));
     if (!wait_fd(fd.get(), POLLIN, deadline)) return;
     char first = 0;
     if (::recv(fd.get(), &first, 1, MSG_PEEK) != 1) return;
-    if (first == kDataMagic[0]) {
-        unsigned char header[12];
-        recv_exact(fd.get(), header, sizeof header, deadline, "data connection header");
-        if (std::memcmp(header, kDataMagic, 4) != 0) return;
-        uint32_t cookie = 0, id = 0;
-        std::memcpy(&cookie, header + 4, 4);
-        std::memcpy(&id, header + 8, 4);
-        offer_data(cookie, id, std::move(fd));
+    if (first == DataHeader::kMagic[0]) {
+        std::array<unsigned char, DataHeader::kSize> bytes{};
+        recv_exact(fd.get(), bytes.data(), bytes.size(), deadline, "data connection header");
+        const auto header = DataHeader::decode(bytes);
+        if (!header) return;
+        offer_data(header->cookie, header->id, std::move(fd));
         return;
     }
     ControlChannel ch(std::move(fd));
     Json hello = ch.expect(deadline, "hello");
-    if (hello.at("type") != "hello") {
+    if (!is(hello, Msg::Hello)) {
         if (options_.control == nullptr) {
-            send_error(ch, "protocol", "expected hello");
+            send_error(ch, WireError::Protocol, "expected hello");
             throw Error(ErrorKind::Failed, "unexpected first message " + hello.at("type").dump());
         }
         auto done = std::make_shared<std::atomic<bool>>(false);
@@ -127,7 +110,7 @@ void TrafficServer::handle_connection(UniqueFd fd, std::stop_token stop) {
     {
         std::lock_guard lock(mutex_);
         if (session_active_) {
-            send_error(ch, "busy", "server busy: a test is running; try again when it has ended");
+            send_error(ch, WireError::Busy, "server busy: a test is running; try again when it has ended");
             return;
         }
         session_active_ = true;
@@ -166,7 +149,7 @@ void TrafficServer::run_session(ControlChannel ch, Json hello, std::stop_token s
         try {
             spec = resolve_spec(hello.at("spec").get<TestSpec>(), engine_cores());
         } catch (const Error& e) {
-            send_error(ch, e.kind() == ErrorKind::Usage ? "usage" : "failed", e.what());
+            send_error(ch, e);
             return;
         }
         const bool udp = spec.protocol == Protocol::Udp;
@@ -189,9 +172,9 @@ void TrafficServer::run_session(ControlChannel ch, Json hello, std::stop_token s
             cookie_ = cookie;
             expected_streams_ = udp ? 0 : (bidir ? 2 * n : n);
         }
-        ch.send("ready", Json{{"cookie", cookie}, {"udp_port", udp_port}, {"spec", spec}}, in(kHandshakeTimeout));
-        Json start = ch.expect(in(kHandshakeTimeout), "start from the client");
-        if (start.at("type") != "start") return;
+        ch.send(Msg::Ready, Json{{"cookie", cookie}, {"udp_port", udp_port}, {"spec", spec}}, deadline_in(kHandshakeTimeout));
+        Json start = ch.expect(deadline_in(kHandshakeTimeout), "start from the client");
+        if (!is(start, Msg::Start)) return;
 
         std::vector<DataStream> tcp_streams;
         if (!udp) {
@@ -200,8 +183,8 @@ void TrafficServer::run_session(ControlChannel ch, Json hello, std::stop_token s
             if (!all) {
                 const auto got = pending_.size();
                 lock.unlock();
-                send_error(ch, "failed", std::to_string(got) + " of " + std::to_string(expected_streams_) +
-                                             " data connections arrived within 5 s");
+                send_error(ch, WireError::Failed, std::to_string(got) + " of " + std::to_string(expected_streams_) +
+                                                      " data connections arrived within " + std::to_string(kHandshakeTimeout.count()) + " s");
                 return;
             }
             tcp_streams = std::move(pending_);
@@ -226,22 +209,22 @@ void TrafficServer::run_session(ControlChannel ch, Json hello, std::stop_token s
         EndEngine engine(std::move(plan));
         const Timeline tl = make_timeline(spec, std::chrono::steady_clock::now());
         engine.start(tl);
-        ch.send("started", Json::object(), in(kHandshakeTimeout));
+        ch.send(Msg::Started, Json::object(), deadline_in(kHandshakeTimeout));
         const LoopOutcome outcome = run_end_loop(ch, engine, spec, tl, server_receives, stop);
         EndReport report = engine.finish(outcome.status, outcome.error);
         release();
         if (!outcome.channel_lost) {
             try {
-                ch.send("result", Json{{"report", report}}, in(std::chrono::seconds(2)));
+                ch.send(Msg::Result, Json{{"report", report}}, deadline_in(kResultTimeout));
             } catch (const Error&) {
                 // The client went away after the data; its run reports that.
             }
         }
         if (options_.on_test) options_.on_test(ServerTestRecord{client, spec, report});
     } catch (const Error& e) {
-        send_error(ch, "failed", e.what());
+        send_error(ch, WireError::Failed, e.what());
     } catch (const nlohmann::json::exception& e) {
-        send_error(ch, "protocol", std::string("bad message: ") + e.what());
+        send_error(ch, WireError::Protocol, std::string("bad message: ") + e.what());
     }
 }
 

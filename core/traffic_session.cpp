@@ -179,9 +179,9 @@ LoopOutcome run_end_loop(ControlChannel& channel, EndEngine& engine, const TestS
     TimePoint peer_sent_at = timeline.start;
     bool receivers_stopped = false;
     const TimePoint hard_deadline = timeline.window_end == TimePoint::max() ? TimePoint::max() : timeline.window_end + kEndGrace;
-    const auto send = [&](const std::string& type) {
+    const auto send = [&](Msg type) {
         try {
-            channel.send(type, Json::object(), std::chrono::steady_clock::now() + std::chrono::seconds(1));
+            channel.send(type, Json::object(), deadline_in(kNoticeTimeout));
         } catch (const Error&) {
             out.channel_lost = true;
         }
@@ -190,7 +190,7 @@ LoopOutcome run_end_loop(ControlChannel& channel, EndEngine& engine, const TestS
         const auto now = std::chrono::steady_clock::now();
         engine.poll(now);
         if (!sent_told && engine.senders_done()) {
-            send("sent");
+            send(Msg::Sent);
             sent_told = true;
         }
         // UDP receivers cannot see an end of stream: they stop (after draining) once the peer's senders are
@@ -204,13 +204,13 @@ LoopOutcome run_end_loop(ControlChannel& channel, EndEngine& engine, const TestS
         if (stop.stop_requested()) {
             out.status = RunStatus::Interrupted;
             out.error = "interrupted";
-            send("abort");
+            send(Msg::Abort);
             break;
         }
         if (engine.stalled(now)) {
             out.status = RunStatus::Stalled;
             out.error = "stalled: no data moved for " + fmt(spec.stall_timeout_s) + " s";
-            send("stalled");
+            send(Msg::Stalled);
             break;
         }
         if (now > hard_deadline) {
@@ -233,22 +233,22 @@ LoopOutcome run_end_loop(ControlChannel& channel, EndEngine& engine, const TestS
             break;
         }
         if (!msg) continue;
-        const auto type = msg->at("type").get<std::string>();
-        if (type == "sent") {
+        const auto type = msg_type(*msg);
+        if (type == Msg::Sent) {
             peer_sent = true;
             peer_sent_at = now;
-        } else if (type == "result") {
+        } else if (type == Msg::Result) {
             out.peer_report = msg->at("report").get<EndReport>();
             peer_sent = true;
-        } else if (type == "stalled") {
+        } else if (type == Msg::Stalled) {
             out.status = RunStatus::Stalled;
             out.error = "stalled: the peer saw no data move for " + fmt(spec.stall_timeout_s) + " s";
             break;
-        } else if (type == "abort") {
+        } else if (type == Msg::Abort) {
             out.status = RunStatus::Interrupted;
             out.error = "the peer aborted the test";
             break;
-        } else if (type == "error") {
+        } else if (type == Msg::Error) {
             out.status = RunStatus::PeerLost;
             out.error = "peer: " + msg->value("message", std::string("error"));
             break;

@@ -9,24 +9,6 @@
 namespace nm {
 namespace {
 
-constexpr auto kHandshakeTimeout = std::chrono::seconds(5);
-constexpr size_t kNonceBytes = 32;
-
-Deadline in(std::chrono::milliseconds d) { return std::chrono::steady_clock::now() + d; }
-
-void send_error(ControlChannel& ch, const std::string& kind, const std::string& message, std::optional<uint64_t> seq = {}) {
-    Json body{{"kind", kind}, {"message", message}};
-    if (seq) body["seq"] = *seq;
-    try {
-        ch.send("error", std::move(body), in(std::chrono::seconds(1)));
-    } catch (const Error&) {
-        // The client is gone; nothing to tell.
-    }
-}
-
-bool is_hex(const std::string& s, size_t length) {
-    return s.size() == length && std::all_of(s.begin(), s.end(), [](char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'); });
-}
 
 // What puts `now` back to `before`: its MTU and the wanted state of every changeable feature that differs.
 LinkSettings settings_back_to(const LinkState& before, const LinkState& now) {
@@ -41,7 +23,7 @@ LinkSettings settings_back_to(const LinkState& before, const LinkState& now) {
 
 // A request the agent turns down: the kind goes back to the client, the text to the client and the log.
 struct Refusal {
-    std::string kind;
+    WireError kind;
     std::string message;
 };
 
@@ -104,14 +86,14 @@ void PeerAgent::rollback(Session& session) {
         report.ifname = pending.ifname;
     }
     log("rolled back " + pending.ifname + " for " + session.client + ": the change was not confirmed in time");
-    session.ch.send("rolled_back", Json{{"ifname", pending.ifname}, {"report", report}}, in(std::chrono::seconds(1)));
+    session.ch.send(Msg::RolledBack, Json{{"ifname", pending.ifname}, {"report", report}}, deadline_in(kNoticeTimeout));
 }
 
 Json PeerAgent::handle_request(Session& session, const Json& request) {
     const auto op = request.at("op").get<std::string>();
     if (op == "ping") return Json::object();
     const auto caps = capabilities();
-    if (!caps.control) throw Refusal{"refused", "settings control refused: " + caps.why};
+    if (!caps.control) throw Refusal{WireError::Refused, "settings control refused: " + caps.why};
     if (op == "confirm") {
         session.pending.reset();
         return Json::object();
@@ -119,7 +101,7 @@ Json PeerAgent::handle_request(Session& session, const Json& request) {
     {
         std::lock_guard lock(device_mutex_);
         if (!session.controls) {
-            if (controller_) throw Refusal{"busy", "settings control refused: another client controls this agent"};
+            if (controller_) throw Refusal{WireError::Busy, "settings control refused: another client controls this agent"};
             controller_ = true;
             session.controls = true;
         }
@@ -131,7 +113,7 @@ Json PeerAgent::handle_request(Session& session, const Json& request) {
     }
     const auto ifname = request.at("ifname").get<std::string>();
     if (!options_.allowed.count(ifname)) {
-        throw Refusal{"refused", "settings control refused: interface " + ifname + " is not allowed (the agent allows " +
+        throw Refusal{WireError::Refused, "settings control refused: interface " + ifname + " is not allowed (the agent allows " +
                                      [&] {
                                          std::string list;
                                          for (const auto& i : caps.interfaces) list += (list.empty() ? "" : ", ") + i;
@@ -153,59 +135,58 @@ Json PeerAgent::handle_request(Session& session, const Json& request) {
         journal_.remember(before);
         const ApplyReport report = device_.apply(ifname, settings);
         const auto confirm_ms = request.value("confirm_ms", uint64_t{0});
-        if (confirm_ms > 0) session.pending = Session::Pending{ifname, before, in(std::chrono::milliseconds(confirm_ms))};
+        if (confirm_ms > 0) session.pending = Session::Pending{ifname, before, deadline_in(std::chrono::milliseconds(confirm_ms))};
         return Json{{"report", report}};
     }
-    throw Refusal{"usage", "unknown operation \"" + op + "\""};
+    throw Refusal{WireError::Usage, "unknown operation \"" + op + "\""};
 }
 
 void PeerAgent::serve_control(ControlChannel ch, Json first, std::stop_token stop) {
     Session session{ch, {}, {}, 0, false, {}};
     try {
         session.client = peer_address(ch.fd()).host();
-        if (first.at("type") != "control_hello" || !first.contains("client_nonce") || !first.at("client_nonce").is_string() ||
+        if (!is(first, Msg::ControlHello) || !first.contains("client_nonce") || !first.at("client_nonce").is_string() ||
             !is_hex(first.at("client_nonce").get<std::string>(), 2 * kNonceBytes)) {
             log("refused " + session.client + ": unexpected first message " + first.value("type", std::string("?")));
-            send_error(ch, "protocol", "expected hello or control_hello {client_nonce: 64 hex digits}");
+            send_error(ch, WireError::Protocol, "expected hello or control_hello {client_nonce: 64 hex digits}");
             return;
         }
         const std::string client_nonce = first.at("client_nonce").get<std::string>();
         const std::string nonce = random_hex(kNonceBytes);
         const auto caps = capabilities();
-        ch.send("challenge",
+        ch.send(Msg::Challenge,
                 Json{{"nonce", nonce},
                      {"auth_required", options_.key.has_value()},
                      {"control", caps.control},
                      {"interfaces", caps.interfaces},
                      {"why", caps.why},
                      {"heartbeat_timeout_ms", options_.heartbeat_timeout.count()}},
-                in(kHandshakeTimeout));
+                deadline_in(kHandshakeTimeout));
         if (options_.key) {
-            const Json auth = ch.expect(in(kHandshakeTimeout), "auth");
-            const bool good = auth.at("type") == "auth" && auth.contains("mac") && auth.at("mac").is_string() &&
+            const Json auth = ch.expect(deadline_in(kHandshakeTimeout), "auth");
+            const bool good = is(auth, Msg::Auth) && auth.contains("mac") && auth.at("mac").is_string() &&
                               macs_equal(auth.at("mac").get<std::string>(), handshake_proof(*options_.key, nonce, client_nonce, "client"));
             if (!good) {
                 log("refused " + session.client + ": authentication failed (wrong key)");
-                send_error(ch, "auth", "authentication failed: wrong key");
+                send_error(ch, WireError::Auth, "authentication failed: wrong key");
                 return;
             }
             session.key = session_key(*options_.key, nonce, client_nonce);
-            ch.send("welcome", Json{{"mac", handshake_proof(*options_.key, nonce, client_nonce, "agent")}}, in(kHandshakeTimeout));
+            ch.send(Msg::Welcome, Json{{"mac", handshake_proof(*options_.key, nonce, client_nonce, "agent")}}, deadline_in(kHandshakeTimeout));
         } else {
-            ch.send("welcome", Json::object(), in(kHandshakeTimeout));
+            ch.send(Msg::Welcome, Json::object(), deadline_in(kHandshakeTimeout));
         }
 
         auto last_heard = std::chrono::steady_clock::now();
         while (!stop.stop_requested()) {
             const auto silence_limit = last_heard + options_.heartbeat_timeout;
-            auto wake = std::min(silence_limit, in(std::chrono::milliseconds(200)));
+            auto wake = std::min(silence_limit, deadline_in(std::chrono::milliseconds(200)));
             if (session.pending) wake = std::min(wake, session.pending->deadline);
             std::optional<Json> msg;
             try {
                 msg = ch.receive(wake);
             } catch (const Error& e) {
-                const std::string what = e.what();
-                if (what.find("closed by peer") == std::string::npos) log("refused " + session.client + ": " + what);
+                if (e.kind() != ErrorKind::Closed) log("refused " + session.client + ": " + e.what());
                 break;
             }
             const auto now = std::chrono::steady_clock::now();
@@ -219,40 +200,41 @@ void PeerAgent::serve_control(ControlChannel ch, Json first, std::stop_token sto
                 continue;
             }
             last_heard = now;
-            const auto type = msg->at("type").get<std::string>();
+            const auto type = msg_type(*msg);
+            const auto type_name = msg->at("type").get<std::string>();
             const auto seq = msg->contains("seq") && msg->at("seq").is_number_unsigned() ? std::optional(msg->at("seq").get<uint64_t>()) : std::nullopt;
-            if (type != "request" && type != "heartbeat") {
-                log("refused " + session.client + ": unexpected message \"" + type + "\"");
-                send_error(ch, "protocol", "unexpected message \"" + type + "\"", seq);
+            if (type != Msg::Request && type != Msg::Heartbeat) {
+                log("refused " + session.client + ": unexpected message " + Json(type_name).dump());
+                send_error(ch, WireError::Protocol, "unexpected message " + Json(type_name).dump(), seq);
                 continue;
             }
             if (!session.key.empty()) {
                 if (!verify_message(*msg, session.key)) {
                     log("refused " + session.client + ": message with a bad MAC (altered or not signed)");
-                    send_error(ch, "auth", "message refused: bad MAC", seq);
+                    send_error(ch, WireError::Auth, "message refused: bad MAC", seq);
                     continue;
                 }
                 if (!seq || *seq != session.last_seq + 1) {
                     log("refused " + session.client + ": replayed or out-of-order message (seq " + (seq ? std::to_string(*seq) : "none") +
                         ", expected " + std::to_string(session.last_seq + 1) + ")");
-                    send_error(ch, "replay", "message refused: sequence " + (seq ? std::to_string(*seq) : "none") + ", expected " +
+                    send_error(ch, WireError::Replay, "message refused: sequence " + (seq ? std::to_string(*seq) : "none") + ", expected " +
                                                   std::to_string(session.last_seq + 1), seq);
                     continue;
                 }
                 session.last_seq = *seq;
             }
-            if (type == "heartbeat") continue;
+            if (type == Msg::Heartbeat) continue;
             try {
                 Json reply = handle_request(session, *msg);
                 reply["seq"] = seq.value_or(0);
-                ch.send("reply", std::move(reply), in(std::chrono::seconds(2)));
+                ch.send(Msg::Reply, std::move(reply), deadline_in(kResultTimeout));
             } catch (const Refusal& r) {
                 log("refused " + session.client + ": " + r.message);
                 send_error(ch, r.kind, r.message, seq);
             } catch (const Error& e) {
-                send_error(ch, e.kind() == ErrorKind::Usage ? "usage" : e.kind() == ErrorKind::Refused ? "refused" : "failed", e.what(), seq);
+                send_error(ch, e, seq);
             } catch (const nlohmann::json::exception& e) {
-                send_error(ch, "protocol", std::string("bad request: ") + e.what(), seq);
+                send_error(ch, WireError::Protocol, std::string("bad request: ") + e.what(), seq);
             }
         }
     } catch (const Error& e) {

@@ -9,23 +9,20 @@
 namespace nm {
 namespace {
 
-constexpr auto kHandshakeTimeout = std::chrono::seconds(5);
 constexpr auto kRequestTimeout = std::chrono::seconds(10);
-
-Deadline in(std::chrono::milliseconds d) { return std::chrono::steady_clock::now() + d; }
 
 }  // namespace
 
 PeerControlClient::PeerControlClient(PeerClientOptions options) : options_(std::move(options)) {
     const SocketAddress agent = resolve_address(options_.host, options_.port);
-    ch_.emplace(connect_tcp(agent, options_.bind, 0, in(kHandshakeTimeout)));
+    ch_.emplace(connect_tcp(agent, options_.bind, 0, deadline_in(kHandshakeTimeout)));
     const std::string client_nonce = random_hex(32);
-    ch_->send("control_hello", Json{{"client_nonce", client_nonce}}, in(kHandshakeTimeout));
-    const Json challenge = ch_->expect(in(kHandshakeTimeout), "the peer agent's challenge from " + where());
-    if (challenge.at("type") == "error") {
+    ch_->send(Msg::ControlHello, Json{{"client_nonce", client_nonce}}, deadline_in(kHandshakeTimeout));
+    const Json challenge = ch_->expect(deadline_in(kHandshakeTimeout), "the peer agent's challenge from " + where());
+    if (is(challenge, Msg::Error)) {
         throw Error(ErrorKind::Failed, "peer agent " + where() + ": " + challenge.value("message", std::string("error")));
     }
-    if (challenge.at("type") != "challenge") {
+    if (!is(challenge, Msg::Challenge)) {
         throw Error(ErrorKind::Failed, "peer agent " + where() + ": no settings control (is it an older nicmatrix serve?)");
     }
     caps_.control = challenge.at("control").get<bool>();
@@ -39,9 +36,9 @@ PeerControlClient::PeerControlClient(PeerClientOptions options) : options_(std::
             caps_.why = "the agent requires a key and none was given (--key-file or NICMATRIX_KEY_FILE)";
             return;
         }
-        ch_->send("auth", Json{{"mac", handshake_proof(*options_.key, nonce, client_nonce, "client")}}, in(kHandshakeTimeout));
-        const Json welcome = ch_->expect(in(kHandshakeTimeout), "the peer agent's answer to the key");
-        if (welcome.at("type") != "welcome") {
+        ch_->send(Msg::Auth, Json{{"mac", handshake_proof(*options_.key, nonce, client_nonce, "client")}}, deadline_in(kHandshakeTimeout));
+        const Json welcome = ch_->expect(deadline_in(kHandshakeTimeout), "the peer agent's answer to the key");
+        if (!is(welcome, Msg::Welcome)) {
             throw Error(ErrorKind::Refused, "peer agent " + where() + " refused the key: " + welcome.value("message", std::string("?")));
         }
         if (!welcome.contains("mac") || !macs_equal(welcome.at("mac").get<std::string>(), handshake_proof(*options_.key, nonce, client_nonce, "agent"))) {
@@ -49,8 +46,8 @@ PeerControlClient::PeerControlClient(PeerClientOptions options) : options_(std::
         }
         session_key_ = session_key(*options_.key, nonce, client_nonce);
     } else {
-        const Json welcome = ch_->expect(in(kHandshakeTimeout), "the peer agent's welcome");
-        if (welcome.at("type") != "welcome") throw Error(ErrorKind::Failed, "peer agent " + where() + ": unexpected reply");
+        const Json welcome = ch_->expect(deadline_in(kHandshakeTimeout), "the peer agent's welcome");
+        if (!is(welcome, Msg::Welcome)) throw Error(ErrorKind::Failed, "peer agent " + where() + ": unexpected reply");
     }
     heartbeat_ = std::jthread([this](std::stop_token stop) { heartbeats(stop); });
 }
@@ -83,9 +80,9 @@ void PeerControlClient::heartbeats(std::stop_token stop) {
         }
         std::lock_guard lock(mutex_);
         try {
-            Json hb{{"type", "heartbeat"}, {"seq", ++seq_}};
+            Json hb{{"type", msg_name(Msg::Heartbeat)}, {"seq", ++seq_}};
             if (!session_key_.empty()) sign_message(hb, session_key_);
-            ch_->send("heartbeat", std::move(hb), in(std::chrono::seconds(1)));
+            ch_->send(Msg::Heartbeat, std::move(hb), deadline_in(kNoticeTimeout));
         } catch (const Error&) {
             return;   // the connection is gone; the next request reports it
         }
@@ -94,27 +91,22 @@ void PeerControlClient::heartbeats(std::stop_token stop) {
 
 Json PeerControlClient::request(Json body, std::chrono::milliseconds timeout) {
     std::lock_guard lock(mutex_);
-    body["type"] = "request";
+    body["type"] = msg_name(Msg::Request);
     body["seq"] = ++seq_;
     const auto seq = body["seq"].get<uint64_t>();
     if (!session_key_.empty()) sign_message(body, session_key_);
     const auto op = body.value("op", std::string());
-    const auto deadline = in(timeout);
-    ch_->send("request", std::move(body), deadline);
+    const auto deadline = deadline_in(timeout);
+    ch_->send(Msg::Request, std::move(body), deadline);
     for (;;) {
         Json reply = ch_->expect(deadline, "the peer agent's reply to " + op);
-        const auto type = reply.at("type").get<std::string>();
-        if (type == "rolled_back") {
+        if (is(reply, Msg::RolledBack)) {
             rolled_back_ = std::move(reply);
             continue;
         }
         if (reply.value("seq", uint64_t{0}) != seq) continue;
-        if (type == "reply") return reply;
-        const auto kind = reply.value("kind", std::string("failed"));
-        const auto message = "peer agent " + where() + ": " + reply.value("message", std::string("error"));
-        if (kind == "usage") throw usage_error(message);
-        if (kind == "refused" || kind == "busy" || kind == "auth" || kind == "replay") throw Error(ErrorKind::Refused, message);
-        throw Error(ErrorKind::Failed, message);
+        if (is(reply, Msg::Reply)) return reply;
+        throw error_from_message(reply, "peer agent " + where());
     }
 }
 
@@ -149,7 +141,7 @@ bool PeerControlClient::ping(std::chrono::milliseconds timeout) {
 void PeerControlClient::confirm() { request(Json{{"op", "confirm"}}, kRequestTimeout); }
 
 bool PeerControlClient::await_rollback(std::chrono::milliseconds timeout) {
-    const auto deadline = in(timeout);
+    const auto deadline = deadline_in(timeout);
     // Short waits, the lock released in between, so the heartbeats go on while the agent's window runs.
     while (std::chrono::steady_clock::now() < deadline) {
         std::lock_guard lock(mutex_);
@@ -158,8 +150,8 @@ bool PeerControlClient::await_rollback(std::chrono::milliseconds timeout) {
             return true;
         }
         try {
-            auto msg = ch_->receive(std::min(deadline, in(std::chrono::milliseconds(100))));
-            if (msg && msg->at("type") == "rolled_back") rolled_back_ = std::move(*msg);
+            auto msg = ch_->receive(std::min(deadline, deadline_in(std::chrono::milliseconds(100))));
+            if (msg && is(*msg, Msg::RolledBack)) rolled_back_ = std::move(*msg);
         } catch (const Error&) {
             return false;
         }

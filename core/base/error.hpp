@@ -10,6 +10,7 @@ enum class ErrorKind {
     Usage,    ///< the input is wrong: unknown interface, bad value, bad config
     Refused,  ///< the input is fine but the system would not do it: fixed feature, no permission
     Failed,   ///< something broke while doing it: a socket error, a vanished peer, a timeout
+    Closed,   ///< the other end closed the connection (a kind of Failed: exit 1), told apart without reading text
 };
 
 /// Where an error happened, for the message: the interface, the setting, the kernel's extended ack.

@@ -205,10 +205,10 @@ TEST_CASE("The agent restores when the controlling client stops sending heartbea
     // A raw client that authenticates, changes the MTU, confirms, then goes silent (no heartbeats).
     auto ch = w.raw();
     const std::string cnonce = nm::random_hex(32);
-    ch.send("control_hello", nm::Json{{"client_nonce", cnonce}}, soon());
+    ch.send(nm::Msg::ControlHello, nm::Json{{"client_nonce", cnonce}}, soon());
     const auto challenge = ch.expect(soon(), "challenge");
     const auto nonce = challenge.at("nonce").get<std::string>();
-    ch.send("auth", nm::Json{{"mac", nm::handshake_proof(kKey, nonce, cnonce, "client")}}, soon());
+    ch.send(nm::Msg::Auth, nm::Json{{"mac", nm::handshake_proof(kKey, nonce, cnonce, "client")}}, soon());
     REQUIRE(ch.expect(soon(), "welcome").at("type") == "welcome");
     const auto skey = nm::session_key(kKey, nonce, cnonce);
     uint64_t seq = 0;
@@ -216,7 +216,7 @@ TEST_CASE("The agent restores when the controlling client stops sending heartbea
         body["type"] = "request";
         body["seq"] = ++seq;
         nm::sign_message(body, skey);
-        ch.send("request", body, soon());
+        ch.send(nm::Msg::Request, body, soon());
         return ch.expect(soon(), "reply");
     };
     REQUIRE(request(nm::Json{{"op", "apply"}, {"ifname", b.ifname}, {"settings", nm::LinkSettings{5000, {}}}}).at("type") == "reply");
@@ -235,18 +235,18 @@ TEST_CASE("Replayed, altered, unsigned and oversized messages are refused and lo
     {
         auto ch = w.raw();
         const std::string cnonce = nm::random_hex(32);
-        ch.send("control_hello", nm::Json{{"client_nonce", cnonce}}, soon());
+        ch.send(nm::Msg::ControlHello, nm::Json{{"client_nonce", cnonce}}, soon());
         const auto nonce = ch.expect(soon(), "challenge").at("nonce").get<std::string>();
-        ch.send("auth", nm::Json{{"mac", nm::handshake_proof(kKey, nonce, cnonce, "client")}}, soon());
+        ch.send(nm::Msg::Auth, nm::Json{{"mac", nm::handshake_proof(kKey, nonce, cnonce, "client")}}, soon());
         REQUIRE(ch.expect(soon(), "welcome").at("type") == "welcome");
         const auto skey = nm::session_key(kKey, nonce, cnonce);
 
         nm::Json ping{{"type", "request"}, {"seq", 1}, {"op", "ping"}};
         nm::sign_message(ping, skey);
-        ch.send("request", ping, soon());
+        ch.send(nm::Msg::Request, ping, soon());
         CHECK(ch.expect(soon(), "reply").at("type") == "reply");
 
-        ch.send("request", ping, soon());   // the same message again
+        ch.send(nm::Msg::Request, ping, soon());   // the same message again
         const auto replay = ch.expect(soon(), "replay refusal");
         CHECK(replay.at("kind") == "replay");
         CHECK(replay.at("message") == "message refused: sequence 1, expected 2");
@@ -254,13 +254,13 @@ TEST_CASE("Replayed, altered, unsigned and oversized messages are refused and lo
         nm::Json change{{"type", "request"}, {"seq", 2}, {"op", "apply"}, {"ifname", b.ifname}, {"settings", nm::LinkSettings{1400, {}}}};
         nm::sign_message(change, skey);
         change["settings"]["mtu"] = 9000;   // altered after signing
-        ch.send("request", change, soon());
+        ch.send(nm::Msg::Request, change, soon());
         const auto altered = ch.expect(soon(), "MAC refusal");
         CHECK(altered.at("kind") == "auth");
         CHECK(altered.at("message") == "message refused: bad MAC");
 
         nm::Json unsigned_change{{"type", "request"}, {"seq", 2}, {"op", "apply"}, {"ifname", b.ifname}, {"settings", nm::LinkSettings{9000, {}}}};
-        ch.send("request", unsigned_change, soon());
+        ch.send(nm::Msg::Request, unsigned_change, soon());
         CHECK(ch.expect(soon(), "MAC refusal").at("kind") == "auth");
         CHECK(link_mtu(b.netns, b.ifname) == mtu_before);
 

@@ -47,8 +47,8 @@ TEST_CASE("ControlChannel carries messages, splits lines, and times out", "[unit
     Pair p;
     nm::ControlChannel tx(std::move(p.a));
     nm::ControlChannel rx(std::move(p.b));
-    tx.send("hello", nm::Json{{"n", 1}}, soon(1000));
-    tx.send("start", nm::Json::object(), soon(1000));
+    tx.send(nm::Msg::Hello, nm::Json{{"n", 1}}, soon(1000));
+    tx.send(nm::Msg::Start, nm::Json::object(), soon(1000));
     auto m1 = rx.receive(soon(1000));
     auto m2 = rx.receive(soon(1000));
     REQUIRE(m1);
@@ -75,5 +75,19 @@ TEST_CASE("ControlChannel refuses a line over the size cap and reports a closed 
     Pair q;
     nm::ControlChannel rx2(std::move(q.b));
     q.a.reset();
-    CHECK_THROWS_WITH(rx2.receive(soon(1000)), Contains("closed by peer"));
+    try {
+        rx2.receive(soon(1000));
+        FAIL("no error for a closed peer");
+    } catch (const nm::Error& e) {
+        CHECK(e.kind() == nm::ErrorKind::Closed);
+        CHECK_THAT(e.what(), Contains("closed by peer"));
+    }
+    // Sending to a closed peer is the same kind (EPIPE), so callers never match text.
+    try {
+        rx2.send(nm::Msg::Heartbeat, nm::Json::object(), soon(1000));
+        rx2.send(nm::Msg::Heartbeat, nm::Json::object(), soon(1000));
+        FAIL("no error sending to a closed peer");
+    } catch (const nm::Error& e) {
+        CHECK(e.kind() == nm::ErrorKind::Closed);
+    }
 }

@@ -6,40 +6,6 @@
 #include "matrix/peer_auth.hpp"
 #include "tests/support/matrix_world.hpp"
 
-TEST_CASE("HMAC-SHA256 matches RFC 4231 test case 2", "[unit]") {
-    CHECK(nm::hmac_sha256_hex("Jefe", "what do ya want for nothing?") == "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843");
-}
-
-TEST_CASE("Signed messages verify; any change, a missing MAC or another key does not", "[unit]") {
-    const std::string key = "session key, 32 bytes long......";
-    nm::Json m{{"type", "request"}, {"seq", 7}, {"op", "apply"}, {"settings", {{"mtu", 9000}}}};
-    nm::sign_message(m, key);
-    CHECK(nm::verify_message(m, key));
-    m["v"] = 1;   // the channel adds the version after signing
-    CHECK(nm::verify_message(m, key));
-    CHECK_FALSE(nm::verify_message(m, "another key, 32 bytes long......"));
-    nm::Json altered = m;
-    altered["seq"] = 8;
-    CHECK_FALSE(nm::verify_message(altered, key));
-    nm::Json bare = m;
-    bare.erase("mac");
-    CHECK_FALSE(nm::verify_message(bare, key));
-    CHECK_FALSE(nm::verify_message(nm::Json::array(), key));
-}
-
-TEST_CASE("Handshake proofs differ by role and nonce; nonces are fresh", "[unit]") {
-    const std::string key = "0123456789abcdef";
-    const auto n1 = nm::random_hex(32);
-    const auto n2 = nm::random_hex(32);
-    CHECK(n1.size() == 64);
-    CHECK(n1 != n2);
-    CHECK(nm::handshake_proof(key, n1, n2, "client") != nm::handshake_proof(key, n1, n2, "agent"));
-    CHECK(nm::handshake_proof(key, n1, n2, "client") != nm::handshake_proof(key, n2, n1, "client"));
-    CHECK(nm::macs_equal("abc", "abc"));
-    CHECK_FALSE(nm::macs_equal("abc", "abd"));
-    CHECK_FALSE(nm::macs_equal("abc", "abcd"));
-}
-
 TEST_CASE("Key files: missing and short keys are usage errors naming the file", "[unit]") {
     nm::test::TempDir dir;
     CHECK_THROWS_WITH(nm::load_key(dir.file("none")), "key file " + dir.file("none") + ": cannot be read");

@@ -211,7 +211,7 @@ TEST_CASE("set tx=off takes TCP segmentation along as side effects, and ethtool 
     CHECK(snapshot(a) == before);
 }
 
-TEST_CASE("set applies several features and the MTU at once; ethtool -k and ip -d link agree", "[integration]") {
+TEST_CASE("set applies several features and the MTU at once, ethtool -k and ip -d link agree", "[integration]") {
     nm::test::require_net_admin();
     nm::test::ScopedLab lab;
     const auto& a = lab.client();

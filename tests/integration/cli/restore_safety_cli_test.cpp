@@ -84,7 +84,7 @@ bool exists(const std::string& path) { return ::access(path.c_str(), F_OK) == 0;
 
 }  // namespace
 
-TEST_CASE("restore during a running sweep leaves the sweep's entries alone; the sweep restores its interface at the end", "[integration]") {
+TEST_CASE("restore during a running sweep leaves the sweep's entries alone, the sweep restores its interface at the end", "[integration]") {
     nm::test::require_net_admin();
     nm::test::ScopedLab lab;
     nm::test::TempDir dir;
@@ -177,7 +177,7 @@ TEST_CASE("sweep | head -1: the closed stdout stops the printing, the sweep fini
     CHECK_FALSE(exists(dir.file("j.json")));
 }
 
-TEST_CASE("A foreign SIGUSR2 does not disable the stop: SIGTERM after it still stops and restores; a second SIGINT never cuts the restore", "[integration]") {
+TEST_CASE("A foreign SIGUSR2 does not disable the stop: SIGTERM after it still stops and restores, a second SIGINT never cuts the restore", "[integration]") {
     nm::test::require_net_admin();
     nm::test::ScopedLab lab;
     nm::test::TempDir dir;

@@ -160,7 +160,7 @@ nm::JournalReport only(const std::vector<nm::JournalReport>& r) {
 
 }  // namespace
 
-TEST_CASE("The journal keeps the first state with its owner and identity; a restore after the owner died puts it back", "[unit]") {
+TEST_CASE("The journal keeps the first state with its owner and identity, a restore after the owner died puts it back", "[unit]") {
     TempDir dir;
     FakeWorld w;
     w.add(11, "lab-a", "nm-a", 7, 1500, true);
@@ -276,7 +276,7 @@ TEST_CASE("An entry from an earlier boot is dropped with a note, never applied o
     CHECK(after.entries()[0].owner.pid == 500);
 }
 
-TEST_CASE("A renamed interface is found by its ifindex and restored; the note says its new name", "[unit]") {
+TEST_CASE("A renamed interface is found by its ifindex and restored, the note says its new name", "[unit]") {
     TempDir dir;
     FakeWorld w;
     w.add(11, "lab-a", "nm-a", 7, 1500, true);
@@ -332,7 +332,7 @@ TEST_CASE("Same-named interfaces in two namespaces: the restore acts in the jour
     CHECK(w.applied[0].first == "lab-a/nm-a");
 }
 
-TEST_CASE("A namespace that is gone: its veth went with it (dropped); a physical NIC is found back in init by its address", "[unit]") {
+TEST_CASE("A namespace that is gone: its veth went with it (dropped), a physical NIC is found back in init by its address", "[unit]") {
     TempDir dir;
     FakeWorld w;
     w.add(11, "lab-a", "nm-a", 7, 1500, true);
@@ -449,7 +449,7 @@ TEST_CASE("A name that is not UTF-8 is journalled (as U+FFFD) and still restored
     CHECK(w.link(11, odd).mtu == 1500);
 }
 
-TEST_CASE("A lock held too long is an error naming the holder; a planted symbolic link is refused, not followed", "[unit]") {
+TEST_CASE("A lock held too long is an error naming the holder, a planted symbolic link is refused, not followed", "[unit]") {
     TempDir dir;
     FakeWorld w;
     w.add(11, "lab-a", "nm-a", 7, 1500, true);
@@ -487,7 +487,7 @@ TEST_CASE("A lock held too long is an error naming the holder; a planted symboli
     CHECK(text == "precious");
 }
 
-TEST_CASE("The journal paths: NICMATRIX_JOURNAL or /run/nicmatrix/journal.json; the agent's under /run", "[unit]") {
+TEST_CASE("The journal paths: NICMATRIX_JOURNAL or /run/nicmatrix/journal.json, the agent's under /run", "[unit]") {
     ::setenv("NICMATRIX_JOURNAL", "/tmp/x/j.json", 1);
     CHECK(nm::FileSettingsJournal::default_path() == "/tmp/x/j.json");
     ::unsetenv("NICMATRIX_JOURNAL");
@@ -495,7 +495,7 @@ TEST_CASE("The journal paths: NICMATRIX_JOURNAL or /run/nicmatrix/journal.json; 
     CHECK(nm::FileSettingsJournal::default_agent_path() == "/run/nicmatrix/agent-journal.json");
 }
 
-TEST_CASE("/proc/PID/stat and /proc/locks parse; an owner is alive only with the same pid, start time and boot", "[unit]") {
+TEST_CASE("/proc/PID/stat and /proc/locks parse, an owner is alive only with the same pid, start time and boot", "[unit]") {
     const auto st = nm::parse_proc_pid_stat("4242 (a) b (c)) S 1 4242 4242 0 -1 4194560 100 0 0 0 1 2 0 0 20 0 1 0 987654 12345 678");
     REQUIRE(st);
     CHECK(st->state == 'S');

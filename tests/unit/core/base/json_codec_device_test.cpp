@@ -48,7 +48,7 @@ TEST_CASE("LinkState round-trips through JSON, with and without a speed", "[unit
     CHECK_FALSE(nm::Json(s).get<nm::LinkState>().speed_mbps);
 }
 
-TEST_CASE("ApplyReport and LinkSettings round-trip; outcomes are words", "[unit]") {
+TEST_CASE("ApplyReport and LinkSettings round-trip, outcomes are words", "[unit]") {
     nm::ApplyReport r;
     r.ifname = "nm-a";
     r.path = "ioctl";
@@ -76,7 +76,7 @@ TEST_CASE("ApplyReport and LinkSettings round-trip; outcomes are words", "[unit]
     }
 }
 
-TEST_CASE("Journal entries and restore reports round-trip; actions are words", "[unit]") {
+TEST_CASE("Journal entries and restore reports round-trip, actions are words", "[unit]") {
     nm::JournalEntry e;
     e.owner = {4242, 123456, "0f5e6a4c-1d2b-4c3a-9e8f-7a6b5c4d3e2f", "nicmatrix sweep x.json --lab"};
     e.original = sample_state();

@@ -278,9 +278,10 @@ SweepOutcome Sweep::run() {
         }
         planned_done += planned_s(cell);
         eta();
-        if (s_.observer) s_.observer->on_cell_done(progress, result);
         const bool was_measured = !result.runs.empty();
-        record(std::move(result));
+        // In the file first, then told: a cell reported done is never lost to a SIGKILL in between.
+        record(result);
+        if (s_.observer) s_.observer->on_cell_done(progress, result);
         ++outcome_.cells_run;
         if (was_measured && i + 1 < cells_.size()) cooldown();
     }

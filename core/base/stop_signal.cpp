@@ -53,12 +53,10 @@ StopSignal::~StopSignal() {
     closing_.store(true);
     pthread_kill(waiter_.native_handle(), SIGUSR2);
     waiter_.join();
-    // A pending SIGUSR2 from somebody else must not kill us once it is unblocked: take it first.
-    sigset_t usr2;
-    sigemptyset(&usr2);
-    sigaddset(&usr2, SIGUSR2);
+    // Signals that came after the waiter left (a late Ctrl-C, a stray SIGUSR2) would take their default
+    // action once unblocked and kill a process that has already restored everything: take them first.
     const timespec none{0, 0};
-    while (::sigtimedwait(&usr2, nullptr, &none) > 0) {
+    while (::sigtimedwait(&set_, nullptr, &none) > 0) {
     }
     pthread_sigmask(SIG_UNBLOCK, &set_, nullptr);
 }

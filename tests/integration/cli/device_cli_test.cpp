@@ -6,6 +6,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <map>
 #include <regex>
 #include <sstream>
@@ -356,6 +357,24 @@ TEST_CASE("DeviceControl reads link details and counters that ip -s link agrees 
     CHECK(s.counters.tx_packets <= ip_tx_packets);
     CHECK(ip_tx_packets - s.counters.tx_packets <= 4);  // only background IPv6 traffic in between
     CHECK(s.counters.rx_crc_errors == 0);
+}
+
+TEST_CASE("DeviceControl's identity of an interface is what ip and the namespace file say", "[integration]") {
+    nm::test::require_net_admin();
+    nm::test::ScopedLab lab;
+    const auto& a = lab.client();
+    nm::NetlinkDeviceControl device(a.netns);
+    const auto s = device.read(a.ifname);
+    const json link = json::parse(run_in_netns(a.netns, "ip -j -d link show dev " + a.ifname).output).at(0);
+    CHECK(s.identity.ifindex == link.at("ifindex").get<int>());
+    CHECK(s.identity.kind == link.at("linkinfo").at("info_kind").get<std::string>());
+    CHECK(s.identity.perm_address.empty());   // ip prints "permaddr" only for devices that have one; a veth has none
+    CHECK_FALSE(link.contains("permaddr"));
+    CHECK(std::to_string(s.identity.netns_ino) + "\n" == run_command("stat -L -c %i /run/netns/" + a.netns).output);
+    const auto names = device.link_names();
+    CHECK(std::count(names.begin(), names.end(), a.ifname) == 1);
+    CHECK(std::count(names.begin(), names.end(), "lo") == 1);
+    CHECK(names.size() == json::parse(run_in_netns(a.netns, "ip -j link show").output).size());
 }
 
 TEST_CASE("restore drops the entry of a veth whose lab was taken down, saying it went with its namespace", "[integration]") {

@@ -209,8 +209,8 @@ void add_device_commands(CLI::App& app) {
     auto* restore = app.add_subcommand(
         "restore", "Put back the interfaces journalled by processes that are gone (after set, or a sweep or agent that was killed)");
     restore->add_option("--journal", opts->journal,
-                        "Restore journal file (default: $NICMATRIX_JOURNAL or /run/nicmatrix/journal.json, and the agent's "
-                        "/run/nicmatrix/agent-journal.json)");
+                        "Restore journal file (default: $NICMATRIX_JOURNAL or /run/nicmatrix/journal.json, and the agents' "
+                        "/run/nicmatrix/agent*.json)");
     restore->add_flag("--json", opts->json, "Print one JSON object per entry: action, ifname, where, owner, note, applied");
     restore->add_flag("--force", opts->force,
                       "Also restore the entries of processes that still run (a sweep or agent you know is stuck); "
@@ -226,13 +226,8 @@ void add_device_commands(CLI::App& app) {
         "looked for in the initial namespace. Exit status: 0 nothing left that this restore could do; 1 some entry "
         "could not be restored and stays (try again, or --forget).");
     restore->callback([opts] {
-        std::vector<std::string> paths;
-        if (!opts->journal.empty()) {
-            paths.push_back(opts->journal);
-        } else {
-            paths.push_back(FileSettingsJournal::default_path());
-            if (FileSettingsJournal::default_agent_path() != paths.front()) paths.push_back(FileSettingsJournal::default_agent_path());
-        }
+        const std::vector<std::string> paths =
+            opts->journal.empty() ? FileSettingsJournal::default_paths() : std::vector<std::string>{opts->journal};
         Json all = Json::array();
         std::vector<std::string> kept_in;
         size_t count = 0;

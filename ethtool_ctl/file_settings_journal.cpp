@@ -1,9 +1,11 @@
 #include "ethtool_ctl/file_settings_journal.hpp"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 
@@ -75,6 +77,30 @@ std::string FileSettingsJournal::default_path() {
 }
 
 std::string FileSettingsJournal::default_agent_path() { return "/run/nicmatrix/agent-journal.json"; }
+
+std::vector<std::string> FileSettingsJournal::agent_journals_in(const std::string& dir) {
+    std::vector<std::string> out;
+    DIR* d = ::opendir(dir.c_str());
+    if (d == nullptr) return out;
+    while (const dirent* e = ::readdir(d)) {
+        const std::string name = e->d_name;
+        const bool json = name.size() > 5 && name.compare(name.size() - 5, 5, ".json") == 0;
+        if (name.rfind("agent", 0) == 0 && json) out.push_back(dir + "/" + name);
+    }
+    ::closedir(d);
+    std::sort(out.begin(), out.end());
+    return out;
+}
+
+std::vector<std::string> FileSettingsJournal::default_paths() {
+    std::vector<std::string> out{default_path(), default_agent_path()};
+    for (auto& p : agent_journals_in(parent_directory(default_agent_path()))) out.push_back(std::move(p));
+    std::vector<std::string> unique;
+    for (auto& p : out) {
+        if (std::find(unique.begin(), unique.end(), p) == unique.end()) unique.push_back(std::move(p));
+    }
+    return unique;
+}
 
 std::vector<JournalEntry> FileSettingsJournal::entries() const {
     const auto text = read_file(path_);

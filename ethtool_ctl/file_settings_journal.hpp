@@ -28,6 +28,13 @@ public:
     /// reboot (which resets the interfaces) also clears it.
     static std::string default_agent_path();
 
+    /// What `nicmatrix restore` reads without --journal: default_path(), default_agent_path(), and every
+    /// other agent journal in that directory (`agent-IFACE.json`, as the packaged agent unit names them).
+    static std::vector<std::string> default_paths();
+
+    /// The agent journals in `dir`: its files named agent*.json, sorted (not their locks or temporaries).
+    static std::vector<std::string> agent_journals_in(const std::string& dir);
+
     const std::string& path() const noexcept { return path_; }
 
     /// How long a lock held by another process is waited for (default 10 s).

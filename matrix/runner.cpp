@@ -496,6 +496,11 @@ void Sweep::measure(const CellSpec& cell, CellResult& result) {
                     result.error = "repetition " + std::to_string(rep + 1) + ": " + (run.error.empty() ? "the server end vanished" : run.error);
                     result.runs.push_back(std::move(run));
                     return;
+                case RunStatus::Failed:
+                    result.status = CellStatus::Failed;
+                    result.error = "repetition " + std::to_string(rep + 1) + ": " + (run.error.empty() ? "a traffic worker failed" : run.error);
+                    result.runs.push_back(std::move(run));
+                    return;
             }
         } catch (const Error& e) {
             result.status = CellStatus::Failed;

@@ -20,6 +20,11 @@ enum class Direction {
     Bidir,    ///< both at once (--bidir)
 };
 
+/// The direction of the data coming the other way: Forward <-> Reverse (Bidir stays Bidir).
+constexpr Direction opposite(Direction d) {
+    return d == Direction::Forward ? Direction::Reverse : d == Direction::Reverse ? Direction::Forward : d;
+}
+
 inline constexpr uint16_t kDefaultPort = 5301;   ///< not iperf3's 5201, so both can run side by side
 
 /// One share of a UDP payload-size mix: `weight` datagrams of `payload_bytes` in every sum(weights).
@@ -107,6 +112,19 @@ struct LossStats {
     double jitter_ms = 0;             ///< RFC 3550
 };
 
+/// Adds `b`'s counts to `a` (one stream seen by two sockets, or streams summed into a run): counts add,
+/// jitter is the worse of the two, and percent is recomputed from the summed lost and sent.
+inline LossStats& operator+=(LossStats& a, const LossStats& b) {
+    a.sent += b.sent;
+    a.received += b.received;
+    a.lost += b.lost;
+    a.duplicates += b.duplicates;
+    a.reordered += b.reordered;
+    a.jitter_ms = a.jitter_ms > b.jitter_ms ? a.jitter_ms : b.jitter_ms;
+    a.percent = a.sent > 0 ? 100.0 * static_cast<double>(a.lost) / static_cast<double>(a.sent) : 0;
+    return a;
+}
+
 struct StreamResult {
     uint32_t id = 0;
     Direction direction = Direction::Forward;
@@ -137,6 +155,7 @@ enum class RunStatus {
     Stalled,      ///< data stopped flowing (a path that drops packets): ended early, not hung
     PeerLost,     ///< the other end vanished
     Interrupted,  ///< stopped by the user (SIGINT)
+    Failed,       ///< a worker failed (a send or receive error, a socket option refused): see error
 };
 
 /// Everything one run measured, both ends. Counts are from the receiving application's view.

@@ -227,6 +227,11 @@ RunResult FakeTrafficRunner::run(const TestSpec& spec, std::stop_token stop) {
         r.error = "no data for 1 s";
         return r;
     }
+    if (worker_error_runs.count(n)) {
+        r.status = RunStatus::Failed;
+        r.error = "stream 0: sendmmsg: Message too long";
+        return r;
+    }
     const auto& s = local_.state(ifname_);
     // Figures that follow the settings, as on veth: bigger frames and TSO/GRO cost less CPU per byte.
     double gbps = 2.0 * s.mtu / 1500.0;

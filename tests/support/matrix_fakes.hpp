@@ -90,8 +90,9 @@ public:
 
     RunResult run(const TestSpec& spec, std::stop_token stop) override;
 
-    /// Run numbers (1-based, counted over all runs) that throw nm::Error (Failed) or end Stalled.
-    std::set<size_t> fail_runs, stall_runs;
+    /// Run numbers (1-based, counted over all runs) that throw nm::Error (Failed), end Stalled, or end
+    /// with a worker's error (RunStatus::Failed, as a send the kernel refuses).
+    std::set<size_t> fail_runs, stall_runs, worker_error_runs;
     /// Called at the start of every run with its number, before the figures are made.
     std::function<void(size_t, const TestSpec&)> on_run;
     std::vector<TestSpec> specs;

@@ -100,3 +100,9 @@ TEST_CASE("parse_proc_net_dev maps the columns to stats64 fields", "[unit]") {
     CHECK(c.tx_carrier_errors == 10);
     CHECK(devs.at("lo").rx_bytes == 1234);
 }
+
+TEST_CASE("counter_delta is a counter's growth, 0 when it went back", "[unit]") {
+    CHECK(nm::counter_delta(10, 25) == 15);
+    CHECK(nm::counter_delta(7, 7) == 0);
+    CHECK(nm::counter_delta(25, 10) == 0);   // a reset, not 2^64 - 15
+}

@@ -493,6 +493,18 @@ TEST_CASE("The journal paths: NICMATRIX_JOURNAL or /run/nicmatrix/journal.json, 
     ::unsetenv("NICMATRIX_JOURNAL");
     CHECK(nm::FileSettingsJournal::default_path() == "/run/nicmatrix/journal.json");
     CHECK(nm::FileSettingsJournal::default_agent_path() == "/run/nicmatrix/agent-journal.json");
+    const auto defaults = nm::FileSettingsJournal::default_paths();
+    REQUIRE(defaults.size() >= 2);
+    CHECK(defaults[0] == "/run/nicmatrix/journal.json");
+    CHECK(defaults[1] == "/run/nicmatrix/agent-journal.json");
+
+    // The packaged agent unit journals one file per interface: restore finds them all.
+    TempDir dir;
+    for (const char* f : {"agent-eth1.json", "agent-eth0.json", "agent-eth0.json.lock", "journal.json", "agent-eth0.json.tmp.ab12cd"}) {
+        std::ofstream(dir.path + "/" + f) << "{}";
+    }
+    CHECK(nm::FileSettingsJournal::agent_journals_in(dir.path) ==
+          std::vector<std::string>{dir.path + "/agent-eth0.json", dir.path + "/agent-eth1.json"});
 }
 
 TEST_CASE("/proc/PID/stat and /proc/locks parse, an owner is alive only with the same pid, start time and boot", "[unit]") {

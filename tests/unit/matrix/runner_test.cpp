@@ -172,6 +172,20 @@ TEST_CASE("A run that fails or stalls is recorded with its error and the sweep g
     w.check_restored();
 }
 
+TEST_CASE("A run whose worker failed (status failed) fails its cell with the worker's error, and the sweep goes on", "[unit]") {
+    World w;
+    w.traffic.worker_error_runs = {1};
+    const auto config = make_config(R"({"mtu": [1500], "traffic": [{"streams": 1}], "repetitions": 2})");
+    const auto out = w.run(config);
+    const auto& failed = cell(out.results, "all-on/mtu1500/tcp-p1");
+    CHECK(failed.status == CellStatus::Failed);
+    CHECK(failed.error == "repetition 1: stream 0: sendmmsg: Message too long");
+    REQUIRE(failed.runs.size() == 1);   // the failed run is kept, its figures are not taken for a result
+    CHECK(failed.runs[0].status == nm::RunStatus::Failed);
+    CHECK(cell(out.results, "all-off/mtu1500/tcp-p1").status == CellStatus::Ok);
+    w.check_restored();
+}
+
 TEST_CASE("A device error while applying fails that cell only, and the next cell starts from the original", "[unit]") {
     World w;
     const auto config = make_config(R"({"mtu": [1500], "traffic": [{"streams": 1}], "repetitions": 1})");

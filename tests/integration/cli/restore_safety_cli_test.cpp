@@ -46,7 +46,7 @@ std::string local_config(const nm::test::TempDir& dir, int duration, const std::
     const std::string path = dir.file("local.json");
     std::ofstream(path) << R"({"name": "local", "offloads": [{"name": "off", "features": {"tso": "off", "sg": "off", "gro": "on"}}],
       "mtu": )" << mtus << R"(, "traffic": [{"name": "tcp-p1", "streams": 1}], "duration_s": )" << duration
-                        << R"(, "omit_s": 0.2, "repetitions": 1, "cooldown_s": 0, "apply_to": "local"})";
+                        << R"(, "omit_s": 0.2, "repetitions": 1, "order": "sequential", "cooldown_s": 0, "apply_to": "local"})";
     return path;
 }
 

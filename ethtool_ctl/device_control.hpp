@@ -26,6 +26,15 @@ public:
     /// the range). Fixed features are not errors here; apply() reports them.
     virtual void validate(std::string_view ifname, const LinkSettings& wanted) = 0;
 
+    /// Why `wanted` cannot be had on this interface, found without changing anything (a kind the driver
+    /// does not have, a count above its maximum, a sysctl its namespace lacks), in the kernel's words;
+    /// "" when nothing stands in the way. The sweep makes such a cell `infeasible` before any change.
+    virtual std::string unsupported(std::string_view ifname, const LinkSettings& wanted) {
+        (void)ifname;
+        (void)wanted;
+        return {};
+    }
+
     /// Applies `wanted` (features in one request, MTU through rtnetlink), reads back, and reports every
     /// setting touched, requested or not. Throws nm::Error only when the change could not be made at all.
     virtual ApplyReport apply(std::string_view ifname, const LinkSettings& wanted) = 0;

@@ -4,6 +4,7 @@
 #include <linux/ethtool_netlink.h>
 #include <linux/genetlink.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
@@ -339,29 +340,136 @@ LinkModes EthtoolNetlink::link_modes(std::string_view ifname) {
 namespace {
 // Drivers without an ethtool op answer EOPNOTSUPP: that is "nothing to report", not a failure.
 template <typename Decode, typename Get>
-std::map<std::string, uint64_t> optional_info(Get&& get, Decode&& decode) {
+std::map<std::string, uint64_t> optional_info(Get&& get, Decode&& decode, std::string* why) {
     try {
         return decode(get());
     } catch (const Error& e) {
-        if (e.code().value() == EOPNOTSUPP) return {};
+        if (e.code().value() == EOPNOTSUPP) {
+            if (why != nullptr) *why = e.code().message() + (e.context().extack.empty() ? "" : " (kernel: \"" + e.context().extack + "\")");
+            return {};
+        }
         throw;
     }
 }
+
+using FieldTable = std::map<std::string, std::pair<uint16_t, bool>>;   // name -> attribute, is u8
+
+const FieldTable kChannelFields = {{"rx", {ETHTOOL_A_CHANNELS_RX_COUNT, false}},
+                                   {"tx", {ETHTOOL_A_CHANNELS_TX_COUNT, false}},
+                                   {"other", {ETHTOOL_A_CHANNELS_OTHER_COUNT, false}},
+                                   {"combined", {ETHTOOL_A_CHANNELS_COMBINED_COUNT, false}}};
+const FieldTable kRingFields = {{"rx", {ETHTOOL_A_RINGS_RX, false}},
+                                {"tx", {ETHTOOL_A_RINGS_TX, false}},
+                                {"rx-jumbo", {ETHTOOL_A_RINGS_RX_JUMBO, false}},
+                                {"rx-mini", {ETHTOOL_A_RINGS_RX_MINI, false}}};
+const FieldTable kCoalesceFields = {{"rx-usecs", {ETHTOOL_A_COALESCE_RX_USECS, false}},
+                                    {"rx-frames", {ETHTOOL_A_COALESCE_RX_MAX_FRAMES, false}},
+                                    {"rx-usecs-irq", {ETHTOOL_A_COALESCE_RX_USECS_IRQ, false}},
+                                    {"rx-frames-irq", {ETHTOOL_A_COALESCE_RX_MAX_FRAMES_IRQ, false}},
+                                    {"tx-usecs", {ETHTOOL_A_COALESCE_TX_USECS, false}},
+                                    {"tx-frames", {ETHTOOL_A_COALESCE_TX_MAX_FRAMES, false}},
+                                    {"tx-usecs-irq", {ETHTOOL_A_COALESCE_TX_USECS_IRQ, false}},
+                                    {"tx-frames-irq", {ETHTOOL_A_COALESCE_TX_MAX_FRAMES_IRQ, false}},
+                                    {"stats-block-usecs", {ETHTOOL_A_COALESCE_STATS_BLOCK_USECS, false}},
+                                    {"adaptive-rx", {ETHTOOL_A_COALESCE_USE_ADAPTIVE_RX, true}},
+                                    {"adaptive-tx", {ETHTOOL_A_COALESCE_USE_ADAPTIVE_TX, true}},
+                                    {"pkt-rate-low", {ETHTOOL_A_COALESCE_PKT_RATE_LOW, false}},
+                                    {"pkt-rate-high", {ETHTOOL_A_COALESCE_PKT_RATE_HIGH, false}},
+                                    {"sample-interval", {ETHTOOL_A_COALESCE_RATE_SAMPLE_INTERVAL, false}}};
+
+// The decoders' names (ethtool's attribute names, lower case) for the names users type.
+const std::map<std::string, std::string> kDecodedName = {
+    {"rx_usecs", "rx-usecs"},          {"rx_max_frames", "rx-frames"},          {"rx_usecs_irq", "rx-usecs-irq"},
+    {"rx_max_frames_irq", "rx-frames-irq"}, {"tx_usecs", "tx-usecs"},        {"tx_max_frames", "tx-frames"},
+    {"tx_usecs_irq", "tx-usecs-irq"},  {"tx_max_frames_irq", "tx-frames-irq"}, {"stats_block_usecs", "stats-block-usecs"},
+    {"use_adaptive_rx", "adaptive-rx"}, {"use_adaptive_tx", "adaptive-tx"},   {"pkt_rate_low", "pkt-rate-low"},
+    {"pkt_rate_high", "pkt-rate-high"}, {"rate_sample_interval", "sample-interval"},
+};
+
 }  // namespace
 
-std::map<std::string, uint64_t> EthtoolNetlink::rings(std::string_view ifname) {
+const std::vector<std::string>& tuning_field_names(std::string_view kind) {
+    const auto names = [](const FieldTable& t) {
+        std::vector<std::string> out;
+        for (const auto& [name, attr] : t) out.push_back(name);
+        return out;
+    };
+    static const std::vector<std::string> kChannels = names(kChannelFields), kRings = names(kRingFields), kCoalesce = names(kCoalesceFields);
+    return kind == "channels" ? kChannels : kind == "rings" ? kRings : kCoalesce;
+}
+
+std::map<std::string, uint64_t> tuning_names(std::string_view kind, const std::map<std::string, uint64_t>& decoded,
+                                             std::map<std::string, uint64_t>* max) {
+    std::map<std::string, uint64_t> out;
+    for (const auto& [name, value] : decoded) {
+        if (kind == "channels") {
+            const auto us = name.rfind('_');
+            const std::string base = name.substr(0, us), suffix = name.substr(us + 1);
+            if (suffix == "count") out[base] = value;
+            if (suffix == "max" && max != nullptr) (*max)[base] = value;
+        } else if (kind == "rings") {
+            if (name.size() > 4 && name.compare(name.size() - 4, 4, "_max") == 0) continue;
+            if (name == "rx" || name == "tx" || name == "rx_jumbo" || name == "rx_mini") {
+                std::string n = name;
+                std::replace(n.begin(), n.end(), '_', '-');
+                out[n] = value;
+            }
+        } else if (const auto it = kDecodedName.find(name); it != kDecodedName.end()) {
+            out[it->second] = value;
+        }
+    }
+    return out;
+}
+
+std::map<std::string, uint64_t> EthtoolNetlink::rings(std::string_view ifname, std::string* why) {
     return optional_info([&] { return get(ETHTOOL_MSG_RINGS_GET, ETHTOOL_A_RINGS_HEADER, ifname, "rings"); },
-                         [](const std::vector<uint8_t>& m) { return decode_rings(m); });
+                         [](const std::vector<uint8_t>& m) { return decode_rings(m); }, why);
 }
 
-std::map<std::string, uint64_t> EthtoolNetlink::coalesce(std::string_view ifname) {
+std::map<std::string, uint64_t> EthtoolNetlink::coalesce(std::string_view ifname, std::string* why) {
     return optional_info([&] { return get(ETHTOOL_MSG_COALESCE_GET, ETHTOOL_A_COALESCE_HEADER, ifname, "coalesce"); },
-                         [](const std::vector<uint8_t>& m) { return decode_coalesce(m); });
+                         [](const std::vector<uint8_t>& m) { return decode_coalesce(m); }, why);
 }
 
-std::map<std::string, uint64_t> EthtoolNetlink::channels(std::string_view ifname) {
+std::map<std::string, uint64_t> EthtoolNetlink::channels(std::string_view ifname, std::string* why) {
     return optional_info([&] { return get(ETHTOOL_MSG_CHANNELS_GET, ETHTOOL_A_CHANNELS_HEADER, ifname, "channels"); },
-                         [](const std::vector<uint8_t>& m) { return decode_channels(m); });
+                         [](const std::vector<uint8_t>& m) { return decode_channels(m); }, why);
+}
+
+void EthtoolNetlink::set_u32s(uint8_t cmd, uint16_t header_attr, std::string_view ifname, const std::string& what,
+                              const std::map<std::string, uint32_t>& values, const FieldTable& table) {
+    auto req = nl::NlRequest::genl(family_, cmd, ETHTOOL_GENL_VERSION, NLM_F_ACK);
+    put_header(req, header_attr, ifname, 0);
+    std::string asked;
+    for (const auto& [name, value] : values) {
+        const auto it = table.find(name);
+        if (it == table.end()) throw usage_error(what + ": unknown field \"" + name + "\"");
+        if (it->second.second) {
+            const uint8_t v = value != 0 ? 1 : 0;
+            req.put_binary(it->second.first, &v, 1);
+        } else {
+            req.put_u32(it->second.first, value);
+        }
+        asked += (asked.empty() ? "" : " ") + name + " " + std::to_string(value);
+    }
+    try {
+        sock_.transact(req, [](Bytes) {});
+    } catch (const Error& e) {
+        if (e.code().value() == ENODEV) throw usage_error("no such interface: " + std::string(ifname));
+        throw Error(e.kind(), "set " + what + " " + asked, e.code(), {std::string(ifname), what, e.context().extack});
+    }
+}
+
+void EthtoolNetlink::set_channels(std::string_view ifname, const std::map<std::string, uint32_t>& values) {
+    set_u32s(ETHTOOL_MSG_CHANNELS_SET, ETHTOOL_A_CHANNELS_HEADER, ifname, "channels", values, kChannelFields);
+}
+
+void EthtoolNetlink::set_rings(std::string_view ifname, const std::map<std::string, uint32_t>& values) {
+    set_u32s(ETHTOOL_MSG_RINGS_SET, ETHTOOL_A_RINGS_HEADER, ifname, "rings", values, kRingFields);
+}
+
+void EthtoolNetlink::set_coalesce(std::string_view ifname, const std::map<std::string, uint32_t>& values) {
+    set_u32s(ETHTOOL_MSG_COALESCE_SET, ETHTOOL_A_COALESCE_HEADER, ifname, "coalesce", values, kCoalesceFields);
 }
 
 }  // namespace nm

@@ -62,10 +62,17 @@ public:
     /// One FEATURES_SET with every bit of `request` in a compact WANTED bitset; returns the kernel's reply.
     FeatureSetResult set_features(std::string_view ifname, const FeatureBits& before, const FeatureRequest& request);
     LinkModes link_modes(std::string_view ifname);
-    /// Empty when the driver does not have them (EOPNOTSUPP), like veth for rings and coalescing.
-    std::map<std::string, uint64_t> rings(std::string_view ifname);
-    std::map<std::string, uint64_t> coalesce(std::string_view ifname);
-    std::map<std::string, uint64_t> channels(std::string_view ifname);
+    /// Empty when the driver does not have them (EOPNOTSUPP), like veth for rings and coalescing; then
+    /// `why`, when given, gets the kernel's reason ("Operation not supported").
+    std::map<std::string, uint64_t> rings(std::string_view ifname, std::string* why = nullptr);
+    std::map<std::string, uint64_t> coalesce(std::string_view ifname, std::string* why = nullptr);
+    std::map<std::string, uint64_t> channels(std::string_view ifname, std::string* why = nullptr);
+    /// CHANNELS_SET / RINGS_SET / COALESCE_SET with the given attributes, named as TuningRequest names
+    /// them ("rx", "rx-jumbo", "rx-usecs", "adaptive-rx"). Throws nm::Error with the kernel's extack;
+    /// Usage for a name these tables do not have.
+    void set_channels(std::string_view ifname, const std::map<std::string, uint32_t>& values);
+    void set_rings(std::string_view ifname, const std::map<std::string, uint32_t>& values);
+    void set_coalesce(std::string_view ifname, const std::map<std::string, uint32_t>& values);
 
     nl::NetlinkSocket& socket() noexcept { return sock_; }
 
@@ -75,9 +82,20 @@ private:
     std::vector<uint8_t> get(uint8_t cmd, uint16_t header_attr, std::string_view ifname, const std::string& what,
                              uint32_t flags = ETHTOOL_FLAG_COMPACT_BITSETS);
 
+    void set_u32s(uint8_t cmd, uint16_t header_attr, std::string_view ifname, const std::string& what,
+                  const std::map<std::string, uint32_t>& values, const std::map<std::string, std::pair<uint16_t, bool>>& table);
+
     nl::NetlinkSocket sock_;
     uint16_t family_;
 };
+
+/// The names a TuningRequest may use for channels, rings and coalescing (`ethtool -L/-G/-C` words).
+const std::vector<std::string>& tuning_field_names(std::string_view kind);
+
+/// A decoded RINGS/COALESCE/CHANNELS map (decoder names: "rx_count", "rx_jumbo", "use_adaptive_rx")
+/// in TuningRequest's names ("rx", "rx-jumbo", "adaptive-rx"); channels maximums go to `max`.
+std::map<std::string, uint64_t> tuning_names(std::string_view kind, const std::map<std::string, uint64_t>& decoded,
+                                             std::map<std::string, uint64_t>* max = nullptr);
 
 /// FeatureAccess over ethtool netlink.
 class NetlinkFeatures : public FeatureAccess {

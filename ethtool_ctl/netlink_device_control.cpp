@@ -7,6 +7,13 @@
 #include "core/base/error.hpp"
 #include "ethtool_ctl/feature_names.hpp"
 #include "ethtool_ctl/netns.hpp"
+#include "ethtool_ctl/tuning_files.hpp"
+
+#include <algorithm>
+#include <type_traits>
+
+#include "core/base/cpu_list.hpp"
+#include "core/base/sysctl_allow_list.hpp"
 
 namespace nm {
 
@@ -41,6 +48,29 @@ SiocEthtool open_ioctl(const std::string& netns) {
     return SiocEthtool();
 }
 
+QdiscControl open_qdisc(const std::string& netns) {
+    NetnsScope scope(netns);
+    return QdiscControl();
+}
+
+std::string cpu_list_for(const std::string& list) { return format_cpu_list(parse_cpu_list(list, host_cpu_count())); }
+
+template <typename Map>
+std::string value_of(const Map& m, const std::string& key) {
+    const auto it = m.find(key);
+    if (it == m.end()) return "";
+    if constexpr (std::is_same_v<typename Map::mapped_type, std::string>) {
+        return it->second;
+    } else {
+        return std::to_string(it->second);
+    }
+}
+
+SettingOutcome tuning_outcome(const std::string& requested, const std::string& before, const std::string& after) {
+    if (after != requested) return SettingOutcome::Unsupported;
+    return before == requested ? SettingOutcome::AlreadySet : SettingOutcome::Applied;
+}
+
 std::string where(std::string_view ifname, const std::string& netns) {
     return netns.empty() ? std::string(ifname) : std::string(ifname) + " (netns " + netns + ")";
 }
@@ -69,6 +99,7 @@ NetlinkDeviceControl::NetlinkDeviceControl(std::string netns, DeviceControlOptio
       netns_id_(netns_of(rtnl_, netns_)),
       genl_(open_genl(netns_, genl_error_)),
       ioctl_(open_ioctl(netns_)),
+      qdisc_(open_qdisc(netns_)),
       ioctl_features_(ioctl_) {
     if (genl_) netlink_features_ = std::make_unique<NetlinkFeatures>(*genl_);
 }
@@ -121,12 +152,69 @@ LinkState NetlinkDeviceControl::read(std::string_view ifname) {
     } catch (const Error& e) {
         if (e.code().value() != EOPNOTSUPP) throw;
     }
+    std::string rings_why = "ethtool netlink is missing", coalesce_why = rings_why, channels_why = rings_why;
     if (genl_) {
-        state.rings = genl_->rings(ifname);
-        state.coalesce = genl_->coalesce(ifname);
-        state.channels = genl_->channels(ifname);
+        state.rings = genl_->rings(ifname, &rings_why);
+        state.coalesce = genl_->coalesce(ifname, &coalesce_why);
+        state.channels = genl_->channels(ifname, &channels_why);
     }
+    state.tuning = read_tuning(ifname, link.ifindex, state);
+    if (state.rings.empty()) state.tuning.unsupported["rings"] = rings_why;
+    if (state.coalesce.empty()) state.tuning.unsupported["coalesce"] = coalesce_why;
+    if (state.channels.empty()) state.tuning.unsupported["channels"] = channels_why;
     return state;
+}
+
+TuningState NetlinkDeviceControl::read_tuning(std::string_view ifname, int32_t ifindex, const LinkState& base) {
+    TuningState t;
+    t.channels = tuning_names("channels", base.channels, &t.channels_max);
+    t.rings = tuning_names("rings", base.rings);
+    t.coalesce = tuning_names("coalesce", base.coalesce);
+    read_tuning_files(netns_, std::string(ifname), t);
+    t.qdisc = qdisc_.root(ifindex);
+    return t;
+}
+
+std::string NetlinkDeviceControl::unsupported(std::string_view ifname, const LinkSettings& wanted) {
+    const TuningRequest& w = wanted.tuning;
+    if (w.empty()) return {};
+    const LinkState s = read(ifname);
+    const TuningState& t = s.tuning;
+    std::string why;
+    const auto add = [&](const std::string& text) { why += (why.empty() ? "" : "; ") + text; };
+    const auto kind_missing = [&](const char* kind) {
+        const auto it = t.unsupported.find(kind);
+        if (it == t.unsupported.end()) return false;
+        add(std::string(kind) + ": " + it->second);
+        return true;
+    };
+    if (!w.channels.empty() && !kind_missing("channels")) {
+        for (const auto& [name, n] : w.channels) {
+            const auto max = t.channels_max.find(name);
+            const uint64_t m = max == t.channels_max.end() ? 0 : max->second;
+            if (n > m) add("channels " + name + " " + std::to_string(n) + ": above the device's maximum " + std::to_string(m));
+        }
+    }
+    if (!w.rings.empty() && !kind_missing("rings")) {
+        for (const auto& [name, n] : w.rings) {
+            std::string key = name;
+            std::replace(key.begin(), key.end(), '-', '_');
+            const auto max = s.rings.find(key + "_max");
+            if (max != s.rings.end() && n > max->second) add("rings " + name + " " + std::to_string(n) + ": above the device's maximum " + std::to_string(max->second));
+        }
+    }
+    if (!w.coalesce.empty()) kind_missing("coalesce");
+    if (!w.rps.empty()) kind_missing("rps");
+    if (!w.xps.empty()) kind_missing("xps");
+    if (!w.napi.empty()) kind_missing("napi");
+    if (!w.irq_affinity.empty()) kind_missing("irq_affinity");
+    for (const auto& [name, value] : w.sysctl) {
+        if (!t.sysctl.count(name)) {
+            add("sysctl " + name + ": not in the namespace of " + where(ifname, netns_) +
+                (find_sysctl(name) != nullptr && !find_sysctl(name)->per_netns ? " (a host-wide setting; only the host's own namespace has it)" : ""));
+        }
+    }
+    return why.empty() ? why : where(ifname, netns_) + ": " + why;
 }
 
 std::vector<std::string> NetlinkDeviceControl::link_names() {
@@ -168,6 +256,29 @@ void NetlinkDeviceControl::validate(std::string_view ifname, const LinkSettings&
     const RtnlLinkInfo link = rtnl_.link_info(ifname);
     const FeatureBits bits = wanted.features.empty() ? FeatureBits{} : read_feature_bits(ifname).bits;
     plan(ifname, wanted, bits, link);
+    const TuningRequest& w = wanted.tuning;
+    const unsigned cpus = host_cpu_count();
+    const auto check_cpus = [&](const std::string& field, const std::string& list) {
+        try {
+            parse_cpu_list(list, cpus);
+        } catch (const Error& e) {
+            throw usage_error(field + " on " + where(ifname, netns_) + ": " + e.what());
+        }
+    };
+    for (const auto& [q, list] : w.rps) check_cpus("rps", list);
+    for (const auto& [q, list] : w.xps) check_cpus("xps", list);
+    for (const auto& [n, list] : w.irq_affinity) check_cpus("irq_affinity", list);
+    for (const auto& [name, v] : w.sysctl) {
+        if (find_sysctl(name) == nullptr) throw usage_error("sysctl " + name + ": not on the allow-list (nicmatrix sweep --help prints it)");
+    }
+    if (w.qdisc) {
+        try {
+            probe_qdisc(*w.qdisc);
+        } catch (const Error& e) {
+            if (e.kind() != ErrorKind::Usage) throw;
+            throw usage_error("qdisc " + std::string(e.what()));
+        }
+    }
 }
 
 ApplyReport NetlinkDeviceControl::apply(std::string_view ifname, const LinkSettings& wanted) {
@@ -238,7 +349,73 @@ ApplyReport NetlinkDeviceControl::apply(std::string_view ifname, const LinkSetti
         report.mtu = m;
     }
     report.mtu_after = link_after.mtu;
+    if (!wanted.tuning.empty()) {
+        const LinkState before_tuning = read(ifname);
+        apply_tuning(ifname, link.ifindex, wanted.tuning, report, before_tuning);
+    }
     return report;
+}
+
+// In the order a driver needs them: queue counts first (they decide which rx-N/tx-N exist), then ring
+// sizes and moderation, then the per-queue and per-device files, the namespace's sysctls and the qdisc.
+void NetlinkDeviceControl::apply_tuning(std::string_view ifname, int32_t ifindex, const TuningRequest& w, ApplyReport& report,
+                                        const LinkState& before) {
+    const std::string name(ifname);
+    const auto need_genl = [&](const char* kind) -> EthtoolNetlink& {
+        if (!genl_) throw Error(ErrorKind::Usage, std::string("set ") + kind + " on " + where(ifname, netns_) + ": ethtool netlink is missing");
+        return *genl_;
+    };
+    if (!w.channels.empty()) need_genl("channels").set_channels(ifname, w.channels);
+    if (!w.rings.empty()) need_genl("rings").set_rings(ifname, w.rings);
+    if (!w.coalesce.empty()) need_genl("coalesce").set_coalesce(ifname, w.coalesce);
+    write_tuning_files(netns_, name, w);
+    if (w.qdisc) qdisc_.replace(ifindex, *w.qdisc, where(ifname, netns_));
+    if (w.qdisc_original) qdisc_.restore(ifindex, *w.qdisc_original, where(ifname, netns_));
+
+    const LinkState now = read(ifname);
+    const TuningState& a = now.tuning;
+    const TuningState& b = before.tuning;
+    const auto record = [&](const std::string& setting, const std::string& requested, const std::string& was, const std::string& is) {
+        report.tuning.push_back({setting, requested, was, is, tuning_outcome(requested, was, is)});
+    };
+    for (const auto& [k, v] : w.channels) record("channels." + k, std::to_string(v), value_of(b.channels, k), value_of(a.channels, k));
+    for (const auto& [k, v] : w.rings) record("rings." + k, std::to_string(v), value_of(b.rings, k), value_of(a.rings, k));
+    for (const auto& [k, v] : w.coalesce) record("coalesce." + k, std::to_string(v), value_of(b.coalesce, k), value_of(a.coalesce, k));
+    const auto queues = [&](const char* kind, const std::map<std::string, std::string>& asked, const std::map<std::string, std::string>& was,
+                            const std::map<std::string, std::string>& is) {
+        for (const auto& [q, list] : asked) {
+            const std::string want = cpu_list_for(list);
+            if (q != "*") {
+                record(std::string(kind) + "." + q, want, value_of(was, q), value_of(is, q));
+                continue;
+            }
+            for (const auto& [queue, now_list] : is) {
+                if (!asked.count(queue)) record(std::string(kind) + "." + queue, want, value_of(was, queue), now_list);
+            }
+        }
+    };
+    queues("rps", w.rps, b.rps, a.rps);
+    queues("xps", w.xps, b.xps, a.xps);
+    for (const auto& [k, v] : w.napi) record("napi." + k, std::to_string(v), value_of(b.napi, k), value_of(a.napi, k));
+    for (const auto& [n, list] : a.irq_affinity) {
+        auto it = w.irq_affinity.find(n);
+        if (it == w.irq_affinity.end()) it = w.irq_affinity.find("*");
+        if (it != w.irq_affinity.end()) record("irq_affinity." + n, cpu_list_for(it->second), value_of(b.irq_affinity, n), list);
+    }
+    for (const auto& [k, v] : w.sysctl) record("sysctl." + k, normalize_sysctl_value(v), value_of(b.sysctl, k), value_of(a.sysctl, k));
+    if (w.qdisc) {
+        const std::string was = b.qdisc ? describe_qdisc(*b.qdisc) : "";
+        const std::string is = a.qdisc ? describe_qdisc(*a.qdisc) : "";
+        const bool holds = a.qdisc && qdisc_matches(*w.qdisc, *a.qdisc);
+        report.tuning.push_back({"qdisc", describe_qdisc(*w.qdisc), was, is,
+                                 !holds ? SettingOutcome::Unsupported : (b.qdisc && qdisc_matches(*w.qdisc, *b.qdisc)) ? SettingOutcome::AlreadySet : SettingOutcome::Applied});
+    }
+    if (w.qdisc_original) {
+        const std::string want = describe_qdisc(*w.qdisc_original);
+        const std::string was = b.qdisc ? describe_qdisc(*b.qdisc) : "";
+        const bool holds = a.qdisc && (w.qdisc_original->builtin() ? a.qdisc->builtin() && a.qdisc->kind == w.qdisc_original->kind : *a.qdisc == *w.qdisc_original);
+        report.tuning.push_back({"qdisc", want, was, a.qdisc ? describe_qdisc(*a.qdisc) : "", holds ? SettingOutcome::Applied : SettingOutcome::Unsupported});
+    }
 }
 
 }  // namespace nm

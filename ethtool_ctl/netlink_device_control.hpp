@@ -9,6 +9,7 @@
 #include "ethtool_ctl/ethtool_ioctl.hpp"
 #include "ethtool_ctl/ethtool_netlink.hpp"
 #include "ethtool_ctl/netns.hpp"
+#include "ethtool_ctl/qdisc.hpp"
 #include "ethtool_ctl/rtnl_socket.hpp"
 
 namespace nm {
@@ -32,9 +33,13 @@ public:
     /// Fills the identity too: the namespace the sockets were opened in, ifindex, permanent address, kind.
     LinkState read(std::string_view ifname) override;
     std::vector<std::string> link_names() override;
+    /// Also checks the tuning part: CPU lists against this host's CPUs, coalescing names, and the qdisc
+    /// against the kernel (probe_qdisc, in a scratch namespace).
     void validate(std::string_view ifname, const LinkSettings& wanted) override;
+    std::string unsupported(std::string_view ifname, const LinkSettings& wanted) override;
     /// MTU first (through rtnetlink, put back if the feature change then fails), then every feature in
-    /// one request, then a read-back. A fixed feature asked to change is reported Fixed, not thrown.
+    /// one request, then the tuning (channels, rings, coalescing, NAPI, RPS, XPS, IRQs, sysctls, qdisc),
+    /// then a read-back. A fixed feature asked to change is reported Fixed, not thrown.
     ApplyReport apply(std::string_view ifname, const LinkSettings& wanted) override;
 
     const std::string& netns() const noexcept { return netns_; }
@@ -46,6 +51,8 @@ public:
 private:
     struct Plan;
     FeatureReading read_feature_bits(std::string_view ifname);
+    TuningState read_tuning(std::string_view ifname, int32_t ifindex, const LinkState& base);
+    void apply_tuning(std::string_view ifname, int32_t ifindex, const TuningRequest& wanted, ApplyReport& report, const LinkState& before);
     Plan plan(std::string_view ifname, const LinkSettings& wanted, const FeatureBits& bits, const RtnlLinkInfo& link) const;
 
     std::string netns_;
@@ -56,6 +63,7 @@ private:
     std::exception_ptr genl_error_;  ///< why genl_ is empty (EOPNOTSUPP when the family is missing)
     std::unique_ptr<NetlinkFeatures> netlink_features_;
     SiocEthtool ioctl_;
+    QdiscControl qdisc_;
     IoctlFeatures ioctl_features_;
     nl::MessageHandler tap_;
 };

@@ -1,6 +1,61 @@
 #include "ethtool_ctl/restore_settings.hpp"
 
+#include <type_traits>
+
+#include "ethtool_ctl/qdisc.hpp"
+
 namespace nm {
+namespace {
+
+// What of one kind moved: the original's value for every key whose value now differs (or is gone now:
+// a queue that comes back once the channel count does).
+template <typename Map, typename Out>
+void moved(const Map& original, const Map& now, Out& out) {
+    for (const auto& [key, was] : original) {
+        const auto it = now.find(key);
+        if (it == now.end() || it->second != was) out[key] = static_cast<typename Out::mapped_type>(was);
+    }
+}
+
+template <typename Map>
+void differences(const char* kind, const Map& original, const Map& now, std::string& out) {
+    for (const auto& [key, was] : original) {
+        const auto it = now.find(key);
+        if (it != now.end() && it->second == was) continue;
+        std::string is = "(gone)", before;
+        if constexpr (std::is_same_v<typename Map::mapped_type, std::string>) {
+            if (it != now.end()) is = it->second;
+            before = was;
+        } else {
+            if (it != now.end()) is = std::to_string(it->second);
+            before = std::to_string(was);
+        }
+        out += std::string(" ") + kind + "." + key + "=" + is + " (was " + before + ")";
+    }
+}
+
+bool qdisc_back(const std::optional<QdiscState>& original, const std::optional<QdiscState>& now) {
+    if (!original) return true;   // nothing was known of it: nothing to put back
+    if (!now) return false;
+    if (original->builtin()) return now->builtin() && now->kind == original->kind;
+    return *now == *original;
+}
+
+TuningRequest tuning_to_restore(const TuningState& original, const TuningState& now) {
+    TuningRequest t;
+    moved(original.channels, now.channels, t.channels);
+    moved(original.rings, now.rings, t.rings);
+    moved(original.coalesce, now.coalesce, t.coalesce);
+    moved(original.rps, now.rps, t.rps);
+    moved(original.xps, now.xps, t.xps);
+    moved(original.irq_affinity, now.irq_affinity, t.irq_affinity);
+    moved(original.napi, now.napi, t.napi);
+    moved(original.sysctl, now.sysctl, t.sysctl);
+    if (!qdisc_back(original.qdisc, now.qdisc)) t.qdisc_original = original.qdisc;
+    return t;
+}
+
+}  // namespace
 
 LinkSettings settings_to_restore(const LinkState& original, const LinkState& now) {
     LinkSettings s;
@@ -10,6 +65,7 @@ LinkSettings settings_to_restore(const LinkState& original, const LinkState& now
         if (was.fixed || it == now.features.end() || it->second.fixed) continue;
         if (it->second.wanted != was.wanted) s.features[name] = was.wanted;
     }
+    s.tuning = tuning_to_restore(original.tuning, now.tuning);
     return s;
 }
 
@@ -23,6 +79,17 @@ std::string restore_differences(const LinkState& original, const LinkState& now)
             out += " " + name + "=" + (it->second.active ? "on" : "off");
         }
     }
+    const TuningState& o = original.tuning;
+    const TuningState& n = now.tuning;
+    differences("channels", o.channels, n.channels, out);
+    differences("rings", o.rings, n.rings, out);
+    differences("coalesce", o.coalesce, n.coalesce, out);
+    differences("rps", o.rps, n.rps, out);
+    differences("xps", o.xps, n.xps, out);
+    differences("irq_affinity", o.irq_affinity, n.irq_affinity, out);
+    differences("napi", o.napi, n.napi, out);
+    differences("sysctl", o.sysctl, n.sysctl, out);
+    if (!qdisc_back(o.qdisc, n.qdisc)) out += " qdisc=" + (n.qdisc ? describe_qdisc(*n.qdisc) : std::string("(none)")) + " (was " + describe_qdisc(*o.qdisc) + ")";
     return out;
 }
 
@@ -30,7 +97,7 @@ PutBack put_back(DeviceControl& device, std::string_view ifname, const LinkState
     PutBack out;
     const LinkState now = device.read(ifname);
     const LinkSettings back = settings_to_restore(original, now);
-    if (back.features.empty() && back.mtu == now.mtu) {
+    if (back.features.empty() && back.mtu == now.mtu && back.tuning.empty()) {
         // Nothing moved: no request, so a restore that has nothing to do changes nothing at all.
         out.report.ifname = std::string(ifname);
         out.report.netns = now.netns;

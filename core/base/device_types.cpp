@@ -9,7 +9,8 @@ bool ApplyReport::all_requested_hold() const {
     const bool features_hold = std::all_of(features.begin(), features.end(), [&](const FeatureChange& c) {
         return !c.requested || holds(c.outcome);
     });
-    return features_hold && (!mtu || holds(mtu->outcome));
+    const bool tuning_holds = std::all_of(tuning.begin(), tuning.end(), [&](const TuningChange& c) { return holds(c.outcome); });
+    return features_hold && tuning_holds && (!mtu || holds(mtu->outcome));
 }
 
 }  // namespace nm

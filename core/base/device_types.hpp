@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "core/base/tuning_types.hpp"
+
 namespace nm {
 
 /// One kernel feature (a bit of the kernel's "features" string set), as `ethtool -k` shows it.
@@ -69,6 +71,7 @@ struct LinkState {
     std::map<std::string, uint64_t> rings;          ///< ETHTOOL_A_RINGS_*; empty when the driver has none
     std::map<std::string, uint64_t> coalesce;       ///< ETHTOOL_A_COALESCE_*; empty when the driver has none
     std::map<std::string, uint64_t> channels;       ///< ETHTOOL_A_CHANNELS_*; empty when the driver has none
+    TuningState tuning;                             ///< queues, steering, NAPI, sysctls, root qdisc (issue 15)
     LinkCounters counters;
 };
 
@@ -78,8 +81,9 @@ struct LinkState {
 struct LinkSettings {
     std::optional<uint32_t> mtu;
     std::map<std::string, bool> features;
+    TuningRequest tuning;   ///< channels, rings, coalescing, RPS/XPS, IRQ affinity, NAPI, sysctls, qdisc
 
-    bool empty() const { return !mtu && features.empty(); }
+    bool empty() const { return !mtu && features.empty() && tuning.empty(); }
 };
 
 /// What became of one setting, in the words `ethtool -K` uses.
@@ -108,6 +112,15 @@ struct MtuChange {
     SettingOutcome outcome = SettingOutcome::Applied;
 };
 
+/// One setting of a TuningRequest touched by an apply: "channels.rx", "rps.rx-0", "sysctl.net.ipv4.tcp_congestion_control", "qdisc".
+struct TuningChange {
+    std::string setting;
+    std::string requested;            ///< as asked, in the form the state reads back ("2", "0-1", "tbf rate_bps=...")
+    std::string before;
+    std::string after;                ///< as read back
+    SettingOutcome outcome = SettingOutcome::Applied;
+};
+
 /// The result of applying LinkSettings to one interface: every setting touched, and the state read back.
 struct ApplyReport {
     std::string ifname;
@@ -117,6 +130,7 @@ struct ApplyReport {
     std::optional<MtuChange> mtu;
     std::map<std::string, bool> active_after;   ///< every feature's active state after the change
     uint32_t mtu_after = 0;
+    std::vector<TuningChange> tuning;   ///< every tuning setting asked, in the order applied
     std::string note;                 ///< why nothing was done, e.g. a restore whose interface is gone
 
     /// True when every requested setting ended as requested (Applied or AlreadySet).

@@ -45,6 +45,17 @@ void to_json(Json& j, const MtuChange& v);
 void from_json(const Json& j, MtuChange& v);
 void to_json(Json& j, const ApplyReport& v);
 void from_json(const Json& j, ApplyReport& v);
+// Queues, steering, NAPI, sysctls and the root qdisc (json_codec_tuning.cpp); every key optional on read.
+void to_json(Json& j, const QdiscSpec& v);
+void from_json(const Json& j, QdiscSpec& v);
+void to_json(Json& j, const TuningRequest& v);
+void from_json(const Json& j, TuningRequest& v);
+void to_json(Json& j, const QdiscState& v);
+void from_json(const Json& j, QdiscState& v);
+void to_json(Json& j, const TuningState& v);
+void from_json(const Json& j, TuningState& v);
+void to_json(Json& j, const TuningChange& v);
+void from_json(const Json& j, TuningChange& v);
 // The restore journal (json_codec_journal.cpp): an entry is {"owner", "where", "original": LinkState};
 // actions are the words "restored", "left_alone", "kept", "dropped", "forgotten".
 void to_json(Json& j, const JournalOwner& v);

@@ -72,7 +72,7 @@ void to_json(Json& j, const LinkState& v) {
              {"mtu", v.mtu},           {"mtu_min", v.mtu_min}, {"mtu_max", v.mtu_max},
              {"features", v.features}, {"feature_order", v.feature_order},
              {"rings", v.rings},       {"coalesce", v.coalesce}, {"channels", v.channels},
-             {"counters", v.counters}};
+             {"tuning", v.tuning},     {"counters", v.counters}};
     if (v.speed_mbps) j["speed_mbps"] = *v.speed_mbps;
 }
 
@@ -92,17 +92,20 @@ void from_json(const Json& j, LinkState& v) {
     opt(j, "rings", v.rings);
     opt(j, "coalesce", v.coalesce);
     opt(j, "channels", v.channels);
+    opt(j, "tuning", v.tuning);
     opt(j, "counters", v.counters);
 }
 
 void to_json(Json& j, const LinkSettings& v) {
     j = Json{{"features", v.features}};
     j["mtu"] = v.mtu ? Json(*v.mtu) : Json(nullptr);
+    if (!v.tuning.empty()) j["tuning"] = v.tuning;
 }
 
 void from_json(const Json& j, LinkSettings& v) {
     if (const auto it = j.find("mtu"); it != j.end() && !it->is_null()) v.mtu = it->get<uint32_t>();
     opt(j, "features", v.features);
+    opt(j, "tuning", v.tuning);
 }
 
 void to_json(Json& j, const SettingOutcome& v) {
@@ -153,6 +156,7 @@ void to_json(Json& j, const ApplyReport& v) {
              {"features", v.features}, {"mtu", nullptr},         {"active_after", v.active_after},
              {"mtu_after", v.mtu_after}, {"note", v.note},       {"all_requested_hold", v.all_requested_hold()}};
     if (v.mtu) j["mtu"] = *v.mtu;
+    if (!v.tuning.empty()) j["tuning"] = v.tuning;
 }
 
 void from_json(const Json& j, ApplyReport& v) {
@@ -163,6 +167,7 @@ void from_json(const Json& j, ApplyReport& v) {
     if (const auto it = j.find("mtu"); it != j.end() && !it->is_null()) v.mtu = it->get<MtuChange>();
     opt(j, "active_after", v.active_after);
     opt(j, "mtu_after", v.mtu_after);
+    opt(j, "tuning", v.tuning);
     opt(j, "note", v.note);
 }
 

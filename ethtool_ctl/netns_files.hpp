@@ -1,0 +1,23 @@
+#pragma once
+// Files that belong to a network namespace: /sys/class/net/IF/... (sysfs shows the devices of the
+// namespace it was mounted in) and /proc/sys/net/... (which follows the reading thread's namespace).
+#include <functional>
+#include <optional>
+#include <string>
+
+namespace nm {
+
+/// Runs `body` on a short-lived thread inside network namespace `netns` (a /run/netns name or a path;
+/// "" = the caller's, run on the calling thread) with a private mount namespace whose /sys is a sysfs
+/// mounted there, as `ip netns exec` does; nothing outside that thread sees the mount. An exception of
+/// `body` is rethrown here. Throws nm::Error when the namespace cannot be entered.
+void in_netns(const std::string& netns, const std::function<void()>& body);
+
+/// Reads a whole small file; none with `error` set to strerror when it cannot be read.
+std::optional<std::string> read_small_file(const std::string& path, std::string* error = nullptr);
+
+/// Writes `value` to a sysfs or procfs file in one write(2). Throws nm::Error naming `what` with the
+/// kernel's errno (EINVAL for a value it refuses).
+void write_small_file(const std::string& path, const std::string& value, const std::string& what);
+
+}  // namespace nm

@@ -111,6 +111,10 @@ void RtnlSocket::add_address(std::string_view ifname, std::string_view cidr) con
     }
 }
 
+namespace {
+constexpr uint32_t kVethQueues = 2;
+}  // namespace
+
 void RtnlSocket::create_veth(std::string_view name, int netns_fd, std::string_view peer_name, int peer_netns_fd) const {
     auto link = make_link(rtnl_link_veth_alloc());
     if (!link) throw Error(ErrorKind::Failed, "allocate a veth link", std::make_error_code(std::errc::not_enough_memory));
@@ -121,6 +125,12 @@ void RtnlSocket::create_veth(std::string_view name, int netns_fd, std::string_vi
     // caller's namespace (and cannot clash with the host's interfaces).
     rtnl_link_set_ns_fd(link.get(), netns_fd);
     rtnl_link_set_ns_fd(peer.get(), peer_netns_fd);
+    // Two queues each way, so the lab can sweep channels 1 and 2 (`ethtool -L rx N tx N`) and XPS, which
+    // sysfs offers only on a multiqueue device.
+    for (rtnl_link* l : {link.get(), peer.get()}) {
+        rtnl_link_set_num_tx_queues(l, kVethQueues);
+        rtnl_link_set_num_rx_queues(l, kVethQueues);
+    }
     if (const int err = rtnl_link_add(sock_.get(), link.get(), NLM_F_CREATE | NLM_F_EXCL); err < 0) {
         throw libnl_error("create veth pair " + std::string(name) + "/" + std::string(peer_name), err);
     }

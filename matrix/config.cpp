@@ -7,7 +7,10 @@
 
 #include "core/base/error.hpp"
 #include "core/base/json_codec.hpp"
+#include "core/base/cpu_list.hpp"
 #include "core/frame_size.hpp"
+#include "ethtool_ctl/qdisc.hpp"
+#include "ethtool_ctl/tuning_files.hpp"
 #include "matrix/stats.hpp"
 
 namespace nm {
@@ -39,6 +42,43 @@ void check_precision_metric(const SweepConfig& config, const std::string& source
     throw usage_error(source + ": /precision/metric: expected one of " + list + ", got \"" + config.precision->metric + "\"");
 }
 
+// What only this host can say, checked before anything changes: a CPU list naming a CPU it does not have,
+// a qdisc kind (or parameters) its kernel does not take (asked of a scratch namespace's loopback).
+void check_tuning_on_host(const SweepConfig& config, const std::string& source) {
+    const unsigned cpus = host_cpu_count();
+    const auto fail = [&](const std::string& pointer, const std::string& what) { throw usage_error(source + ": " + pointer + ": " + what); };
+    for (const auto& [axis, values] : config.axes) {
+        for (size_t i = 0; i < values.size(); ++i) {
+            const TuningRequest& t = values[i].tuning;
+            const std::string at = "/" + axis + "/" + std::to_string(i);
+            const auto& lists = axis == "rps" ? t.rps : axis == "xps" ? t.xps : t.irq_affinity;
+            if (axis == "rps" || axis == "xps" || axis == "irq_affinity") {
+                for (const auto& [q, list] : lists) {
+                    try {
+                        parse_cpu_list(list, cpus);
+                    } catch (const Error& e) {
+                        fail(q == "*" ? at : at + "/" + axis + "/" + q, e.what());
+                    }
+                }
+            }
+            if (t.qdisc) {
+                try {
+                    probe_qdisc(*t.qdisc);
+                } catch (const Error& e) {
+                    if (e.kind() != ErrorKind::Usage) continue;   // no CAP_NET_ADMIN: the sweep's own check says so later
+                    std::string what = e.what();
+                    std::string field = "kind";
+                    if (const auto colon = what.find(": "); colon != std::string::npos && colon < 16) {
+                        field = what.substr(0, colon);
+                        what = what.substr(colon + 2);
+                    }
+                    fail(at + "/" + field, what);
+                }
+            }
+        }
+    }
+}
+
 }  // namespace
 
 SweepConfig parse_sweep_config_text(const std::string& text, const std::string& source) {
@@ -64,6 +104,7 @@ SweepConfig parse_sweep_config_text(const std::string& text, const std::string& 
     }
     check_rfc2544_entries(config, source);
     check_precision_metric(config, source);
+    check_tuning_on_host(config, source);
     return config;
 }
 
@@ -80,6 +121,10 @@ SweepConfig load_sweep_config(const std::string& path) {
 bool excludes(const ExcludeRule& rule, const CellSpec& cell) {
     if (rule.offloads && *rule.offloads != cell.offloads) return false;
     if (rule.mtu && *rule.mtu != cell.mtu) return false;
+    for (const auto& [axis, name] : rule.axes) {
+        const auto it = cell.axes.find(axis);
+        if (it == cell.axes.end() || it->second != name) return false;
+    }
     if (!rule.traffic.empty()) {
         const Json fields = cell.traffic;
         for (const auto& [key, value] : rule.traffic.items()) {
@@ -95,22 +140,48 @@ bool excludes(const ExcludeRule& rule, const CellSpec& cell) {
 }
 
 std::vector<CellSpec> expand_cells(const SweepConfig& config) {
+    // The tuning axes the config has, in kTuningAxes order: the product nests them between MTU and traffic.
+    std::vector<const std::pair<const std::string, std::vector<TuningProfile>>*> axes;
+    for (const char* name : kTuningAxes) {
+        const auto it = config.axes.find(name);
+        if (it != config.axes.end() && !it->second.empty()) axes.push_back(&*it);
+    }
+    std::vector<std::vector<size_t>> combos = {{}};
+    for (const auto* axis : axes) {
+        std::vector<std::vector<size_t>> next;
+        for (const auto& c : combos) {
+            for (size_t i = 0; i < axis->second.size(); ++i) {
+                auto more = c;
+                more.push_back(i);
+                next.push_back(std::move(more));
+            }
+        }
+        combos = std::move(next);
+    }
     std::vector<CellSpec> cells;
     for (size_t p = 0; p < config.offloads.size(); ++p) {
         for (size_t m = 0; m < config.mtu.size(); ++m) {
-            for (size_t t = 0; t < config.traffic.size(); ++t) {
-                CellSpec cell;
-                cell.profile_index = p;
-                cell.mtu_index = m;
-                cell.traffic_index = t;
-                cell.offloads = config.offloads[p].name;
-                cell.features_requested = config.offloads[p].features;
-                cell.mtu = config.mtu[m];
-                cell.traffic = config.traffic[t];
-                cell.key = cell.offloads + "/mtu" + std::to_string(cell.mtu) + "/" + cell.traffic.name;
-                const bool excluded = std::any_of(config.exclude.begin(), config.exclude.end(),
-                                                  [&](const ExcludeRule& r) { return excludes(r, cell); });
-                if (!excluded) cells.push_back(std::move(cell));
+            for (const auto& combo : combos) {
+                for (size_t t = 0; t < config.traffic.size(); ++t) {
+                    CellSpec cell;
+                    cell.profile_index = p;
+                    cell.mtu_index = m;
+                    cell.traffic_index = t;
+                    cell.offloads = config.offloads[p].name;
+                    cell.features_requested = config.offloads[p].features;
+                    cell.mtu = config.mtu[m];
+                    cell.traffic = config.traffic[t];
+                    cell.key = cell.offloads + "/mtu" + std::to_string(cell.mtu) + "/";
+                    for (size_t a = 0; a < axes.size(); ++a) {
+                        cell.axis_index[axes[a]->first] = combo[a];
+                        cell.axes[axes[a]->first] = axes[a]->second[combo[a]].name;
+                        cell.key += axes[a]->second[combo[a]].name + "/";
+                    }
+                    cell.key += cell.traffic.name;
+                    const bool excluded = std::any_of(config.exclude.begin(), config.exclude.end(),
+                                                      [&](const ExcludeRule& r) { return excludes(r, cell); });
+                    if (!excluded) cells.push_back(std::move(cell));
+                }
             }
         }
     }

@@ -6,6 +6,7 @@
 #include <map>
 #include <random>
 #include <set>
+#include <type_traits>
 
 #include "core/base/error.hpp"
 #include "core/base/json_codec.hpp"
@@ -29,7 +30,67 @@ bool applies(ApplyTo to, EndRole role) {
 
 bool applies(ApplyTo to, bool remote) { return applies(to, remote ? EndRole::Remote : EndRole::Local); }
 
-bool uses_dut(const SweepConfig& config) { return config.apply_offloads_to == ApplyTo::Dut || config.apply_mtu_to == ApplyTo::Dut; }
+ApplyTo apply_axis_to(const SweepConfig& config, const std::string& axis) {
+    const auto it = config.apply_axes.find(axis);
+    return it == config.apply_axes.end() ? ApplyTo::Both : it->second;
+}
+
+bool uses_dut(const SweepConfig& config) {
+    bool axes = false;
+    for (const auto& [axis, values] : config.axes) axes = axes || apply_axis_to(config, axis) == ApplyTo::Dut;
+    return axes || config.apply_offloads_to == ApplyTo::Dut || config.apply_mtu_to == ApplyTo::Dut;
+}
+
+// The tuning kinds the sweep has axes of, kept in what a cell records (the originals keep every kind).
+TuningState trimmed(const TuningState& t, const SweepConfig& config) {
+    TuningState out;
+    const auto has = [&](const char* axis) { return config.axes.count(axis) > 0; };
+    if (has("channels")) out.channels = t.channels;
+    if (has("rings")) out.rings = t.rings;
+    if (has("coalesce")) out.coalesce = t.coalesce;
+    if (has("rps")) out.rps = t.rps;
+    if (has("xps")) out.xps = t.xps;
+    if (has("irq_affinity")) out.irq_affinity = t.irq_affinity;
+    if (has("napi")) out.napi = t.napi;
+    if (has("qdisc")) out.qdisc = t.qdisc;
+    if (has("sysctl")) {
+        // Only the sysctls some value of the axis names.
+        for (const auto& p : config.axes.at("sysctl")) {
+            for (const auto& [name, v] : p.tuning.sysctl) {
+                if (const auto it = t.sysctl.find(name); it != t.sysctl.end()) out.sysctl[name] = it->second;
+            }
+        }
+    }
+    return out;
+}
+
+// A cell's request names only its own values; what another value of the same axis names and this one
+// does not goes back to the original, so each cell runs under exactly its label whatever ran before.
+void complete_from_original(const SweepConfig& config, TuningRequest& t, const TuningState& original) {
+    const auto fill_keys = [&](const char* axis, auto member, auto& out, const auto& orig) {
+        const auto it = config.axes.find(axis);
+        if (it == config.axes.end() || out.empty()) return;
+        for (const auto& p : it->second) {
+            for (const auto& [key, value] : p.tuning.*member) {
+                if (!out.count(key)) {
+                    if (const auto o = orig.find(key); o != orig.end()) out[key] = static_cast<typename std::decay_t<decltype(out)>::mapped_type>(o->second);
+                }
+            }
+        }
+    };
+    fill_keys("channels", &TuningRequest::channels, t.channels, original.channels);
+    fill_keys("rings", &TuningRequest::rings, t.rings, original.rings);
+    fill_keys("coalesce", &TuningRequest::coalesce, t.coalesce, original.coalesce);
+    fill_keys("napi", &TuningRequest::napi, t.napi, original.napi);
+    fill_keys("sysctl", &TuningRequest::sysctl, t.sysctl, original.sysctl);
+    const auto fill_queues = [](std::map<std::string, std::string>& out, const std::map<std::string, std::string>& orig) {
+        if (out.empty() || out.count("*")) return;
+        for (const auto& [q, list] : orig) out.emplace(q, list);
+    };
+    fill_queues(t.rps, original.rps);
+    fill_queues(t.xps, original.xps);
+    fill_queues(t.irq_affinity, original.irq_affinity);
+}
 
 double seconds(Clock::time_point from, Clock::time_point to) { return std::chrono::duration<double>(to - from).count(); }
 
@@ -72,6 +133,12 @@ EndSettings end_settings(const LinkState& s) {
     return effective(s, s.mtu, active);
 }
 
+EndSettings end_settings(const LinkState& s, const SweepConfig& config) {
+    EndSettings e = end_settings(s);
+    if (!config.axes.empty()) e.tuning = trimmed(s.tuning, config);
+    return e;
+}
+
 InterfaceInfo interface_info(const LinkState& s) {
     InterfaceInfo i;
     i.name = s.name;
@@ -86,6 +153,7 @@ InterfaceInfo interface_info(const LinkState& s) {
     i.rings = s.rings;
     i.coalesce = s.coalesce;
     i.channels = s.channels;
+    i.tuning = s.tuning;
     return i;
 }
 
@@ -101,6 +169,11 @@ std::string infeasible_reason(const ApplyReport& r) {
     }
     if (r.mtu && r.mtu->outcome != SettingOutcome::Applied && r.mtu->outcome != SettingOutcome::AlreadySet) {
         add("mtu " + std::to_string(r.mtu->requested) + " not applied (stayed " + std::to_string(r.mtu->after) + ")");
+    }
+    for (const auto& c : r.tuning) {
+        if (c.outcome != SettingOutcome::Applied && c.outcome != SettingOutcome::AlreadySet) {
+            add(c.setting + " " + c.requested + " requested but the kernel has " + (c.after.empty() ? "none" : c.after));
+        }
     }
     return r.ifname + ": " + (reason.empty() ? "settings did not hold" : reason);
 }
@@ -194,6 +267,7 @@ private:
     std::vector<EndRuntime> ends_;
     SweepOutcome outcome_;
     std::map<std::string, std::string> measured_;   // fingerprint -> key of the first cell with it
+    std::map<std::string, std::string> infeasible_; // key -> why, found by the pre-check before any change
     std::optional<size_t> current_profile_;
     std::vector<CellState> states_;
     std::mt19937_64 rng_;               // the shuffle's; mt19937_64's sequence is fixed by the standard
@@ -257,6 +331,18 @@ SweepOutcome Sweep::run() {
         rt.original = end->device->read(end->ifname);
         rt.changes = std::any_of(cells_.begin(), cells_.end(), [&, r = role](const CellSpec& c) { return !cell_settings(config_, c, r).empty(); });
         ends_.push_back(std::move(rt));
+    }
+    // The pre-check: a setting an end cannot take (rings on veth, a sysctl its namespace lacks) makes the
+    // cell infeasible with the kernel's reason, found here, before anything is changed.
+    for (const auto& cell : cells_) {
+        std::string why;
+        for (const auto& e : ends_) {
+            const LinkSettings wanted = cell_settings(config_, cell, e.role);
+            if (wanted.tuning.empty()) continue;
+            const std::string reason = e.end->device->unsupported(e.end->ifname, wanted);
+            if (!reason.empty()) why += (why.empty() ? "" : "; ") + reason;
+        }
+        if (!why.empty()) infeasible_[cell.key] = why;
     }
     prepare_results();
 
@@ -340,7 +426,8 @@ std::vector<ApplyReport> Sweep::restore_ends() {
 bool Sweep::apply_end(EndRuntime& end, const CellSpec& cell, CellResult& result) {
     auto& device = *end.end->device;
     const auto& ifname = end.end->ifname;
-    const LinkSettings wanted = cell_settings(config_, cell, end.role);
+    LinkSettings wanted = cell_settings(config_, cell, end.role);
+    complete_from_original(config_, wanted.tuning, end.original.tuning);
 
     // Every cell starts from the original state. Cells come profile by profile, so the features of the
     // previous profile are put back (in their kernel names, one request) only when the profile changes;
@@ -360,11 +447,13 @@ bool Sweep::apply_end(EndRuntime& end, const CellSpec& cell, CellResult& result)
 
     EndSettings applied;
     if (wanted.empty()) {
-        applied = end_settings(device.read(ifname));
+        applied = end_settings(device.read(ifname), config_);
     } else {
         const ApplyReport report = device.apply(ifname, wanted);
         if (!wanted.features.empty()) end.features_dirty = true;
         applied = effective(end.original, report.mtu_after, report.active_after);
+        // What the kernel really has of the tuning kinds, read back after the change.
+        if (!config_.axes.empty()) applied.tuning = trimmed(device.read(ifname).tuning, config_);
         if (!report.all_requested_hold()) {
             result.status = CellStatus::Infeasible;
             result.error = infeasible_reason(report);
@@ -564,7 +653,12 @@ void Sweep::visit(size_t index, bool all_repetitions) {
     CellResult fresh;
     fresh.spec = cell;
     bool confirmed = false;
-    apply_cell(cell, fresh, confirmed);
+    if (const auto it = infeasible_.find(cell.key); it != infeasible_.end()) {
+        fresh.status = CellStatus::Infeasible;
+        fresh.error = it->second;
+    } else {
+        apply_cell(cell, fresh, confirmed);
+    }
     CellResult* rec = recorded(cell.key);
     const bool first = rec == nullptr;
     if (first) {
@@ -798,6 +892,21 @@ LinkSettings cell_settings(const SweepConfig& config, const CellSpec& cell, EndR
     LinkSettings s;
     if (applies(config.apply_mtu_to, role)) s.mtu = cell.mtu;
     if (applies(config.apply_offloads_to, role)) s.features = cell.features_requested;
+    for (const auto& [axis, index] : cell.axis_index) {
+        const auto it = config.axes.find(axis);
+        if (it == config.axes.end() || index >= it->second.size() || !applies(apply_axis_to(config, axis), role)) continue;
+        const TuningRequest& t = it->second[index].tuning;
+        TuningRequest& out = s.tuning;
+        out.channels.insert(t.channels.begin(), t.channels.end());
+        out.rings.insert(t.rings.begin(), t.rings.end());
+        out.coalesce.insert(t.coalesce.begin(), t.coalesce.end());
+        out.rps.insert(t.rps.begin(), t.rps.end());
+        out.xps.insert(t.xps.begin(), t.xps.end());
+        out.irq_affinity.insert(t.irq_affinity.begin(), t.irq_affinity.end());
+        out.napi.insert(t.napi.begin(), t.napi.end());
+        out.sysctl.insert(t.sysctl.begin(), t.sysctl.end());
+        if (t.qdisc) out.qdisc = t.qdisc;
+    }
     return s;
 }
 
@@ -845,10 +954,10 @@ void check_sweep(const SweepConfig& config, const SweepTarget& target) {
         d.device->read(d.ifname);
         try {
             for (const auto& p : config.offloads) {
-                if (applies(config.apply_offloads_to, EndRole::Dut) && !p.features.empty()) d.device->validate(d.ifname, LinkSettings{std::nullopt, p.features});
+                if (applies(config.apply_offloads_to, EndRole::Dut) && !p.features.empty()) d.device->validate(d.ifname, LinkSettings{std::nullopt, p.features, {}});
             }
             for (uint32_t mtu : config.mtu) {
-                if (applies(config.apply_mtu_to, EndRole::Dut)) d.device->validate(d.ifname, LinkSettings{mtu, {}});
+                if (applies(config.apply_mtu_to, EndRole::Dut)) d.device->validate(d.ifname, LinkSettings{mtu, {}, {}});
             }
         } catch (const Error& e) {
             throw Error(e.kind(), "device under test: " + std::string(e.what()));
@@ -873,10 +982,22 @@ void check_sweep(const SweepConfig& config, const SweepTarget& target) {
                 if (!s.empty()) end->device->validate(end->ifname, s);
             }
             for (uint32_t mtu : config.mtu) {
-                if (applies(config.apply_mtu_to, remote)) end->device->validate(end->ifname, LinkSettings{mtu, {}});
+                if (applies(config.apply_mtu_to, remote)) end->device->validate(end->ifname, LinkSettings{mtu, {}, {}});
             }
         } catch (const Error& e) {
             throw Error(e.kind(), where + e.what());
+        }
+        for (const auto& [axis, values] : config.axes) {
+            if (!applies(apply_axis_to(config, axis), remote)) continue;
+            for (size_t i = 0; i < values.size(); ++i) {
+                LinkSettings s;
+                s.tuning = values[i].tuning;
+                try {
+                    end->device->validate(end->ifname, s);
+                } catch (const Error& e) {
+                    throw Error(e.kind(), "/" + axis + "/" + std::to_string(i) + ": " + where + e.what());
+                }
+            }
         }
     }
 }
@@ -905,6 +1026,26 @@ std::string describe_settings(const LinkSettings& settings) {
     std::string out;
     if (settings.mtu) out = "mtu=" + std::to_string(*settings.mtu);
     for (const auto& [name, on] : settings.features) out += (out.empty() ? "" : " ") + name + (on ? "=on" : "=off");
+    const TuningRequest& t = settings.tuning;
+    const auto add = [&](const std::string& kind, const auto& m) {
+        for (const auto& [k, v] : m) {
+            out += (out.empty() ? "" : " ") + kind + "." + k + "=";
+            if constexpr (std::is_same_v<std::decay_t<decltype(v)>, std::string>) {
+                out += v;
+            } else {
+                out += std::to_string(v);
+            }
+        }
+    };
+    add("channels", t.channels);
+    add("rings", t.rings);
+    add("coalesce", t.coalesce);
+    add("rps", t.rps);
+    add("xps", t.xps);
+    add("irq_affinity", t.irq_affinity);
+    add("napi", t.napi);
+    add("sysctl", t.sysctl);
+    if (t.qdisc) out += (out.empty() ? "" : " ") + std::string("qdisc=") + t.qdisc->kind;
     return out;
 }
 

@@ -50,10 +50,7 @@ std::set<unsigned> parse_cpu_list(std::string_view text, unsigned cpu_count) {
     }
     auto cpus = parse_syntax(text);
     if (cpu_count != 0 && !cpus.empty() && *cpus.rbegin() >= cpu_count) {
-        std::set<unsigned> host;
-        for (unsigned c = 0; c < cpu_count; ++c) host.insert(c);
-        throw usage_error("CPU " + std::to_string(*cpus.rbegin()) + " in \"" + std::string(text) + "\" does not exist (this host has CPUs " +
-                          format_cpu_list(host) + ")");
+        throw usage_error("CPU " + std::to_string(*cpus.rbegin()) + " in \"" + std::string(text) + "\" does not exist on this host");
     }
     return cpus;
 }

@@ -8,7 +8,7 @@
 namespace nm {
 
 /// Parses "0-1,4", "all" (every CPU below `cpu_count`), "none" or "". Throws nm::Error (Usage) for bad
-/// syntax or a CPU at or above `cpu_count` ("CPU 7 does not exist (this host has CPUs 0-1)"); a
+/// syntax or a CPU at or above `cpu_count` ("CPU 7 in \"0,7\" does not exist on this host"); a
 /// cpu_count of 0 checks only the syntax (and "all" then means nothing in particular: it throws).
 std::set<unsigned> parse_cpu_list(std::string_view text, unsigned cpu_count);
 

@@ -8,7 +8,9 @@
 #include <set>
 #include <sstream>
 
+#include "core/base/cpu_list.hpp"
 #include "core/base/error.hpp"
+#include "core/base/sysctl_allow_list.hpp"
 #include "core/base/json_codec.hpp"
 
 namespace nm {
@@ -346,6 +348,194 @@ InterferenceSpec parse_interference(const Node& n) {
     return f;
 }
 
+
+// --- Tuning axes (issue 15): each a list of values, a value a plain form or {"name": ..., <fields>}. ---
+
+std::string key_safe(std::string s) {
+    for (char& c : s) {
+        if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' || c == '-' || c == '+' || c == '=')) c = '+';
+    }
+    return s;
+}
+
+std::string cpu_list_at(const Node& n) {
+    const auto text = n.string("a CPU list such as \"0-1\", \"0,2\", \"all\" or \"none\"");
+    try {
+        return canonical_cpu_list(text);
+    } catch (const Error& e) {
+        n.fail_message(e.what());
+    }
+}
+
+// "1gbit", "100mbit", "64kbit", "1000000" (bits/s), as tc takes rates.
+uint64_t rate_at(const Node& n) {
+    if (n.json().is_number()) return n.integer(1, UINT64_MAX / 2, "a rate in bits/s or a string such as \"1gbit\"");
+    const auto text = n.string("a rate in bits/s or a string such as \"1gbit\"");
+    size_t used = 0;
+    double v = 0;
+    try {
+        v = std::stod(text, &used);
+    } catch (const std::exception&) {
+        n.fail("a rate such as \"1gbit\", \"100mbit\", \"64kbit\" or \"1000000bit\"");
+    }
+    const std::string unit = text.substr(used);
+    const std::pair<const char*, double> units[] = {{"", 1}, {"bit", 1}, {"kbit", 1e3}, {"mbit", 1e6}, {"gbit", 1e9}, {"tbit", 1e12}};
+    for (const auto& [u, f] : units) {
+        if (unit == u && v > 0) return static_cast<uint64_t>(v * f);
+    }
+    n.fail("a rate such as \"1gbit\", \"100mbit\", \"64kbit\" or \"1000000bit\"");
+}
+
+std::string derived_counts(const std::map<std::string, uint32_t>& m) {
+    std::string out;
+    for (const auto& [k, v] : m) out += (out.empty() ? "" : "-") + k + std::to_string(v);
+    return out;
+}
+
+TuningProfile parse_axis_value(const std::string& axis, const Node& n) {
+    TuningProfile p;
+    TuningRequest& t = p.tuning;
+    const bool object = n.json().is_object();
+    const auto counts = [&](const std::vector<std::string>& fields, std::map<std::string, uint32_t>& out, const std::string& what) {
+        std::vector<std::string> allowed = fields;
+        allowed.push_back("name");
+        n.expect_object(allowed, what);
+        for (const auto& [key, value] : n.json().items()) {
+            if (key == "name") continue;
+            std::string k = key;
+            std::replace(k.begin(), k.end(), '_', '-');
+            const auto c = n.child(key);
+            if (c.json().is_boolean()) out[k] = c.json().get<bool>() ? 1 : 0;
+            else if (c.json().is_string()) out[k] = c.on_off() ? 1 : 0;
+            else out[k] = static_cast<uint32_t>(c.integer(0, UINT32_MAX, "a non-negative integer"));
+        }
+        if (out.empty()) n.fail(what + " with at least one field");
+    };
+    if (axis == "channels") {
+        counts({"rx", "tx", "other", "combined"}, t.channels, "channel counts {\"rx\": 2, \"tx\": 2} (ethtool -L)");
+        p.name = derived_counts(t.channels);
+    } else if (axis == "rings") {
+        counts({"rx", "tx", "rx_jumbo", "rx_mini", "rx-jumbo", "rx-mini"}, t.rings, "ring sizes {\"rx\": 512, \"tx\": 512} (ethtool -G)");
+        p.name = derived_counts(t.rings);
+    } else if (axis == "coalesce") {
+        counts({"rx-usecs", "rx-frames", "rx-usecs-irq", "rx-frames-irq", "tx-usecs", "tx-frames", "tx-usecs-irq", "tx-frames-irq",
+                "stats-block-usecs", "adaptive-rx", "adaptive-tx", "pkt-rate-low", "pkt-rate-high", "sample-interval"},
+               t.coalesce, "coalescing by ethtool -C names {\"rx-usecs\": 8, \"adaptive-rx\": \"off\"}");
+        p.name = derived_counts(t.coalesce);
+    } else if (axis == "rps" || axis == "xps" || axis == "irq_affinity") {
+        auto& out = axis == "rps" ? t.rps : axis == "xps" ? t.xps : t.irq_affinity;
+        const char* prefix = axis == "rps" ? "rx-" : axis == "xps" ? "tx-" : "";
+        const std::string what = "a CPU list (\"0-1\", \"all\", \"none\") or {\"name\": ..., \"" + axis + "\": a CPU list or {queue: CPU list}}";
+        const auto value = [&](const Node& v) {
+            if (v.json().is_string()) {
+                out["*"] = cpu_list_at(v);
+                p.name = (axis == "irq_affinity" ? std::string("irq") : axis) + "-" + key_safe(out["*"]);
+                return;
+            }
+            if (!v.json().is_object() || v.json().empty()) v.fail(what);
+            for (const auto& [q, list] : v.json().items()) {
+                const bool ok = axis == "irq_affinity" ? (q == "*" || (!q.empty() && q.find_first_not_of("0123456789") == std::string::npos))
+                                                       : (q == "*" || (q.rfind(prefix, 0) == 0 && q.size() > 3 && q.find_first_not_of("0123456789", 3) == std::string::npos));
+                if (!ok) v.child(q).fail_message(axis == "irq_affinity" ? "expected an IRQ number or \"*\"" : std::string("expected a queue name \"") + prefix + "N\" or \"*\"");
+                out[q] = cpu_list_at(v.child(q));
+                p.name += (p.name.empty() ? axis + "-" : "-") + key_safe(q + "=" + out[q]);
+            }
+        };
+        if (object) {
+            n.expect_object({"name", axis}, what);
+            value(n.required(axis, what));
+        } else {
+            value(n);
+        }
+    } else if (axis == "napi") {
+        n.expect_object({"name", "gro_flush_timeout", "napi_defer_hard_irqs"}, "NAPI settings {\"gro_flush_timeout\": 20000, \"napi_defer_hard_irqs\": 2}");
+        if (n.has("gro_flush_timeout")) t.napi["gro_flush_timeout"] = n.child("gro_flush_timeout").integer(0, UINT32_MAX, "nanoseconds, 0 or more");
+        if (n.has("napi_defer_hard_irqs")) t.napi["napi_defer_hard_irqs"] = n.child("napi_defer_hard_irqs").integer(0, INT32_MAX, "a count, 0 or more");
+        if (t.napi.empty()) n.fail("NAPI settings with gro_flush_timeout or napi_defer_hard_irqs");
+        for (const auto& [k, v] : t.napi) p.name += (p.name.empty() ? "" : "-") + std::string(k == "gro_flush_timeout" ? "gft" : "defer") + std::to_string(v);
+    } else if (axis == "sysctl") {
+        if (!n.json().is_object() || n.json().empty()) n.fail("a map of sysctl name -> value {\"net.ipv4.tcp_congestion_control\": \"bbr\"}");
+        for (const auto& [key, value] : n.json().items()) {
+            if (key == "name") continue;
+            const auto c = n.child(key);
+            if (find_sysctl(key) == nullptr) {
+                c.fail_message("sysctl \"" + key + "\" is not on the allow-list (nicmatrix sweep --help prints it)");
+            }
+            std::string v;
+            if (c.json().is_string()) v = c.json().get<std::string>();
+            else if (c.json().is_number_integer()) v = c.json().dump();
+            else c.fail("a value as sysctl takes it (a string or an integer)");
+            if (v.empty() || v.find('\n') != std::string::npos) c.fail("a non-empty one-line value");
+            t.sysctl[key] = normalize_sysctl_value(v);
+            const auto dot = key.rfind('.');
+            p.name += (p.name.empty() ? "" : "+") + key.substr(dot + 1) + "=" + key_safe(t.sysctl[key]);
+        }
+        if (t.sysctl.empty()) n.fail("a map of sysctl name -> value with at least one sysctl");
+    } else if (axis == "qdisc") {
+        QdiscSpec q;
+        if (n.json().is_string()) {
+            q.kind = n.string();
+        } else {
+            n.expect_object({"name", "kind", "rate", "burst", "latency_ms", "limit", "default"},
+                            "a qdisc kind (\"pfifo_fast\") or {\"kind\": \"tbf\", \"rate\": \"1gbit\", \"burst\": 32768, \"latency_ms\": 50}");
+            q.kind = n.required("kind", "a qdisc kind").string("a qdisc kind");
+            if (n.has("rate")) q.rate_bps = rate_at(n.child("rate"));
+            if (n.has("burst")) q.burst_bytes = static_cast<uint32_t>(n.child("burst").integer(1, UINT32_MAX, "bytes"));
+            if (n.has("latency_ms")) q.latency_ms = n.child("latency_ms").number(0, 1e6, true, "milliseconds");
+            if (n.has("limit")) q.limit = static_cast<uint32_t>(n.child("limit").integer(1, UINT32_MAX, "packets (pfifo) or bytes (tbf)"));
+            if (n.has("default")) q.default_class = static_cast<uint32_t>(n.child("default").integer(0, 0xffff, "a class minor number"));
+        }
+        const bool ok = !q.kind.empty() && q.kind.size() < 16 && std::all_of(q.kind.begin(), q.kind.end(), [](char c) { return std::islower(static_cast<unsigned char>(c)) || std::isdigit(static_cast<unsigned char>(c)) || c == '_'; });
+        if (!ok) (n.json().is_string() ? n : n.child("kind")).fail("a qdisc kind such as \"pfifo\", \"pfifo_fast\", \"tbf\", \"htb\"");
+        p.name = q.kind;
+        t.qdisc = q;
+    }
+    if (object && n.has("name")) p.name = n.child("name").name();
+    if (p.name.size() > 64) p.name = p.name.substr(0, 64);
+    return p;
+}
+
+std::vector<TuningProfile> parse_axis(const std::string& axis, const Node& n) {
+    std::vector<TuningProfile> out;
+    std::set<std::string> names;
+    for (const auto& v : n.array("a non-empty array of " + axis + " values", true)) {
+        auto p = parse_axis_value(axis, v);
+        if (!names.insert(p.name).second) {
+            (v.json().is_object() && v.has("name") ? v.child("name") : v)
+                .fail_message("the " + axis + " value name \"" + p.name + "\" is used twice; give each value a unique \"name\"");
+        }
+        out.push_back(std::move(p));
+    }
+    return out;
+}
+
+Json axis_value_json(const std::string& axis, const TuningProfile& p) {
+    Json j = Json{{"name", p.name}};
+    const TuningRequest& t = p.tuning;
+    const auto lists = [](const std::map<std::string, std::string>& m) {
+        if (m.size() == 1 && m.count("*")) return Json(m.at("*"));
+        return Json(m);
+    };
+    if (axis == "channels") for (const auto& [k, v] : t.channels) j[k] = v;
+    if (axis == "rings") for (const auto& [k, v] : t.rings) j[k] = v;
+    if (axis == "coalesce") for (const auto& [k, v] : t.coalesce) j[k] = v;
+    if (axis == "rps") j["rps"] = lists(t.rps);
+    if (axis == "xps") j["xps"] = lists(t.xps);
+    if (axis == "irq_affinity") j["irq_affinity"] = lists(t.irq_affinity);
+    if (axis == "napi") for (const auto& [k, v] : t.napi) j[k] = v;
+    if (axis == "sysctl") for (const auto& [k, v] : t.sysctl) j[k] = v;
+    if (axis == "qdisc" && t.qdisc) {
+        const QdiscSpec& q = *t.qdisc;
+        j["kind"] = q.kind;
+        if (q.rate_bps) j["rate"] = *q.rate_bps;
+        if (q.burst_bytes) j["burst"] = *q.burst_bytes;
+        if (q.latency_ms) j["latency_ms"] = *q.latency_ms;
+        if (q.limit) j["limit"] = *q.limit;
+        if (q.default_class) j["default"] = *q.default_class;
+    }
+    return j;
+}
+
 }  // namespace
 
 void to_json(Json& j, const SweepOrder& v) { j = enum_name(v, kSweepOrders); }
@@ -381,6 +571,7 @@ void to_json(Json& j, const SweepConfig& v) {
         if (r.offloads) rule["offloads"] = *r.offloads;
         if (r.mtu) rule["mtu"] = *r.mtu;
         if (!r.traffic.empty()) rule["traffic"] = r.traffic;
+        for (const auto& [axis, name] : r.axes) rule[axis] = name;
         exclude.push_back(rule);
     }
     j = Json{{"offloads", profiles},
@@ -395,6 +586,12 @@ void to_json(Json& j, const SweepConfig& v) {
              {"order", v.order},
              {"interference", v.interference}};
     if (v.precision) j["precision"] = *v.precision;
+    for (const auto& [axis, values] : v.axes) {
+        Json list = Json::array();
+        for (const auto& p : values) list.push_back(axis_value_json(axis, p));
+        j[axis] = list;
+    }
+    for (const auto& [axis, to] : v.apply_axes) j["apply_to"][axis] = to;
     // A config read from a file without a name is named after the file later; "" is not a valid name.
     if (!v.name.empty()) j["name"] = v.name;
     if (!v.description.empty()) j["description"] = v.description;
@@ -403,7 +600,8 @@ void to_json(Json& j, const SweepConfig& v) {
 SweepConfig parse_sweep_config(const Json& j) {
     const Node root(j, "");
     root.expect_object({"$schema", "name", "description", "offloads", "mtu", "traffic", "duration_s", "omit_s",
-                        "repetitions", "cooldown_s", "apply_to", "exclude", "precision", "order", "interference"},
+                        "repetitions", "cooldown_s", "apply_to", "exclude", "precision", "order", "interference",
+                        "channels", "rings", "coalesce", "rps", "xps", "irq_affinity", "napi", "sysctl", "qdisc"},
                        "a sweep config object");
     SweepConfig c;
     if (root.has("$schema")) root.child("$schema").string();
@@ -443,6 +641,10 @@ SweepConfig parse_sweep_config(const Json& j) {
         c.traffic.push_back(std::move(entry));
     }
 
+    for (const char* axis : kTuningAxes) {
+        if (root.has(axis)) c.axes[axis] = parse_axis(axis, root.child(axis));
+    }
+
     if (root.has("duration_s")) c.duration_s = root.child("duration_s").number(0, 86400, true, "a positive number of seconds");
     if (root.has("omit_s")) c.omit_s = root.child("omit_s").number(0, 3600, false, "a number of seconds, 0 or more");
     if (root.has("repetitions")) c.repetitions = static_cast<uint32_t>(root.child("repetitions").integer(1, 1000, "a positive integer"));
@@ -456,16 +658,24 @@ SweepConfig parse_sweep_config(const Json& j) {
         const auto a = root.child("apply_to");
         if (a.json().is_string()) {
             c.apply_offloads_to = c.apply_mtu_to = enum_value(a, kApplyTo);
+            for (const auto& [axis, values] : c.axes) c.apply_axes[axis] = c.apply_offloads_to;
         } else {
-            a.expect_object({"offloads", "mtu"}, "\"local\", \"peer\", \"both\" or {\"offloads\": ..., \"mtu\": ...}");
+            std::vector<std::string> keys = {"offloads", "mtu"};
+            keys.insert(keys.end(), std::begin(kTuningAxes), std::end(kTuningAxes));
+            a.expect_object(keys, "\"local\", \"peer\", \"both\" or {\"offloads\": ..., \"mtu\": ..., \"rps\": ...}");
             if (a.has("offloads")) c.apply_offloads_to = enum_value(a.child("offloads"), kApplyTo);
             if (a.has("mtu")) c.apply_mtu_to = enum_value(a.child("mtu"), kApplyTo);
+            for (const char* axis : kTuningAxes) {
+                if (a.has(axis)) c.apply_axes[axis] = enum_value(a.child(axis), kApplyTo);
+            }
         }
     }
 
     if (root.has("exclude")) {
         for (const auto& r : root.child("exclude").array("an array of exclusion rules", false)) {
-            r.expect_object({"offloads", "mtu", "traffic"}, "an exclusion rule {\"offloads\", \"mtu\", \"traffic\"} (any of them)");
+            std::vector<std::string> rule_keys = {"offloads", "mtu", "traffic"};
+            rule_keys.insert(rule_keys.end(), std::begin(kTuningAxes), std::end(kTuningAxes));
+            r.expect_object(rule_keys, "an exclusion rule {\"offloads\", \"mtu\", \"traffic\", or a tuning axis: value name} (any of them)");
             if (r.json().empty()) r.fail("at least one of \"offloads\", \"mtu\", \"traffic\"");
             ExcludeRule rule;
             if (r.has("offloads")) {
@@ -477,6 +687,18 @@ SweepConfig parse_sweep_config(const Json& j) {
             if (r.has("mtu")) {
                 rule.mtu = static_cast<uint32_t>(r.child("mtu").integer(kMinMtu, kMaxMtu, "an MTU from the mtu axis"));
                 if (std::find(c.mtu.begin(), c.mtu.end(), *rule.mtu) == c.mtu.end()) r.child("mtu").fail("an MTU from the mtu axis");
+            }
+            for (const char* axis : kTuningAxes) {
+                if (!r.has(axis)) continue;
+                const auto v = r.child(axis);
+                const std::string name = v.string("a value name of the " + std::string(axis) + " axis");
+                const auto it = c.axes.find(axis);
+                std::vector<std::string> names;
+                if (it != c.axes.end()) {
+                    for (const auto& p : it->second) names.push_back(p.name);
+                }
+                if (std::find(names.begin(), names.end(), name) == names.end()) v.fail("one of the " + std::string(axis) + " value names " + join_quoted(names));
+                rule.axes[axis] = name;
             }
             if (r.has("traffic")) {
                 const auto t = r.child("traffic");
@@ -496,11 +718,27 @@ void from_json(const Json& j, SweepConfig& v) { v = parse_sweep_config(j); }
 void to_json(Json& j, const CellStatus& v) { j = enum_name(v, kCellStatuses); }
 void from_json(const Json& j, CellStatus& v) { v = enum_value(Node(j, "/status"), kCellStatuses); }
 
-void to_json(Json& j, const EndSettings& v) { j = Json{{"mtu", v.mtu}, {"features", v.features}}; }
+void to_json(Json& j, const EndSettings& v) {
+    j = Json{{"mtu", v.mtu}, {"features", v.features}};
+    if (!v.tuning) return;
+    // Only the kinds the sweep has axes of are kept; an empty kind is left out.
+    Json t = *v.tuning;
+    for (auto it = t.begin(); it != t.end();) {
+        if (it->is_null() || (it->is_object() && it->empty())) {
+            it = t.erase(it);
+        } else {
+            ++it;
+        }
+    }
+    for (auto& [key, value] : t.items()) j[key] = value;
+}
 
 void from_json(const Json& j, EndSettings& v) {
     j.at("mtu").get_to(v.mtu);
     j.at("features").get_to(v.features);
+    bool any = false;
+    for (const char* key : {"channels", "rings", "coalesce", "rps", "xps", "irq_affinity", "napi", "sysctl", "qdisc", "unsupported"}) any = any || j.contains(key);
+    if (any) v.tuning = j.get<TuningState>();
 }
 
 void to_json(Json& j, const MetricSummary& v) {
@@ -556,6 +794,7 @@ void to_json(Json& j, const CellResult& v) {
              {"precision_met", v.precision_met ? Json(*v.precision_met) : Json(nullptr)},
              {"summary", v.summary}};
     if (v.rfc2544) j["rfc2544"] = *v.rfc2544;
+    for (const auto& [axis, name] : v.spec.axes) j["params"][axis] = name;
 }
 
 void from_json(const Json& j, CellResult& v) {
@@ -566,6 +805,9 @@ void from_json(const Json& j, CellResult& v) {
     params.at("mtu").get_to(v.spec.mtu);
     v.spec.traffic = TrafficEntry{};
     params.at("traffic").get_to(v.spec.traffic.name);
+    for (const char* axis : kTuningAxes) {
+        if (const auto it = params.find(axis); it != params.end() && it->is_string()) v.spec.axes[axis] = it->get<std::string>();
+    }
     const auto& test = params.at("test");
     if (test.value("test", "") == "rfc2544") {
         v.spec.traffic.rfc2544 = test.get<Rfc2544Spec>();
@@ -601,6 +843,7 @@ void to_json(Json& j, const InterfaceInfo& v) {
              {"rings", v.rings},
              {"coalesce", v.coalesce},
              {"channels", v.channels}};
+    if (v.tuning) j["tuning"] = *v.tuning;
 }
 
 void from_json(const Json& j, InterfaceInfo& v) {
@@ -616,6 +859,7 @@ void from_json(const Json& j, InterfaceInfo& v) {
     v.rings = j.value("rings", std::map<std::string, uint64_t>{});
     v.coalesce = j.value("coalesce", std::map<std::string, uint64_t>{});
     v.channels = j.value("channels", std::map<std::string, uint64_t>{});
+    if (const auto it = j.find("tuning"); it != j.end() && it->is_object()) v.tuning = it->get<TuningState>();
 }
 
 void to_json(Json& j, const HostInfo& v) {

@@ -12,6 +12,7 @@
 
 #include "core/base/rfc2544_types.hpp"
 #include "core/base/traffic_types.hpp"
+#include "core/base/tuning_types.hpp"
 
 namespace nm {
 
@@ -30,6 +31,16 @@ struct OffloadProfile {
     std::map<std::string, bool> features;
 };
 
+/// One value of a tuning axis (channels, rps, sysctl, qdisc, ...): its name in cell keys and tables (given
+/// as "name", or derived: "rx2-tx2", "rps-all", "tcp_congestion_control=bbr", "tbf") and what it asks.
+struct TuningProfile {
+    std::string name;
+    TuningRequest tuning;   ///< only the axis's own kind is set
+};
+
+/// The tuning axes, in the order they nest in the product (after MTU, before traffic) and appear in keys.
+inline constexpr const char* kTuningAxes[] = {"channels", "rings", "coalesce", "rps", "xps", "irq_affinity", "napi", "sysctl", "qdisc"};
+
 /// One traffic pattern of a sweep: a test as `nicmatrix run` takes it. `test.host`, `port`, `duration_s`
 /// and `omit_s` are not part of the entry: the sweep fills them in.
 struct TrafficEntry {
@@ -44,6 +55,7 @@ struct ExcludeRule {
     std::optional<std::string> offloads;      ///< profile name
     std::optional<uint32_t> mtu;
     nlohmann::json traffic = nlohmann::json::object();   ///< subset of a traffic entry's JSON fields
+    std::map<std::string, std::string> axes;   ///< tuning axis -> value name
 };
 
 /// Precision on request (netperf's -I/-i): a cell is repeated until the distribution-free confidence
@@ -80,6 +92,8 @@ struct SweepConfig {
     std::vector<OffloadProfile> offloads;   ///< in file order
     std::vector<uint32_t> mtu;              ///< bytes, in file order
     std::vector<TrafficEntry> traffic;      ///< in file order
+    std::map<std::string, std::vector<TuningProfile>> axes;   ///< tuning axis (kTuningAxes) -> values in file order
+    std::map<std::string, ApplyTo> apply_axes;               ///< per tuning axis; Both when not given
     double duration_s = 10;                 ///< measured seconds per repetition
     double omit_s = 1;                      ///< warm-up seconds before each repetition, not counted
     uint32_t repetitions = 3;
@@ -102,6 +116,8 @@ struct CellSpec {
     std::map<std::string, bool> features_requested;
     uint32_t mtu = 0;
     TrafficEntry traffic;
+    std::map<std::string, size_t> axis_index;   ///< tuning axis -> index of its value in the config
+    std::map<std::string, std::string> axes;    ///< tuning axis -> value name (the params a table labels by)
 };
 
 /// What a cell came to.
@@ -119,6 +135,8 @@ enum class CellStatus {
 struct EndSettings {
     uint32_t mtu = 0;
     std::map<std::string, bool> features;   ///< active state of every changeable kernel feature
+    /// The kinds of tuning the sweep has axes of, as read back after applying (empty kinds left out).
+    std::optional<TuningState> tuning;
 };
 
 /// Statistics of one metric over a cell's repetitions.
@@ -166,6 +184,7 @@ struct InterfaceInfo {
     uint32_t mtu_min = 0;
     uint32_t mtu_max = 0;
     EndSettings original;   ///< MTU and every changeable feature before the sweep (active state)
+    std::optional<TuningState> tuning;   ///< every tuning kind before the sweep (queues, steering, NAPI, sysctls, qdisc)
     std::map<std::string, uint64_t> rings;
     std::map<std::string, uint64_t> coalesce;
     std::map<std::string, uint64_t> channels;

@@ -116,7 +116,7 @@ TEST_CASE("An agent without a key refuses every settings change, says why at con
     CHECK(client->capabilities().why == "the agent has no key (start it with --key-file), so it changes no settings");
     CHECK(client->ping(std::chrono::milliseconds(2000)));   // the connection itself is served
     try {
-        client->apply(b.ifname, nm::LinkSettings{4000, {{"tso", false}}});
+        client->apply(b.ifname, nm::LinkSettings{4000, {{"tso", false}}, {}});
         FAIL("the change was not refused");
     } catch (const nm::Error& e) {
         CHECK(e.kind() == nm::ErrorKind::Refused);
@@ -159,9 +159,9 @@ TEST_CASE("A wrong key is refused and logged; the right key changes the agent's 
         REQUIRE(client->capabilities().control);
         CHECK(client->capabilities().interfaces == std::vector<std::string>{b.ifname});
         // An interface the agent does not allow is refused by name.
-        CHECK_THROWS_WITH(client->apply("lo", nm::LinkSettings{1400, {}}), Catch::Contains("interface lo is not allowed"));
+        CHECK_THROWS_WITH(client->apply("lo", nm::LinkSettings{1400, {}, {}}), Catch::Contains("interface lo is not allowed"));
 
-        const auto report = client->apply(b.ifname, nm::LinkSettings{4000, {{"tso", false}}});
+        const auto report = client->apply(b.ifname, nm::LinkSettings{4000, {{"tso", false}}, {}});
         client->confirm();
         CHECK(report.mtu_after == 4000);
         CHECK(report.all_requested_hold());
@@ -190,7 +190,7 @@ TEST_CASE("An unconfirmed change is rolled back by the agent within its window",
     o.key = kKey;
     o.confirm_window = std::chrono::milliseconds(500);
     nm::PeerControlClient client(o);
-    client.apply(b.ifname, nm::LinkSettings{6000, {}});
+    client.apply(b.ifname, nm::LinkSettings{6000, {}, {}});
     CHECK(link_mtu(b.netns, b.ifname) == "6000\n");
     CHECK(client.await_rollback(std::chrono::seconds(5)));
     CHECK(link_mtu(b.netns, b.ifname) == mtu_before);
@@ -219,7 +219,7 @@ TEST_CASE("The agent restores when the controlling client stops sending heartbea
         ch.send(nm::Msg::Request, body, soon());
         return ch.expect(soon(), "reply");
     };
-    REQUIRE(request(nm::Json{{"op", "apply"}, {"ifname", b.ifname}, {"settings", nm::LinkSettings{5000, {}}}}).at("type") == "reply");
+    REQUIRE(request(nm::Json{{"op", "apply"}, {"ifname", b.ifname}, {"settings", nm::LinkSettings{5000, {}, {}}}}).at("type") == "reply");
     REQUIRE(request(nm::Json{{"op", "confirm"}}).at("type") == "reply");
     CHECK(link_mtu(b.netns, b.ifname) == "5000\n");
     nm::wait_until([&] { return link_mtu(b.netns, b.ifname) == mtu_before; }, std::chrono::seconds(5),
@@ -251,7 +251,7 @@ TEST_CASE("Replayed, altered, unsigned and oversized messages are refused and lo
         CHECK(replay.at("kind") == "replay");
         CHECK(replay.at("message") == "message refused: sequence 1, expected 2");
 
-        nm::Json change{{"type", "request"}, {"seq", 2}, {"op", "apply"}, {"ifname", b.ifname}, {"settings", nm::LinkSettings{1400, {}}}};
+        nm::Json change{{"type", "request"}, {"seq", 2}, {"op", "apply"}, {"ifname", b.ifname}, {"settings", nm::LinkSettings{1400, {}, {}}}};
         nm::sign_message(change, skey);
         change["settings"]["mtu"] = 9000;   // altered after signing
         ch.send(nm::Msg::Request, change, soon());
@@ -259,7 +259,7 @@ TEST_CASE("Replayed, altered, unsigned and oversized messages are refused and lo
         CHECK(altered.at("kind") == "auth");
         CHECK(altered.at("message") == "message refused: bad MAC");
 
-        nm::Json unsigned_change{{"type", "request"}, {"seq", 2}, {"op", "apply"}, {"ifname", b.ifname}, {"settings", nm::LinkSettings{9000, {}}}};
+        nm::Json unsigned_change{{"type", "request"}, {"seq", 2}, {"op", "apply"}, {"ifname", b.ifname}, {"settings", nm::LinkSettings{9000, {}, {}}}};
         ch.send(nm::Msg::Request, unsigned_change, soon());
         CHECK(ch.expect(soon(), "MAC refusal").at("kind") == "auth");
         CHECK(link_mtu(b.netns, b.ifname) == mtu_before);
@@ -280,7 +280,7 @@ TEST_CASE("Replayed, altered, unsigned and oversized messages are refused and lo
     CHECK(log.find("replayed or out-of-order message (seq 1, expected 2)") != std::string::npos);
     CHECK(log.find("message with a bad MAC") != std::string::npos);
     auto client = w.connect(kKey);
-    client->apply(b.ifname, nm::LinkSettings{1400, {}});
+    client->apply(b.ifname, nm::LinkSettings{1400, {}, {}});
     client->confirm();
     CHECK(link_mtu(b.netns, b.ifname) == "1400\n");
 }

@@ -345,7 +345,7 @@ TEST_CASE("A journal left by a killed sweep is restored before the originals are
     World w;
     // What a sweep killed with SIGKILL leaves: the journal has the original, the device has a cell's settings.
     w.journal.remember(w.local.read("nm-a"));
-    w.local.apply("nm-a", nm::LinkSettings{9000, {{"tso", false}}});
+    w.local.apply("nm-a", nm::LinkSettings{9000, {{"tso", false}}, {}});
     const auto out = w.run(make_config(R"({"repetitions": 1, "mtu": [1500]})"));
     REQUIRE(out.results.local.interface);
     CHECK(out.results.local.interface->original.mtu == 1500);

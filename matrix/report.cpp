@@ -216,7 +216,8 @@ CompareRow make_row(const CellResult& ca, const CellResult& cb, const std::strin
 std::string settings_key(const CellResult& c) {
     Json test = c.spec.traffic;
     test.erase("name");
-    return Json{{"features", c.spec.features_requested}, {"mtu", c.spec.mtu}, {"test", test}}.dump();
+    // Tuning values match by their names (the labels a user gave them), like profiles do by features.
+    return Json{{"features", c.spec.features_requested}, {"mtu", c.spec.mtu}, {"test", test}, {"axes", c.spec.axes}}.dump();
 }
 
 }  // namespace
@@ -260,36 +261,58 @@ MatrixTable build_matrix(const ResultsFile& results, const std::string& metric) 
     t.interference = config.interference;
     std::map<std::string, const CellResult*> by_key;
     for (const auto& c : results.cells) by_key[c.spec.key] = &c;
-    for (const auto& p : config.offloads) {
-        for (const auto& tr : config.traffic) {
-            MatrixTable::Row row{p.name, tr.name, {}};
-            bool any = false;
-            for (uint32_t mtu : config.mtu) {
-                MatrixEntry e;
-                e.key = p.name + "/mtu" + std::to_string(mtu) + "/" + tr.name;
-                if (const auto it = by_key.find(e.key); it != by_key.end()) {
-                    const auto& c = *it->second;
-                    e.present = true;
-                    any = true;
-                    e.status = c.status;
-                    e.value = summary_of(c, metric);
-                    e.cpu_sender = summary_of(c, "cpu_sender_pct");
-                    e.cpu_receiver = summary_of(c, "cpu_receiver_pct");
-                    e.precision_met = c.precision_met;
-                    e.disturbed_runs = disturbed_runs(c);
-                    e.note = c.status == CellStatus::Duplicate ? "same effective settings as " + c.duplicate_of : c.error;
-                }
-                row.entries.push_back(std::move(e));
+    // The tuning axes' value combinations, in the order expand_cells nests them (between MTU and traffic).
+    std::vector<std::map<std::string, std::string>> combos = {{}};
+    for (const char* axis : kTuningAxes) {
+        const auto it = config.axes.find(axis);
+        if (it == config.axes.end() || it->second.empty()) continue;
+        std::vector<std::map<std::string, std::string>> next;
+        for (const auto& c : combos) {
+            for (const auto& v : it->second) {
+                auto more = c;
+                more[axis] = v.name;
+                next.push_back(std::move(more));
             }
-            // Rows wholly excluded by the config's rules are not part of the matrix.
-            const bool excluded = std::all_of(config.mtu.begin(), config.mtu.end(), [&](uint32_t mtu) {
-                CellSpec probe;
-                probe.offloads = p.name;
-                probe.mtu = mtu;
-                probe.traffic = tr;
-                return std::any_of(config.exclude.begin(), config.exclude.end(), [&](const ExcludeRule& r) { return excludes(r, probe); });
-            });
-            if (any || !excluded) t.rows.push_back(std::move(row));
+        }
+        combos = std::move(next);
+    }
+    for (const auto& p : config.offloads) {
+        for (const auto& combo : combos) {
+            std::string middle;
+            for (const char* axis : kTuningAxes) {
+                if (const auto a = combo.find(axis); a != combo.end()) middle += a->second + "/";
+            }
+            for (const auto& tr : config.traffic) {
+                MatrixTable::Row row{p.name, tr.name, {}, combo};
+                bool any = false;
+                for (uint32_t mtu : config.mtu) {
+                    MatrixEntry e;
+                    e.key = p.name + "/mtu" + std::to_string(mtu) + "/" + middle + tr.name;
+                    if (const auto it = by_key.find(e.key); it != by_key.end()) {
+                        const auto& c = *it->second;
+                        e.present = true;
+                        any = true;
+                        e.status = c.status;
+                        e.value = summary_of(c, metric);
+                        e.cpu_sender = summary_of(c, "cpu_sender_pct");
+                        e.cpu_receiver = summary_of(c, "cpu_receiver_pct");
+                        e.precision_met = c.precision_met;
+                        e.disturbed_runs = disturbed_runs(c);
+                        e.note = c.status == CellStatus::Duplicate ? "same effective settings as " + c.duplicate_of : c.error;
+                    }
+                    row.entries.push_back(std::move(e));
+                }
+                // Rows wholly excluded by the config's rules are not part of the matrix.
+                const bool excluded = std::all_of(config.mtu.begin(), config.mtu.end(), [&](uint32_t mtu) {
+                    CellSpec probe;
+                    probe.offloads = p.name;
+                    probe.mtu = mtu;
+                    probe.traffic = tr;
+                    probe.axes = combo;
+                    return std::any_of(config.exclude.begin(), config.exclude.end(), [&](const ExcludeRule& r) { return excludes(r, probe); });
+                });
+                if (any || !excluded) t.rows.push_back(std::move(row));
+            }
         }
     }
     return t;
@@ -300,6 +323,10 @@ std::string render_matrix(const MatrixTable& table, TableFormat format) {
     Grid g;
     const bool with_cpu = table.metric != "cpu_sender_pct" && table.metric != "cpu_receiver_pct";
     if (format == TableFormat::Csv) {
+        std::vector<std::string> axis_names;
+        if (!table.rows.empty()) {
+            for (const auto& [axis, name] : table.rows.front().axes) axis_names.push_back(axis);
+        }
         g.header = {"profile", "traffic", "mtu", "key", "status", table.metric + "_median", table.metric + "_mean",
                     table.metric + "_ci95", "n", "cpu_sender_pct_median", "cpu_receiver_pct_median", table.metric + "_median_ci_low",
                     table.metric + "_median_ci_high", table.metric + "_median_ci_confidence", "precision_met", "disturbed_runs"};
@@ -315,14 +342,20 @@ std::string render_matrix(const MatrixTable& table, TableFormat format) {
                                   e.value ? number_or_empty(e.value->median_ci_low) : "", e.value ? number_or_empty(e.value->median_ci_high) : "",
                                   e.value ? number_or_empty(e.value->median_ci_confidence) : "",
                                   e.precision_met ? (*e.precision_met ? "true" : "false") : "", std::to_string(e.disturbed_runs)});
+                for (const auto& axis : axis_names) g.rows.back().push_back(row.axes.at(axis));
             }
         }
+        for (const auto& axis : axis_names) g.header.push_back(axis);
         return render_grid(g, format);
     }
     g.header = {"offloads / traffic"};
     for (uint32_t mtu : table.mtus) g.header.push_back("MTU " + std::to_string(mtu));
     for (const auto& row : table.rows) {
-        std::vector<std::string> line{row.profile + " / " + row.traffic};
+        std::string label = row.profile;
+        for (const char* axis : kTuningAxes) {
+            if (const auto a = row.axes.find(axis); a != row.axes.end()) label += " / " + a->second;
+        }
+        std::vector<std::string> line{label + " / " + row.traffic};
         for (const auto& e : row.entries) {
             line.push_back(entry_text(e, table.metric, with_cpu));
             if (e.present && e.status != CellStatus::Ok) g.notes.push_back(e.key + ": " + status_name(e.status) + (e.note.empty() ? "" : ": " + e.note));

@@ -1,6 +1,7 @@
 #pragma once
 // Report and compare: a results file decoded into table values, then rendered as text. Building a table
 // and rendering it are separate steps, so the table, Markdown and CSV outputs show the same numbers.
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -30,7 +31,7 @@ struct MatrixEntry {
     std::string note;                     ///< error or duplicate_of, for the notes under the table
 };
 
-/// The matrix the way people post it: rows = offload profile × traffic, columns = MTU.
+/// The matrix the way people post it: rows = offload profile × tuning values × traffic, columns = MTU.
 struct MatrixTable {
     std::string metric;
     std::vector<uint32_t> mtus;
@@ -38,6 +39,7 @@ struct MatrixTable {
         std::string profile;
         std::string traffic;
         std::vector<MatrixEntry> entries;   ///< one per MTU column
+        std::map<std::string, std::string> axes;   ///< tuning axis -> value name (label and CSV columns)
     };
     std::vector<Row> rows;
     std::optional<PrecisionSpec> precision;   ///< the sweep's, for the marks' note

@@ -11,6 +11,7 @@
 #include "ethtool_ctl/file_settings_journal.hpp"
 #include "ethtool_ctl/netlink_device_control.hpp"
 #include "ethtool_ctl/netlink_attrs.hpp"
+#include "ethtool_ctl/qdisc.hpp"
 
 namespace nm::cli {
 namespace {
@@ -45,6 +46,7 @@ Json show_json(const LinkState& s) {
            {"mtu_max", s.mtu_max},
            {"features", ethtool_k_view(s.feature_order, s.features)}};
     if (s.speed_mbps) j["speed_mbps"] = *s.speed_mbps;
+    j["tuning"] = s.tuning;
     return j;
 }
 
@@ -54,15 +56,41 @@ void print_show(const LinkState& s) {
     std::cout << "speed: " << (s.speed_mbps ? std::to_string(*s.speed_mbps) + "Mb/s" : std::string("Unknown!"))
               << "\nduplex: " << (s.duplex.empty() ? std::string("Unknown!") : s.duplex) << "\noperstate: " << s.operstate
               << "\nmtu: " << s.mtu << " (min " << s.mtu_min << ", max " << s.mtu_max << ")\n";
-    const auto print_map = [](const char* title, const std::map<std::string, uint64_t>& m) {
-        if (m.empty()) return;
+    // Like ethtool -l/-g/-c, the sysfs steering files, NAPI and `tc qdisc show dev IF root`.
+    const TuningState& t = s.tuning;
+    const auto unsupported = [&](const char* kind) {
+        const auto it = t.unsupported.find(kind);
+        return it == t.unsupported.end() ? std::string() : it->second;
+    };
+    const auto print_kind = [&](const char* title, const std::map<std::string, uint64_t>& m, const char* kind) {
         std::cout << title << ':';
+        if (m.empty()) {
+            const std::string why = unsupported(kind);
+            std::cout << " n/a" << (why.empty() ? "" : " (" + why + ")") << '\n';
+            return;
+        }
         for (const auto& [k, v] : m) std::cout << ' ' << k << '=' << v;
         std::cout << '\n';
     };
-    print_map("rings", s.rings);
-    print_map("coalesce", s.coalesce);
-    print_map("channels", s.channels);
+    const auto print_lists = [&](const char* title, const std::map<std::string, std::string>& m, const char* kind) {
+        std::cout << title << ':';
+        if (m.empty()) {
+            const std::string why = unsupported(kind);
+            std::cout << " n/a" << (why.empty() ? "" : " (" + why + ")") << '\n';
+            return;
+        }
+        for (const auto& [k, v] : m) std::cout << ' ' << k << '=' << v;
+        std::cout << '\n';
+    };
+    print_kind("channels", t.channels, "channels");
+    if (!t.channels_max.empty()) print_kind("channels max", t.channels_max, "channels");
+    print_kind("rings", t.rings, "rings");
+    print_kind("coalesce", t.coalesce, "coalesce");
+    print_lists("rps_cpus", t.rps, "rps");
+    print_lists("xps_cpus", t.xps, "xps");
+    print_lists("irq affinity", t.irq_affinity, "irq_affinity");
+    print_kind("napi", t.napi, "napi");
+    std::cout << "root qdisc: " << (t.qdisc ? describe_qdisc(*t.qdisc) : std::string("none")) << '\n';
     std::cout << "Features for " << s.name << ":\n";
     for (const auto& row : ethtool_k_rows(s.feature_order)) {
         const FeatureState st = row_state(row, s.features);

@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "cli/commands.hpp"
+#include "core/base/sysctl_allow_list.hpp"
 #include "core/base/error.hpp"
 #include "core/base/json_codec.hpp"
 #include "matrix/real_backends.hpp"
@@ -200,12 +201,17 @@ void add_sweep_commands(CLI::App& app, std::stop_token stop) {
     sweep->add_option("--time-budget", r.time_budget, "Cap the whole sweep: no repetition starts that would end after DURATION (600, 90s, 15m, 1h30m)");
     sweep->add_option("--seed", f->seed, "Seed of the shuffled order (run.order.seed of a results file repeats its order)")
         ->each([f](const std::string&) { f->seed_given = true; });
+    std::string sysctls;
+    for (const auto& e : sysctl_allow_list()) sysctls += std::string("\n  ") + e.name + " - " + e.what;
     sweep->footer(
+        "Tuning axes (each a list joining the product): channels, rings, coalesce, rps, xps, irq_affinity, napi, sysctl, "
+        "qdisc (see nicmatrix-sweep(1)). Sysctls a config may set (the allow-list; per namespace unless host-wide):" + sysctls + "\n\n"
         "Every way out restores the interfaces: the end, Ctrl-C, SIGTERM or SIGHUP (the cell being measured is dropped; a "
         "second signal is only counted, the restore is never cut short), an error, a closed stdout (`| head`: printing "
         "stops, the sweep goes on). After SIGKILL or a crash, `nicmatrix restore` does it. Exit status: 0 done; 1 "
         "interrupted by a signal (continue with --resume), an interface held by another running nicmatrix, or a "
-        "failure; 2 bad input (config, flags, interfaces), nothing changed.");
+        "failure; 2 bad input (config, flags, interfaces), nothing changed. The same holds for channels, rings, coalescing, "
+        "RPS/XPS, IRQ affinity, NAPI, sysctls and the root qdisc.");
     sweep->callback([f, stop] { sweep_command(*f, stop); });
 
     struct ReportOptions {

@@ -7,6 +7,7 @@
 #include "core/base/error.hpp"
 #include "ethtool_ctl/feature_names.hpp"
 #include "ethtool_ctl/netns.hpp"
+#include "ethtool_ctl/netns_files.hpp"
 #include "ethtool_ctl/tuning_files.hpp"
 
 #include <algorithm>
@@ -208,6 +209,17 @@ std::string NetlinkDeviceControl::unsupported(std::string_view ifname, const Lin
     if (!w.xps.empty()) kind_missing("xps");
     if (!w.napi.empty()) kind_missing("napi");
     if (!w.irq_affinity.empty()) kind_missing("irq_affinity");
+    // Outside the host's namespace the kernel lets a namespace choose only the congestion controls the host
+    // allows (tcp_allowed_congestion_control); any other is EPERM however privileged the writer.
+    if (const auto cc = w.sysctl.find("net.ipv4.tcp_congestion_control"); cc != w.sysctl.end() && netns_id_of("/proc/1/ns/net") != netns_id_) {
+        std::string allowed;
+        in_netns(netns_, [&] { allowed = normalize_sysctl_value(read_small_file("/proc/sys/net/ipv4/tcp_allowed_congestion_control").value_or("")); });
+        const std::string padded = " " + allowed + " ";
+        if (!allowed.empty() && padded.find(" " + cc->second + " ") == std::string::npos) {
+            add("sysctl net.ipv4.tcp_congestion_control " + cc->second + ": a namespace other than the host's may choose only what the host's net.ipv4.tcp_allowed_congestion_control lists (" +
+                allowed + ")");
+        }
+    }
     for (const auto& [name, value] : w.sysctl) {
         if (!t.sysctl.count(name)) {
             add("sysctl " + name + ": not in the namespace of " + where(ifname, netns_) +

@@ -124,6 +124,13 @@ Json PeerAgent::handle_request(Session& session, const Json& request) {
     std::lock_guard lock(device_mutex_);
     if (op == "read") return Json{{"state", device_.read(ifname)}};
     const auto settings = request.at("settings").get<LinkSettings>();
+    // The tuning kinds (channels, RPS, sysctls, qdisc, ...) need the agent's allow-list of kinds, which this
+    // agent does not have yet: it changes only MTU and offloads, and says so.
+    if (!settings.tuning.empty()) {
+        throw Refusal{WireError::Refused, "settings control refused: the agent changes only the MTU and offloads; channels, rings, coalescing, "
+                                          "RPS/XPS, IRQ affinity, NAPI, sysctls and the qdisc are not allowed here (set \"apply_to\" for those "
+                                          "axes to \"local\")"};
+    }
     if (op == "validate") {
         device_.validate(ifname, settings);
         return Json::object();

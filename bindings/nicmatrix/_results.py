@@ -38,6 +38,9 @@ RUN_COLUMNS = [
     ("background_waited_s", ("background", "waited_s")),
 ]
 
+# The tuning axes a sweep may have (the C++ kTuningAxes, in the same order).
+TUNING_AXES = ("channels", "rings", "coalesce", "rps", "xps", "irq_affinity", "napi", "sysctl", "qdisc")
+
 # The test's fields as setting columns (the traffic entry of the cell's params).
 TEST_COLUMNS = [
     ("protocol", "protocol"), ("direction", "direction"), ("streams", "streams"), ("threads", "threads"),
@@ -113,11 +116,23 @@ class Results:
         row["precision_met"] = cell.get("precision_met")
         for name, wanted in sorted(params.get("features_requested", {}).items()):
             row[f"requested:{name}"] = wanted
+        # The tuning axes' value names, as labels (rps = "rps-all"), like profile for the offloads.
+        for axis in TUNING_AXES:
+            if axis in params:
+                row[axis] = params[axis]
         for end in ("local", "remote"):
             applied = cell.get("applied", {}).get(end)
             row[f"mtu_{end}"] = applied["mtu"] if applied else math.nan
             for name, active in sorted((applied or {}).get("features", {}).items()):
                 row[f"{end}:{name}"] = active
+            # The effective tuning read back: `local:channels.rx`, `local:rps.rx-0`, `local:qdisc`.
+            for kind in TUNING_AXES:
+                value = (applied or {}).get(kind)
+                if kind == "qdisc" and isinstance(value, dict):
+                    row[f"{end}:qdisc"] = value.get("kind")
+                elif isinstance(value, dict):
+                    for k, v in sorted(value.items()):
+                        row[f"{end}:{kind}.{k}"] = v
         return row
 
     def to_dataframe(self):
@@ -126,8 +141,11 @@ class Results:
         Settings: key, profile, traffic, mtu, the test's fields (protocol, direction, streams, threads,
         write_size, window, test_bytes, target_rate_bps, target_rate_pps, udp_gso, udp_gro), status, error,
         duplicate_of, overhead_s, repetitions_run, precision_met (None when no precision was asked),
-        `requested:<name>` for each feature the profile names, and what each end really had: mtu_local,
-        mtu_remote, `local:<kernel feature>`, `remote:<kernel feature>`. Per run: started (UTC, when the
+        `requested:<name>` for each feature the profile names, the value name of every tuning axis the sweep
+        has (channels, rings, coalesce, rps, xps, irq_affinity, napi, sysctl, qdisc), and what each end really
+        had: mtu_local, mtu_remote, `local:<kernel feature>`, `remote:<kernel feature>`, and the tuning read
+        back: `local:channels.rx`, `local:rps.rx-0`, `local:sysctl.net.ipv4.tcp_congestion_control`,
+        `local:qdisc` (its kind). Per run: started (UTC, when the
         sweep started it), disturbed (measured under interference; None before the sweep sampled load).
         Measurements (numeric, NaN where a cell has none): the sweep's metrics (throughput_bps,
         packets_per_s, cpu_sender_pct, cpu_receiver_pct, system_busy_pct, softirq_pct, tcp_retransmits,

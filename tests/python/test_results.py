@@ -5,11 +5,12 @@ import csv
 import io
 import json
 import math
+import os
 
 import pytest
 
 import nicmatrix as nm
-from conftest import EXAMPLE_A, EXAMPLE_B, FAKE_LAB, run
+from conftest import EXAMPLE_A, EXAMPLE_B, FAKE_LAB, SOURCE, run
 
 FILES = [FAKE_LAB, EXAMPLE_A, EXAMPLE_B]
 
@@ -241,3 +242,20 @@ def test_bad_config_names_the_field(tmp_path):
 def test_example_results_validate_against_the_schema(path):
     from test_schemas import validator
     validator("results/results.schema.json").validate(read_json(path))
+
+
+def test_tuning_axes_are_labels_and_the_effective_state_columns():
+    """The tuning axes' value names are columns a table can pivot on; each end's read-back is there too
+    (results/queues-steering-lab.json is `nicmatrix sweep configs/queues-steering.json --lab`)."""
+    path = os.path.join(SOURCE, "results/queues-steering-lab.json")
+    raw = read_json(path)
+    df = nm.load(path).to_dataframe()
+    assert list(df["channels"].unique()) == ["ch1", "ch2"]
+    assert sorted(df["rps"].unique()) == ["rps-all", "rps-none"]
+    for _, row in df.iterrows():
+        cell = next(c for c in raw["cells"] if c["key"] == row["key"])
+        assert row["channels"] == cell["params"]["channels"]
+        assert row["local:channels.rx"] == cell["applied"]["local"]["channels"]["rx"]
+        assert row["remote:rps.rx-0"] == cell["applied"]["remote"]["rps"]["rx-0"]
+    table = df.pivot_table(index=["channels", "rps"], columns="traffic", values="throughput_bps", aggfunc="median")
+    assert table.shape == (4, 2)

@@ -13,6 +13,7 @@
 #include "core/base/wait_until.hpp"
 #include "matrix/results_store.hpp"
 #include "tests/support/command.hpp"
+#include "tests/support/matrix_world.hpp"
 #include "tests/support/require.hpp"
 #include "tests/support/scoped_lab.hpp"
 

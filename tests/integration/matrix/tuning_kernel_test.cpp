@@ -88,7 +88,10 @@ OutsideView expected(const nm::EndSettings& e, const OutsideView& original) {
     if (!t.channels.empty()) v.channels = "rx=" + std::to_string(t.channels.at("rx")) + " tx=" + std::to_string(t.channels.at("tx"));
     const auto masks = [](const std::map<std::string, std::string>& m) {
         std::string s;
-        for (const auto& [q, list] : m) s += (s.empty() ? "" : " ") + mask_of(list);
+        for (const auto& [q, list] : m) {
+            if (!s.empty()) s += ' ';
+            s += mask_of(list);
+        }
         return s;
     };
     if (!t.rps.empty()) v.rps = masks(t.rps);

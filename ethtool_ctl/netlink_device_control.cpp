@@ -10,7 +10,10 @@
 #include "ethtool_ctl/netns_files.hpp"
 #include "ethtool_ctl/tuning_files.hpp"
 
+#include <unistd.h>
+
 #include <algorithm>
+#include <cstring>
 #include <type_traits>
 
 #include "core/base/cpu_list.hpp"
@@ -220,6 +223,14 @@ std::string NetlinkDeviceControl::unsupported(std::string_view ifname, const Lin
                 allowed + ")");
         }
     }
+    // A sysctl the namespace shows read-only (net.core.rmem_max outside the host's on current kernels).
+    std::vector<std::string> read_only;
+    in_netns(netns_, [&] {
+        for (const auto& [name, value] : w.sysctl) {
+            if (t.sysctl.count(name) && ::access(sysctl_path(name).c_str(), W_OK) != 0) read_only.push_back(name + " (" + std::strerror(errno) + ")");
+        }
+    });
+    for (const auto& name : read_only) add("sysctl " + name + ": read-only in the namespace of " + where(ifname, netns_));
     for (const auto& [name, value] : w.sysctl) {
         if (!t.sysctl.count(name)) {
             add("sysctl " + name + ": not in the namespace of " + where(ifname, netns_) +

@@ -30,7 +30,7 @@ std::string outside(const std::string& netns, const std::string& ifname) {
     const std::string q = "/sys/class/net/" + ifname + "/queues";
     const auto r = run_in_netns(netns, "sh -c 'ethtool -l " + ifname + " | grep -E \"^(RX|TX):\"; cat " + q + "/rx-*/rps_cpus " + q +
                                            "/tx-*/xps_cpus /sys/class/net/" + ifname + "/gro_flush_timeout /sys/class/net/" + ifname +
-                                           "/napi_defer_hard_irqs; sysctl -n net.ipv4.tcp_congestion_control net.core.rmem_max; tc qdisc show dev " +
+                                           "/napi_defer_hard_irqs; sysctl -n net.ipv4.tcp_congestion_control net.ipv4.tcp_rmem; tc qdisc show dev " +
                                            ifname + " root'");
     REQUIRE(r.exit_status == 0);
     return r.output;
@@ -76,7 +76,7 @@ TEST_CASE("SIGKILL mid-sweep with every kind of tuning: nicmatrix restore puts e
     std::ofstream(cfg) << R"({"name": "t", "offloads": [{"name": "o", "features": {}}], "mtu": [1500],
       "channels": [{"name": "ch1", "rx": 1, "tx": 1}], "rps": ["all"], "xps": ["0"],
       "napi": [{"name": "defer", "gro_flush_timeout": 200000, "napi_defer_hard_irqs": 2}],
-      "sysctl": [{"name": "reno", "net.ipv4.tcp_congestion_control": "reno", "net.core.rmem_max": "8388608"}],
+      "sysctl": [{"name": "reno", "net.ipv4.tcp_congestion_control": "reno", "net.ipv4.tcp_rmem": "4096 131072 8388608"}],
       "qdisc": [{"name": "tbf", "kind": "tbf", "rate": "2gbit", "burst": 65536, "latency_ms": 20}, "pfifo"],
       "traffic": [{"name": "tcp", "protocol": "tcp"}], "duration_s": 30, "omit_s": 0, "repetitions": 1,
       "order": "sequential", "interference": {"sample_ms": 0}})";

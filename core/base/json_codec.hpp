@@ -4,6 +4,7 @@
 // files and control-channel messages all go through it.
 #include <nlohmann/json.hpp>
 
+#include "core/base/cpu_profile.hpp"
 #include "core/base/device_types.hpp"
 #include "core/base/lab_types.hpp"
 #include "core/base/rfc2544_types.hpp"
@@ -74,6 +75,15 @@ void to_json(Json& j, const RunResult& v);
 void from_json(const Json& j, RunResult& v);
 void to_json(Json& j, const EndReport& v);
 void from_json(const Json& j, EndReport& v);
+
+// Kernel profiles and their category table (json_codec_profile.cpp). A profile is read tolerantly; the table
+// (configs/profile-categories.json) strictly: parse_category_table throws nm::Error (Usage) starting with
+// the JSON pointer of the bad value (`/rules/3/category: expected one of ...`). to_json(CategoryTable)
+// writes the file's form without its source.
+void to_json(Json& j, const CpuProfile& v);
+void from_json(const Json& j, CpuProfile& v);
+void to_json(Json& j, const CategoryTable& v);
+CategoryTable parse_category_table(const Json& j);
 
 // Frame-size tables (json_codec_rfc2544.cpp): the spec as `run --json` and results files keep it (frames
 // as strings), trials, rows, the table. Readers are tolerant: missing keys keep their defaults.

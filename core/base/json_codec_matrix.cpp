@@ -345,12 +345,16 @@ void to_json(Json& j, const SweepConfig& v) {
     // A config read from a file without a name is named after the file later; "" is not a valid name.
     if (!v.name.empty()) j["name"] = v.name;
     if (!v.description.empty()) j["description"] = v.description;
+    if (v.profile) {
+        j["profile"] = true;
+        j["profile_hz"] = v.profile_hz;
+    }
 }
 
 SweepConfig parse_sweep_config(const Json& j) {
     const Node root(j, "");
     root.expect_object({"$schema", "name", "description", "offloads", "mtu", "traffic", "duration_s", "omit_s",
-                        "repetitions", "cooldown_s", "apply_to", "exclude"},
+                        "repetitions", "cooldown_s", "apply_to", "exclude", "profile", "profile_hz"},
                        "a sweep config object");
     SweepConfig c;
     if (root.has("$schema")) root.child("$schema").string();
@@ -394,6 +398,10 @@ SweepConfig parse_sweep_config(const Json& j) {
     if (root.has("omit_s")) c.omit_s = root.child("omit_s").number(0, 3600, false, "a number of seconds, 0 or more");
     if (root.has("repetitions")) c.repetitions = static_cast<uint32_t>(root.child("repetitions").integer(1, 1000, "a positive integer"));
     if (root.has("cooldown_s")) c.cooldown_s = root.child("cooldown_s").number(0, 3600, false, "a number of seconds, 0 or more");
+    if (root.has("profile")) c.profile = root.child("profile").boolean();
+    if (root.has("profile_hz")) {
+        c.profile_hz = static_cast<uint32_t>(root.child("profile_hz").integer(1, 10000, "samples per second per CPU from 1 to 10000"));
+    }
 
     if (root.has("apply_to")) {
         const auto a = root.child("apply_to");

@@ -108,7 +108,10 @@ void to_json(Json& j, const TestSpec& v) {
              {"udp_gso", v.udp_gso},
              {"udp_gro", v.udp_gro},
              {"iface", v.iface},
-             {"stall_timeout_s", v.stall_timeout_s}};
+             {"stall_timeout_s", v.stall_timeout_s},
+             {"profile", v.profile},
+             {"profile_hz", v.profile_hz}};
+    if (!v.profile_categories.empty()) j["profile_categories"] = v.profile_categories;
     if (!v.payload_mix.empty()) {
         Json mix = Json::array();
         for (const auto& m : v.payload_mix) mix.push_back({{"payload_bytes", m.payload_bytes}, {"weight", m.weight}});
@@ -136,6 +139,9 @@ void from_json(const Json& j, TestSpec& v) {
     opt(j, "udp_gro", v.udp_gro);
     opt(j, "iface", v.iface);
     opt(j, "stall_timeout_s", v.stall_timeout_s);
+    opt(j, "profile", v.profile);
+    opt(j, "profile_hz", v.profile_hz);
+    opt(j, "profile_categories", v.profile_categories);
     v.payload_mix.clear();
     if (const auto it = j.find("payload_mix"); it != j.end() && it->is_array()) {
         for (const auto& m : *it) v.payload_mix.push_back({m.at("payload_bytes").get<uint32_t>(), m.at("weight").get<uint32_t>()});
@@ -199,6 +205,7 @@ void to_json(Json& j, const EndMeasurement& v) {
              {"counters_after", counters_json(v.counters_after)},
              {"duration_s", v.duration_s},
              {"io_calls", v.io_calls}};
+    if (v.profile) j["cpu_profile"] = *v.profile;
 }
 
 void from_json(const Json& j, EndMeasurement& v) {
@@ -210,6 +217,7 @@ void from_json(const Json& j, EndMeasurement& v) {
     if (j.contains("counters_after")) v.counters_after = counters_from(j.at("counters_after"));
     opt(j, "duration_s", v.duration_s);
     opt(j, "io_calls", v.io_calls);
+    if (const auto it = j.find("cpu_profile"); it != j.end() && it->is_object()) v.profile = it->get<CpuProfile>();
 }
 
 void to_json(Json& j, const LossStats& v) {
@@ -307,7 +315,9 @@ void to_json(Json& j, const RunResult& v) {
                           {"engine", Json{{"bytes", v.bytes}, {"packets", v.packets}}}}},
              {"napi", Json{{"sender", v.sender.napi}, {"receiver", v.receiver.napi}}},
              {"ends", Json{{"sender", Json{{"duration_s", v.sender.duration_s}, {"io_calls", v.sender.io_calls}}},
-                           {"receiver", Json{{"duration_s", v.receiver.duration_s}, {"io_calls", v.receiver.io_calls}}}}}};
+                           {"receiver", Json{{"duration_s", v.receiver.duration_s}, {"io_calls", v.receiver.io_calls}}}}},
+             {"cpu_profile", Json{{"sender", v.sender.profile ? Json(*v.sender.profile) : Json(nullptr)},
+                                  {"receiver", v.receiver.profile ? Json(*v.receiver.profile) : Json(nullptr)}}}};
 }
 
 void from_json(const Json& j, RunResult& v) {
@@ -363,6 +373,11 @@ void from_json(const Json& j, RunResult& v) {
             opt(ends.at("receiver"), "io_calls", v.receiver.io_calls);
         }
     }
+    if (const auto it = j.find("cpu_profile"); it != j.end() && it->is_object()) {
+        for (auto [key, end] : {std::pair{"sender", &v.sender}, {"receiver", &v.receiver}}) {
+            if (const auto p = it->find(key); p != it->end() && p->is_object()) end->profile = p->get<CpuProfile>();
+        }
+    }
 }
 
 void to_json(Json& j, const EndReport& v) {
@@ -378,7 +393,9 @@ void to_json(Json& j, const EndReport& v) {
              {"sent", v.sent},
              {"received", v.received},
              {"sent_intervals", v.sent_intervals},
-             {"received_intervals", v.received_intervals}};
+             {"received_intervals", v.received_intervals},
+             {"threads", Json{{"send", v.send_tids}, {"recv", v.recv_tids}}},
+             {"profile_shared", v.profile_shared}};
 }
 
 void from_json(const Json& j, EndReport& v) {
@@ -395,6 +412,11 @@ void from_json(const Json& j, EndReport& v) {
     opt(j, "received", v.received);
     opt(j, "sent_intervals", v.sent_intervals);
     opt(j, "received_intervals", v.received_intervals);
+    if (const auto it = j.find("threads"); it != j.end() && it->is_object()) {
+        opt(*it, "send", v.send_tids);
+        opt(*it, "recv", v.recv_tids);
+    }
+    opt(j, "profile_shared", v.profile_shared);
 }
 
 }  // namespace nm

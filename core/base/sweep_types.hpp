@@ -60,6 +60,8 @@ struct SweepConfig {
     ApplyTo apply_offloads_to = ApplyTo::Both;
     ApplyTo apply_mtu_to = ApplyTo::Both;
     std::vector<ExcludeRule> exclude;
+    bool profile = false;                   ///< a kernel profile of every run's window (TestSpec::profile)
+    uint32_t profile_hz = kDefaultProfileHz;   ///< its samples per second per CPU
 };
 
 /// One point of the matrix: a profile, an MTU and a traffic pattern.

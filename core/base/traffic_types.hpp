@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "core/base/cpu_profile.hpp"
 #include "core/base/device_types.hpp"
 
 namespace nm {
@@ -26,6 +27,7 @@ constexpr Direction opposite(Direction d) {
 }
 
 inline constexpr uint16_t kDefaultPort = 5301;   ///< not iperf3's 5201, so both can run side by side
+inline constexpr uint32_t kDefaultProfileHz = 1000;   ///< perf record's default rate
 
 /// One share of a UDP payload-size mix: `weight` datagrams of `payload_bytes` in every sum(weights).
 struct PayloadShare {
@@ -57,6 +59,11 @@ struct TestSpec {
     /// UDP: datagrams of several payload sizes interleaved by weight (an IMIX); empty = every datagram is
     /// write_size bytes. When given, write_size is the largest share (resolve_spec sets it); no GSO.
     std::vector<PayloadShare> payload_mix;
+    /// --profile: a kernel profile of the measured window on every CPU of each end's host (perf_event_open);
+    /// the server profiles its own host unless it is the client's (one sampler then covers both ends).
+    bool profile = false;
+    uint32_t profile_hz = kDefaultProfileHz;   ///< --profile-hz: samples per second per CPU
+    std::string profile_categories;   ///< --profile-categories: the category table's file; "" = the shipped one
 };
 
 /// CPU used by one end's engine during the measured window (getrusage, measured window only).
@@ -99,6 +106,7 @@ struct EndMeasurement {
     LinkCounters counters_after;
     double duration_s = 0;            ///< this end's measured window
     uint64_t io_calls = 0;            ///< send/recv system calls of this end's engine in the window
+    std::optional<CpuProfile> profile;   ///< where this end's host spent its CPU (--profile); none when not asked
 };
 
 /// UDP delivery: sequence numbers on every datagram.
@@ -201,6 +209,12 @@ struct EndReport {
     std::vector<StreamResult> received;   ///< streams this end received (UDP: loss without `sent`)
     std::vector<IntervalSample> sent_intervals;
     std::vector<IntervalSample> received_intervals;
+    /// The engine's worker threads by kernel thread id: who sent and who received (a profile of the host
+    /// both ends share sorts samples by them).
+    std::vector<int32_t> send_tids;
+    std::vector<int32_t> recv_tids;
+    /// The server did not profile because it runs on the client's host (the client's sampler covers it).
+    bool profile_shared = false;
 };
 
 }  // namespace nm

@@ -12,6 +12,7 @@
 #include "cli/commands.hpp"
 #include "core/base/error.hpp"
 #include "core/base/json_codec.hpp"
+#include "core/profile/categories.hpp"
 #include "core/rfc2544.hpp"
 #include "core/traffic_client.hpp"
 #include "core/traffic_server.hpp"
@@ -88,6 +89,30 @@ std::string cpu_line(const char* role, const char* who, const EndMeasurement& m)
     return o.str();
 }
 
+// "copy 31.2%  tcp_ip 14.0%  ...": the categories in the table's order, the empty ones left out.
+std::string category_line(const CpuProfile& p, const std::vector<std::string>& order) {
+    std::ostringstream o;
+    for (const auto& name : order) {
+        const auto it = p.categories.find(name);
+        if (it == p.categories.end() || it->second < 0.05) continue;
+        o << "  " << name << ' ' << fixed(it->second, 1) << '%';
+    }
+    return o.str();
+}
+
+void print_profile(const char* role, const CpuProfile& p, std::ostream& o) {
+    std::vector<std::string> order;
+    for (const auto& c : profile::builtin_category_table().categories) order.push_back(c);
+    for (const auto& [name, pct] : p.categories) {
+        if (std::find(order.begin(), order.end(), name) == order.end()) order.push_back(name);
+    }
+    o << "Profile " << role << " (host " << p.host << ", " << p.samples << " samples at " << p.hz << " Hz on " << p.cpus << " CPUs over "
+      << fixed(p.window_s, 2) << " s, " << p.lost << " lost):" << category_line(p, order) << '\n';
+    o << "  top:";
+    for (size_t i = 0; i < p.top.size() && i < 5; ++i) o << ' ' << p.top[i].symbol << ' ' << fixed(p.top[i].pct, 1) << "% (" << p.top[i].category << ')';
+    o << '\n';
+}
+
 void print_result(const RunResult& r, std::ostream& o) {
     const bool udp = r.spec.protocol == Protocol::Udp;
     const std::string span = "0.00-" + fixed(r.duration_s, 2) + " sec";
@@ -150,6 +175,13 @@ void print_result(const RunResult& r, std::ostream& o) {
           << " packets; engine counted " << engine_bytes << " payload bytes" << (udp ? ", " + std::to_string(engine_packets) + " datagrams" : std::string())
           << "; softnet processed " << rx.napi.processed << ", dropped " << rx.napi.dropped << ", squeezed " << rx.napi.time_squeeze << '\n';
     }
+    // On one host both ends carry the same profile: print it once.
+    if (r.sender.profile && r.receiver.profile && !r.sender.profile->shared_with.empty()) {
+        print_profile("of both ends' host", *r.sender.profile, o);
+    } else {
+        if (r.sender.profile) print_profile("sender", *r.sender.profile, o);
+        if (r.receiver.profile) print_profile("receiver", *r.receiver.profile, o);
+    }
     if (r.status != RunStatus::Ok) o << "status: " << Json(r.status).get<std::string>() << ": " << r.error << '\n';
 }
 
@@ -171,7 +203,9 @@ void print_server_record(const ServerTestRecord& t, bool json) {
                   << human_bits(d > 0 ? static_cast<double>(r.sent_bytes) * 8 / d : 0);
     }
     std::cout << " in " << fixed(d, 2) << " s; cpu user " << fixed(r.measurement.cpu.user_s, 2) << " s sys "
-              << fixed(r.measurement.cpu.sys_s, 2) << " s; status " << Json(r.status).get<std::string>()
+              << fixed(r.measurement.cpu.sys_s, 2) << " s"
+              << (r.measurement.profile ? "; profile " + std::to_string(r.measurement.profile->samples) + " samples" : std::string())
+              << (r.profile_shared ? "; profiled by the client (same host)" : "") << "; status " << Json(r.status).get<std::string>()
               << (r.error.empty() ? "" : " (" + r.error + ")") << std::endl;
 }
 
@@ -359,7 +393,17 @@ void add_traffic_commands(CLI::App& app, std::stop_token stop) {
     run->add_option("--max-trials", ro->table.max_trials, "--rfc2544 search trials per frame size (plus one confirmation)")->capture_default_str();
     run->add_option("--loss-tolerance", ro->table.loss_tolerance_pct, "--rfc2544 loss (percent) a passing trial may have")->capture_default_str();
     run->add_option("--line-rate", ro->line_rate, "--rfc2544 line rate in bit/s, K/M/G suffixes (default: the sending interface's link speed)");
+    auto* profile_flag = run->add_flag("--profile", ro->spec.profile,
+                  "Kernel profile of the measured window on every CPU of each end's host (perf_event_open; root or "
+                  "CAP_PERFMON): where the CPU went, by category (copy, checksum, gro, tcp_ip, ...), task and symbol");
+    run->add_option("--profile-hz", ro->spec.profile_hz, "--profile samples per second per CPU (1..10000)")
+        ->capture_default_str()
+        ->needs(profile_flag);
+    run->add_option("--profile-categories", ro->spec.profile_categories,
+                    "--profile category table (JSON, as configs/profile-categories.json; default: the shipped one)")
+        ->needs(profile_flag);
     run->callback([ro, stop] {
+        if (ro->rfc2544 && ro->spec.profile) throw usage_error("--profile: not with --rfc2544 (a table is many short trials)");
         if (ro->rfc2544) {
             run_rfc2544_command(*ro, stop);
             return;

@@ -1,5 +1,7 @@
 #include "core/engine.hpp"
 
+#include <unistd.h>
+
 #include <algorithm>
 
 #include "core/base/error.hpp"
@@ -17,7 +19,7 @@ void napi_rates(NapiStats& napi, double duration_s) {
     napi.processed_per_interrupt = ratio(static_cast<double>(napi.processed), static_cast<double>(napi.interrupts));
 }
 
-EndEngine::EndEngine(EnginePlan plan) : plan_(std::move(plan)) {}
+EndEngine::EndEngine(EnginePlan plan, WindowObserver* observer) : plan_(std::move(plan)), observer_(observer) {}
 
 EndEngine::~EndEngine() {
     send_stop_.request_stop();
@@ -36,6 +38,7 @@ void EndEngine::start(const Timeline& timeline) {
             try {
                 threads_.emplace_back([fn, streams = std::move(g), this, p = progress.back().get(), o = outs.back().get(),
                                        token = stop.get_token()]() mutable {
+                    p->tid.store(static_cast<int32_t>(::gettid()));
                     WorkerJob job{std::move(streams), plan_, timeline_, *p, token, *o};
                     run_worker(fn, job);
                 });
@@ -59,18 +62,24 @@ bool EndEngine::receivers_done() const {
     return std::all_of(recv_progress_.begin(), recv_progress_.end(), [](const auto& p) { return p->done.load(); });
 }
 
+void EndEngine::take_start_snapshot(TimePoint now) {
+    snap_start_ = take_proc_snapshot(plan_.iface);
+    t_start_ = now;
+    if (observer_ != nullptr) observer_->window_started(now);
+}
+
+void EndEngine::take_end_snapshot(TimePoint now) {
+    if (observer_ != nullptr) observer_->window_ended(now);
+    snap_end_ = take_proc_snapshot(plan_.iface);
+    t_end_ = now;
+}
+
 void EndEngine::poll(TimePoint now) {
-    if (!snap_start_ && now >= timeline_.window_start) {
-        snap_start_ = take_proc_snapshot(plan_.iface);
-        t_start_ = now;
-    }
+    if (!snap_start_ && now >= timeline_.window_start) take_start_snapshot(now);
     // An end that only receives measures until its receivers are done (the peer's data has ended); an end
     // that sends measures its own window.
     const bool window_over = has_senders() && now >= timeline_.window_end;
-    if (snap_start_ && !snap_end_ && (window_over || all_done())) {
-        snap_end_ = take_proc_snapshot(plan_.iface);
-        t_end_ = now;
-    }
+    if (snap_start_ && !snap_end_ && (window_over || all_done())) take_end_snapshot(now);
 }
 
 bool EndEngine::stalled(TimePoint now) {
@@ -92,11 +101,7 @@ EndReport EndEngine::finish(RunStatus status, const std::string& error) {
     for (auto& t : threads_) {
         if (t.joinable()) t.join();
     }
-    const auto now = std::chrono::steady_clock::now();
-    if (snap_start_ && !snap_end_) {
-        snap_end_ = take_proc_snapshot(plan_.iface);
-        t_end_ = now;
-    }
+    if (snap_start_ && !snap_end_) take_end_snapshot(std::chrono::steady_clock::now());
     EndReport r;
     r.status = status;
     r.error = error;
@@ -141,6 +146,8 @@ EndReport EndEngine::finish(RunStatus status, const std::string& error) {
         r.received_bytes += s.bytes;
         r.received_packets += s.packets;
     }
+    for (const auto& p : send_progress_) r.send_tids.push_back(p->tid.load());
+    for (const auto& p : recv_progress_) r.recv_tids.push_back(p->tid.load());
     for (const auto& o : send_out_) r.send_calls += o->calls;
     for (const auto& o : recv_out_) r.recv_calls += o->calls;
     m.io_calls = r.send_calls + r.recv_calls;

@@ -67,10 +67,21 @@ struct EnginePlan {
 struct WorkerOutput;
 struct WorkerProgress;
 
+/// Told when an end's measured window starts and ends, on the thread that calls EndEngine::poll() and
+/// finish(), with the same times the window's /proc snapshots are taken at. The kernel profile samples
+/// exactly this window through it; the engine knows nothing of what the observer does.
+class WindowObserver {
+public:
+    virtual ~WindowObserver() = default;
+    virtual void window_started(TimePoint at) = 0;
+    virtual void window_ended(TimePoint at) = 0;
+};
+
 /// Runs one end's workers and measures the window. Not copyable; the destructor stops and joins.
 class EndEngine {
 public:
-    explicit EndEngine(EnginePlan plan);
+    /// `observer` (may be null) is told the window's start and end; it must outlive the engine.
+    explicit EndEngine(EnginePlan plan, WindowObserver* observer = nullptr);
     ~EndEngine();
     EndEngine(const EndEngine&) = delete;
     EndEngine& operator=(const EndEngine&) = delete;
@@ -94,12 +105,16 @@ public:
     /// UDP receivers drain what is queued, then end.
     void stop_receivers() { recv_stop_.request_stop(); }
 
-    /// Stops everything, joins, and builds this end's report. A worker's error makes an Ok `status`
-    /// Failed and, when `error` is empty, becomes the report's error.
+    /// Stops everything, joins, and builds this end's report (with the workers' thread ids). A worker's
+    /// error makes an Ok `status` Failed and, when `error` is empty, becomes the report's error.
     EndReport finish(RunStatus status, const std::string& error);
 
 private:
+    void take_start_snapshot(TimePoint now);
+    void take_end_snapshot(TimePoint now);
+
     EnginePlan plan_;
+    WindowObserver* observer_ = nullptr;
     Timeline timeline_;
     std::stop_source send_stop_;
     std::stop_source recv_stop_;

@@ -4,6 +4,8 @@
 
 #include "core/base/error.hpp"
 #include "core/control_channel.hpp"
+#include "core/end_profiler.hpp"
+#include "core/profile/categories.hpp"
 #include "core/proc_stats.hpp"
 #include "core/stream_layout.hpp"
 #include "core/traffic_session.hpp"
@@ -28,9 +30,17 @@ void throw_if_error(const Json& msg, const TestSpec& spec) {
 
 RunResult TrafficClient::run(const TestSpec& requested, std::stop_token stop) {
     const TestSpec spec = resolve_spec(requested, engine_cores());
+    // A profile is refused here, before the server is asked, when the table or this host does not allow it.
+    std::optional<EndProfiler> profiler;
+    Json hello{{"spec", spec}, {"host_id", host_boot_id()}};
+    if (spec.profile) {
+        CategoryTable table = profile::load_category_table(spec.profile_categories);
+        hello["profile_table"] = Json{{"table", table}, {"source", table.source}};
+        profiler.emplace(spec.profile_hz, std::move(table));
+    }
     const SocketAddress server = resolve_address(spec.host, spec.port);
     ControlChannel ch(connect_tcp(server, spec.bind, 0, deadline_in(kHandshakeTimeout)));
-    ch.send(Msg::Hello, Json{{"spec", spec}}, deadline_in(kHandshakeTimeout));
+    ch.send(Msg::Hello, hello, deadline_in(kHandshakeTimeout));
     const Json ready = ch.expect(deadline_in(kHandshakeTimeout), "the server's reply to hello from " + where(spec));
     throw_if_error(ready, spec);
     if (!is(ready, Msg::Ready)) throw Error(ErrorKind::Failed, "server " + where(spec) + ": unexpected reply");
@@ -72,7 +82,7 @@ RunResult TrafficClient::run(const TestSpec& requested, std::stop_token stop) {
     const Json started = ch.expect(deadline_in(kHandshakeTimeout), "the server to start the test");
     throw_if_error(started, spec);
 
-    EndEngine engine(std::move(plan));
+    EndEngine engine(std::move(plan), profiler ? &*profiler : nullptr);
     const Timeline tl = make_timeline(agreed, std::chrono::steady_clock::now());
     engine.start(tl);
     LoopOutcome outcome = run_end_loop(ch, engine, agreed, tl, client_receives, stop);
@@ -106,6 +116,15 @@ RunResult TrafficClient::run(const TestSpec& requested, std::stop_token stop) {
             outcome.status = RunStatus::PeerLost;
             outcome.error = "server lost: no result from " + where(spec) + " within " + std::to_string(kEndGrace.count()) + " s";
         }
+    }
+    if (profiler) {
+        // One host for both ends (the lab): the server did not sample, and its threads are counted here.
+        std::vector<int32_t> send = mine.send_tids, recv = mine.recv_tids;
+        if (theirs && theirs->profile_shared) {
+            send.insert(send.end(), theirs->send_tids.begin(), theirs->send_tids.end());
+            recv.insert(recv.end(), theirs->recv_tids.begin(), theirs->recv_tids.end());
+        }
+        mine.measurement.profile = profiler->finish(send, recv);
     }
     if (outcome.status == RunStatus::PeerLost && outcome.error.find(where(spec)) == std::string::npos) {
         outcome.error += " (server " + where(spec) + ")";

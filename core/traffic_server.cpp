@@ -10,6 +10,8 @@
 #include <random>
 
 #include "core/base/error.hpp"
+#include "core/end_profiler.hpp"
+#include "core/profile/categories.hpp"
 #include "core/proc_stats.hpp"
 #include "core/stream_layout.hpp"
 #include "core/traffic_session.hpp"
@@ -153,6 +155,23 @@ void TrafficServer::run_session(ControlChannel ch, Json hello, std::stop_token s
             send_error(ch, e);
             return;
         }
+        // Profiling: this host is sampled unless it is the client's, whose sampler then covers both ends.
+        const std::string host_id = host_boot_id();
+        const bool same_host = !host_id.empty() && hello.value("host_id", std::string()) == host_id;
+        std::optional<EndProfiler> profiler;
+        if (spec.profile && !same_host) {
+            try {
+                CategoryTable table = profile::builtin_category_table();
+                if (const auto it = hello.find("profile_table"); it != hello.end() && it->is_object()) {
+                    table = parse_category_table(it->at("table"));
+                    table.source = it->value("source", std::string("the client's table"));
+                }
+                profiler.emplace(spec.profile_hz, std::move(table));
+            } catch (const Error& e) {
+                send_error(ch, e);
+                return;
+            }
+        }
         const StreamLayout layout = StreamLayout::of(spec);
         const bool udp = spec.protocol == Protocol::Udp;
         const bool server_receives = layout.receives(End::Server);
@@ -171,7 +190,8 @@ void TrafficServer::run_session(ControlChannel ch, Json hello, std::stop_token s
             cookie_ = cookie;
             expected_streams_ = layout.data_connections();
         }
-        ch.send(Msg::Ready, Json{{"cookie", cookie}, {"udp_port", udp_port}, {"spec", spec}}, deadline_in(kHandshakeTimeout));
+        ch.send(Msg::Ready, Json{{"cookie", cookie}, {"udp_port", udp_port}, {"spec", spec}, {"host_id", host_id}},
+                deadline_in(kHandshakeTimeout));
         Json start = ch.expect(deadline_in(kHandshakeTimeout), "start from the client");
         if (!is(start, Msg::Start)) return;
 
@@ -204,12 +224,14 @@ void TrafficServer::run_session(ControlChannel ch, Json hello, std::stop_token s
         plan.send_groups = spread_streams(std::move(sends), spec.threads);
         if (!udp) plan.recv_groups = spread_streams(std::move(recvs), spec.threads);
 
-        EndEngine engine(std::move(plan));
+        EndEngine engine(std::move(plan), profiler ? &*profiler : nullptr);
         const Timeline tl = make_timeline(spec, std::chrono::steady_clock::now());
         engine.start(tl);
         ch.send(Msg::Started, Json::object(), deadline_in(kHandshakeTimeout));
         const LoopOutcome outcome = run_end_loop(ch, engine, spec, tl, server_receives, stop);
         EndReport report = engine.finish(outcome.status, outcome.error);
+        report.profile_shared = spec.profile && same_host;
+        if (profiler) report.measurement.profile = profiler->finish(report.send_tids, report.recv_tids);
         release();
         if (!outcome.channel_lost) {
             try {

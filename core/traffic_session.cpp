@@ -11,6 +11,7 @@
 
 #include "core/base/error.hpp"
 #include "core/payload_mix.hpp"
+#include "core/profile/host_profiler.hpp"
 #include "core/proc_stats.hpp"
 #include "core/stream_layout.hpp"
 
@@ -56,6 +57,7 @@ TestSpec resolve_spec(const TestSpec& in, unsigned cores) {
     if (!udp && s.rate_pps > 0) throw usage_error("pps: packets per second is a UDP rate; add -u");
     if (!udp && (s.udp_gso || s.udp_gro)) throw usage_error("gso/gro: UDP_SEGMENT and UDP_GRO are UDP options; add -u");
     if (!(s.stall_timeout_s > 0)) throw usage_error("stall timeout: must be > 0 s");
+    if (s.profile) profile::check_profile_hz(s.profile_hz);
     if (s.streams > kMaxStreams) throw usage_error("streams: " + std::to_string(s.streams) + "; at most " + std::to_string(kMaxStreams));
     if (s.threads > kMaxStreams) throw usage_error("threads: " + std::to_string(s.threads) + "; at most " + std::to_string(kMaxStreams));
     if (!s.payload_mix.empty()) {
@@ -278,6 +280,15 @@ RunResult combine_reports(const TestSpec& spec, const EndReport& client, const E
     const EndReport& rcv = reverse ? client : server;
     r.sender = snd.measurement;
     r.receiver = rcv.measurement;
+    // One host, one sampler (the server runs on the client's host and did not sample): the client's profile
+    // is both ends'.
+    if (server.profile_shared && client.measurement.profile && !server.measurement.profile) {
+        EndMeasurement& client_end = reverse ? r.receiver : r.sender;
+        EndMeasurement& server_end = reverse ? r.sender : r.receiver;
+        client_end.profile->shared_with = reverse ? "sender" : "receiver";
+        server_end.profile = client_end.profile;
+        server_end.profile->shared_with = reverse ? "receiver" : "sender";
+    }
 
     // One direction: the receiver's counts, the sender's TCP_INFO and datagrams sent, matched by stream id.
     double throughput = 0;

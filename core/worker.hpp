@@ -20,6 +20,7 @@ namespace nm {
 struct alignas(64) WorkerProgress {
     std::atomic<uint64_t> bytes{0};   ///< moved so far, in or out of the window (relaxed)
     std::atomic<bool> done{false};    ///< the worker has ended (set by run_worker on every path)
+    std::atomic<int32_t> tid{0};      ///< the worker thread's kernel thread id (gettid), set when it starts
 };
 
 /// What a worker measured, read only after join().

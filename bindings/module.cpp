@@ -22,6 +22,7 @@
 #include "matrix/report.hpp"
 #include "matrix/results_store.hpp"
 #include "matrix/runner.hpp"
+#include "matrix/profile_metrics.hpp"
 #include "matrix/stats.hpp"
 #include "matrix/sweep_request.hpp"
 
@@ -178,6 +179,7 @@ nm::SweepRequest sweep_request(const py::dict& args) {
     get("resume", r.resume);
     get("journal", r.journal);
     get("command", r.command);
+    get("profile_categories", r.profile_categories);
     if (args.contains("topology") && !args["topology"].is_none()) {
         r.topology = nm::Json(args["topology"].cast<std::string>()).get<nm::LabTopology>();
     }
@@ -228,6 +230,8 @@ PYBIND11_MODULE(_nicmatrix, m) {
     m.def("save_results", &nm::save_results, py::arg("results"), py::arg("path"), py::call_guard<py::gil_scoped_release>(),
           "Writes a results file atomically.");
     m.def("known_metrics", &nm::known_metrics, "Metric names the summaries, report and compare know.");
+    m.def("is_profile_metric", &nm::is_profile_metric, py::arg("name"),
+          "True for the kernel profile's metrics: cpu:<category>, cpu:sender:<category>, cpu:receiver:<category>.");
     m.def("format_metric", &nm::format_metric, py::arg("metric"), py::arg("value"),
           "A metric value in human units, as report prints it: \"9.41 Gbit/s\", \"812 kpps\", \"38.2%\".");
 

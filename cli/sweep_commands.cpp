@@ -12,6 +12,8 @@
 #include "core/base/json_codec.hpp"
 #include "matrix/real_backends.hpp"
 #include "matrix/frame_table.hpp"
+#include "matrix/profile_report.hpp"
+#include "matrix/profile_metrics.hpp"
 #include "matrix/report.hpp"
 #include "matrix/results_store.hpp"
 #include "matrix/runner.hpp"
@@ -98,9 +100,10 @@ void print_plan(const std::vector<CellPlan>& plan, const SweepConfig& config) {
 
 void check_metric(const std::string& metric) {
     const auto known = known_metrics();
-    if (std::find(known.begin(), known.end(), metric) != known.end()) return;
+    if (std::find(known.begin(), known.end(), metric) != known.end() || is_profile_metric(metric)) return;
     std::string list;
     for (const auto& name : known) list += (list.empty() ? "" : ", ") + name;
+    list += ", cpu:<category> (a config with \"profile\": true)";
     throw usage_error("--metric " + metric + ": expected one of " + list);
 }
 
@@ -157,10 +160,14 @@ void add_sweep_commands(CLI::App& app, std::stop_token stop) {
     sweep->add_flag("-q,--quiet", f->quiet, "No progress lines and no table; print only the results file");
     sweep->add_option("--journal", r.journal, "Where the original settings are journalled until restored (default $NICMATRIX_JOURNAL or /run/nicmatrix/journal.json, as for restore)");
     sweep->add_option("--metric", f->metric, "Metric of the table printed at the end")->capture_default_str();
+    sweep->add_option("--profile-categories", r.profile_categories,
+                      "Category table of the kernel profile a config with \"profile\": true takes (JSON, as "
+                      "configs/profile-categories.json; default: the shipped one)");
     sweep->callback([f, stop] { sweep_command(*f, stop); });
 
     struct ReportOptions {
         std::string file, other, format = "table", metric = "throughput_bps";
+        bool cpu_breakdown = false;
     };
     auto o = std::make_shared<ReportOptions>();
     auto* report = app.add_subcommand("report", "Print a results file as the offload x traffic by MTU matrix, and the frame-size table of every rfc2544 cell");
@@ -168,9 +175,20 @@ void add_sweep_commands(CLI::App& app, std::stop_token stop) {
     report->add_option("--format", o->format, "table, md (Markdown) or csv")->check(CLI::IsMember({"table", "md", "csv"}))->capture_default_str();
     report->add_option("--metric", o->metric,
                        "throughput_bps, packets_per_s, cpu_sender_pct, cpu_receiver_pct, system_busy_pct, softirq_pct, "
-                       "tcp_retransmits, loss_pct, service_demand_us_per_kb")
+                       "tcp_retransmits, loss_pct, service_demand_us_per_kb; with a kernel profile cpu:<category> (cpu:copy, "
+                       "cpu:gro, ...; two hosts: cpu:sender:<category>, cpu:receiver:<category>)")
         ->capture_default_str();
-    report->callback([o] { std::cout << render_results(load_results(o->file), o->metric, parse_table_format(o->format)); });
+    report->add_flag("--cpu-breakdown", o->cpu_breakdown,
+                     "Per cell, where the CPU went: the kernel profile's categories (median share of sampled CPU time), the "
+                     "ends side by side (a sweep with \"profile\": true)");
+    report->callback([o] {
+        const auto results = load_results(o->file);
+        if (o->cpu_breakdown) {
+            std::cout << render_cpu_breakdown(results, parse_table_format(o->format));
+            return;
+        }
+        std::cout << render_results(results, o->metric, parse_table_format(o->format));
+    });
 
     auto c = std::make_shared<ReportOptions>();
     auto* compare = app.add_subcommand("compare", "Compare two results files cell by cell (matched by settings): A, B, B/A");

@@ -132,6 +132,11 @@ std::string settings_key(const CellResult& c) {
 
 }  // namespace
 
+std::string render_table(const std::vector<std::string>& header, const std::vector<std::vector<std::string>>& rows,
+                         const std::vector<std::string>& notes, TableFormat format) {
+    return render_grid(Grid{header, rows, notes}, format);
+}
+
 TableFormat parse_table_format(const std::string& name) {
     if (name == "table" || name == "text") return TableFormat::Text;
     if (name == "md" || name == "markdown") return TableFormat::Markdown;
@@ -156,7 +161,7 @@ std::string format_metric(const std::string& metric, double value) {
         if (std::fabs(value) >= 1e3) return sig3(value / 1e3) + " kpps";
         return sig3(value) + " pps";
     }
-    if (ends_with("_pct")) return fixed(value, 1) + "%";
+    if (ends_with("_pct") || metric.rfind("cpu:", 0) == 0) return fixed(value, 1) + "%";
     return sig3(value);
 }
 

@@ -77,6 +77,11 @@ Comparison compare_results(const ResultsFile& a, const ResultsFile& b, const std
 /// found in one file only.
 std::string render_comparison(const Comparison& comparison, TableFormat format);
 
+/// Renders a table of strings as every report does (text aligned, Markdown, CSV); `notes` follow the
+/// table in text and Markdown. For the other reports of a results file (matrix/profile_report.hpp).
+std::string render_table(const std::vector<std::string>& header, const std::vector<std::vector<std::string>>& rows,
+                         const std::vector<std::string>& notes, TableFormat format);
+
 /// A metric value in human units: "9.41 Gbit/s" for *_bps, "812 kpps" for packets_per_s, "38.2%" for
 /// *_pct, plain otherwise.
 std::string format_metric(const std::string& metric, double value);

@@ -418,6 +418,10 @@ void Sweep::measure(const CellSpec& cell, CellResult& result) {
         measure_rfc2544(cell, spec, result);
         return;
     }
+    // Frame-size tables are many short trials: only streams are profiled.
+    spec.profile = config_.profile;
+    spec.profile_hz = config_.profile_hz;
+    spec.profile_categories = target_.base.profile_categories;
     for (uint32_t rep = 0; rep < config_.repetitions; ++rep) {
         if (stop_.stop_requested()) return;
         try {

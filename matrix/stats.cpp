@@ -4,6 +4,8 @@
 #include <cmath>
 #include <numeric>
 
+#include "matrix/profile_metrics.hpp"
+
 namespace nm {
 
 double student_t95(size_t dof) {
@@ -50,6 +52,7 @@ std::map<std::string, double> run_metrics(const RunResult& run) {
         {"service_demand_us_per_kb", run.service_demand_us_per_kb},
     };
     if (run.loss) m["loss_pct"] = run.loss->percent;
+    add_profile_metrics(run, m);
     return m;
 }
 

@@ -10,6 +10,7 @@
 #include "core/base/clock.hpp"
 #include "core/base/error.hpp"
 #include "core/base/version.hpp"
+#include "core/end_profiler.hpp"
 #include "matrix/config.hpp"
 #include "matrix/host_info.hpp"
 #include "matrix/icmp_path_probe.hpp"
@@ -77,6 +78,16 @@ SweepOutcome execute_sweep(const SweepRequest& request, const PreparedSweep& pre
     if (request.lab == !request.iface.empty()) throw usage_error("sweep: give either --lab or --iface IF --peer HOST");
     if (!request.lab && request.peer.empty()) throw usage_error("sweep: --iface needs --peer HOST (the machine running `nicmatrix serve`)");
     if (!has_net_admin()) throw usage_error("sweep: changing interface settings needs CAP_NET_ADMIN; run as root");
+    // "profile": true is checked here, before a lab is made or a setting changed.
+    TestSpec profiled;
+    profiled.profile = prepared.config.profile;
+    profiled.profile_hz = prepared.config.profile_hz;
+    profiled.profile_categories = request.profile_categories;
+    try {
+        check_profiling(profiled);
+    } catch (const Error& e) {
+        throw Error(e.kind(), "sweep " + prepared.config.name + ": \"profile\": true: " + e.what());
+    }
 
     SweepOptions options;
     options.output_path = prepared.output;
@@ -94,7 +105,9 @@ SweepOutcome execute_sweep(const SweepRequest& request, const PreparedSweep& pre
         const std::string name = request.lab_name.empty() ? "nmsweep" + std::to_string(::getpid()) : request.lab_name;
         LabSession lab(name, request.topology, backends.lab());
         SweepServices services{*journal, lab.traffic(), lab.probe(), clock, observer, host, host};
-        return run_sweep(prepared.config, lab.target(), services, options, std::move(stop));
+        SweepTarget target = lab.target();
+        target.base.profile_categories = request.profile_categories;
+        return run_sweep(prepared.config, target, services, options, std::move(stop));
     }
     // Peer mode: find a missing key, an unreachable peer, and an agent that will not change its side,
     // before anything changes.
@@ -124,6 +137,7 @@ SweepOutcome execute_sweep(const SweepRequest& request, const PreparedSweep& pre
     target.base.host = request.peer;
     target.base.port = request.port;
     target.base.iface = request.iface;
+    target.base.profile_categories = request.profile_categories;
     SweepServices services{*journal, *traffic, probe, clock, observer, host, HostInfo{}};
     return run_sweep(prepared.config, target, services, options, std::move(stop));
 }

@@ -31,6 +31,7 @@ struct SweepRequest {
     std::string resume;                        ///< a results file to complete
     std::string journal;                       ///< "" = the journal's default ($NICMATRIX_JOURNAL or /run/nicmatrix/journal.json), as `nicmatrix restore` reads
     std::string command;                       ///< the command line, for the results file
+    std::string profile_categories;            ///< the profile's category table ("" = the shipped one), for "profile": true
 };
 
 /// How to make the real parts; matrix/real_backends.cpp gives the ones this build has, tests give others.

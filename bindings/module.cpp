@@ -23,6 +23,7 @@
 #include "matrix/results_store.hpp"
 #include "matrix/runner.hpp"
 #include "matrix/profile_metrics.hpp"
+#include "core/profile/categories.hpp"
 #include "matrix/stats.hpp"
 #include "matrix/sweep_request.hpp"
 
@@ -230,6 +231,8 @@ PYBIND11_MODULE(_nicmatrix, m) {
     m.def("save_results", &nm::save_results, py::arg("results"), py::arg("path"), py::call_guard<py::gil_scoped_release>(),
           "Writes a results file atomically.");
     m.def("known_metrics", &nm::known_metrics, "Metric names the summaries, report and compare know.");
+    m.def("profile_categories", [] { return nm::profile::builtin_category_table().categories; },
+          "The shipped category table's categories, in display order.");
     m.def("is_profile_metric", &nm::is_profile_metric, py::arg("name"),
           "True for the kernel profile's metrics: cpu:<category>, cpu:sender:<category>, cpu:receiver:<category>.");
     m.def("format_metric", &nm::format_metric, py::arg("metric"), py::arg("value"),

@@ -100,8 +100,9 @@ void add_plot_command(CLI::App& app) {
     plot->add_option("-o,--output", o->output, "Image to write (PNG; the extension picks the format)")->required();
     plot->add_option("--kind", o->kind,
                      "heatmap (a metric over offload profile x MTU, default for one file), scatter (metric against CPU "
-                     "per cell) or bars (two files side by side, default for two)")
-        ->check(CLI::IsMember({"heatmap", "scatter", "bars"}));
+                     "per cell), breakdown (the kernel profile's categories per cell, stacked) or bars (two files side by side, "
+                     "default for two)")
+        ->check(CLI::IsMember({"heatmap", "scatter", "bars", "breakdown"}));
     plot->add_option("--metric", o->metric, "Metric to plot, as for report (default throughput_bps)");
     plot->add_option("--cpu", o->cpu, "scatter: the CPU metric on the x axis (default cpu_receiver_pct)");
     plot->callback([o] { exec_plot(*o); });

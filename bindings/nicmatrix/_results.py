@@ -46,10 +46,34 @@ SUMMARY_STATS = ("n", "median", "mean", "stddev", "min", "max", "ci95")
 
 
 def check_metric(metric):
-    """Raises Error unless `metric` is one the C++ core summarizes (the CLI's --metric message)."""
+    """Raises Error unless `metric` is one the C++ core summarizes (the CLI's --metric message), or a
+    kernel profile's cpu:<category> (cpu:sender:<category>, cpu:receiver:<category>)."""
     known = list(_nicmatrix.known_metrics())
-    if metric not in known:
-        raise _nicmatrix.Error(f"--metric {metric}: expected one of {', '.join(known)}")
+    if metric not in known and not _nicmatrix.is_profile_metric(metric):
+        raise _nicmatrix.Error(f"--metric {metric}: expected one of {', '.join(known)}, "
+                               f"cpu:<category> (a sweep with \"profile\": true)")
+
+
+def profile_column(metric):
+    """The DataFrame column of a profile metric: cpu:copy -> cpu_copy_pct, cpu:sender:gro -> cpu_sender_gro_pct."""
+    return metric.replace(":", "_") + "_pct"
+
+
+def _profile_metrics(cells):
+    """The profile metrics the cells' summaries have, in first-seen order."""
+    found = {}
+    for cell in cells:
+        for name in cell.get("summary", {}):
+            if _nicmatrix.is_profile_metric(name):
+                found[name] = True
+    return list(found)
+
+
+def require_metric(summary, metric):
+    """Raises Error when no cell of a summary DataFrame has `metric` (a profile metric of an unprofiled file)."""
+    if f"{metric}_median" not in summary or summary[f"{metric}_median"].isna().all():
+        raise _nicmatrix.Error(f"--metric {metric}: no cell has this metric"
+                               + ("; sweep with \"profile\": true" if _nicmatrix.is_profile_metric(metric) else ""))
 
 
 def _dig(value, path):
@@ -123,10 +147,13 @@ class Results:
         packets_per_s, cpu_sender_pct, cpu_receiver_pct, system_busy_pct, softirq_pct, tcp_retransmits,
         loss_pct, service_demand_us_per_kb, computed by the C++ core as for the summaries) and the run's raw
         figures (bytes, duration_s, cpu_sender_user_s, cpu_sender_sys_s, system_receiver_softirq_pct,
-        loss_lost, napi_receiver_processed, ...). A cell without runs (duplicate, infeasible, blackhole,
+        loss_lost, napi_receiver_processed, ...). With a kernel profile ("profile": true), `cpu_<category>_pct`
+        per category (the share of sampled CPU time of the run's host; both hosts pooled when the ends are on
+        two) and, for two hosts, `cpu_sender_<category>_pct` and `cpu_receiver_<category>_pct`. A cell without runs (duplicate, infeasible, blackhole,
         failed before measuring) is one row with repetition NaN: no cell is dropped."""
         metrics = self._native.run_metrics()
         metric_names = list(_nicmatrix.known_metrics())
+        profile_names = _profile_metrics(self.cells)
         rows = []
         for cell, cell_metrics in zip(self.cells, metrics):
             settings = self._settings(cell)
@@ -134,15 +161,18 @@ class Results:
                 row = dict(settings, repetition=math.nan, run_status=None, run_error=None)
                 row.update({m: math.nan for m in metric_names})
                 row.update({c: math.nan for c, _ in RUN_COLUMNS})
+                row.update({profile_column(m): math.nan for m in profile_names})
                 rows.append(row)
                 continue
             for number, (run, figures) in enumerate(zip(cell["runs"], cell_metrics), start=1):
                 row = dict(settings, repetition=number, run_status=run.get("status"), run_error=run.get("error"))
                 row.update({m: figures.get(m, math.nan) for m in metric_names})
                 row.update({c: _dig(run, path) for c, path in RUN_COLUMNS})
+                row.update({profile_column(m): figures.get(m, math.nan) for m in profile_names})
                 rows.append(row)
         df = pd.DataFrame(rows)
-        numeric = metric_names + [c for c, _ in RUN_COLUMNS] + ["repetition", "overhead_s", "mtu_local", "mtu_remote"]
+        numeric = (metric_names + [c for c, _ in RUN_COLUMNS] + [profile_column(m) for m in profile_names]
+                   + ["repetition", "overhead_s", "mtu_local", "mtu_remote"])
         for column in numeric:
             if column in df:
                 df[column] = pd.to_numeric(df[column], errors="coerce")
@@ -151,8 +181,9 @@ class Results:
     def summary(self):
         """One row per cell: the settings (as in to_dataframe) and, per metric of the cell's summary,
         `<metric>_<stat>` for stat in n, median, mean, stddev, min, max, ci95 (as the sweep computed them;
-        NaN for a cell that was not measured)."""
-        metric_names = list(_nicmatrix.known_metrics())
+        NaN for a cell that was not measured). A profiled file also has them for every cpu:<category>
+        metric (columns `cpu:copy_median`, ...)."""
+        metric_names = list(_nicmatrix.known_metrics()) + _profile_metrics(self.cells)
         rows = []
         for cell in self.cells:
             row = self._settings(cell)
@@ -172,6 +203,7 @@ class Results:
         values the cell's median of `metric`, or NaN where the cell has no figure (see status_matrix)."""
         check_metric(metric)
         s = self.summary()
+        require_metric(s, metric)
         column = f"{metric}_median"
         return s.pivot_table(index=["profile", "traffic"], columns="mtu", values=column, aggfunc="first", sort=False)
 

@@ -17,9 +17,9 @@ except ImportError as _e:
                       name="matplotlib") from _e
 
 from . import _nicmatrix
-from ._results import Results, _as_results, check_metric, compare
+from ._results import Results, _as_results, check_metric, compare, require_metric
 
-KINDS = ("heatmap", "scatter", "bars")
+KINDS = ("heatmap", "scatter", "bars", "breakdown")
 
 
 def _human(metric, value):
@@ -39,6 +39,7 @@ def heatmap(results, metric="throughput_bps"):
     check_metric(metric)
     res = _as_results(results)
     s = res.summary()
+    require_metric(s, metric)
     traffics = list(dict.fromkeys(s["traffic"]))
     profiles = list(dict.fromkeys(s["profile"]))
     mtus = sorted(set(s["mtu"]))
@@ -84,6 +85,8 @@ def scatter(results, metric="throughput_bps", cpu="cpu_receiver_pct"):
     check_metric(cpu)
     res = _as_results(results)
     s = res.summary()
+    require_metric(s, metric)
+    require_metric(s, cpu)
     s = s[(s["status"] == "ok") & s[f"{metric}_median"].notna() & s[f"{cpu}_median"].notna()]
     fig = Figure(figsize=(8, 5.5), layout="constrained")
     ax = fig.subplots()
@@ -143,6 +146,50 @@ def bars(a, b, metric="throughput_bps"):
     return fig
 
 
+def breakdown(results):
+    """Where the CPU went, per cell: a stacked bar per cell and host of the kernel profile's categories
+    (the median over the repetitions of each category's share of all CPU time sampled on the host, percent;
+    a sweep with "profile": true). On one host (the lab) one bar per cell; on two, the sender's and the
+    receiver's side by side. Categories that are 0 in every cell are left out."""
+    res = _as_results(results)
+    s = res.summary()
+    s = s[s["status"] == "ok"].reset_index(drop=True)
+    columns = [c[:-len("_median")] for c in s.columns if c.endswith("_median") and _nicmatrix.is_profile_metric(c[:-len("_median")])]
+    if not columns or s.empty:
+        raise _nicmatrix.Error("breakdown: no cell of this file has a kernel profile; sweep with \"profile\": true")
+    two_hosts = any(c.startswith("cpu:sender:") for c in columns)
+    prefixes = ["cpu:sender:", "cpu:receiver:"] if two_hosts else ["cpu:"]
+    order = list(_nicmatrix.profile_categories())
+    categories = []
+    for name in order + sorted({c.split(":")[-1] for c in columns} - set(order)):
+        if any(f"{p}{name}" in columns and s[f"{p}{name}_median"].fillna(0).max() >= 0.05 for p in prefixes):
+            categories.append(name)
+    bars_per_cell = len(prefixes)
+    fig = Figure(figsize=(max(6.0, 0.55 * len(s) * bars_per_cell + 3), 5.5), layout="constrained")
+    ax = fig.subplots()
+    width = 0.8 / bars_per_cell
+    xs = list(range(len(s)))
+    from matplotlib import colormaps
+    colours = colormaps["tab20"]
+    for k, prefix in enumerate(prefixes):
+        bottom = [0.0] * len(s)
+        pos = [x - 0.4 + width * (k + 0.5) for x in xs]
+        for i, name in enumerate(categories):
+            col = f"{prefix}{name}_median"
+            values = s[col].fillna(0).tolist() if col in s else [0.0] * len(s)
+            # tab20: up to 20 categories, each its own colour.
+            ax.bar(pos, values, width, bottom=bottom, color=colours(i % 20), label=name if k == 0 else None,
+                   hatch="//" if k == 1 else None, edgecolor="white", linewidth=0.3)
+            bottom = [b + v for b, v in zip(bottom, values)]
+    ax.set_xticks(xs, [f"{r.profile}\nMTU {r.mtu}\n{r.traffic}" for r in s.itertuples()], fontsize=7)
+    ax.set_ylim(0, 100)
+    ax.set_ylabel("share of sampled CPU time (%), median over the runs")
+    hosts = "sender (plain) and receiver (hatched) hosts" if two_hosts else "the host of both ends"
+    ax.set_title(f"{res.config['name']}: where the CPU went, {hosts}", fontsize=10)
+    ax.legend(fontsize=7, loc="center left", bbox_to_anchor=(1.0, 0.5))
+    return fig
+
+
 def save(fig, path, dpi=100):
     """Writes a figure as PNG (or any format matplotlib knows from the file's extension)."""
     fig.savefig(os.fspath(path), dpi=dpi)
@@ -154,7 +201,9 @@ def main(argv=None):
     parser = argparse.ArgumentParser(prog="nicmatrix plot", description="Plot one results file, or two side by side.")
     parser.add_argument("files", nargs="+", metavar="FILE", help="results file(s): one, or two for --kind bars")
     parser.add_argument("-o", "--output", required=True, help="image to write (PNG; the extension picks the format)")
-    parser.add_argument("--kind", choices=KINDS, help="heatmap (default for one file), scatter, or bars (default for two)")
+    parser.add_argument("--kind", choices=KINDS,
+                        help="heatmap (default for one file), scatter, breakdown (the kernel profile's categories per cell), "
+                             "or bars (default for two)")
     parser.add_argument("--metric", default="throughput_bps", help="metric to plot (as for nicmatrix report)")
     parser.add_argument("--cpu", default="cpu_receiver_pct", help="scatter: the CPU metric on the x axis")
     args = parser.parse_args(argv)
@@ -166,6 +215,8 @@ def main(argv=None):
     try:
         if kind == "bars":
             fig = bars(args.files[0], args.files[1], metric=args.metric)
+        elif kind == "breakdown":
+            fig = breakdown(args.files[0])
         elif kind == "scatter":
             fig = scatter(args.files[0], metric=args.metric, cpu=args.cpu)
         else:
@@ -181,7 +232,7 @@ def main(argv=None):
     return 0
 
 
-__all__ = ["bars", "heatmap", "main", "save", "scatter", "Results"]
+__all__ = ["bars", "breakdown", "heatmap", "main", "save", "scatter", "Results"]
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -12,6 +12,7 @@
 #include "cli/commands.hpp"
 #include "core/base/error.hpp"
 #include "core/base/json_codec.hpp"
+#include "core/cidr.hpp"
 #include "core/rfc2544.hpp"
 #include "core/traffic_client.hpp"
 #include "core/traffic_server.hpp"
@@ -19,7 +20,6 @@
 #include "ethtool_ctl/netlink_device_control.hpp"
 #include "matrix/peer_agent.hpp"
 #include "matrix/peer_auth.hpp"
-#include "matrix/peer_client.hpp"
 #include "matrix/frame_table.hpp"
 
 namespace nm::cli {
@@ -43,6 +43,8 @@ double parse_scaled(const std::string& text, const std::string& flag, bool binar
     else if (suffix == "g" || suffix == "G") scale = k * k * k;
     else if (!suffix.empty()) throw usage_error(flag + ": \"" + text + "\": unknown suffix (use K, M or G)");
     if (!(v >= 0) || !std::isfinite(v)) throw usage_error(flag + ": \"" + text + "\" must be >= 0");
+    // Finite after scaling too: 1e308G is infinity (resolve_spec bounds what is left).
+    if (!std::isfinite(v * scale)) throw usage_error(flag + ": \"" + text + "\" is too large");
     return v * scale;
 }
 
@@ -175,6 +177,13 @@ void print_server_record(const ServerTestRecord& t, bool json) {
               << (r.error.empty() ? "" : " (" + r.error + ")") << std::endl;
 }
 
+// The test client's options from --key-file (or $NICMATRIX_KEY_FILE).
+TrafficClientOptions client_options(const std::string& key_file_flag) {
+    TrafficClientOptions o;
+    if (const auto key_file = key_file_from(key_file_flag); !key_file.empty()) o.key = load_key(key_file);
+    return o;
+}
+
 // Splits "64,128,imix" (imix:64x7/594x4 uses '/' between shares on the command line, where ',' separates sizes).
 std::vector<std::string> split_frames(const std::string& text) {
     std::vector<std::string> out;
@@ -216,7 +225,7 @@ void run_rfc2544_command(const Options& ro, std::stop_token stop) {
     if (!ro.json) {
         std::cout << "RFC 2544 throughput to " << base.host << ":" << base.port << " from " << (iface.empty() ? "?" : iface) << std::endl;
     }
-    TrafficClient client;
+    TrafficClient client(client_options(ro.key_file));
     const auto on_row = [&ro](const FrameRow& row) {
         if (ro.json) return;
         std::cout << "  " << row.frame << ": " << (row.found ? fixed(row.throughput_fps, 0) + " frames/s" : std::string("no rate passed"))
@@ -232,6 +241,83 @@ void run_rfc2544_command(const Options& ro, std::stop_token stop) {
     if (result.interrupted) throw Error(ErrorKind::Failed, "rfc2544 interrupted");
 }
 
+// `serve`'s limits (core/server_limits.hpp), as flags; server_limits() turns them into ServerLimits.
+struct ServerLimitFlags {
+    double max_duration_s = 300;
+    double max_stall_timeout_s = 60;
+    std::string max_test_memory = "1G";
+    uint32_t max_threads = 0;
+    std::vector<std::string> allow_from;
+    uint32_t max_handshakes = 128;
+    uint32_t max_handshakes_per_source = 16;
+    double handshake_timeout_s = 2;
+    uint32_t max_control = 64;
+    uint32_t max_control_per_source = 8;
+};
+
+void add_server_limit_flags(CLI::App& serve, ServerLimitFlags& f) {
+    const std::string group = "Limits (no client can raise them)";
+    serve.add_option("--max-duration", f.max_duration_s,
+                     "Seconds a test may last (omit included); longer timed tests are refused at hello, a byte count (-n) is "
+                     "ended there with status limited")
+        ->check(CLI::Range(1.0, 90000.0))
+        ->capture_default_str()
+        ->group(group);
+    serve.add_option("--max-stall-timeout", f.max_stall_timeout_s, "Longest stall timeout (run --stall-timeout) a client may ask, seconds")
+        ->check(CLI::Range(0.1, 3600.0))
+        ->capture_default_str()
+        ->group(group);
+    serve.add_option("--max-test-memory", f.max_test_memory,
+                     "Engine buffers one test may make the server allocate (streams x threads x write size), K/M/G suffixes")
+        ->capture_default_str()
+        ->group(group);
+    serve.add_option("--max-threads", f.max_threads, "Worker threads per direction a test may use (default: the server's cores)")
+        ->check(CLI::Range(1, 256))
+        ->group(group);
+    serve.add_option("--allow-from", f.allow_from,
+                     "Accept connections only from these addresses or CIDR blocks (IPv4 and IPv6, repeatable; default: any)")
+        ->group(group);
+    serve.add_option("--max-handshakes", f.max_handshakes,
+                     "Connections that have not sent their first message yet, in all; at the cap the oldest is closed")
+        ->check(CLI::Range(1, 100000))
+        ->capture_default_str()
+        ->group(group);
+    serve.add_option("--max-handshakes-per-source", f.max_handshakes_per_source, "The same, per source address")
+        ->check(CLI::Range(1, 100000))
+        ->capture_default_str()
+        ->group(group);
+    serve.add_option("--handshake-timeout", f.handshake_timeout_s,
+                     "Seconds a new connection has to send its first message (and, with --key-file, a test its proof)")
+        ->check(CLI::Range(0.1, 60.0))
+        ->capture_default_str()
+        ->group(group);
+    serve.add_option("--max-control", f.max_control, "Settings-control connections (peer agent sessions) at once, in all")
+        ->check(CLI::Range(1, 100000))
+        ->capture_default_str()
+        ->group(group);
+    serve.add_option("--max-control-per-source", f.max_control_per_source, "The same, per source address")
+        ->check(CLI::Range(1, 100000))
+        ->capture_default_str()
+        ->group(group);
+}
+
+ServerLimits server_limits(const ServerLimitFlags& f) {
+    ServerLimits l;
+    l.max_duration = std::chrono::seconds(static_cast<int64_t>(std::ceil(f.max_duration_s)));
+    l.max_stall_timeout_s = f.max_stall_timeout_s;
+    const double memory = parse_scaled(f.max_test_memory, "--max-test-memory", true);
+    if (memory < 1024 * 1024 || memory > 1e15) throw usage_error("--max-test-memory: \"" + f.max_test_memory + "\": give 1M..1000T");
+    l.max_test_memory_bytes = static_cast<uint64_t>(memory);
+    l.max_threads = f.max_threads;
+    for (const auto& a : f.allow_from) l.allow_from.push_back(Cidr::parse(a));
+    l.max_handshakes = f.max_handshakes;
+    l.max_handshakes_per_source = f.max_handshakes_per_source;
+    l.handshake_timeout = std::chrono::milliseconds(static_cast<int64_t>(f.handshake_timeout_s * 1000));
+    l.max_control = f.max_control;
+    l.max_control_per_source = f.max_control_per_source;
+    return l;
+}
+
 }  // namespace
 
 void add_traffic_commands(CLI::App& app, std::stop_token stop) {
@@ -244,6 +330,7 @@ void add_traffic_commands(CLI::App& app, std::stop_token stop) {
         std::string key_file;
         std::string journal = "/run/nicmatrix/agent-journal.json";
         double heartbeat_timeout_s = 10;
+        ServerLimitFlags limits;
     };
     auto so = std::make_shared<ServeOptions>();
     auto* serve = app.add_subcommand("serve", "Run the traffic server: answers `nicmatrix run` clients, one test at a time");
@@ -255,19 +342,22 @@ void add_traffic_commands(CLI::App& app, std::stop_token stop) {
     serve->add_option("--allow-control", so->allow_control,
                       "Let an authenticated client change MTU and offloads on this interface (repeatable); needs --key-file");
     serve->add_option("--key-file", so->key_file,
-                      "Pre-shared key (at least 16 bytes; head -c 32 /dev/urandom > key) that clients must prove they hold "
-                      "(default $NICMATRIX_KEY_FILE); without one, settings changes are refused");
+                      "Pre-shared key (at least 16 bytes; head -c 32 /dev/urandom > key) that clients must prove they hold, for "
+                      "settings changes and for every test (default $NICMATRIX_KEY_FILE); without one, settings changes are "
+                      "refused and tests need no key");
     serve->add_option("--journal", so->journal, "Where the agent journals the originals of the interfaces it changes")->capture_default_str();
     serve->add_option("--heartbeat-timeout", so->heartbeat_timeout_s,
                       "Seconds without a message from the controlling client after which the agent restores its interfaces")
         ->check(CLI::Range(0.1, 3600.0))
         ->capture_default_str();
+    add_server_limit_flags(*serve, so->limits);
     serve->callback([so, stop] {
         std::mutex print;
         ServerOptions opts;
         opts.bind = so->bind;
         opts.port = so->port;
         opts.once = so->once;
+        opts.limits = server_limits(so->limits);
         const bool json = so->json;
         opts.on_test = [&print, json](const ServerTestRecord& t) {
             std::lock_guard lock(print);
@@ -281,6 +371,7 @@ void add_traffic_commands(CLI::App& app, std::stop_token stop) {
         PeerAgentOptions agent_opts;
         agent_opts.allowed.insert(so->allow_control.begin(), so->allow_control.end());
         if (const auto key_file = key_file_from(so->key_file); !key_file.empty()) agent_opts.key = load_key(key_file);
+        opts.key = agent_opts.key.value_or("");   // tests need the key too
         agent_opts.heartbeat_timeout = std::chrono::milliseconds(static_cast<int64_t>(so->heartbeat_timeout_s * 1000));
         agent_opts.log = log;
         NetlinkDeviceControl device;
@@ -347,7 +438,8 @@ void add_traffic_commands(CLI::App& app, std::stop_token stop) {
     run->add_option("--stall-timeout", ro->spec.stall_timeout_s, "Seconds without data that end the run as stalled")->capture_default_str();
     run->add_flag("--json", ro->json, "Print the result as JSON");
     run->add_option("--key-file", ro->key_file,
-                    "Pre-shared key: the server must prove it holds it before the test (default $NICMATRIX_KEY_FILE)");
+                    "Pre-shared key: the test proves it holds it, and the server must prove it too, on every message (default "
+                    "$NICMATRIX_KEY_FILE); a server started with --key-file refuses tests without it");
     run->add_flag("--rfc2544", ro->rfc2544,
                   "Frame-size table: per frame size, the highest UDP rate with no loss (binary search over trials), "
                   "then a confirmation trial; prints frame size | % of line rate | frames/s | Mbit/s | CPU | loss | trials");
@@ -379,22 +471,11 @@ void add_traffic_commands(CLI::App& app, std::stop_token stop) {
         if (!ro->window.empty()) spec.window = static_cast<uint32_t>(size(ro->window, "--window", 4294967295.0));
         if (!ro->bytes.empty()) spec.bytes = static_cast<uint64_t>(size(ro->bytes, "--bytes", 1e18));
         if (!ro->length.empty() && spec.write_size == 0) throw usage_error("--length: must be > 0");
-        if (const auto key_file = key_file_from(ro->key_file); !key_file.empty()) {
-            // The server must prove it holds the key (the agent's mutual challenge-response) before the test.
-            PeerClientOptions po;
-            po.host = spec.host;
-            po.port = spec.port;
-            po.bind = spec.bind;
-            po.key = load_key(key_file);
-            if (!PeerControlClient(po).authenticated()) {
-                throw Error(ErrorKind::Refused, "server " + spec.host + ":" + std::to_string(spec.port) +
-                                                    " does not authenticate (it was started without --key-file)");
-            }
-        }
         if (!ro->json) {
             std::cout << "Connecting to host " << spec.host << ", port " << spec.port << std::endl;
         }
-        TrafficClient client;
+        // With a key the test itself is authenticated, both ways (core/test_auth.hpp).
+        TrafficClient client(client_options(ro->key_file));
         const RunResult r = client.run(spec, stop);
         if (ro->json) {
             std::cout << Json(r).dump(2) << '\n';

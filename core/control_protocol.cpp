@@ -17,6 +17,7 @@ constexpr std::pair<Msg, std::string_view> kMessages[] = {
     {Msg::Stalled, "stalled"},
     {Msg::Abort, "abort"},
     {Msg::Result, "result"},
+    {Msg::ResultPart, "result_part"},
     {Msg::Error, "error"},
     {Msg::ControlHello, "control_hello"},
     {Msg::Challenge, "challenge"},

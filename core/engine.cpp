@@ -147,6 +147,30 @@ constexpr uint32_t kTcpReadSize = 128 * 1024;     // iperf3's read size: window 
 constexpr uint32_t kTcpBigReadSize = 1 << 20;     // with GRO-sized chunks: fewer calls per byte
 constexpr int kTcpRcvLowat = 256 * 1024;       // wake the reader per 256 KiB, not per GSO packet   // how often a waiting worker looks at the clock and its stop token
 
+// The buffer shapes of the workers, in one place: the workers allocate by them and worker_memory_bytes()
+// (the server's memory budget) adds them up.
+size_t tcp_receive_buffer(const EnginePlan& plan) { return std::max<uint32_t>(plan.write_size, kTcpBigReadSize); }
+
+struct UdpSendShape {
+    size_t segs;        // datagrams per message (GSO: one message carries `segs` datagrams, at most 64 KiB in all)
+    size_t msg_bytes;
+    size_t batch;       // messages per sendmmsg
+};
+UdpSendShape udp_send_shape(const EnginePlan& plan) {
+    const size_t payload = std::max<size_t>(plan.write_size, 1);
+    const size_t segs = plan.udp_gso ? std::clamp<size_t>(65000 / payload, 1, 64) : 1;
+    return {segs, payload * segs, plan.udp_gso ? 8 : std::clamp<size_t>((1u << 20) / payload, 1, 64)};
+}
+
+struct UdpReceiveShape {
+    size_t bufsize;     // one datagram, or one GRO super-datagram
+    size_t batch;       // messages per recvmmsg
+};
+UdpReceiveShape udp_receive_shape(const EnginePlan& plan) {
+    const size_t bufsize = plan.udp_gro ? 65536 : std::max<size_t>(plan.write_size, UdpHeader::kSize);
+    return {bufsize, std::clamp<size_t>((4u << 20) / bufsize, 1, 64)};
+}
+
 // TCP sender: non-blocking sockets, level-triggered EPOLLOUT, writes of plan.write_size until EAGAIN.
 void tcp_sender(std::vector<DataStream> streams, const EnginePlan& plan, const Timeline& tl, WorkerProgress& progress,
                 std::stop_token stop, WorkerOutput& out) {
@@ -257,7 +281,7 @@ void tcp_receiver(std::vector<DataStream> streams, const EnginePlan& plan, const
     const Timeline tl = until_peer_done(timeline);
     WindowMeter meter(tl, out);
     Epoll ep;
-    std::vector<char> buf(std::max<uint32_t>(plan.write_size, kTcpBigReadSize));
+    std::vector<char> buf(tcp_receive_buffer(plan));
     size_t read_size = std::max<size_t>(plan.write_size, kTcpReadSize);
     out.streams.resize(streams.size());
     std::vector<bool> open(streams.size(), true);
@@ -347,10 +371,8 @@ void udp_sender(std::vector<DataStream> streams, const EnginePlan& plan, const T
     const size_t payload = plan.write_size;
     const std::vector<uint32_t>& pattern = plan.payload_pattern;
     const bool mixed = !pattern.empty();
-    // GSO: one message carries `segs` datagrams of `payload` bytes, at most 64 KiB in all.
-    const size_t segs = plan.udp_gso ? std::clamp<size_t>(65000 / payload, 1, 64) : 1;
-    const size_t msg_bytes = payload * segs;
-    const size_t batch = plan.udp_gso ? 8 : std::clamp<size_t>((1u << 20) / payload, 1, 64);
+    const UdpSendShape shape = udp_send_shape(plan);
+    const size_t segs = shape.segs, msg_bytes = shape.msg_bytes, batch = shape.batch;
     std::vector<unsigned char> buf(msg_bytes * batch, 0);
     std::vector<iovec> iov(batch);
     std::vector<mmsghdr> msgs(batch);
@@ -482,8 +504,8 @@ void udp_receiver(std::vector<DataStream> streams, const EnginePlan& plan, const
     const Timeline tl = until_peer_done(timeline);   // until the peer's senders are done and the queue drained
     WindowMeter meter(tl, out);
     const int fd = streams.at(0).fd.get();
-    const size_t bufsize = plan.udp_gro ? 65536 : std::max<size_t>(plan.write_size, UdpHeader::kSize);
-    const size_t batch = std::clamp<size_t>((4u << 20) / bufsize, 1, 64);
+    const UdpReceiveShape shape = udp_receive_shape(plan);
+    const size_t bufsize = shape.bufsize, batch = shape.batch;
     if (plan.udp_gro) {
         const int one = 1;
         if (::setsockopt(fd, SOL_UDP, UDP_GRO, &one, sizeof one) != 0) {
@@ -629,6 +651,23 @@ std::vector<IntervalSample> merge_intervals(const std::vector<std::unique_ptr<Wo
 }
 
 }  // namespace
+
+uint64_t worker_memory_bytes(const EnginePlan& plan, bool sender, size_t streams) {
+    const uint64_t per_stream = sizeof(StreamResult) + 64;   // the result and the worker's state of a stream
+    uint64_t bytes = streams * per_stream;
+    if (plan.protocol == Protocol::Tcp) {
+        bytes += sender ? plan.write_size : tcp_receive_buffer(plan);
+    } else if (sender) {
+        const auto shape = udp_send_shape(plan);
+        bytes += shape.msg_bytes * shape.batch + shape.batch * (sizeof(iovec) + sizeof(mmsghdr));
+    } else {
+        const auto shape = udp_receive_shape(plan);
+        bytes += shape.bufsize * shape.batch + shape.batch * (sizeof(iovec) + sizeof(mmsghdr) + CMSG_SPACE(sizeof(int)));
+        // Every receiver socket may see every stream id: one tracker and result per id.
+        bytes += uint64_t{plan.stream_count} * (sizeof(UdpSequenceTracker) + UdpSequenceTracker::kWindow / 8 + sizeof(StreamResult));
+    }
+    return bytes;
+}
 
 EndEngine::EndEngine(EnginePlan plan) : plan_(std::move(plan)) {}
 

@@ -107,6 +107,11 @@ private:
     bool started_ = false;
 };
 
+/// Bytes one worker thread of `plan` allocates for its buffers and per-stream state: a sender
+/// (`sender`) or a receiver with `streams` streams, sized as the workers size them. The kernel's socket
+/// buffers are not in it. For the server's memory budget (core/server_limits.hpp).
+uint64_t worker_memory_bytes(const EnginePlan& plan, bool sender, size_t streams);
+
 /// Thread CPU time (getrusage RUSAGE_THREAD), seconds.
 struct ThreadCpu {
     double user_s = 0;

@@ -3,8 +3,11 @@
 #include <algorithm>
 
 #include "core/base/error.hpp"
+#include "core/base/json_integer.hpp"
 #include "core/control_channel.hpp"
+#include "core/message_auth.hpp"
 #include "core/proc_stats.hpp"
+#include "core/test_auth.hpp"
 #include "core/traffic_session.hpp"
 
 namespace nm {
@@ -25,19 +28,61 @@ void throw_if_error(const Json& msg, const TestSpec& spec) {
 
 }  // namespace
 
+TrafficClient::TrafficClient(TrafficClientOptions options) : options_(std::move(options)) {}
+
 RunResult TrafficClient::run(const TestSpec& requested, std::stop_token stop) {
     const TestSpec spec = resolve_spec(requested, engine_cores());
     const SocketAddress server = resolve_address(spec.host, spec.port);
     ControlChannel ch(connect_tcp(server, spec.bind, 0, deadline_in(kHandshakeTimeout)));
-    ch.send(Msg::Hello, Json{{"spec", spec}}, deadline_in(kHandshakeTimeout));
-    const Json ready = ch.expect(deadline_in(kHandshakeTimeout), "the server's reply to hello from " + where(spec));
+    // Once connected the path is known: a GSO datagram must fit its MTU.
+    resolve_spec(requested, engine_cores(), udp_path_of(ch.fd()));
+    // The server picks its own thread count from its cores unless the user chose one; everything else
+    // it gets resolved, so both ends agree on the streams.
+    TestSpec wire = spec;
+    wire.threads = requested.threads;
+    const bool keyed = !options_.key.empty();
+    Json hello{{"spec", wire}};
+    const std::string client_nonce = keyed ? random_hex(kNonceBytes) : std::string();
+    if (keyed) hello["client_nonce"] = client_nonce;
+    ch.send(Msg::Hello, std::move(hello), deadline_in(kHandshakeTimeout));
+    Json ready = ch.expect(deadline_in(kHandshakeTimeout), "the server's reply to hello from " + where(spec));
     throw_if_error(ready, spec);
+    if (keyed) {
+        if (is(ready, Msg::Ready)) {
+            throw Error(ErrorKind::Refused, "server " + where(spec) +
+                                                " does not authenticate tests (it was started without --key-file); this run holds a key, "
+                                                "so it does not take figures from a server that cannot prove it holds it");
+        }
+        const auto nonce = ready.find("nonce");
+        if (!is(ready, Msg::Challenge) || nonce == ready.end() || !nonce->is_string() || !is_hex(nonce->get_ref<const std::string&>(), 2 * kNonceBytes)) {
+            throw Error(ErrorKind::Failed, "server " + where(spec) + ": expected a challenge with a nonce");
+        }
+        ch.sign_with(test_channel_keys(options_.key, nonce->get<std::string>(), client_nonce, TestRole::Client));
+        ch.send(Msg::Auth, Json{{"spec", wire}}, deadline_in(kHandshakeTimeout));
+        try {
+            ready = ch.expect(deadline_in(kHandshakeTimeout), "the server's reply to the authentication from " + where(spec));
+        } catch (const Error& e) {
+            if (e.kind() == ErrorKind::Closed) throw;
+            throw Error(ErrorKind::Refused, "server " + where(spec) + ": authentication failed: " + e.what());
+        }
+        throw_if_error(ready, spec);
+    }
     if (!is(ready, Msg::Ready)) throw Error(ErrorKind::Failed, "server " + where(spec) + ": unexpected reply");
-    const auto cookie = ready.at("cookie").get<uint32_t>();
-    const auto server_udp_port = ready.at("udp_port").get<uint16_t>();
-    // The server resolves its automatic values with its own core count; both ends must agree on streams.
-    TestSpec agreed = spec;
-    agreed.streams = ready.at("spec").at("streams").get<uint32_t>();
+    uint32_t cookie = 0;
+    uint16_t server_udp_port = 0;
+    try {
+        cookie = checked_integer_field<uint32_t>(ready, "cookie");
+        server_udp_port = checked_integer_field<uint16_t>(ready, "udp_port");
+        // Both ends size their streams alike; a server that says otherwise (it could make this end
+        // allocate per stream) is refused, not followed.
+        const auto streams = checked_integer_field<uint32_t>(ready.at("spec"), "streams");
+        if (streams != spec.streams) {
+            throw Error(ErrorKind::Failed, "ready: " + std::to_string(streams) + " streams, but the test has " + std::to_string(spec.streams));
+        }
+    } catch (const std::exception& e) {
+        throw Error(ErrorKind::Failed, "server " + where(spec) + ": bad reply to hello: " + e.what());
+    }
+    const TestSpec agreed = spec;
 
     const bool udp = spec.protocol == Protocol::Udp;
     const bool bidir = spec.direction == Direction::Bidir;
@@ -51,11 +96,11 @@ RunResult TrafficClient::run(const TestSpec& requested, std::stop_token stop) {
     std::vector<DataStream> sends, recvs;
     uint16_t client_udp_port = 0;
     if (udp) {
-        if (client_receives) plan.recv_groups = make_udp_receivers(local, 0, agreed.threads, spec.window, client_udp_port);
+        if (client_receives) plan.recv_groups = make_udp_receivers(local, 0, agreed.threads, spec.window, WindowSource::Local, client_udp_port);
         if (client_sends) {
             SocketAddress peer = server;
             peer.set_port(server_udp_port);
-            for (uint32_t i = 0; i < n; ++i) sends.push_back(make_udp_sender(peer, i, spec.window));
+            for (uint32_t i = 0; i < n; ++i) sends.push_back(make_udp_sender(peer, local, i, spec.window, WindowSource::Local));
         }
     } else {
         for (uint32_t id = 0; id < (bidir ? 2 * n : n); ++id) {
@@ -78,21 +123,24 @@ RunResult TrafficClient::run(const TestSpec& requested, std::stop_token stop) {
     engine.start(tl);
     LoopOutcome outcome = run_end_loop(ch, engine, agreed, tl, client_receives, stop);
     EndReport mine = engine.finish(outcome.status, outcome.error);
+    cap_intervals(mine);
 
     // The server's report: wait for it within the grace period (shorter when the run already failed).
     std::optional<EndReport> theirs = std::move(outcome.peer_report);
     if (!theirs && !outcome.channel_lost) {
-        const auto limit = deadline_in(outcome.status == RunStatus::Ok ? std::chrono::milliseconds(kEndGrace)
-                                                              : std::chrono::milliseconds(1000));
+        const auto limit = deadline_in(outcome.status == RunStatus::Ok        ? std::chrono::milliseconds(kEndGrace)
+                                       : outcome.status == RunStatus::Limited ? std::chrono::milliseconds(kResultTimeout)
+                                                                              : std::chrono::milliseconds(1000));
         try {
             while (!theirs) {
                 auto msg = ch.receive(limit);
                 if (!msg) break;
-                if (is(*msg, Msg::Result)) theirs = msg->at("report").get<EndReport>();
+                if (is(*msg, Msg::Result)) theirs = receive_report(ch, *msg, limit);
                 if (is(*msg, Msg::Error)) {
                     if (outcome.status == RunStatus::Ok) {
-                        outcome.status = RunStatus::PeerLost;
-                        outcome.error = "server: " + msg->value("message", std::string("error"));
+                        outcome.status = wire_error_of(*msg) == WireError::Limit ? RunStatus::Limited : RunStatus::PeerLost;
+                        const auto text = msg->find("message");
+                        outcome.error = "server: " + (text != msg->end() && text->is_string() ? text->get<std::string>() : std::string("error"));
                     }
                     break;
                 }

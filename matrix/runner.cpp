@@ -431,6 +431,7 @@ void Sweep::measure(const CellSpec& cell, CellResult& result) {
                     result.runs.push_back(std::move(run));
                     return;
                 case RunStatus::PeerLost:
+                case RunStatus::Limited:
                     result.status = CellStatus::Failed;
                     result.error = "repetition " + std::to_string(rep + 1) + ": " + (run.error.empty() ? "the server end vanished" : run.error);
                     result.runs.push_back(std::move(run));

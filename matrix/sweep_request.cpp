@@ -99,16 +99,15 @@ SweepOutcome execute_sweep(const SweepRequest& request, const PreparedSweep& pre
     // Peer mode: find a missing key, an unreachable peer, and an agent that will not change its side,
     // before anything changes.
     const bool peer_changes = sweep_changes_end(prepared.config, true);
-    std::string key;
-    if (peer_changes) {
-        const std::string key_file = key_file_from(request.key_file);
-        if (key_file.empty()) {
-            throw usage_error("sweep " + prepared.config.name +
-                              ": the config changes the peer's side, which its agent does only for a client holding the key: give "
-                              "--key-file (or NICMATRIX_KEY_FILE), or set \"apply_to\" to \"local\"");
-        }
-        key = load_key(key_file);
+    // The key also authenticates every test (a server started with --key-file wants it), so it is loaded
+    // whenever one is given, not only when the peer's side changes.
+    const std::string key_file = key_file_from(request.key_file);
+    if (peer_changes && key_file.empty()) {
+        throw usage_error("sweep " + prepared.config.name +
+                          ": the config changes the peer's side, which its agent does only for a client holding the key: give "
+                          "--key-file (or NICMATRIX_KEY_FILE), or set \"apply_to\" to \"local\"");
     }
+    const std::string key = key_file.empty() ? std::string() : load_key(key_file);
     check_peer_reachable("", request.peer, request.port, kPeerCheckTimeout);
     std::string peer_iface = request.peer_iface;
     const auto agent = peer_changes ? connect_agent(request, key, peer_iface) : nullptr;
@@ -116,7 +115,7 @@ SweepOutcome execute_sweep(const SweepRequest& request, const PreparedSweep& pre
     make_parent(request.journal);
     const auto journal = backends.journal(request.journal);
     const auto device = backends.device();
-    const auto traffic = backends.traffic();
+    const auto traffic = backends.traffic(key);
     IcmpPathProbe probe("", request.peer);
     SweepTarget target;
     target.local = SweepEnd{device.get(), request.iface, ""};

@@ -25,7 +25,7 @@ struct SweepRequest {
     std::string iface;                         ///< local interface (peer mode)
     std::string peer;                          ///< IPv4 address of the host running `nicmatrix serve`
     std::string peer_iface;                    ///< the peer's interface; "" = the only one its agent allows
-    std::string key_file;                      ///< pre-shared key for the peer agent; "" = $NICMATRIX_KEY_FILE or none
+    std::string key_file;                      ///< pre-shared key for the peer agent and every test; "" = $NICMATRIX_KEY_FILE or none
     uint16_t port = kDefaultPort;
     std::string output;                        ///< "" = the resumed file, or results/<config name>-<UTC stamp>.json
     std::string resume;                        ///< a results file to complete
@@ -38,7 +38,8 @@ struct SweepBackends {
     std::function<std::unique_ptr<SettingsJournal>(const std::string& path)> journal;
     std::function<LabFactories()> lab;
     std::function<std::unique_ptr<DeviceControl>()> device;    ///< for the caller's namespace (peer mode)
-    std::function<std::unique_ptr<TrafficRunner>()> traffic;   ///< the engine's client (peer mode)
+    /// The engine's client (peer mode), proving it holds `key` when it is not empty (the sweep's key).
+    std::function<std::unique_ptr<TrafficRunner>(const std::string& key)> traffic;
 };
 
 /// The inputs of a request, loaded and checked without touching the system.

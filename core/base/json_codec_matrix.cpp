@@ -10,6 +10,7 @@
 
 #include "core/base/error.hpp"
 #include "core/base/json_codec.hpp"
+#include "core/base/json_integer.hpp"
 
 namespace nm {
 namespace {
@@ -87,12 +88,21 @@ public:
         return s;
     }
 
+    // Integers are read exactly: a JSON integer as itself, a whole float (people write 1e9) only when it
+    // is below 2^64, so the conversion is defined; the range check is on the integer, not on a double.
     uint64_t integer(uint64_t min, uint64_t max, const std::string& expected) const {
-        if (!j_.is_number_integer() && !(j_.is_number_float() && std::floor(j_.get<double>()) == j_.get<double>())) fail(expected);
-        if (j_.is_number_integer() && !j_.is_number_unsigned() && j_.get<int64_t>() < 0) fail(expected);
-        const double d = j_.get<double>();
-        if (d < static_cast<double>(min) || d > static_cast<double>(max)) fail(expected);
-        return j_.is_number_unsigned() ? j_.get<uint64_t>() : static_cast<uint64_t>(d);
+        uint64_t v = 0;
+        if (j_.is_number_unsigned()) {
+            v = j_.get<uint64_t>();
+        } else if (j_.is_number_float()) {
+            const double d = j_.get<double>();
+            if (!(d >= 0) || d >= 18446744073709551616.0 || std::floor(d) != d) fail(expected);
+            v = static_cast<uint64_t>(d);
+        } else {
+            fail(expected);   // a negative integer, a string, ...
+        }
+        if (v < min || v > max) fail(expected);
+        return v;
     }
 
     double number(double min, double max, bool min_exclusive, const std::string& expected) const {
@@ -238,7 +248,7 @@ TrafficEntry parse_rfc2544(const Node& n) {
     if (n.has("max_trials")) r.max_trials = static_cast<uint32_t>(n.child("max_trials").integer(1, 1000, "a number of trials from 1 to 1000"));
     if (n.has("loss_tolerance_pct")) r.loss_tolerance_pct = n.child("loss_tolerance_pct").number(0, 99.999, false, "a loss tolerance in percent (0 <= x < 100)");
     if (n.has("line_rate_bps")) r.line_rate_bps = n.child("line_rate_bps").number(0, 1e13, false, "a line rate in bits/s (0 = the link speed)");
-    if (n.has("streams")) r.streams = static_cast<uint32_t>(n.child("streams").integer(0, 256, "a number of generator streams from 0 (auto) to 256"));
+    if (n.has("streams")) r.streams = static_cast<uint32_t>(n.child("streams").integer(0, kMaxStreams, "a number of generator streams from 0 (auto) to " + std::to_string(kMaxStreams)));
     if (n.has("direction") && n.json().at("direction") != "forward") n.child("direction").fail("\"forward\" (the table measures one direction)");
     e.test.streams = r.streams;
     e.rfc2544 = r;
@@ -267,8 +277,11 @@ TrafficEntry parse_traffic(const Node& n) {
         else if (s == "bidir") t.direction = Direction::Bidir;
         else d.fail("\"forward\", \"reverse\" or \"bidir\"");
     }
-    if (n.has("streams")) t.streams = static_cast<uint32_t>(n.child("streams").integer(1, 1024, "a positive integer (at most 1024)"));
-    if (n.has("threads")) t.threads = static_cast<uint32_t>(n.child("threads").integer(0, 1024, "an integer from 0 (one per core) to 1024"));
+    const std::string most = std::to_string(kMaxStreams);   // the engine's limit (resolve_spec)
+    if (n.has("streams")) t.streams = static_cast<uint32_t>(n.child("streams").integer(1, kMaxStreams, "a positive integer (at most " + most + ")"));
+    if (n.has("threads")) {
+        t.threads = static_cast<uint32_t>(n.child("threads").integer(0, kMaxStreams, "an integer from 0 (one per core) to " + most));
+    }
     if (n.has("write_size") && n.has("length")) n.child("length").fail_message("give write_size or its alias length, not both");
     for (const char* key : {"write_size", "length"}) {
         if (n.has(key)) {
@@ -533,7 +546,7 @@ void from_json(const Json& j, InterfaceInfo& v) {
     j.at("driver").get_to(v.driver);
     v.firmware = j.value("firmware", "");
     v.bus_info = j.value("bus_info", "");
-    if (const auto it = j.find("speed_mbps"); it != j.end() && !it->is_null()) v.speed_mbps = it->get<uint32_t>();
+    if (const auto it = j.find("speed_mbps"); it != j.end() && !it->is_null()) v.speed_mbps = checked_integer<uint32_t>(*it, "speed_mbps");
     j.at("mtu_min").get_to(v.mtu_min);
     j.at("mtu_max").get_to(v.mtu_max);
     j.at("original").get_to(v.original);

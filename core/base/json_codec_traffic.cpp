@@ -39,10 +39,11 @@ void enum_from_json(const Json& j, E& v, const std::array<std::pair<E, const cha
 constexpr std::array<std::pair<Protocol, const char*>, 2> kProtocols{{{Protocol::Tcp, "tcp"}, {Protocol::Udp, "udp"}}};
 constexpr std::array<std::pair<Direction, const char*>, 3> kDirections{
     {{Direction::Forward, "forward"}, {Direction::Reverse, "reverse"}, {Direction::Bidir, "bidir"}}};
-constexpr std::array<std::pair<RunStatus, const char*>, 4> kStatuses{{{RunStatus::Ok, "ok"},
+constexpr std::array<std::pair<RunStatus, const char*>, 5> kStatuses{{{RunStatus::Ok, "ok"},
                                                                       {RunStatus::Stalled, "stalled"},
                                                                       {RunStatus::PeerLost, "peer_lost"},
-                                                                      {RunStatus::Interrupted, "interrupted"}}};
+                                                                      {RunStatus::Interrupted, "interrupted"},
+                                                                      {RunStatus::Limited, "limited"}}};
 
 // The stats64 fields by their rtnl_link_stats64 names.
 #define NM_COUNTER_FIELDS(X)                                                                                   \
@@ -137,7 +138,9 @@ void from_json(const Json& j, TestSpec& v) {
     opt(j, "stall_timeout_s", v.stall_timeout_s);
     v.payload_mix.clear();
     if (const auto it = j.find("payload_mix"); it != j.end() && it->is_array()) {
-        for (const auto& m : *it) v.payload_mix.push_back({m.at("payload_bytes").get<uint32_t>(), m.at("weight").get<uint32_t>()});
+        for (const auto& m : *it) {
+            v.payload_mix.push_back({checked_integer_field<uint32_t>(m, "payload_bytes"), checked_integer_field<uint32_t>(m, "weight")});
+        }
     }
 }
 

@@ -21,6 +21,8 @@ enum class Direction {
 };
 
 inline constexpr uint16_t kDefaultPort = 5301;   ///< not iperf3's 5201, so both can run side by side
+/// The most streams per direction, and threads per direction, a test may have (resolve_spec, the sweep config).
+inline constexpr uint32_t kMaxStreams = 256;
 
 /// One share of a UDP payload-size mix: `weight` datagrams of `payload_bytes` in every sum(weights).
 struct PayloadShare {
@@ -137,6 +139,7 @@ enum class RunStatus {
     Stalled,      ///< data stopped flowing (a path that drops packets): ended early, not hung
     PeerLost,     ///< the other end vanished
     Interrupted,  ///< stopped by the user (SIGINT)
+    Limited,      ///< ended by one of the server's limits (a byte count still running at serve --max-duration)
 };
 
 /// Everything one run measured, both ends. Counts are from the receiving application's view.

@@ -133,18 +133,7 @@ void TrafficServer::serve(std::stop_token stop) {
         for (size_t i = 1; i < fds.size(); ++i) {
             if (rc <= 0 || fds[i].revents == 0) continue;
             Pending& p = *pending_[i - 1];
-            bool done = true;
-            try {
-                done = advance(p, stop);
-            } catch (const Error& e) {
-                if (e.kind() != ErrorKind::Closed) {   // one that just went away is not worth a line
-                    refuse("refused " + p.source + ": " + e.what());
-                    if (p.channel) send_error(*p.channel, wire_error(e.kind()), e.what());
-                }
-            } catch (const std::exception& e) {
-                refuse("refused " + p.source + ": " + e.what());
-            }
-            if (done) finished.push_back(p.id);
+            if (step(p, stop)) finished.push_back(p.id);
         }
         for (const auto& p : pending_) {
             if (now >= p->deadline && std::find(finished.begin(), finished.end(), p->id) == finished.end()) {
@@ -154,18 +143,32 @@ void TrafficServer::serve(std::stop_token stop) {
             }
         }
         std::erase_if(pending_, [&](const auto& p) { return std::find(finished.begin(), finished.end(), p->id) != finished.end(); });
-        if (rc > 0 && accepting && (fds[0].revents & POLLIN) != 0) accept_ready(now);
+        if (rc > 0 && accepting && (fds[0].revents & POLLIN) != 0) accept_ready(now, stop);
     }
     stop_all();
 }
 
-void TrafficServer::accept_ready(SteadyTime::time_point now) {
+bool TrafficServer::step(Pending& p, std::stop_token stop) {
+    try {
+        return advance(p, stop);
+    } catch (const Error& e) {
+        if (e.kind() != ErrorKind::Closed) {   // one that just went away is not worth a line
+            refuse("refused " + p.source + ": " + e.what());
+            if (p.channel) send_error(*p.channel, wire_error(e.kind()), e.what());
+        }
+    } catch (const std::exception& e) {
+        refuse("refused " + p.source + ": " + e.what());
+    }
+    return true;
+}
+
+void TrafficServer::accept_ready(SteadyTime::time_point now, std::stop_token stop) {
     for (int n = 0; n < kAcceptsPerTurn; ++n) {
         SocketAddress peer;
         peer.len = sizeof peer.storage;
         UniqueFd fd(::accept4(listener_.get(), peer.get(), &peer.len, SOCK_CLOEXEC | SOCK_NONBLOCK));
         if (fd) {
-            admit(std::move(fd), peer, now);
+            admit(std::move(fd), peer, now, stop);
             continue;
         }
         const int err = errno;
@@ -198,38 +201,48 @@ bool TrafficServer::make_room_for_descriptor() {
     return false;
 }
 
-void TrafficServer::admit(UniqueFd fd, const SocketAddress& peer, SteadyTime::time_point now) {
+void TrafficServer::admit(UniqueFd fd, const SocketAddress& peer, SteadyTime::time_point now, std::stop_token stop) {
     const std::string source = peer.host();
     if (!allowed_by(options_.limits.allow_from, peer)) {
         refuse("refused " + source + ": not in --allow-from");
         return;
     }
     const auto& limits = options_.limits;
-    const auto from_source = [&](const std::string& s) {
-        return static_cast<uint32_t>(std::count_if(pending_.begin(), pending_.end(), [&](const auto& p) { return p->source == s; }));
-    };
-    // At a cap the oldest unclassified connection goes, not the new one: a real client sends its first
-    // message within a round trip, so the oldest is the one most likely to be idle.
-    std::string evict;
-    if (from_source(source) >= std::max(1u, limits.max_handshakes_per_source)) {
-        evict = source;
-    } else if (pending_.size() >= std::max(1u, limits.max_handshakes)) {
-        std::map<std::string, uint32_t> counts;
-        for (const auto& p : pending_) ++counts[p->source];
-        evict = std::max_element(counts.begin(), counts.end(), [](const auto& a, const auto& b) { return a.second < b.second; })->first;
-    }
-    if (!evict.empty()) {
-        const auto oldest = std::find_if(pending_.begin(), pending_.end(), [&](const auto& p) { return p->source == evict; });
-        refuse("closed " + evict + ": too many unfinished connections (at most " + std::to_string(limits.max_handshakes_per_source) +
-               " per source, " + std::to_string(limits.max_handshakes) + " in all); the oldest goes");
-        pending_.erase(oldest);
-    }
     auto p = std::make_unique<Pending>();
     p->id = next_pending_id_++;
     p->peer = peer;
     p->source = source;
     p->deadline = now + limits.handshake_timeout;
     p->fd = std::move(fd);
+    // A real client's first bytes are usually here already (a data connection's header follows its
+    // connect at once): classify it now, and only what is left unfinished counts against the caps.
+    if (step(*p, stop)) return;
+    const auto from_source = [&](const std::string& s) {
+        return static_cast<uint32_t>(std::count_if(pending_.begin(), pending_.end(), [&](const auto& q) { return q->source == s; }));
+    };
+    // At a cap the oldest unclassified connection goes, not the new one: a real client sends its first
+    // message within a round trip, so the oldest is the one most likely to be idle. Those that have
+    // spoken meanwhile are classified first, so only silent ones are closed.
+    const auto make_room = [&](const std::string& s) {
+        std::vector<uint64_t> done;
+        for (const auto& q : pending_) {
+            if (q->source == s && step(*q, stop)) done.push_back(q->id);
+        }
+        std::erase_if(pending_, [&](const auto& q) { return std::find(done.begin(), done.end(), q->id) != done.end(); });
+        if (!done.empty()) return;
+        const auto oldest = std::find_if(pending_.begin(), pending_.end(), [&](const auto& q) { return q->source == s; });
+        if (oldest == pending_.end()) return;
+        refuse("closed " + s + ": too many unfinished connections (at most " + std::to_string(limits.max_handshakes_per_source) +
+               " per source, " + std::to_string(limits.max_handshakes) + " in all); the oldest goes");
+        pending_.erase(oldest);
+    };
+    if (from_source(source) >= std::max(1u, limits.max_handshakes_per_source)) {
+        make_room(source);
+    } else if (pending_.size() >= std::max(1u, limits.max_handshakes)) {
+        std::map<std::string, uint32_t> counts;
+        for (const auto& q : pending_) ++counts[q->source];
+        make_room(std::max_element(counts.begin(), counts.end(), [](const auto& a, const auto& b) { return a.second < b.second; })->first);
+    }
     pending_.push_back(std::move(p));
 }
 
@@ -261,7 +274,15 @@ bool TrafficServer::advance(Pending& p, std::stop_token stop) {
         return true;
     }
     // A control channel: take a whole message if one is there (never waits: the deadline is now).
-    std::optional<Json> msg = p.channel->receive(SteadyTime::now());
+    std::optional<Json> msg;
+    try {
+        msg = p.channel->receive(SteadyTime::now());
+    } catch (const Error& e) {
+        if (p.stage != Pending::Stage::Auth || e.kind() == ErrorKind::Closed) throw;
+        send_error(*p.channel, WireError::Auth, "authentication failed: the client does not hold this server's key");
+        refuse("refused " + p.source + ": a test with the wrong key (" + e.what() + ")");
+        return true;
+    }
     if (!msg) return false;
     if (p.stage == Pending::Stage::First) return on_first_message(p, std::move(*msg), stop);
     // Stage Auth: the channel has already checked the MAC and sequence number.

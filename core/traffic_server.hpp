@@ -89,11 +89,13 @@ private:
         std::jthread thread;
     };
 
-    void accept_ready(std::chrono::steady_clock::time_point now);
-    void admit(UniqueFd fd, const SocketAddress& peer, std::chrono::steady_clock::time_point now);
+    void accept_ready(std::chrono::steady_clock::time_point now, std::stop_token stop);
+    void admit(UniqueFd fd, const SocketAddress& peer, std::chrono::steady_clock::time_point now, std::stop_token stop);
     bool make_room_for_descriptor();
     /// Reads what `p` has sent; true when it is finished with (handed on, refused or closed).
     bool advance(Pending& p, std::stop_token stop);
+    /// advance(), with a failure logged (and told to the peer when it speaks the protocol): true when done.
+    bool step(Pending& p, std::stop_token stop);
     bool on_first_message(Pending& p, Json message, std::stop_token stop);
     void start_test(Pending& p, const Json& spec, std::stop_token stop);
     void start_control(Pending& p, Json first, std::stop_token stop);

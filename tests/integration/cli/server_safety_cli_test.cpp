@@ -1,0 +1,315 @@
+// `nicmatrix serve` against clients that do not play by the rules (review H3, H4, H5, M7, M8, M9, L6, L16),
+// as processes in the lab, checked from outside: the kernel's account of the server's CPU time and memory
+// (/proc/PID/stat, /proc/PID/status), its sockets as the kernel sees them (a closed connection reads EOF),
+// exit codes and the messages users read.
+#include <catch2/catch.hpp>
+
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "core/base/lab_types.hpp"
+#include "core/base/traffic_types.hpp"
+#include "core/base/unique_fd.hpp"
+#include "core/base/wait_until.hpp"
+#include "core/net.hpp"
+#include "ethtool_ctl/netns.hpp"
+#include "tests/support/child_process.hpp"
+#include "tests/support/command.hpp"
+#include "tests/support/matrix_world.hpp"
+#include "tests/support/require.hpp"
+#include "tests/support/scoped_lab.hpp"
+
+using nm::test::ChildProcess;
+using nm::test::nicmatrix_binary;
+using nm::test::nicmatrix_in_netns;
+using nm::test::run_in_netns;
+using std::chrono::milliseconds;
+using std::chrono::seconds;
+
+namespace {
+
+using SteadyTime = std::chrono::steady_clock;
+
+double since(SteadyTime::time_point t0) { return std::chrono::duration<double>(SteadyTime::now() - t0).count(); }
+
+/// A `serve` in the lab's server namespace, up and listening. `prefix` runs before nicmatrix (prlimit).
+struct Server {
+    ChildProcess process;
+    Server(const nm::test::ScopedLab& lab, const std::vector<std::string>& args, const std::vector<std::string>& prefix = {})
+        : process(nicmatrix_in_netns(lab.server().netns, [&] {
+              std::vector<std::string> a{"serve"};
+              a.insert(a.end(), args.begin(), args.end());
+              return a;
+          }(), prefix)) {
+        REQUIRE_THAT(process.read_until("listening", seconds(10)), Catch::Contains("listening"));
+    }
+};
+
+/// TCP connections from the lab's client namespace to the server's control port, opened by this process.
+class Connections {
+public:
+    Connections(const nm::test::ScopedLab& lab, size_t count) {
+        nm::NetnsScope scope(lab.client().netns);
+        const auto to = nm::resolve_address(nm::strip_prefix(lab.server().ipv4), nm::kDefaultPort);
+        for (size_t i = 0; i < count; ++i) {
+            nm::UniqueFd fd(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0));
+            REQUIRE(fd);
+            const int rc = ::connect(fd.get(), to.get(), to.len);
+            REQUIRE((rc == 0 || errno == EINPROGRESS));
+            fds_.push_back(std::move(fd));
+        }
+        for (auto& fd : fds_) REQUIRE(nm::wait_fd(fd.get(), POLLOUT, SteadyTime::now() + seconds(5)));
+    }
+
+    size_t size() const { return fds_.size(); }
+    int fd(size_t i) const { return fds_.at(i).get(); }
+
+    void send_each(const std::string& bytes) {
+        for (auto& fd : fds_) (void)::send(fd.get(), bytes.data(), bytes.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
+    }
+
+    /// How many the server has closed: the kernel reports EOF (or a reset) on our end.
+    size_t closed_by_peer() const {
+        size_t n = 0;
+        for (const auto& fd : fds_) {
+            char c = 0;
+            const ssize_t r = ::recv(fd.get(), &c, 1, MSG_DONTWAIT | MSG_PEEK);
+            if (r == 0 || (r < 0 && errno != EAGAIN && errno != EWOULDBLOCK)) ++n;
+        }
+        return n;
+    }
+
+    void close_all() { fds_.clear(); }
+
+private:
+    std::vector<nm::UniqueFd> fds_;
+};
+
+std::string run_cmd(const nm::test::ScopedLab& lab, const std::string& args) {
+    return nicmatrix_binary() + " run -c " + nm::strip_prefix(lab.server().ipv4) + " " + args;
+}
+
+std::string write_key(const nm::test::TempDir& dir, const std::string& name, char fill) {
+    const std::string path = dir.file(name);
+    std::ofstream(path) << std::string(32, fill);
+    std::filesystem::permissions(path, std::filesystem::perms::owner_read | std::filesystem::perms::owner_write);
+    return path;
+}
+
+}  // namespace
+
+TEST_CASE("serve: 30 idle and 3 trickling connections do not keep `run -t 1` out; the server closes them itself", "[integration]") {
+    nm::test::require_net_admin();
+    nm::test::ScopedLab lab;
+    Server server(lab, {});
+    Connections idle(lab, 30);
+    Connections slow(lab, 3);
+    std::jthread trickle([&](std::stop_token stop) {
+        // A control message that never ends: one byte every 100 ms.
+        slow.send_each("{");
+        while (!stop.stop_requested()) {
+            slow.send_each("\"");
+            std::this_thread::sleep_for(milliseconds(100));
+        }
+    });
+    const auto t0 = SteadyTime::now();
+    const auto r = run_in_netns(lab.client().netns, run_cmd(lab, "-t 1 --json"), seconds(20));
+    const double took = since(t0);
+    INFO(r.output);
+    REQUIRE(r.exit_status == 0);
+    CHECK(nlohmann::json::parse(r.output).at("status") == "ok");
+    CHECK(took < 10);
+    // Every one of them is closed by the server within its handshake deadline (2 s) and a margin.
+    nm::wait_until([&] { return idle.closed_by_peer() == idle.size() && slow.closed_by_peer() == slow.size(); }, seconds(8),
+                   "the server to close the idle and trickling connections");
+    trickle.request_stop();
+    // And it still serves.
+    CHECK(run_in_netns(lab.client().netns, run_cmd(lab, "-t 0.3")).exit_status == 0);
+}
+
+TEST_CASE("serve --max-duration 5: `run -n 1000G` ends within 10 s with status limited, naming the flag", "[integration]") {
+    nm::test::require_net_admin();
+    nm::test::ScopedLab lab;
+    Server server(lab, {"--max-duration", "5"});
+    const auto t0 = SteadyTime::now();
+    const auto r = run_in_netns(lab.client().netns, run_cmd(lab, "-n 1000G --json"), seconds(30));
+    const double took = since(t0);
+    INFO(r.output);
+    CHECK(r.exit_status == 1);
+    CHECK(took < 10);
+    const auto res = nlohmann::json::parse(r.output.substr(0, r.output.rfind('}') + 1));
+    CHECK(res.at("status") == "limited");
+    CHECK_THAT(res.at("error").get<std::string>(), Catch::Contains("5 s") && Catch::Contains("serve --max-duration"));
+    CHECK(res.at("bytes").get<double>() > 1e6);   // what moved until then is measured
+    // A timed test longer than the limit is refused at hello, before anything runs.
+    const auto long_run = run_in_netns(lab.client().netns, run_cmd(lab, "-t 6"), seconds(30));
+    CHECK(long_run.exit_status == 1);
+    CHECK_THAT(long_run.output, Catch::Contains("duration: 6 s") && Catch::Contains("this server allows 5 s per test (raise with serve --max-duration)"));
+    // The stall timeout has a ceiling too.
+    const auto stall = run_in_netns(lab.client().netns, run_cmd(lab, "-t 1 --stall-timeout 1000"), seconds(30));
+    CHECK(stall.exit_status == 1);
+    CHECK_THAT(stall.output, Catch::Contains("serve --max-stall-timeout"));
+}
+
+TEST_CASE("serve: a 256 x 256 x 64 MiB bidir spec is refused at hello and the server's memory does not grow", "[integration]") {
+    nm::test::require_net_admin();
+    nm::test::ScopedLab lab;
+    // The address-space limit keeps a server that does allocate (as before this check) from taking the
+    // machine down with it: it then fails or dies, and the test fails, instead of the OOM killer choosing.
+    Server server(lab, {}, {"prlimit", "--as=8589934592"});
+    const pid_t pid = server.process.pid();
+    const uint64_t hwm_before = nm::test::process_status_kib(pid, "VmHWM");
+    const auto r = run_in_netns(lab.client().netns, run_cmd(lab, "-P 256 --threads 256 -l 64M --bidir -t 1"), seconds(30));
+    INFO(r.output);
+    CHECK(r.exit_status == 1);
+    CHECK_THAT(r.output, Catch::Contains("over the server's limits") && Catch::Contains("memory: the test needs 32 GiB") &&
+                             Catch::Contains("serve --max-test-memory") && Catch::Contains("serve --max-threads"));
+    const uint64_t hwm_after = nm::test::process_status_kib(pid, "VmHWM");
+    const uint64_t rss_after = nm::test::process_status_kib(pid, "VmRSS");
+    INFO("VmHWM " << hwm_before << " -> " << hwm_after << " KiB, VmRSS " << rss_after << " KiB");
+    CHECK(hwm_after - hwm_before < 16 * 1024);
+    CHECK(::kill(pid, 0) == 0);   // alive
+    CHECK(run_in_netns(lab.client().netns, run_cmd(lab, "-t 0.3")).exit_status == 0);
+}
+
+TEST_CASE("serve under ulimit -n 48: a flood of connections does not make it spin, and it serves again afterwards", "[integration]") {
+    nm::test::require_net_admin();
+    nm::test::ScopedLab lab;
+    // Control sessions (the agent keeps a quiet observer) hold descriptors; allow more than fit in 48.
+    Server server(lab, {"--max-control", "500", "--max-control-per-source", "500", "--max-handshakes-per-source", "500"},
+                  {"prlimit", "--nofile=48"});
+    const pid_t pid = server.process.pid();
+    Connections flood(lab, 120);
+    flood.send_each(R"({"v":1,"type":"control_hello","client_nonce":")" + std::string(64, 'a') + "\"}\n");
+    // Descriptors run out while the flood is taken off the queue; then hold it and measure the CPU time.
+    std::this_thread::sleep_for(seconds(1));
+    const double cpu_before = nm::test::process_cpu_seconds(pid);
+    const auto t0 = SteadyTime::now();
+    std::this_thread::sleep_for(seconds(3));
+    const double cpu = nm::test::process_cpu_seconds(pid) - cpu_before;
+    const double wall = since(t0);
+    INFO("server CPU " << cpu << " s over " << wall << " s");
+    CHECK(cpu < 0.25 * wall);   // a spinning accept loop burns a whole core
+    CHECK(flood.closed_by_peer() > 0);   // the ones over the limit were accepted and closed, not left queued
+    flood.close_all();
+    nm::wait_until([&] { return run_in_netns(lab.client().netns, run_cmd(lab, "-t 0.3")).exit_status == 0; }, seconds(15),
+                   "the server to serve a test again");
+    const std::string log = server.process.drain(milliseconds(200));
+    CHECK_THAT(log, Catch::Contains("out of file descriptors"));
+}
+
+TEST_CASE("serve --allow-from: other sources are refused at accept and logged; listed ones are served", "[integration]") {
+    nm::test::require_net_admin();
+    nm::test::ScopedLab lab;
+    {
+        Server server(lab, {"--allow-from", "198.18.0.99/32", "--allow-from", "2001:2::/48"});
+        const auto r = run_in_netns(lab.client().netns, run_cmd(lab, "-t 0.3"), seconds(20));
+        INFO(r.output);
+        CHECK(r.exit_status == 1);
+        CHECK_THAT(server.process.read_until("not in --allow-from", seconds(5)),
+                   Catch::Contains("refused " + nm::strip_prefix(lab.client().ipv4) + ": not in --allow-from"));
+    }
+    Server server(lab, {"--allow-from", "198.18.0.0/24"});
+    CHECK(run_in_netns(lab.client().netns, run_cmd(lab, "-t 0.3")).exit_status == 0);
+    const auto bad = run_in_netns(lab.server().netns, nicmatrix_binary() + " serve -p 5399 --allow-from 198.18.0.0/33");
+    CHECK(bad.exit_status == 2);
+    CHECK_THAT(bad.output, Catch::Contains("--allow-from 198.18.0.0/33: prefix length must be 0..32"));
+}
+
+TEST_CASE("serve --key-file: a test without the key is refused, with it the test runs, a wrong key is refused", "[integration]") {
+    nm::test::require_net_admin();
+    nm::test::ScopedLab lab;
+    nm::test::TempDir dir;
+    const std::string key = write_key(dir, "key", 'k');
+    const std::string other = write_key(dir, "other", 'o');
+    {
+        Server server(lab, {"--key-file", key});
+        auto r = run_in_netns(lab.client().netns, run_cmd(lab, "-t 0.3"));
+        INFO(r.output);
+        CHECK(r.exit_status == 1);
+        CHECK_THAT(r.output, Catch::Contains("this server requires the key for tests") && Catch::Contains("--key-file"));
+        r = run_in_netns(lab.client().netns, run_cmd(lab, "-t 0.5 --json --key-file " + key));
+        INFO(r.output);
+        REQUIRE(r.exit_status == 0);
+        CHECK(nlohmann::json::parse(r.output).at("bytes").get<double>() > 1e6);
+        r = run_in_netns(lab.client().netns, run_cmd(lab, "-u -b 10M -t 0.5 --key-file " + key));
+        CHECK(r.exit_status == 0);
+        r = run_in_netns(lab.client().netns, run_cmd(lab, "-t 0.3 --key-file " + other));
+        INFO(r.output);
+        CHECK(r.exit_status == 1);
+        CHECK_THAT(r.output, Catch::Contains("authentication failed"));
+    }
+    // A client holding a key does not take figures from a server that cannot prove it holds it.
+    Server plain(lab, {});
+    const auto r = run_in_netns(lab.client().netns, run_cmd(lab, "-t 0.3 --key-file " + key));
+    INFO(r.output);
+    CHECK(r.exit_status == 1);
+    CHECK_THAT(r.output, Catch::Contains("does not authenticate tests"));
+}
+
+TEST_CASE("run -u -l 65507 --gso is refused before any data, naming the payload and the path MTU", "[integration]") {
+    nm::test::require_net_admin();
+    nm::test::ScopedLab lab;
+    Server server(lab, {});
+    const auto r = run_in_netns(lab.client().netns, run_cmd(lab, "-u -l 65507 --gso -t 1"));
+    INFO(r.output);
+    CHECK(r.exit_status == 2);
+    CHECK_THAT(r.output, Catch::Contains("a UDP payload of 65507 bytes") && Catch::Contains("path MTU 1500 to " + nm::strip_prefix(lab.server().ipv4)) &&
+                             Catch::Contains("1472 bytes or less"));
+    CHECK(run_in_netns(lab.client().netns, run_cmd(lab, "-u -l 1472 --gso -b 50M -t 0.5")).exit_status == 0);
+}
+
+TEST_CASE("A result bigger than one control message (256 streams, 0.01 s intervals) reaches the client whole", "[integration]") {
+    nm::test::require_net_admin();
+    nm::test::ScopedLab lab;
+    Server server(lab, {"--json"});
+    const auto r = run_in_netns(lab.client().netns, run_cmd(lab, "-P 128 --bidir -t 1.5 -i 0.01 --json"), seconds(30));
+    INFO(r.output.substr(0, 2000));
+    REQUIRE(r.exit_status == 0);
+    const auto res = nlohmann::json::parse(r.output);
+    CHECK(res.at("status") == "ok");
+    CHECK(res.at("streams").size() == 256);
+    CHECK(res.at("intervals").size() >= 140);
+    // The server's own line for the test is the same report, which was more than the 64 KiB cap.
+    const auto line = server.process.read_until("\"report\"", seconds(5));
+    REQUIRE_FALSE(line.empty());
+    const auto report = nlohmann::json::parse(line).at("report");
+    CHECK(report.dump().size() > 64 * 1024);
+    uint64_t received = 0;
+    for (const auto& s : res.at("streams")) {
+        if (s.at("direction") == "forward") received += s.at("bytes").get<uint64_t>();
+    }
+    CHECK(received == report.at("received_bytes").get<uint64_t>());
+}
+
+TEST_CASE("sweep --lab with a config of 300 streams is exit 2 at load, naming the field; no lab is made", "[integration]") {
+    nm::test::require_net_admin();
+    nm::test::TempDir dir;
+    std::ifstream in(std::string(NM_SOURCE_DIR) + "/configs/offload-mtu.json");
+    auto config = nlohmann::json::parse(in);
+    config["traffic"][0]["streams"] = 300;
+    const std::string file = dir.file("s.json");
+    std::ofstream(file) << config.dump();
+    const std::string name = nm::test::unique_name("nms");
+    const auto r = nm::test::run_command(nicmatrix_binary() + " sweep " + file + " --lab --lab-name " + name + " -o " + dir.file("r.json") +
+                                         " --journal " + dir.file("j.json"));
+    INFO(r.output);
+    CHECK(r.exit_status == 2);
+    CHECK_THAT(r.output, Catch::Contains(file + ": /traffic/0/streams: expected a positive integer (at most 256), got 300"));
+    CHECK_THAT(nm::test::run_command("ip netns list").output, !Catch::Contains(name));
+    CHECK_FALSE(std::filesystem::exists(dir.file("r.json")));
+    CHECK_FALSE(std::filesystem::exists(dir.file("j.json")));
+}

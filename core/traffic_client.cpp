@@ -30,10 +30,7 @@ void throw_if_error(const Json& msg, const TestSpec& spec) {
 
 TrafficClient::TrafficClient(TrafficClientOptions options) : options_(std::move(options)) {}
 
-RunResult TrafficClient::run(const TestSpec& requested, std::stop_token stop) {
-    const TestSpec spec = resolve_spec(requested, engine_cores());
-    const SocketAddress server = resolve_address(spec.host, spec.port);
-    ControlChannel ch(connect_tcp(server, spec.bind, 0, deadline_in(kHandshakeTimeout)));
+Json TrafficClient::open_test(ControlChannel& ch, const TestSpec& requested, const TestSpec& spec, bool* busy) {
     // Once connected the path is known: a GSO datagram must fit its MTU.
     resolve_spec(requested, engine_cores(), udp_path_of(ch.fd()));
     // The server picks its own thread count from its cores unless the user chose one; everything else
@@ -46,6 +43,10 @@ RunResult TrafficClient::run(const TestSpec& requested, std::stop_token stop) {
     if (keyed) hello["client_nonce"] = client_nonce;
     ch.send(Msg::Hello, std::move(hello), deadline_in(kHandshakeTimeout));
     Json ready = ch.expect(deadline_in(kHandshakeTimeout), "the server's reply to hello from " + where(spec));
+    if (busy != nullptr && is(ready, Msg::Error) && wire_error_of(ready) == WireError::Busy) {
+        *busy = true;
+        return ready;
+    }
     throw_if_error(ready, spec);
     if (keyed) {
         if (is(ready, Msg::Ready)) {
@@ -68,6 +69,22 @@ RunResult TrafficClient::run(const TestSpec& requested, std::stop_token stop) {
         throw_if_error(ready, spec);
     }
     if (!is(ready, Msg::Ready)) throw Error(ErrorKind::Failed, "server " + where(spec) + ": unexpected reply");
+    return ready;
+}
+
+void TrafficClient::check_access(const TestSpec& requested) {
+    const TestSpec spec = resolve_spec(requested, engine_cores());
+    ControlChannel ch(connect_tcp(resolve_address(spec.host, spec.port), spec.bind, 0, deadline_in(kHandshakeTimeout)));
+    bool busy = false;
+    open_test(ch, requested, spec, &busy);
+    if (!busy) ch.send(Msg::Abort, Json::object(), deadline_in(kNoticeTimeout));
+}
+
+RunResult TrafficClient::run(const TestSpec& requested, std::stop_token stop) {
+    const TestSpec spec = resolve_spec(requested, engine_cores());
+    const SocketAddress server = resolve_address(spec.host, spec.port);
+    ControlChannel ch(connect_tcp(server, spec.bind, 0, deadline_in(kHandshakeTimeout)));
+    const Json ready = open_test(ch, requested, spec);
     uint32_t cookie = 0;
     uint16_t server_udp_port = 0;
     try {

@@ -3,9 +3,12 @@
 #include <stop_token>
 #include <string>
 
+#include "core/base/json_codec.hpp"
 #include "core/traffic_runner.hpp"
 
 namespace nm {
+
+class ControlChannel;
 
 struct TrafficClientOptions {
     /// The pre-shared key (the contents of --key-file): each test proves it holds it, and the server must
@@ -27,7 +30,15 @@ public:
     /// ended it at its --max-duration), Interrupted (`stop`).
     RunResult run(const TestSpec& spec, std::stop_token stop) override;
 
+    /// Goes as far as the server's "ready" (authenticating with the key when it wants one), then aborts.
+    /// A busy server passes: it would take the test later.
+    void check_access(const TestSpec& spec) override;
+
 private:
+    /// Exchanges hello (and the authentication) up to the server's "ready", which it returns; with `busy`,
+    /// a "busy" refusal is returned too (and *busy set) instead of thrown.
+    Json open_test(ControlChannel& channel, const TestSpec& requested, const TestSpec& spec, bool* busy = nullptr);
+
     TrafficClientOptions options_;
 };
 

@@ -354,12 +354,12 @@ void TrafficServer::start_test(Pending& p, const Json& spec_json, std::stop_toke
     // The session frees the server before it sends its result, so a client that starts its next test right
     // after reading the result is never told "busy"; the thread's tail must not free it twice (a new session
     // may own the flag by then).
-    auto release = [this, released = std::make_shared<bool>(false)] {
+    auto release = [this, released = std::make_shared<bool>(false)](bool ran) {
         if (*released) return;
         std::lock_guard lock(mutex_);
         session_active_ = false;
         pending_data_.clear();
-        ++sessions_done_;
+        if (ran) ++sessions_done_;   // a test that never started (a client's probe, an error) does not end --once
         *released = true;
     };
     // Held by a pointer, so the channel is still here to say why when the thread cannot be started.
@@ -371,7 +371,7 @@ void TrafficServer::start_test(Pending& p, const Json& spec_json, std::stop_toke
                                        std::stop_callback a(outer, [&] { both.request_stop(); });
                                        std::stop_callback b(own, [&] { both.request_stop(); });
                                        run_session(std::move(*channel), spec, client, both.get_token(), release);
-                                       release();
+                                       release(false);
                                        done->store(true);
                                    })});
     } catch (const std::system_error& e) {
@@ -429,7 +429,7 @@ bool TrafficServer::offer_data(uint32_t cookie, uint32_t id, const std::string& 
 }
 
 void TrafficServer::run_session(ControlChannel ch, TestSpec spec, SocketAddress client_address, std::stop_token stop,
-                                const std::function<void()>& release) {
+                                const std::function<void(bool)>& release) {
     const std::string client = client_address.host();
     try {
         const bool udp = spec.protocol == Protocol::Udp;
@@ -502,7 +502,7 @@ void TrafficServer::run_session(ControlChannel ch, TestSpec spec, SocketAddress 
         const LoopOutcome outcome = run_end_loop(ch, engine, spec, tl, server_receives, stop, limit);
         EndReport report = engine.finish(outcome.status, outcome.error);
         cap_intervals(report);
-        release();
+        release(true);
         if (!outcome.channel_lost) {
             try {
                 send_report(ch, report, deadline_in(kResultTimeout));

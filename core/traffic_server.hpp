@@ -99,8 +99,10 @@ private:
     bool on_first_message(Pending& p, Json message, std::stop_token stop);
     void start_test(Pending& p, const Json& spec, std::stop_token stop);
     void start_control(Pending& p, Json first, std::stop_token stop);
+    /// Runs one test; calls release(true) once its figures are in (before the result is sent, so the
+    /// client's next test is not told "busy").
     void run_session(ControlChannel channel, TestSpec spec, SocketAddress client, std::stop_token stop,
-                     const std::function<void()>& release);
+                     const std::function<void(bool)>& release);
     bool offer_data(uint32_t cookie, uint32_t id, const std::string& source, UniqueFd fd);
     void refuse(const std::string& line);
     void reap();

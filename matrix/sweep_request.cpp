@@ -109,13 +109,30 @@ SweepOutcome execute_sweep(const SweepRequest& request, const PreparedSweep& pre
     }
     const std::string key = key_file.empty() ? std::string() : load_key(key_file);
     check_peer_reachable("", request.peer, request.port, kPeerCheckTimeout);
+    // The peer's server takes each test of the config from us (its key, its limits), asked before any change.
+    const auto traffic = backends.traffic(key);
+    for (size_t i = 0; i < prepared.config.traffic.size(); ++i) {
+        const auto& entry = prepared.config.traffic[i];
+        if (entry.rfc2544) continue;
+        TestSpec spec = entry.test;
+        spec.host = request.peer;
+        spec.port = request.port;
+        spec.iface = request.iface;
+        spec.duration_s = prepared.config.duration_s;
+        spec.omit_s = prepared.config.omit_s;
+        try {
+            traffic->check_access(spec);
+        } catch (const Error& e) {
+            throw Error(e.kind(), "sweep: the server on " + request.peer + " refuses the test /traffic/" + std::to_string(i) + " (" + entry.name +
+                                      "): " + e.what());
+        }
+    }
     std::string peer_iface = request.peer_iface;
     const auto agent = peer_changes ? connect_agent(request, key, peer_iface) : nullptr;
     make_parent(prepared.output);
     make_parent(request.journal);
     const auto journal = backends.journal(request.journal);
     const auto device = backends.device();
-    const auto traffic = backends.traffic(key);
     IcmpPathProbe probe("", request.peer);
     SweepTarget target;
     target.local = SweepEnd{device.get(), request.iface, ""};

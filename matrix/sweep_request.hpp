@@ -54,9 +54,10 @@ struct PreparedSweep {
 PreparedSweep prepare_sweep(const SweepRequest& request);
 
 /// Runs a prepared sweep: checks the choice of lab or peer, the permission to change settings, that the
-/// peer (peer mode) is reachable and, when the config changes the peer's side, that its agent accepts
-/// our key and allows control of its interface — all before anything is changed (nm::Error Usage or
-/// Refused) — then builds the lab or the peer's target and runs run_sweep.
+/// peer (peer mode) is reachable, that its server takes every test of the config from us (its key and
+/// limits: TrafficRunner::check_access) and, when the config changes the peer's side, that its agent
+/// accepts our key and allows control of its interface — all before anything is changed (nm::Error Usage
+/// or Refused) — then builds the lab or the peer's target and runs run_sweep.
 SweepOutcome execute_sweep(const SweepRequest& request, const PreparedSweep& prepared, const SweepBackends& backends,
                            SweepObserver* observer, std::stop_token stop);
 

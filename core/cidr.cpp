@@ -9,31 +9,6 @@
 #include "core/base/error.hpp"
 
 namespace nm {
-namespace {
-
-// The address of `a` as IPv4 (4 bytes) or IPv6 (16); an IPv4-mapped IPv6 address gives its IPv4 bytes.
-bool address_bytes(const SocketAddress& a, bool& v6, std::array<uint8_t, 16>& out) {
-    out.fill(0);
-    if (a.family() == AF_INET) {
-        v6 = false;
-        std::memcpy(out.data(), &reinterpret_cast<const sockaddr_in*>(&a.storage)->sin_addr, 4);
-        return true;
-    }
-    if (a.family() == AF_INET6) {
-        const auto& addr = reinterpret_cast<const sockaddr_in6*>(&a.storage)->sin6_addr;
-        if (IN6_IS_ADDR_V4MAPPED(&addr)) {
-            v6 = false;
-            std::memcpy(out.data(), &addr.s6_addr[12], 4);
-        } else {
-            v6 = true;
-            std::memcpy(out.data(), &addr, 16);
-        }
-        return true;
-    }
-    return false;
-}
-
-}  // namespace
 
 Cidr Cidr::parse(const std::string& text) {
     Cidr c;
@@ -63,7 +38,7 @@ Cidr Cidr::parse(const std::string& text) {
 bool Cidr::contains(const SocketAddress& address) const {
     bool v6 = false;
     std::array<uint8_t, 16> a{};
-    if (!address_bytes(address, v6, a) || v6 != v6_) return false;
+    if (!host_bytes(address.storage, v6, a) || v6 != v6_) return false;
     const unsigned whole = prefix_ / 8;
     if (std::memcmp(a.data(), bytes_.data(), whole) != 0) return false;
     const unsigned rest = prefix_ % 8;

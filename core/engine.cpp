@@ -3,6 +3,7 @@
 #include <linux/udp.h>
 #include <netinet/in.h>
 #include <linux/tcp.h>   // the uapi tcp_info: glibc's lacks tcpi_bytes_retrans
+#include <fcntl.h>
 #include <poll.h>
 #include <sys/epoll.h>
 #include <sys/resource.h>
@@ -143,6 +144,7 @@ private:
 };
 
 constexpr int kPollMs = 10;
+constexpr int kMaxRefused = 3;   // a UDP stream stops at this many ECONNREFUSED
 constexpr uint32_t kTcpReadSize = 128 * 1024;     // iperf3's read size: window updates stay frequent
 constexpr uint32_t kTcpBigReadSize = 1 << 20;     // with GRO-sized chunks: fewer calls per byte
 constexpr int kTcpRcvLowat = 256 * 1024;       // wake the reader per 256 KiB, not per GSO packet   // how often a waiting worker looks at the clock and its stop token
@@ -386,6 +388,7 @@ void udp_sender(std::vector<DataStream> streams, const EnginePlan& plan, const T
         uint64_t seq = 0;
         uint64_t left = 0;     // datagrams left in a byte-count test
         bool open = true;
+        int refused = 0;       // ECONNREFUSED so far
         std::optional<TokenBucket> bucket;
     };
     std::vector<State> st(streams.size());
@@ -433,13 +436,13 @@ void udp_sender(std::vector<DataStream> streams, const EnginePlan& plan, const T
             }
             // Fill headers for `want` datagrams in as many messages as they need. With a payload mix each
             // message is one datagram whose size follows the pattern by sequence number.
-            const int64_t ts = steady_ns(now);
+            const int64_t ts = steady_ns(now) - steady_ns(tl.start);   // since the start: fits the header's 48 bits
             size_t nmsg = 0;
             uint64_t d = 0;
             while (d < want) {
                 const size_t in_msg = static_cast<size_t>(std::min<uint64_t>(segs, want - d));
                 for (size_t s = 0; s < in_msg; ++s) {
-                    UdpHeader h{st[i].seq + d + s, ts, static_cast<uint16_t>(streams[i].id), in};
+                    UdpHeader h{st[i].seq + d + s, ts, static_cast<uint16_t>(streams[i].id), in, plan.udp_cookie};
                     h.write(buf.data() + nmsg * msg_bytes + s * payload);
                 }
                 iov[nmsg].iov_len = mixed ? pattern[(st[i].seq + d) % pattern.size()] : in_msg * payload;
@@ -449,6 +452,18 @@ void udp_sender(std::vector<DataStream> streams, const EnginePlan& plan, const T
             const int m = ::sendmmsg(streams[i].fd.get(), msgs.data(), static_cast<unsigned>(nmsg), MSG_DONTWAIT);
             if (m < 0) {
                 const int err = errno;
+                // The receiver's port is closed (an ICMP port unreachable each time, rate-limited by the
+                // peer's kernel): once may be a peer that was not listening yet, again means nobody is,
+                // and the stream stops rather than flood an address that does not want it.
+                if (err == ECONNREFUSED && ++st[i].refused >= kMaxRefused) {
+                    if (out.error.empty()) {
+                        out.error = "stream " + std::to_string(streams[i].id) + ": the receiver's port is closed (ECONNREFUSED " +
+                                    std::to_string(kMaxRefused) + " times); stopped sending";
+                    }
+                    st[i].open = false;
+                    --open;
+                    continue;
+                }
                 if (err == EAGAIN || err == EWOULDBLOCK || err == ENOBUFS || err == EINTR || err == ECONNREFUSED) {
                     // A full socket buffer or an ICMP port unreachable left by a peer that was not listening
                     // yet; nothing was sent, try again.
@@ -519,11 +534,15 @@ void udp_receiver(std::vector<DataStream> streams, const EnginePlan& plan, const
     std::vector<unsigned char> ctl(plan.udp_gro ? kCtl * batch : 0);
     std::vector<iovec> iov(batch);
     std::vector<mmsghdr> msgs(batch);
+    std::vector<sockaddr_storage> names(batch);   // who sent each: only the test's peer is counted
+    const bool check_peer = plan.udp_peer.len > 0;
     const auto reset = [&](size_t b) {
         iov[b] = {buf.data() + b * bufsize, bufsize};
         msgs[b] = {};
         msgs[b].msg_hdr.msg_iov = &iov[b];
         msgs[b].msg_hdr.msg_iovlen = 1;
+        msgs[b].msg_hdr.msg_name = &names[b];
+        msgs[b].msg_hdr.msg_namelen = sizeof(sockaddr_storage);
         if (plan.udp_gro) {
             msgs[b].msg_hdr.msg_control = ctl.data() + b * kCtl;
             msgs[b].msg_hdr.msg_controllen = kCtl;
@@ -533,9 +552,14 @@ void udp_receiver(std::vector<DataStream> streams, const EnginePlan& plan, const
     std::vector<UdpSequenceTracker> trackers(plan.stream_count);
     std::vector<StreamResult> per(plan.stream_count);
     bool draining = false;
+    TimePoint drain_end{};
     for (;;) {
-        if (!draining && stop.stop_requested()) draining = true;   // take what is queued, then end
         const auto now = std::chrono::steady_clock::now();
+        if (!draining && stop.stop_requested()) {   // take what is queued, then end: a flood must not keep it here
+            draining = true;
+            drain_end = now + EndEngine::kDrainTime;
+        }
+        if (draining && now >= drain_end) break;
         meter.tick(now);
         const int n = ::recvmmsg(fd, msgs.data(), static_cast<unsigned>(batch), MSG_DONTWAIT, nullptr);
         if (n <= 0) {
@@ -554,6 +578,8 @@ void udp_receiver(std::vector<DataStream> streams, const EnginePlan& plan, const
             auto& mh = msgs[static_cast<size_t>(k)];
             const size_t len = mh.msg_len;
             total += len;
+            const bool from_peer = !check_peer || same_host(names[static_cast<size_t>(k)], plan.udp_peer);
+            mh.msg_hdr.msg_namelen = sizeof(sockaddr_storage);
             size_t seg = len;
             if (plan.udp_gro) {
                 for (cmsghdr* c = CMSG_FIRSTHDR(&mh.msg_hdr); c != nullptr; c = CMSG_NXTHDR(&mh.msg_hdr, c)) {
@@ -570,7 +596,7 @@ void udp_receiver(std::vector<DataStream> streams, const EnginePlan& plan, const
                 const size_t dlen = std::min(seg, len - off);
                 if (dlen < UdpHeader::kSize) continue;
                 const UdpHeader h = UdpHeader::read(base + off);
-                if (!h.in_window || h.stream >= trackers.size()) continue;
+                if (!from_peer || h.cookie != plan.udp_cookie || !h.in_window || h.stream >= trackers.size()) continue;
                 trackers[h.stream].on_datagram(h.seq, h.send_ns, arrival);
                 per[h.stream].bytes += dlen;
                 ++per[h.stream].packets;
@@ -678,6 +704,11 @@ EndEngine::~EndEngine() {
 
 void EndEngine::start(const Timeline& timeline) {
     timeline_ = timeline;
+    for (const auto* groups : {&plan_.send_groups, &plan_.recv_groups}) {
+        for (const auto& g : *groups) {
+            for (const auto& st : g) sockets_.emplace_back(::fcntl(st.fd.get(), F_DUPFD_CLOEXEC, 0));
+        }
+    }
     const bool tcp = plan_.protocol == Protocol::Tcp;
     const auto launch = [&](std::vector<std::vector<DataStream>>& groups, WorkerFn fn, std::stop_source& stop,
                             std::vector<std::unique_ptr<WorkerProgress>>& progress,
@@ -740,6 +771,13 @@ bool EndEngine::stalled(TimePoint now) {
 EndReport EndEngine::finish(RunStatus status, const std::string& error) {
     send_stop_.request_stop();
     recv_stop_.request_stop();
+    // Every worker looks at its stop token at least every poll; one that does not end in time is stuck in
+    // a socket, and shutting its sockets down (through the second handles) gets it out.
+    const auto limit = std::chrono::steady_clock::now() + kFinishTime;
+    while (!all_done() && std::chrono::steady_clock::now() < limit) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    if (!all_done()) {
+        for (const auto& s : sockets_) ::shutdown(s.get(), SHUT_RDWR);
+    }
     for (auto& t : threads_) {
         if (t.joinable()) t.join();
     }

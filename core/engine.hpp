@@ -17,6 +17,7 @@
 #include "core/base/clock.hpp"
 #include "core/base/traffic_types.hpp"
 #include "core/base/unique_fd.hpp"
+#include "core/net.hpp"
 #include "core/proc_stats.hpp"
 
 namespace nm {
@@ -54,6 +55,10 @@ struct EnginePlan {
     std::vector<std::vector<DataStream>> recv_groups;   ///< one group per receiver thread
     std::string iface;                  ///< interface for counters; "" = unknown
     std::chrono::milliseconds stall_timeout{3000};
+    /// UDP: the test's cookie, written into every datagram sent; a receiver counts only datagrams that
+    /// carry it and come from `udp_peer`'s address (when set: len > 0).
+    uint32_t udp_cookie = 0;
+    SocketAddress udp_peer;
 };
 
 struct WorkerOutput;
@@ -84,11 +89,17 @@ public:
     bool stalled(TimePoint now);
 
     void stop_senders() { send_stop_.request_stop(); }
-    /// UDP receivers drain what is queued, then end.
+    /// UDP receivers drain what is queued (for at most kDrainTime), then end.
     void stop_receivers() { recv_stop_.request_stop(); }
 
-    /// Stops everything, joins, and builds this end's report.
+    /// Stops everything, joins, and builds this end's report. Workers see the stop within a poll; one that
+    /// has not ended kFinishTime later gets its sockets shut down, so no peer can keep it (and the end)
+    /// going.
     EndReport finish(RunStatus status, const std::string& error);
+
+    /// How long a UDP receiver takes what is queued after its stop: a flood must not keep it reading.
+    static constexpr std::chrono::milliseconds kDrainTime{200};
+    static constexpr std::chrono::milliseconds kFinishTime{2000};
 
 private:
     EnginePlan plan_;
@@ -100,6 +111,7 @@ private:
     std::vector<std::unique_ptr<WorkerOutput>> send_out_;
     std::vector<std::unique_ptr<WorkerOutput>> recv_out_;
     std::vector<std::jthread> threads_;
+    std::vector<UniqueFd> sockets_;   ///< a second handle on every data socket, to shut it down in finish()
     std::optional<ProcSnapshot> snap_start_, snap_end_;
     TimePoint t_start_{}, t_end_{};
     uint64_t last_progress_ = 0;

@@ -52,6 +52,29 @@ void SocketAddress::set_port(uint16_t port) {
     if (family() == AF_INET6) reinterpret_cast<sockaddr_in6*>(&storage)->sin6_port = htons(port);
 }
 
+bool host_bytes(const sockaddr_storage& a, bool& v6, std::array<uint8_t, 16>& out) {
+    out.fill(0);
+    if (a.ss_family == AF_INET) {
+        v6 = false;
+        std::memcpy(out.data(), &reinterpret_cast<const sockaddr_in*>(&a)->sin_addr, 4);
+        return true;
+    }
+    if (a.ss_family == AF_INET6) {
+        const auto& addr = reinterpret_cast<const sockaddr_in6*>(&a)->sin6_addr;
+        v6 = !IN6_IS_ADDR_V4MAPPED(&addr);
+        if (v6) std::memcpy(out.data(), &addr, 16);
+        else std::memcpy(out.data(), &addr.s6_addr[12], 4);
+        return true;
+    }
+    return false;
+}
+
+bool same_host(const sockaddr_storage& a, const SocketAddress& b) {
+    bool v6a = false, v6b = false;
+    std::array<uint8_t, 16> x{}, y{};
+    return host_bytes(a, v6a, x) && host_bytes(b.storage, v6b, y) && v6a == v6b && x == y;
+}
+
 SocketAddress resolve_address(const std::string& host, uint16_t port) {
     if (host.empty()) throw usage_error("host: empty; give the server's address with -c HOST");
     addrinfo hints{};

@@ -3,6 +3,7 @@
 // step bounded by a deadline. Failures throw nm::Error naming the address.
 #include <sys/socket.h>
 
+#include <array>
 #include <chrono>
 #include <cstdint>
 #include <string>
@@ -26,6 +27,13 @@ struct SocketAddress {
     uint16_t port() const;
     void set_port(uint16_t port);
 };
+
+/// The host part of `a` as 4 (IPv4, also for an IPv4-mapped IPv6 address) or 16 bytes (IPv6) in `out`;
+/// false for another family.
+bool host_bytes(const sockaddr_storage& a, bool& v6, std::array<uint8_t, 16>& out);
+
+/// True when `a` and `b` name the same host (ports ignored; ::ffff:198.18.0.1 is 198.18.0.1).
+bool same_host(const sockaddr_storage& a, const SocketAddress& b);
 
 /// Resolves `host` (numeric or a name) for `port`. Throws nm::Error (Usage) naming the host.
 SocketAddress resolve_address(const std::string& host, uint16_t port);

@@ -109,6 +109,8 @@ RunResult TrafficClient::run(const TestSpec& requested, std::stop_token stop) {
     const SocketAddress local = local_address(ch.fd());
 
     EnginePlan plan = plan_for(agreed, Direction::Forward, !spec.iface.empty() ? spec.iface : iface_for_address(local.host()));
+    plan.udp_cookie = cookie;   // the server's datagrams carry it and come from the address we reached it at
+    plan.udp_peer = server;
 
     std::vector<DataStream> sends, recvs;
     uint16_t client_udp_port = 0;

@@ -447,6 +447,8 @@ void TrafficServer::run_session(ControlChannel ch, TestSpec spec, SocketAddress 
             plan.recv_groups = make_udp_receivers(local, port_, spec.threads, spec.window, WindowSource::Remote, udp_port);
         }
         const uint32_t cookie = std::random_device{}();
+        plan.udp_cookie = cookie;   // in every datagram both ways; the receivers count only the client's
+        plan.udp_peer = client_address;
         {
             std::lock_guard lock(mutex_);
             cookie_ = cookie;

@@ -12,7 +12,9 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstring>
 #include <filesystem>
+#include <memory>
 #include <fstream>
 #include <string>
 #include <thread>
@@ -25,6 +27,7 @@
 #include "core/base/unique_fd.hpp"
 #include "core/base/wait_until.hpp"
 #include "core/net.hpp"
+#include "core/udp_tracker.hpp"
 #include "ethtool_ctl/netns.hpp"
 #include "tests/support/child_process.hpp"
 #include "tests/support/command.hpp"
@@ -312,4 +315,86 @@ TEST_CASE("sweep --lab with a config of 300 streams is exit 2 at load, naming th
     CHECK_THAT(nm::test::run_command("ip netns list").output, !Catch::Contains(name));
     CHECK_FALSE(std::filesystem::exists(dir.file("r.json")));
     CHECK_FALSE(std::filesystem::exists(dir.file("j.json")));
+}
+
+namespace {
+
+/// Datagrams aimed at the server's UDP test port from the lab's client namespace while a test runs: a
+/// valid-looking engine header for stream 0 in the window, sequence numbers cycling over [0, span), in
+/// this build's layout with a guessed cookie and in the layout without a cookie (seq, send time, stream).
+class Spoofer {
+public:
+    Spoofer(const nm::test::ScopedLab& lab, const std::string& from, uint64_t span) {
+        thread_ = std::jthread([&lab, from, span](std::stop_token stop) {
+            nm::NetnsScope scope(lab.client().netns);
+            nm::UniqueFd fd(::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0));
+            const auto local = nm::resolve_address(from, 0);
+            if (::bind(fd.get(), local.get(), local.len) != 0) return;
+            const auto to = nm::resolve_address(nm::strip_prefix(lab.server().ipv4), nm::kDefaultPort);
+            unsigned char buf[1472] = {};
+            for (uint64_t seq = 0; !stop.stop_requested(); seq = (seq + 1) % span) {
+                std::memcpy(buf, &seq, 8);   // the layout before the cookie: seq, send_ns, stream | window bit
+                const uint64_t ns = 1000;
+                std::memcpy(buf + 8, &ns, 8);
+                const uint16_t stream = 0x8000;
+                std::memcpy(buf + 16, &stream, 2);
+                (void)::sendto(fd.get(), buf, sizeof buf, MSG_DONTWAIT, to.get(), to.len);
+                nm::UdpHeader{seq, 1000, 0, true, static_cast<uint32_t>(seq * 2654435761u)}.write(buf);
+                (void)::sendto(fd.get(), buf, sizeof buf, MSG_DONTWAIT, to.get(), to.len);
+                if (seq % 20 == 0) std::this_thread::sleep_for(milliseconds(1));
+            }
+        });
+    }
+
+private:
+    std::jthread thread_;
+};
+
+}  // namespace
+
+TEST_CASE("Spoofed UDP datagrams do not hide loss: with netem loss 5% the run still reports about 5%", "[integration]") {
+    nm::test::require_net_admin();
+    nm::test::ScopedLab lab;
+    const auto& a = lab.client();
+    REQUIRE(nm::test::run_command("tc -n " + a.netns + " qdisc add dev " + a.ifname + " root netem loss 5%").exit_status == 0);
+    REQUIRE(nm::test::run_command("ip -n " + a.netns + " addr add 198.18.0.77/24 dev " + a.ifname).exit_status == 0);
+    Server server(lab, {});
+    // 20 Mbit/s of 1472-byte datagrams for 2 s: about 3400, all of whose sequence numbers the spoofers
+    // send again and again, from the client's own address and from another one.
+    Spoofer same(lab, nm::strip_prefix(a.ipv4), 4000);
+    Spoofer other(lab, "198.18.0.77", 4000);
+    const auto r = run_in_netns(a.netns, run_cmd(lab, "-u -b 20M -t 2 --json"), seconds(30));
+    INFO(r.output.substr(0, 3000));
+    REQUIRE(r.exit_status == 0);
+    const auto res = nlohmann::json::parse(r.output);
+    const auto& loss = res.at("loss");
+    const double percent = loss.at("percent").get<double>();
+    // netem's 5% over ~3400 datagrams: 5 +- 0.4 % (one standard deviation); counted spoofs would bring it
+    // to about 0 and make duplicates pile up.
+    CHECK(percent > 2.5);
+    CHECK(percent < 8.0);
+    CHECK(loss.at("duplicates") == 0);
+    CHECK(loss.at("received").get<uint64_t>() + loss.at("lost").get<uint64_t>() == loss.at("sent").get<uint64_t>());
+}
+
+TEST_CASE("A UDP flood across the end of a test does not hang the server, and SIGTERM still stops it", "[integration]") {
+    nm::test::require_net_admin();
+    nm::test::ScopedLab lab;
+    Server server(lab, {});
+    std::vector<std::unique_ptr<Spoofer>> flood;
+    for (int i = 0; i < 2; ++i) flood.push_back(std::make_unique<Spoofer>(lab, nm::strip_prefix(lab.client().ipv4), 1u << 30));
+    const auto t0 = SteadyTime::now();
+    auto r = run_in_netns(lab.client().netns, run_cmd(lab, "-u -b 10M -t 1"), seconds(30));
+    INFO(r.output);
+    CHECK(r.exit_status == 0);
+    CHECK(since(t0) < 8);
+    // The next test is served (the first one's receivers let go), and SIGTERM during it ends the server.
+    ChildProcess client(nicmatrix_in_netns(lab.client().netns, {"run", "-c", nm::strip_prefix(lab.server().ipv4), "-u", "-b", "10M", "-t", "5"}));
+    std::this_thread::sleep_for(seconds(1));
+    const auto t1 = SteadyTime::now();
+    server.process.signal(SIGTERM);
+    const int rc = server.process.wait(seconds(10));
+    CHECK(since(t1) < 5);
+    CHECK(rc == 0);
+    CHECK(client.wait(seconds(15)) != 0);   // told its test was interrupted
 }

@@ -324,11 +324,11 @@ namespace {
 /// this build's layout with a guessed cookie and in the layout without a cookie (seq, send time, stream).
 class Spoofer {
 public:
-    Spoofer(const nm::test::ScopedLab& lab, const std::string& from, uint64_t span) {
-        thread_ = std::jthread([&lab, from, span](std::stop_token stop) {
+    Spoofer(const nm::test::ScopedLab& lab, const std::string& from, uint16_t port, uint64_t span) {
+        thread_ = std::jthread([&lab, from, port, span](std::stop_token stop) {
             nm::NetnsScope scope(lab.client().netns);
             nm::UniqueFd fd(::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0));
-            const auto local = nm::resolve_address(from, 0);
+            const auto local = nm::resolve_address(from, port);
             if (::bind(fd.get(), local.get(), local.len) != 0) return;
             const auto to = nm::resolve_address(nm::strip_prefix(lab.server().ipv4), nm::kDefaultPort);
             unsigned char buf[1472] = {};
@@ -352,29 +352,57 @@ private:
 
 }  // namespace
 
-TEST_CASE("Spoofed UDP datagrams do not hide loss: with netem loss 5% the run still reports about 5%", "[integration]") {
+namespace {
+
+// "dropped N" of the qdisc with handle `handle` on `itf`, from `tc -s qdisc show`: the kernel's own count.
+uint64_t qdisc_dropped(const nm::LabInterface& itf, const std::string& handle) {
+    const auto r = nm::test::run_command("tc -n " + itf.netns + " -s qdisc show dev " + itf.ifname);
+    const auto at = r.output.find("qdisc pfifo " + handle);
+    REQUIRE(at != std::string::npos);
+    const auto d = r.output.find("dropped ", at);
+    REQUIRE(d != std::string::npos);
+    return std::stoull(r.output.substr(d + 8));
+}
+
+}  // namespace
+
+TEST_CASE("Spoofed UDP datagrams do not hide loss: the run's loss is what the shaper on the path dropped", "[integration]") {
     nm::test::require_net_admin();
     nm::test::ScopedLab lab;
     const auto& a = lab.client();
-    REQUIRE(nm::test::run_command("tc -n " + a.netns + " qdisc add dev " + a.ifname + " root netem loss 5%").exit_status == 0);
+    const std::string tc = "tc -n " + a.netns + " ";
+    const std::string dev = " dev " + a.ifname + " ";
+    // The test's UDP goes through a 16 Mbit/s class with a 10-packet queue, which drops what does not fit;
+    // TCP (the control connection) and the spoofers (source ports 40000-40001) go around it.
+    for (const std::string& cmd : {"qdisc add" + dev + "root handle 1: htb default 10",
+                                   "class add" + dev + "parent 1: classid 1:1 htb rate 10gbit",
+                                   "class add" + dev + "parent 1:1 classid 1:10 htb rate 16mbit ceil 16mbit",
+                                   "class add" + dev + "parent 1:1 classid 1:20 htb rate 5gbit",
+                                   "qdisc add" + dev + "parent 1:10 handle 10: pfifo limit 10",
+                                   "filter add" + dev + "parent 1: protocol ip u32 match ip protocol 6 0xff flowid 1:20",
+                                   "filter add" + dev + "parent 1: protocol ip u32 match ip sport 40000 0xfffe flowid 1:20"}) {
+        REQUIRE(nm::test::run_command(tc + cmd).exit_status == 0);
+    }
     REQUIRE(nm::test::run_command("ip -n " + a.netns + " addr add 198.18.0.77/24 dev " + a.ifname).exit_status == 0);
     Server server(lab, {});
-    // 20 Mbit/s of 1472-byte datagrams for 2 s: about 3400, all of whose sequence numbers the spoofers
-    // send again and again, from the client's own address and from another one.
-    Spoofer same(lab, nm::strip_prefix(a.ipv4), 4000);
-    Spoofer other(lab, "198.18.0.77", 4000);
+    // 20 Mbit/s of 1472-byte datagrams for 2 s: about 3400, a fifth of them over the class's rate. The
+    // spoofers send every sequence number up to 4000 again and again, from the client's own address and
+    // from another one.
+    Spoofer same(lab, nm::strip_prefix(a.ipv4), 40000, 4000);
+    Spoofer other(lab, "198.18.0.77", 40001, 4000);
+    const uint64_t dropped_before = qdisc_dropped(a, "10:");
     const auto r = run_in_netns(a.netns, run_cmd(lab, "-u -b 20M -t 2 --json"), seconds(30));
+    const uint64_t dropped = qdisc_dropped(a, "10:") - dropped_before;
     INFO(r.output.substr(0, 3000));
     REQUIRE(r.exit_status == 0);
-    const auto res = nlohmann::json::parse(r.output);
-    const auto& loss = res.at("loss");
-    const double percent = loss.at("percent").get<double>();
-    // netem's 5% over ~3400 datagrams: 5 +- 0.4 % (one standard deviation); counted spoofs would bring it
-    // to about 0 and make duplicates pile up.
-    CHECK(percent > 2.5);
-    CHECK(percent < 8.0);
+    const auto loss = nlohmann::json::parse(r.output).at("loss");
+    const auto lost = loss.at("lost").get<uint64_t>();
+    INFO("lost " << lost << ", the shaper dropped " << dropped);
+    REQUIRE(dropped > 200);
+    // Counted spoofs would fill the gaps: lost would be near 0 and duplicates pile up.
+    CHECK(static_cast<double>(lost) == Approx(static_cast<double>(dropped)).margin(10));
     CHECK(loss.at("duplicates") == 0);
-    CHECK(loss.at("received").get<uint64_t>() + loss.at("lost").get<uint64_t>() == loss.at("sent").get<uint64_t>());
+    CHECK(loss.at("received").get<uint64_t>() + lost == loss.at("sent").get<uint64_t>());
 }
 
 TEST_CASE("A UDP flood across the end of a test does not hang the server, and SIGTERM still stops it", "[integration]") {
@@ -382,7 +410,7 @@ TEST_CASE("A UDP flood across the end of a test does not hang the server, and SI
     nm::test::ScopedLab lab;
     Server server(lab, {});
     std::vector<std::unique_ptr<Spoofer>> flood;
-    for (int i = 0; i < 2; ++i) flood.push_back(std::make_unique<Spoofer>(lab, nm::strip_prefix(lab.client().ipv4), 1u << 30));
+    for (uint16_t i = 0; i < 2; ++i) flood.push_back(std::make_unique<Spoofer>(lab, nm::strip_prefix(lab.client().ipv4), 40000 + i, 1u << 30));
     const auto t0 = SteadyTime::now();
     auto r = run_in_netns(lab.client().netns, run_cmd(lab, "-u -b 10M -t 1"), seconds(30));
     INFO(r.output);

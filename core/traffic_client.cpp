@@ -18,7 +18,8 @@ std::string where(const TestSpec& spec) { return spec.host + ":" + std::to_strin
 // An "error" reply during setup becomes the matching nm::Error.
 void throw_if_error(const Json& msg, const TestSpec& spec) {
     if (!is(msg, Msg::Error)) return;
-    const auto message = msg.value("message", std::string("error"));
+    const auto text = msg.find("message");   // a server's message may be anything: read it with care
+    const std::string message = text != msg.end() && text->is_string() ? text->get<std::string>() : "error";
     switch (wire_error_of(msg)) {
         case WireError::Busy: throw Error(ErrorKind::Refused, "server " + where(spec) + " is busy (" + message + ")");
         case WireError::Usage: throw usage_error("server " + where(spec) + " rejected the test: " + message);

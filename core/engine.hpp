@@ -1,11 +1,13 @@
 #pragma once
-// One end of a test: the worker threads that move data (TCP streams over epoll, batched UDP), the measured
-// window, and the end's own figures (thread CPU, /proc/stat, softnet, interrupts, interface counters).
-// Client and server each run one EndEngine; the control protocol around it is in traffic_session.hpp.
+// One end of a test: the worker threads that move data, the measured window, and the end's own figures
+// (thread CPU, /proc/stat, softnet, interrupts, interface counters). Client and server each run one
+// EndEngine; the control protocol around it is in traffic_session.hpp, which streams each end sends is
+// core/stream_layout.hpp.
 //
-// Threads share nothing while traffic flows: each worker owns its sockets, buffers and counters, and
-// publishes only a relaxed progress counter (for stall detection). Results are merged after join().
-#include <atomic>
+// The workers are a test kind's (core/worker_kinds.hpp: TCP stream, UDP stream), each a loop over a set
+// of streams (core/stream_set.hpp). Threads share nothing while traffic flows: each worker owns its
+// sockets, buffers and counters, and publishes only a relaxed progress counter (for stall detection).
+// Results are merged after join() (core/worker_merge.hpp).
 #include <chrono>
 #include <memory>
 #include <optional>
@@ -39,9 +41,15 @@ struct DataStream {
     uint32_t id = 0;
 };
 
+/// How the data moves, besides the protocol: the second half of a test kind's name ("tcp_stream").
+enum class TrafficPattern {
+    Stream,   ///< bulk data one way per stream (netperf's TCP_STREAM/UDP_STREAM); request/response comes next
+};
+
 /// What one end does, fixed before it starts.
 struct EnginePlan {
     Protocol protocol = Protocol::Tcp;
+    TrafficPattern pattern = TrafficPattern::Stream;   ///< with protocol: which workers run (worker_kind)
     uint32_t write_size = 0;            ///< TCP write size or UDP payload, bytes (the largest, with a mix)
     /// UDP: payload of datagram `seq` is payload_pattern[seq % size()] (payload_pattern()); empty = write_size.
     std::vector<uint32_t> payload_pattern;
@@ -88,17 +96,16 @@ public:
     /// worker still running). A path that stops passing packets shows up here.
     bool stalled(TimePoint now);
 
-    void stop_senders() { send_stop_.request_stop(); }
-    /// UDP receivers drain what is queued (for at most kDrainTime), then end.
+    /// UDP receivers drain what is queued (for at most StreamSet::kDrainTime), then end.
     void stop_receivers() { recv_stop_.request_stop(); }
 
-    /// Stops everything, joins, and builds this end's report. Workers see the stop within a poll; one that
-    /// has not ended kFinishTime later gets its sockets shut down, so no peer can keep it (and the end)
-    /// going.
+    /// Stops everything, joins, and builds this end's report. A worker's error makes an Ok `status`
+    /// Failed and, when `error` is empty, becomes the report's error. Workers see the stop within a poll;
+    /// one that has not ended kFinishTime later gets its sockets shut down, so no peer can keep it (and
+    /// the end) going.
     EndReport finish(RunStatus status, const std::string& error);
 
-    /// How long a UDP receiver takes what is queued after its stop: a flood must not keep it reading.
-    static constexpr std::chrono::milliseconds kDrainTime{200};
+    /// How long finish() waits for the workers before it shuts their sockets down.
     static constexpr std::chrono::milliseconds kFinishTime{2000};
 
 private:
@@ -123,13 +130,6 @@ private:
 /// (`sender`) or a receiver with `streams` streams, sized as the workers size them. The kernel's socket
 /// buffers are not in it. For the server's memory budget (core/server_limits.hpp).
 uint64_t worker_memory_bytes(const EnginePlan& plan, bool sender, size_t streams);
-
-/// Thread CPU time (getrusage RUSAGE_THREAD), seconds.
-struct ThreadCpu {
-    double user_s = 0;
-    double sys_s = 0;
-};
-ThreadCpu thread_cpu_now();
 
 /// Fills the per-second and per-packet rates of `napi` from its counts over `duration_s` (0 where a
 /// divisor is 0). Pure.

@@ -18,6 +18,7 @@
 #include "core/base/json_integer.hpp"
 #include "core/message_auth.hpp"
 #include "core/proc_stats.hpp"
+#include "core/stream_layout.hpp"
 #include "core/test_auth.hpp"
 #include "core/traffic_session.hpp"
 
@@ -432,11 +433,9 @@ void TrafficServer::run_session(ControlChannel ch, TestSpec spec, SocketAddress 
                                 const std::function<void(bool)>& release) {
     const std::string client = client_address.host();
     try {
+        const StreamLayout layout = StreamLayout::of(spec);
         const bool udp = spec.protocol == Protocol::Udp;
-        const bool bidir = spec.direction == Direction::Bidir;
-        const bool server_sends = spec.direction != Direction::Forward;
-        const bool server_receives = spec.direction != Direction::Reverse;
-        const uint32_t n = spec.streams;
+        const bool server_receives = layout.receives(End::Server);
         const SocketAddress local = local_address(ch.fd());
 
         // The server's data flows to the client.
@@ -452,7 +451,7 @@ void TrafficServer::run_session(ControlChannel ch, TestSpec spec, SocketAddress 
         {
             std::lock_guard lock(mutex_);
             cookie_ = cookie;
-            expected_streams_ = udp ? 0 : (bidir ? 2 * n : n);
+            expected_streams_ = layout.data_connections();
         }
         ch.send(Msg::Ready, Json{{"cookie", cookie}, {"udp_port", udp_port}, {"spec", spec}}, deadline_in(kHandshakeTimeout));
         const auto start = receive_or_stop(ch, deadline_in(kHandshakeTimeout), stop);
@@ -478,14 +477,13 @@ void TrafficServer::run_session(ControlChannel ch, TestSpec spec, SocketAddress 
         std::vector<DataStream> sends, recvs;
         for (auto& s : tcp_streams) {
             set_buffer_sizes(s.fd.get(), spec.window);   // plain SO_SNDBUF/SO_RCVBUF: capped by the kernel
-            // Ids below n carry client -> server data; in reverse they all carry server -> client.
-            const bool server_side_sender = spec.direction == Direction::Reverse || (bidir && s.id >= n);
-            (server_side_sender ? sends : recvs).push_back(std::move(s));
+            (layout.sender_of(s.id) == End::Server ? sends : recvs).push_back(std::move(s));
         }
-        if (udp && server_sends) {
+        if (udp && layout.sends(End::Server)) {
             SocketAddress peer = client_address;
             peer.set_port(checked_integer_field<uint16_t>(*start, "udp_port"));
-            for (uint32_t i = 0; i < n; ++i) sends.push_back(make_udp_sender(peer, local, bidir ? n + i : i, spec.window, WindowSource::Remote));
+            const StreamIds ids = layout.sent_by(End::Server);
+            for (uint32_t id = ids.first; id < ids.end; ++id) sends.push_back(make_udp_sender(peer, local, id, spec.window, WindowSource::Remote));
         }
         plan.send_groups = spread_streams(std::move(sends), spec.threads);
         if (!udp) plan.recv_groups = spread_streams(std::move(recvs), spec.threads);

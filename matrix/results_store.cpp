@@ -11,6 +11,7 @@
 #include "core/base/error.hpp"
 #include "core/base/json_codec.hpp"
 #include "core/base/unique_fd.hpp"
+#include "matrix/stats.hpp"
 
 namespace nm {
 namespace {
@@ -24,6 +25,23 @@ void write_all(int fd, const std::string& data, const std::string& path) {
             throw system_error("write results " + path, errno);
         }
         done += static_cast<size_t>(n);
+    }
+}
+
+// Files written before the median's interval was recorded have only the mean's: compute it from the
+// runs they keep, at the confidence the sweep would have used.
+void fill_median_intervals(ResultsFile& results) {
+    const double confidence = results.run.config.precision ? results.run.config.precision->confidence : 95;
+    for (auto& cell : results.cells) {
+        for (auto& [metric, summary] : cell.summary) {
+            if (summary.median_ci_confidence || summary.n < 2) continue;
+            const auto values = metric_values(cell.runs, metric);
+            if (values.size() != summary.n) continue;
+            const auto fresh = summarize(values, confidence);
+            summary.median_ci_low = fresh.median_ci_low;
+            summary.median_ci_high = fresh.median_ci_high;
+            summary.median_ci_confidence = fresh.median_ci_confidence;
+        }
     }
 }
 
@@ -57,7 +75,9 @@ ResultsFile load_results(const std::string& path) {
     std::ostringstream text;
     text << in.rdbuf();
     try {
-        return Json::parse(text.str()).get<ResultsFile>();
+        auto results = Json::parse(text.str()).get<ResultsFile>();
+        fill_median_intervals(results);
+        return results;
     } catch (const Json::exception& e) {
         throw usage_error(path + ": not a nicmatrix results file: " + e.what());
     } catch (const Error& e) {

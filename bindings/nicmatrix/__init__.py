@@ -3,7 +3,8 @@
     import nicmatrix as nm
     res = nm.load("results/offload-mtu-lab.json")
     df = res.to_dataframe()          # one row per cell x repetition
-    nm.compare(a, b)                 # the cells of two files matched by their settings
+    nm.compare(a, b)                 # the cells of two files matched by their settings, B/A with its interval
+    nm.against(res, "all-off")       # every cell against the all-off cell at the same MTU and traffic
     nm.sweep("configs/offload-mtu.json", lab=True)
 
 Reading, sweeping, running and comparing all go through the C++ core (the module _nicmatrix), so Python
@@ -35,11 +36,11 @@ try:
 except ImportError as _e:
     raise ImportError(f"nicmatrix needs pandas ({_e}): apt-get install python3-pandas", name="pandas") from _e
 from ._nicmatrix import Error
-from ._results import Results, compare
+from ._results import Results, against, compare
 
 __version__ = _nicmatrix.__version__
 
-__all__ = ["Error", "Results", "__version__", "compare", "known_metrics", "lab", "load", "run", "sweep"]
+__all__ = ["Error", "Results", "__version__", "against", "compare", "known_metrics", "lab", "load", "run", "sweep"]
 
 
 def lab(name="nmlab"):
@@ -62,15 +63,18 @@ def known_metrics():
 
 
 def sweep(config, lab=False, iface=None, peer=None, port=None, output=None, resume=None, lab_name=None,
-          topology="pair", journal=None, progress=None):
+          topology="pair", journal=None, progress=None, precision=None, time_budget=None, seed=None):
     """Runs a sweep through the C++ engine, exactly as `nicmatrix sweep` does, and returns its Results.
 
     config: a sweep config file (path) or the config itself as a dict (written to a temporary file).
     lab=True runs on a lab of its own (taken down afterwards); else iface= (local interface) and peer=
     (IPv4 address of a host running `nicmatrix serve`). output: the results file (default
-    results/<config name>-<UTC stamp>.json); resume: a results file to complete. progress: a callable
-    given one dict per event ({"event": "cell_start"|"cell_done"|"note", "number", "total", "key",
-    "status", "cell", ...}); an exception in it stops the sweep and is raised.
+    results/<config name>-<UTC stamp>.json); resume: a results file to complete. precision: as `sweep
+    --precision PCT` (the config's precision.ci_pct); time_budget: as --time-budget (seconds, or "15m");
+    seed: as --seed (the shuffled order's). progress: a callable given one dict per event ({"event":
+    "cell_start"|"cell_done"|"note", "number", "total", "key", "round", "repetition", "final", "status",
+    "cell", ...}; one cell_start and one cell_done per visit of a cell); an exception in it stops the
+    sweep and is raised.
 
     Needs CAP_NET_ADMIN. The GIL is released while the sweep runs. Ctrl-C (KeyboardInterrupt) stops the
     sweep through its normal path: the interfaces are restored, the file keeps every finished cell (resume
@@ -88,6 +92,7 @@ def sweep(config, lab=False, iface=None, peer=None, port=None, output=None, resu
             "output": _os.fspath(output) if output is not None else None,
             "resume": _os.fspath(resume) if resume is not None else None,
             "lab_name": lab_name, "topology": topology, "journal": journal,
+            "precision": precision, "seed": seed, "time_budget": None if time_budget is None else str(time_budget),
             "command": " ".join(_shlex.quote(a) for a in [_sys.executable, *_sys.argv]) + " (nicmatrix.sweep)",
         }
         results, path, _interrupted = _nicmatrix.sweep(request, progress)

@@ -7,6 +7,7 @@
 #include "core/base/device_types.hpp"
 #include "core/base/lab_types.hpp"
 #include "core/base/rfc2544_types.hpp"
+#include "core/base/report_types.hpp"
 #include "core/base/sweep_types.hpp"
 #include "core/base/traffic_types.hpp"
 
@@ -70,6 +71,8 @@ void to_json(Json& j, const StreamResult& v);
 void from_json(const Json& j, StreamResult& v);
 void to_json(Json& j, const IntervalSample& v);
 void from_json(const Json& j, IntervalSample& v);
+void to_json(Json& j, const BackgroundLoad& v);
+void from_json(const Json& j, BackgroundLoad& v);
 void to_json(Json& j, const RunResult& v);
 void from_json(const Json& j, RunResult& v);
 void to_json(Json& j, const EndReport& v);
@@ -96,6 +99,10 @@ void from_json(const Json& j, Rfc2544Result& v);
 void to_json(Json& j, const ApplyTo& v);
 void from_json(const Json& j, ApplyTo& v);
 void to_json(Json& j, const TrafficEntry& v);
+void to_json(Json& j, const SweepOrder& v);
+void from_json(const Json& j, SweepOrder& v);
+void to_json(Json& j, const PrecisionSpec& v);
+void to_json(Json& j, const InterferenceSpec& v);
 void to_json(Json& j, const SweepConfig& v);
 void from_json(const Json& j, SweepConfig& v);
 /// The same as from_json, for callers that want the value returned.
@@ -113,6 +120,10 @@ void from_json(const Json& j, InterfaceInfo& v);
 void to_json(Json& j, const HostInfo& v);
 void from_json(const Json& j, HostInfo& v);
 void to_json(Json& j, const ResultsFile& v);
+void to_json(Json& j, const RatioVerdict& v);
+void from_json(const Json& j, RatioVerdict& v);
+/// A comparison as `nicmatrix compare --format json` prints it and Python's nicmatrix.compare reads it.
+void to_json(Json& j, const Comparison& v);
 /// Reads a results file's JSON; throws nm::Error (Usage) naming the JSON pointer of a missing or
 /// malformed field, or when `schema` is not nicmatrix/results/v1.
 void from_json(const Json& j, ResultsFile& v);

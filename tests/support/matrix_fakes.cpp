@@ -205,6 +205,11 @@ RunResult FakeTrafficRunner::run(const TestSpec& spec, std::stop_token stop) {
         r.error = "no data for 1 s";
         return r;
     }
+    if (worker_error_runs.count(n)) {
+        r.status = RunStatus::Failed;
+        r.error = "stream 0: sendmmsg: Message too long";
+        return r;
+    }
     const auto& s = local_.state(ifname_);
     // Figures that follow the settings, as on veth: bigger frames and TSO/GRO cost less CPU per byte.
     double gbps = 2.0 * s.mtu / 1500.0;
@@ -220,6 +225,7 @@ RunResult FakeTrafficRunner::run(const TestSpec& spec, std::stop_token stop) {
     r.sender.system.busy_pct = 40 + static_cast<double>(n % 2);
     r.receiver.system.busy_pct = r.sender.system.busy_pct;
     if (spec.protocol == Protocol::Udp) r.loss = LossStats{1000, 990, 10, 0, 0, 1.0, 0.01};
+    if (on_result) on_result(n, r);
     return r;
 }
 
@@ -227,6 +233,15 @@ ProbeResult FakePathProbe::probe(uint32_t mtu, std::chrono::milliseconds timeout
     probed.push_back(mtu);
     if (mtu <= max_mtu) return {true, std::to_string(mtu) + "-byte probe echoed"};
     return {false, std::to_string(mtu) + "-byte probe: no echo within " + std::to_string(timeout.count()) + " ms"};
+}
+
+BackgroundLoad FakeLoadProbe::sample(std::chrono::milliseconds window, std::stop_token /*stop*/) {
+    clock_.sleep_until(clock_.now() + window);
+    BackgroundLoad b = samples < script.size() ? script[samples] : quiet;
+    ++samples;
+    b.window_s = std::chrono::duration<double>(window).count();
+    b.waited_s = 0;
+    return b;
 }
 
 }  // namespace nm::test

@@ -72,10 +72,12 @@ nm::Json to_json_value(const py::handle& o) {
 }
 
 // Runs `work` on a thread of its own with the GIL released, while this (Python's main) thread polls for
-// signals every 100 ms: a Ctrl-C requests a stop through `stop`, the work ends through its normal path
-// (a sweep restores the interfaces and keeps its finished cells), and then KeyboardInterrupt is raised.
-// The worker starts with SIGINT/SIGTERM blocked (its threads inherit that), so the engine's system calls
-// are never interrupted by Python's handler; the signals reach this thread, where Python handles them.
+// signals every 100 ms: a signal whose Python handler raises (Ctrl-C's KeyboardInterrupt, and the
+// handlers nicmatrix.sweep() installs for SIGTERM and SIGHUP) requests a stop through `stop`, the work
+// ends through its normal path (a sweep restores the interfaces and keeps its finished cells), and then
+// that exception is raised. Later signals are dropped: the restore is never cut short. The worker starts
+// with SIGINT, SIGTERM and SIGHUP blocked (its threads inherit that), so the engine's system calls are
+// never interrupted by Python's handler; the signals reach this thread, where Python handles them.
 template <typename Result>
 Result run_interruptible(std::stop_source& stop, std::function<Result(std::stop_token)> work,
                          std::optional<py::error_already_set>& callback_error) {
@@ -87,6 +89,7 @@ Result run_interruptible(std::stop_source& stop, std::function<Result(std::stop_
         sigemptyset(&block);
         sigaddset(&block, SIGINT);
         sigaddset(&block, SIGTERM);
+        sigaddset(&block, SIGHUP);
         py::gil_scoped_release release;
         pthread_sigmask(SIG_BLOCK, &block, &old);
         std::jthread worker(std::move(task), stop.get_token());

@@ -187,7 +187,11 @@ void add_sweep_commands(CLI::App& app, std::stop_token stop) {
     sweep->add_option("--resume", r.resume, "Continue this results file: measure only what it is missing (cells not visited, repetitions still wanted)");
     sweep->add_flag("--dry-run", f->dry_run, "Print the cells and the settings each would apply; change nothing");
     sweep->add_flag("-q,--quiet", f->quiet, "No progress lines and no table; print only the results file");
-    sweep->add_option("--journal", r.journal, "Where the original settings are journalled until restored (default $NICMATRIX_JOURNAL or /run/nicmatrix/journal.json, as for restore)");
+    sweep->add_option("--journal", r.journal,
+                      "Where the original settings are journalled until restored (default $NICMATRIX_JOURNAL or "
+                      "/run/nicmatrix/journal.json, as for restore). At start the entries of processes that are gone are "
+                      "restored; an interface a running nicmatrix holds there is refused (exit 1, naming its pid) before "
+                      "anything changes. At the end the sweep restores from the originals it read, then drops its entries");
     sweep->add_option("--metric", f->metric, "Metric of the table printed at the end")->capture_default_str();
     sweep->add_option("--precision", f->precision,
                       "Repeat each cell until the interval of its median is within ±PCT% (sets the config's precision.ci_pct; "
@@ -196,6 +200,12 @@ void add_sweep_commands(CLI::App& app, std::stop_token stop) {
     sweep->add_option("--time-budget", r.time_budget, "Cap the whole sweep: no repetition starts that would end after DURATION (600, 90s, 15m, 1h30m)");
     sweep->add_option("--seed", f->seed, "Seed of the shuffled order (run.order.seed of a results file repeats its order)")
         ->each([f](const std::string&) { f->seed_given = true; });
+    sweep->footer(
+        "Every way out restores the interfaces: the end, Ctrl-C, SIGTERM or SIGHUP (the cell being measured is dropped; a "
+        "second signal is only counted, the restore is never cut short), an error, a closed stdout (`| head`: printing "
+        "stops, the sweep goes on). After SIGKILL or a crash, `nicmatrix restore` does it. Exit status: 0 done; 1 "
+        "interrupted by a signal (continue with --resume), an interface held by another running nicmatrix, or a "
+        "failure; 2 bad input (config, flags, interfaces), nothing changed.");
     sweep->callback([f, stop] { sweep_command(*f, stop); });
 
     struct ReportOptions {

@@ -10,6 +10,7 @@
 #include "core/base/error.hpp"
 #include "core/base/json_codec.hpp"
 #include "core/rfc2544.hpp"
+#include "ethtool_ctl/restore_settings.hpp"
 #include "matrix/config.hpp"
 #include "matrix/results_store.hpp"
 #include "matrix/stats.hpp"
@@ -112,6 +113,7 @@ struct EndRuntime {
     bool changes = false;     // the sweep changes something on this end
     LinkState original;
     bool features_dirty = false;   // a profile's features were applied since the last reset
+    bool claimed = false;          // journalled under this process: ours to restore at the end
 };
 
 // A cell's place in the sweep: whether its first visit has decided it, and whether it wants more visits.
@@ -119,6 +121,20 @@ struct CellState {
     size_t index = 0;           // in the config's cell order
     bool visited = false;       // recorded or measured by this call (for cells_run)
 };
+
+std::string end_label(const std::string& ifname, const std::string& netns) {
+    return netns.empty() ? ifname : ifname + " (netns " + netns + ")";
+}
+
+// What a leftover restore at the start did, for the observer.
+std::string journal_note(const JournalReport& r) {
+    switch (r.action) {
+        case JournalAction::Restored:
+            return "restored " + r.ifname + " from a leftover journal" + (r.note.empty() ? "" : " (" + r.note + ")");
+        case JournalAction::LeftAlone: return end_label(r.ifname, r.where) + ": " + r.note;
+        default: return "leftover journal: " + end_label(r.ifname, r.where) + ": " + r.note;
+    }
+}
 
 class Sweep {
 public:
@@ -160,6 +176,7 @@ private:
     double confidence() const { return config_.precision ? config_.precision->confidence : 95; }
     void measure_rfc2544(const CellSpec& cell, const TestSpec& base, CellResult& result);
     void cooldown();
+    std::vector<ApplyReport> restore_ends();
     static std::string fingerprint(const CellResult& r) {
         return Json{{"local", r.applied_local ? Json(*r.applied_local) : Json()},
                     {"remote", r.applied_remote ? Json(*r.applied_remote) : Json()},
@@ -224,8 +241,9 @@ void Sweep::prepare_results() {
 }
 
 SweepOutcome Sweep::run() {
-    // A journal left by a sweep that was killed: put those interfaces back before reading any original.
-    for (const auto& rep : s_.journal.restore()) note("restored " + rep.ifname + " from a leftover journal");
+    // Entries left by a sweep (or `set`) that is gone: put those interfaces back before reading any
+    // original. Entries of processes that still run (another sweep, an agent) are theirs: left alone.
+    for (const auto& rep : s_.journal.restore(RestoreOptions{})) note(journal_note(rep));
 
     check_sweep(config_, target_);
     std::vector<std::pair<const SweepEnd*, EndRole>> all = {{&target_.local, EndRole::Local}, {&target_.remote, EndRole::Remote}};
@@ -242,39 +260,81 @@ SweepOutcome Sweep::run() {
     }
     prepare_results();
 
-    // Restore on every way out: the normal end, a stop, an exception.
+    // Restore on every way out: the normal end, a stop, an exception. Only the ends this process
+    // claimed, from the originals it holds (the journal is the backup for a crash); an end another live
+    // process holds was refused by remember() and is not ours to touch.
     // The peer agent's end journals itself (on the peer, where a crash of this process cannot lose it).
     struct RestoreGuard {
-        SettingsJournal& journal;
+        Sweep& sweep;
         ConfirmedEnd* agent;
         bool armed = true;
         ~RestoreGuard() {
             if (!armed) return;
             try {
-                journal.restore();
-            } catch (...) {  // NOLINT(bugprone-empty-catch): an exception is already propagating
+                sweep.restore_ends();
+            } catch (...) {  // NOLINT(bugprone-empty-catch): an exception is already propagating; the journal keeps the rest
             }
             try {
                 if (agent != nullptr) agent->restore();
             } catch (...) {  // NOLINT(bugprone-empty-catch): the agent also restores when the connection drops
             }
         }
-    } guard{s_.journal, target_.remote.agent};
-    for (const auto& e : ends_) {
-        if (e.changes && e.end->agent == nullptr) s_.journal.remember(e.original);
+    } guard{*this, target_.remote.agent};
+    // Every end is claimed before the first change: a second sweep or `set` on an interface that a live
+    // process holds stops here (nm::Error Refused naming it), with nothing changed.
+    for (auto& e : ends_) {
+        if (!e.changes || e.end->agent != nullptr) continue;
+        s_.journal.remember(e.original);
+        e.claimed = true;
     }
     save();
 
     measure_cells();
 
     guard.armed = false;
-    outcome_.restored = s_.journal.restore();
+    outcome_.restored = restore_ends();
+    std::string not_restored;
+    for (const auto& r : outcome_.restored) {
+        if (r.note.empty()) continue;
+        note(r.note);
+        not_restored += (not_restored.empty() ? "" : "; ") + r.note;
+    }
     if (target_.remote.agent != nullptr) {
         for (auto& r : target_.remote.agent->restore()) outcome_.restored.push_back(std::move(r));
     }
     if (!outcome_.interrupted) outcome_.results.run.finished = utc_now();
     save();
+    if (!not_restored.empty()) throw Error(ErrorKind::Failed, "sweep " + config_.name + ": " + not_restored);
     return std::move(outcome_);
+}
+
+// Puts every claimed end back from the original read before the first change, and drops its journal
+// entry once the restore holds. An end whose restore fails or does not hold keeps its entry (this
+// process's, so `nicmatrix restore` takes it once this process is gone) and gets a note.
+std::vector<ApplyReport> Sweep::restore_ends() {
+    std::vector<ApplyReport> out;
+    for (auto& e : ends_) {
+        if (!e.claimed) continue;
+        const std::string where = end_label(e.end->ifname, e.original.netns);
+        ApplyReport rep;
+        try {
+            const PutBack done = put_back(*e.end->device, e.end->ifname, e.original);
+            rep = done.report;
+            if (done.differences.empty()) {
+                s_.journal.release(e.original);
+                e.claimed = false;
+            } else {
+                rep.note = "restore did not hold on " + where + ":" + done.differences +
+                           "; the journal keeps its original (nicmatrix restore tries again)";
+            }
+        } catch (const std::exception& err) {
+            rep.ifname = e.end->ifname;
+            rep.netns = e.original.netns;
+            rep.note = "restore " + where + ": " + err.what() + "; the journal keeps its original (nicmatrix restore tries again)";
+        }
+        out.push_back(std::move(rep));
+    }
+    return out;
 }
 
 bool Sweep::apply_end(EndRuntime& end, const CellSpec& cell, CellResult& result) {

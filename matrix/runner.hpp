@@ -145,19 +145,22 @@ void refuse_if_uncontrollable(const SweepConfig& config, bool remote, const std:
 /// outside the device's range). Throws nm::Error (Usage) naming the end, the interface and the setting.
 void check_sweep(const SweepConfig& config, const SweepTarget& target);
 
-/// Runs a sweep: restores a leftover journal, checks everything (check_sweep), journals the original
-/// state of every end it will change, then visits the cells (less those options.resume has all of) in
-/// rounds, each round in a shuffled order (config.order; "sequential": cell after cell). Every visit
-/// applies the cell's settings (one DeviceControl::apply per end) and reads back the effective state; the
-/// first visit also decides the cell for the whole sweep (duplicate, infeasible, path_mtu_blackhole at the
-/// cell's MTU, unreachable_after_change). A visit measures one repetition (sequential: all of them), after
-/// waiting for a quiet machine (config.interference), then summarizes, records, saves the results file and
-/// cools down. A cell is visited until it has `repetitions`, or with a precision until its median's
-/// interval is within ci_pct (min..max_repetitions), or the time budget ends the sweep. Every cell starts
-/// from the original state: a feature its profile does not name is at its original value. Interfaces are
-/// restored through the journal at the end, when `stop` is requested, and when an exception leaves.
-/// Per-cell failures are recorded in the cell; only input errors (before any change) and failures to save
-/// or restore throw.
+/// Runs a sweep: restores the journal entries of processes that are gone (those of live ones are left
+/// alone, with a note), checks everything (check_sweep), reads and journals (claims) the original state of
+/// every end it will change, then visits the cells (less those options.resume has all of) in rounds, each
+/// round in a shuffled order (config.order; "sequential": cell after cell). Every visit applies the cell's
+/// settings (one DeviceControl::apply per end) and reads back the effective state; the first visit also
+/// decides the cell for the whole sweep (duplicate, infeasible, path_mtu_blackhole at the cell's MTU,
+/// unreachable_after_change). A visit measures one repetition (sequential: all of them), after waiting for
+/// a quiet machine (config.interference), then summarizes, records, saves the results file and cools down.
+/// A cell is visited until it has `repetitions`, or with a precision until its median's interval is within
+/// ci_pct (min..max_repetitions), or the time budget ends the sweep. Every cell starts from the original
+/// state: a feature its profile does not name is at its original value. At the end, when `stop` is
+/// requested and when an exception leaves, every claimed end is put back from the original this call read
+/// (the journal is only the backup for a crash) and its journal entry is dropped once the restore holds.
+/// Per-cell failures are recorded in the cell; input errors (before any change), an interface another live
+/// process holds (nm::Error Refused naming it, before any change), failures to save, and a final restore
+/// that did not hold (after saving) throw.
 SweepOutcome run_sweep(const SweepConfig& config, const SweepTarget& target, SweepServices& services,
                        const SweepOptions& options, std::stop_token stop);
 

@@ -8,8 +8,8 @@
 #include <cmath>
 #include <cstdio>
 #include <ctime>
-#include <filesystem>
 
+#include "core/base/atomic_file.hpp"
 #include "core/base/clock.hpp"
 #include "core/base/error.hpp"
 #include "core/base/version.hpp"
@@ -33,8 +33,14 @@ std::string default_output(const SweepConfig& config) {
     return "results/" + config.name + "-" + stamp + ".json";
 }
 
-void make_parent(const std::string& path) {
-    if (const auto dir = std::filesystem::path(path).parent_path(); !dir.empty()) std::filesystem::create_directories(dir);
+// The directory of an output or journal file; `flag` names it in the error (a file in the way, no permission).
+void make_parent(const std::string& path, const std::string& flag) {
+    if (path.empty()) return;
+    try {
+        make_directories(parent_directory(path));
+    } catch (const Error& e) {
+        throw Error(ErrorKind::Usage, flag + " " + path + ": " + e.what());
+    }
 }
 
 constexpr auto kPeerCheckTimeout = std::chrono::seconds(2);
@@ -140,8 +146,8 @@ SweepOutcome execute_sweep(const SweepRequest& request, const PreparedSweep& pre
     const HostInfo host = read_host_info();
 
     if (request.lab) {
-        make_parent(prepared.output);
-        make_parent(request.journal);
+        make_parent(prepared.output, "-o");
+        make_parent(request.journal, "--journal");
         const auto journal = backends.journal(request.journal);
         const std::string name = request.lab_name.empty() ? "nmsweep" + std::to_string(::getpid()) : request.lab_name;
         LabSession lab(name, request.topology, backends.lab());
@@ -181,8 +187,8 @@ SweepOutcome execute_sweep(const SweepRequest& request, const PreparedSweep& pre
     }
     std::string peer_iface = request.peer_iface;
     const auto agent = peer_changes ? connect_agent(request, key, peer_iface) : nullptr;
-    make_parent(prepared.output);
-    make_parent(request.journal);
+    make_parent(prepared.output, "-o");
+    make_parent(request.journal, "--journal");
     const auto journal = backends.journal(request.journal);
     const auto device = backends.device();
     IcmpPathProbe probe("", request.peer);

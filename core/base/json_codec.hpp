@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/base/device_types.hpp"
+#include "core/base/journal_types.hpp"
 #include "core/base/lab_types.hpp"
 #include "core/base/rfc2544_types.hpp"
 #include "core/base/report_types.hpp"
@@ -30,6 +31,8 @@ void to_json(Json& j, const DriverInfo& v);
 void from_json(const Json& j, DriverInfo& v);
 void to_json(Json& j, const LinkCounters& v);
 void from_json(const Json& j, LinkCounters& v);
+void to_json(Json& j, const LinkIdentity& v);
+void from_json(const Json& j, LinkIdentity& v);
 void to_json(Json& j, const LinkState& v);
 void from_json(const Json& j, LinkState& v);
 void to_json(Json& j, const LinkSettings& v);
@@ -42,6 +45,16 @@ void to_json(Json& j, const MtuChange& v);
 void from_json(const Json& j, MtuChange& v);
 void to_json(Json& j, const ApplyReport& v);
 void from_json(const Json& j, ApplyReport& v);
+// The restore journal (json_codec_journal.cpp): an entry is {"owner", "where", "original": LinkState};
+// actions are the words "restored", "left_alone", "kept", "dropped", "forgotten".
+void to_json(Json& j, const JournalOwner& v);
+void from_json(const Json& j, JournalOwner& v);
+void to_json(Json& j, const JournalEntry& v);
+void from_json(const Json& j, JournalEntry& v);
+void to_json(Json& j, const JournalAction& v);
+void from_json(const Json& j, JournalAction& v);
+void to_json(Json& j, const JournalReport& v);
+void from_json(const Json& j, JournalReport& v);
 // Traffic (json_codec_traffic.cpp). Enums are lower-case words ("tcp", "reverse", "stalled"). RunResult's
 // layout is the one `nicmatrix run --json` prints: throughput_bps, packets_per_s, bytes, duration_s,
 // streams, loss, tcp{retransmits}, cpu{sender, receiver, system{sender, receiver}}, io_calls, calls_per_s,

@@ -161,12 +161,29 @@ ApplyReport FakeDeviceControl::apply(std::string_view ifname, const LinkSettings
 
 void FakeJournal::remember(const LinkState& original) {
     ++remember_calls;
-    entries_.emplace(original.netns + "/" + original.name, original);
+    const std::string key = original.netns + "/" + original.name;
+    if (const auto it = held.find(key); it != held.end()) {
+        throw Error(ErrorKind::Refused, original.name + " is held by pid " + std::to_string(it->second) + ", which is still running");
+    }
+    entries_.emplace(key, original);
 }
 
-std::vector<ApplyReport> FakeJournal::restore() {
+void FakeJournal::release(const LinkState& original) {
+    ++release_calls;
+    entries_.erase(original.netns + "/" + original.name);
+}
+
+std::vector<JournalReport> FakeJournal::restore(const RestoreOptions&) {
     ++restore_calls;
-    std::vector<ApplyReport> reports;
+    std::vector<JournalReport> reports;
+    for (const auto& [key, pid] : held) {
+        JournalReport r;
+        r.action = JournalAction::LeftAlone;
+        r.ifname = key.substr(key.find('/') + 1);
+        r.where = key.substr(0, key.find('/'));
+        r.note = "left alone: held by pid " + std::to_string(pid);
+        reports.push_back(r);
+    }
     for (auto it = entries_.begin(); it != entries_.end();) {
         const LinkState& s = it->second;
         LinkSettings back;
@@ -180,7 +197,12 @@ std::vector<ApplyReport> FakeJournal::restore() {
             } catch (const Error&) {
                 continue;   // not this device's interface
             }
-            reports.push_back(d->apply(s.name, back));
+            JournalReport r;
+            r.action = JournalAction::Restored;
+            r.ifname = s.name;
+            r.where = s.netns;
+            r.applied = d->apply(s.name, back);
+            reports.push_back(r);
             break;
         }
         it = entries_.erase(it);

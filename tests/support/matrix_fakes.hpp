@@ -61,17 +61,22 @@ private:
 };
 
 /// A journal in memory; restore() applies the remembered MTU and wanted features through whichever of
-/// `devices` has the interface in the remembered namespace.
+/// `devices` has the interface in the remembered namespace. Interfaces in `held` ("netns/ifname" -> pid)
+/// belong to another live process: remember() refuses them and restore() lists them as left alone.
 class FakeJournal final : public SettingsJournal {
 public:
     explicit FakeJournal(std::vector<DeviceControl*> devices) : devices_(std::move(devices)) {}
     void remember(const LinkState& original) override;
-    std::vector<ApplyReport> restore() override;
+    void release(const LinkState& original) override;
+    std::vector<JournalReport> restore(const RestoreOptions& options) override;
+    using SettingsJournal::restore;
     /// A device made after the journal (a lab's, say).
     void add_device(DeviceControl* device) { devices_.push_back(device); }
 
     const std::map<std::string, LinkState>& entries() const { return entries_; }
+    std::map<std::string, int> held;
     size_t remember_calls = 0;
+    size_t release_calls = 0;
     size_t restore_calls = 0;
 
 private:

@@ -355,6 +355,57 @@ TEST_CASE("A journal left by a killed sweep is restored before the originals are
     w.check_restored();
 }
 
+TEST_CASE("An interface another live process holds stops the sweep before anything changes, naming it", "[unit]") {
+    World w;
+    w.journal.held["lab-b/nm-b"] = 4242;
+    try {
+        w.run(make_config(R"({"repetitions": 1, "mtu": [1500]})"));
+        FAIL("the sweep did not refuse");
+    } catch (const nm::Error& e) {
+        CHECK(e.kind() == nm::ErrorKind::Refused);
+        CHECK_THAT(e.what(), Catch::Contains("nm-b") && Catch::Contains("4242"));
+    }
+    CHECK(w.local.count("apply") == 0);
+    CHECK(w.remote.count("apply") == 0);
+    CHECK(w.traffic.specs.empty());
+    CHECK(w.journal.entries().empty());   // the end claimed first was released again
+    // The entries of a live process were listed, not restored.
+    REQUIRE_FALSE(w.observer.notes.empty());
+    CHECK_THAT(w.observer.notes[0], Catch::Contains("nm-b (netns lab-b)") && Catch::Contains("left alone"));
+    w.check_restored();
+}
+
+TEST_CASE("The sweep restores from the originals it holds, even when its journal entries were taken away", "[unit]") {
+    World w;
+    // A foreign `restore --force` (or a lost file) empties the journal in the middle of the sweep.
+    w.traffic.on_run = [&](size_t n, const nm::TestSpec&) {
+        if (n == 2) {
+            for (const auto& [key, state] : std::map<std::string, nm::LinkState>(w.journal.entries())) w.journal.release(state);
+        }
+    };
+    const auto out = w.run(make_config(R"({"repetitions": 1, "mtu": [1500, 9000]})"));
+    CHECK_FALSE(out.interrupted);
+    CHECK(w.journal.entries().empty());
+    w.check_restored();
+    REQUIRE(out.restored.size() == 2);
+    for (const auto& r : out.restored) CHECK(r.note.empty());
+}
+
+TEST_CASE("A final restore that does not hold keeps the journal entry and fails the sweep after saving", "[unit]") {
+    World w;
+    TempDir dir;
+    nm::SweepOptions options;
+    options.output_path = dir.file("r.json");
+    // After the last cell's run, the next apply on nm-a is the final restore: the device refuses it.
+    w.traffic.on_run = [&](size_t n, const nm::TestSpec&) {
+        if (n == 2) w.local.fail_next_apply("nm-a", nm::ErrorKind::Failed);
+    };
+    const auto config = make_config(R"({"repetitions": 1, "mtu": [1500], "traffic": [{"streams": 1}]})");
+    CHECK_THROWS_WITH(w.run(config, options), Catch::Contains("nm-a") && Catch::Contains("journal keeps its original"));
+    CHECK(w.journal.entries().count("lab-a/nm-a") == 1);
+    CHECK(nm::load_results(dir.file("r.json")).cells.size() == 2);
+}
+
 TEST_CASE("An exception out of the engine still restores the interfaces", "[unit]") {
     World w;
     w.traffic.on_run = [](size_t, const nm::TestSpec&) { throw std::runtime_error("engine bug"); };

@@ -14,8 +14,9 @@
 #include <chrono>
 #include <cstring>
 #include <filesystem>
-#include <memory>
 #include <fstream>
+#include <memory>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -64,12 +65,17 @@ struct Server {
 /// TCP connections from the lab's client namespace to the server's control port, opened by this process.
 class Connections {
 public:
-    Connections(const nm::test::ScopedLab& lab, size_t count) {
+    /// `from`: the local address to connect from ("" = the kernel's choice, the client's lab address).
+    Connections(const nm::test::ScopedLab& lab, size_t count, const std::string& from = "") {
         nm::NetnsScope scope(lab.client().netns);
         const auto to = nm::resolve_address(nm::strip_prefix(lab.server().ipv4), nm::kDefaultPort);
         for (size_t i = 0; i < count; ++i) {
             nm::UniqueFd fd(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0));
             REQUIRE(fd);
+            if (!from.empty()) {
+                const auto local = nm::resolve_address(from, 0);
+                REQUIRE(::bind(fd.get(), local.get(), local.len) == 0);
+            }
             const int rc = ::connect(fd.get(), to.get(), to.len);
             REQUIRE((rc == 0 || errno == EINPROGRESS));
             fds_.push_back(std::move(fd));
@@ -84,15 +90,31 @@ public:
         for (auto& fd : fds_) (void)::send(fd.get(), bytes.data(), bytes.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
     }
 
-    /// How many the server has closed: the kernel reports EOF (or a reset) on our end.
+    /// Whether the server has closed connection `i`: the kernel reports EOF (or a reset) on our end.
+    bool closed(size_t i) const {
+        char c = 0;
+        const ssize_t r = ::recv(fds_.at(i).get(), &c, 1, MSG_DONTWAIT | MSG_PEEK);
+        return r == 0 || (r < 0 && errno != EAGAIN && errno != EWOULDBLOCK);
+    }
+
+    /// How many the server has closed.
     size_t closed_by_peer() const {
         size_t n = 0;
-        for (const auto& fd : fds_) {
-            char c = 0;
-            const ssize_t r = ::recv(fd.get(), &c, 1, MSG_DONTWAIT | MSG_PEEK);
-            if (r == 0 || (r < 0 && errno != EAGAIN && errno != EWOULDBLOCK)) ++n;
-        }
+        for (size_t i = 0; i < fds_.size(); ++i) n += closed(i) ? 1 : 0;
         return n;
+    }
+
+    /// The first line connection `i` receives within `limit` ("" when none).
+    std::string read_line(size_t i, std::chrono::milliseconds limit) {
+        std::string line;
+        const auto deadline = SteadyTime::now() + limit;
+        char c = 0;
+        while (nm::wait_fd(fds_.at(i).get(), POLLIN, deadline)) {
+            if (::recv(fds_.at(i).get(), &c, 1, MSG_DONTWAIT) != 1) break;
+            if (c == '\n') return line;
+            line += c;
+        }
+        return line;
     }
 
     void close_all() { fds_.clear(); }
@@ -143,6 +165,67 @@ TEST_CASE("serve: 30 idle and 3 trickling connections do not keep `run -t 1` out
     CHECK(run_in_netns(lab.client().netns, run_cmd(lab, "-t 0.3")).exit_status == 0);
 }
 
+namespace {
+
+/// Connections waiting in the accept queue of the server's listener on `port`: Recv-Q of `ss -ltn` there.
+uint64_t accept_queue(const nm::test::ScopedLab& lab, uint16_t port) {
+    const auto r = nm::test::run_command("ip netns exec " + lab.server().netns + " ss -Hltn sport = :" + std::to_string(port));
+    REQUIRE(r.exit_status == 0);
+    uint64_t queued = 0;
+    std::istringstream lines(r.output);
+    for (std::string state, recv_q; lines >> state >> recv_q;) {
+        queued += std::stoull(recv_q);
+        std::string rest;
+        std::getline(lines, rest);
+    }
+    return queued;
+}
+
+}  // namespace
+
+TEST_CASE("serve: silent connections are capped per source and in all, the oldest going first; another source keeps its own; control sessions are capped per source", "[integration]") {
+    nm::test::require_net_admin();
+    nm::test::ScopedLab lab;
+    const std::string a = nm::strip_prefix(lab.client().ipv4);
+    const std::string b = "198.18.0.77";
+    REQUIRE(nm::test::run_command("ip -n " + lab.client().netns + " addr add " + b + "/24 dev " + lab.client().ifname).exit_status == 0);
+    Server server(lab, {"--max-handshakes-per-source", "4", "--max-handshakes", "7", "--handshake-timeout", "30",
+                        "--max-control-per-source", "2"});
+    // Ten silent connections from one source: the six oldest go, the four newest stay.
+    Connections from_a(lab, 10, a);
+    nm::wait_until([&] { return accept_queue(lab, nm::kDefaultPort) == 0 && from_a.closed_by_peer() >= 6; }, seconds(10),
+                   "the server to accept the ten connections and close six");
+    CHECK(from_a.closed_by_peer() == 6);
+    for (size_t i = 6; i < 10; ++i) CHECK_FALSE(from_a.closed(i));
+    // Four from another source: not closed by the first one's cap. At the cap in all (7) the source with
+    // the most silent connections pays: one more of the first source's goes.
+    Connections from_b(lab, 4, b);
+    nm::wait_until([&] { return accept_queue(lab, nm::kDefaultPort) == 0 && from_a.closed_by_peer() >= 7; }, seconds(10),
+                   "the server to accept the other source's connections and close one more of the first's");
+    CHECK(from_a.closed_by_peer() == 7);
+    CHECK(from_b.closed_by_peer() == 0);
+    const std::string log = server.process.drain(milliseconds(300));
+    CHECK_THAT(log, Catch::Contains("closed " + a + ": too many unfinished connections (at most 4 per source, 7 in all); the oldest goes"));
+    CHECK_THAT(log, !Catch::Contains("closed " + b));
+    from_a.close_all();
+    from_b.close_all();
+    // Settings-control sessions that say nothing after the handshake are held, at most two per source.
+    Connections control(lab, 3, b);
+    const std::string hello = R"({"v":1,"type":"control_hello","client_nonce":")" + std::string(64, 'a') + "\"}\n";
+    std::vector<std::string> first;
+    for (size_t i = 0; i < control.size(); ++i) {
+        REQUIRE(::send(control.fd(i), hello.data(), hello.size(), MSG_NOSIGNAL) == static_cast<ssize_t>(hello.size()));
+        first.push_back(control.read_line(i, seconds(5)));
+        INFO(first.back());
+        CHECK_FALSE(first.back().empty());
+    }
+    CHECK_THAT(first[0], Catch::Contains("\"challenge\""));
+    CHECK_THAT(first[1], Catch::Contains("\"challenge\""));
+    CHECK_THAT(first[2], Catch::Contains("\"error\"") && Catch::Contains("at most 2 per source") && Catch::Contains("--max-control-per-source"));
+    // And tests are still served.
+    CHECK(run_in_netns(lab.client().netns, run_cmd(lab, "-t 0.3")).exit_status == 0);
+}
+
 TEST_CASE("serve --max-duration 5: `run -n 1000G` ends within 10 s with status limited, naming the flag", "[integration]") {
     nm::test::require_net_admin();
     nm::test::ScopedLab lab;
@@ -175,6 +258,7 @@ TEST_CASE("serve: a 256 x 256 x 64 MiB bidir spec is refused at hello and the se
     Server server(lab, {}, {"prlimit", "--as=8589934592"});
     const pid_t pid = server.process.pid();
     const uint64_t hwm_before = nm::test::process_status_kib(pid, "VmHWM");
+    const uint64_t rss_before = nm::test::process_status_kib(pid, "VmRSS");
     const auto r = run_in_netns(lab.client().netns, run_cmd(lab, "-P 256 --threads 256 -l 64M --bidir -t 1"), seconds(30));
     INFO(r.output);
     CHECK(r.exit_status == 1);
@@ -182,8 +266,9 @@ TEST_CASE("serve: a 256 x 256 x 64 MiB bidir spec is refused at hello and the se
                              Catch::Contains("serve --max-test-memory") && Catch::Contains("serve --max-threads"));
     const uint64_t hwm_after = nm::test::process_status_kib(pid, "VmHWM");
     const uint64_t rss_after = nm::test::process_status_kib(pid, "VmRSS");
-    INFO("VmHWM " << hwm_before << " -> " << hwm_after << " KiB, VmRSS " << rss_after << " KiB");
+    INFO("VmHWM " << hwm_before << " -> " << hwm_after << " KiB, VmRSS " << rss_before << " -> " << rss_after << " KiB");
     CHECK(hwm_after - hwm_before < 16 * 1024);
+    CHECK(rss_after < rss_before + 16 * 1024);
     CHECK(::kill(pid, 0) == 0);   // alive
     CHECK(run_in_netns(lab.client().netns, run_cmd(lab, "-t 0.3")).exit_status == 0);
 }

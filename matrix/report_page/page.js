@@ -155,7 +155,7 @@
         if (measuredOk) tips.push(e.value.interval_note);
         if (e.precision_met === false) tips.push("? the asked precision was not met");
         if (e.disturbed_runs > 0) tips.push("! " + e.disturbed_runs + " repetition(s) measured under interference");
-        if (e.against) tips.push("against " + f.against.reference + ": B/A " + e.against.ratio_text + " " + e.against.interval_text);
+        if (e.against && measuredOk) tips.push("against " + f.against.reference + ": B/A " + e.against.ratio_text + " " + e.against.interval_text);
         tips.push("click for every repetition");
         const td = el("td", {
           class: "cell" + (measuredOk ? "" : " status " + e.status), "data-key": e.key, "data-file": fileIndex,

@@ -394,7 +394,7 @@
     if (cell.status !== "ok") detail.appendChild(el("p", { class: "mark-bad" }, cell.status + ": " + (cell.error || (cell.duplicate_of ? "same effective settings as " + cell.duplicate_of : "no reason recorded"))));
     detail.appendChild(kvTable([
       ["repetitions run", cell.repetitions_run !== undefined ? cell.repetitions_run : runs.length],
-      ["precision met", cell.precision_met === undefined || cell.precision_met === null ? "no precision asked" : scalar(cell.precision_met).replace("on", "yes").replace("off", "no")],
+      ["precision met", cell.precision_met === undefined || cell.precision_met === null ? "no precision asked" : cell.precision_met ? "yes" : "no (the asked interval of the median was not reached)"],
       ["time outside measuring", typeof cell.overhead_s === "number" ? cell.overhead_s.toFixed(2) + " s (apply, verify, preflight)" : ""],
     ]));
     const sum = entry.summary;

@@ -167,6 +167,10 @@ SweepOutcome execute_sweep(const SweepRequest& request, const PreparedSweep& pre
     }
     const std::string key = key_file.empty() ? std::string() : load_key(key_file);
     check_peer_reachable("", request.peer, request.port, kPeerCheckTimeout);
+    // The agent first: an agent that will not change the peer's side is a usage error (exit 2) whatever the
+    // server would say about the tests.
+    std::string peer_iface = request.peer_iface;
+    const auto agent = peer_changes ? connect_agent(request, key, peer_iface) : nullptr;
     // The peer's server takes each test of the config from us (its key, its limits), asked before any change.
     const auto traffic = backends.traffic(key);
     for (size_t i = 0; i < prepared.config.traffic.size(); ++i) {
@@ -185,8 +189,6 @@ SweepOutcome execute_sweep(const SweepRequest& request, const PreparedSweep& pre
                                       "): " + e.what());
         }
     }
-    std::string peer_iface = request.peer_iface;
-    const auto agent = peer_changes ? connect_agent(request, key, peer_iface) : nullptr;
     make_parent(prepared.output, "-o");
     make_parent(request.journal, "--journal");
     const auto journal = backends.journal(request.journal);

@@ -124,7 +124,9 @@ TEST_CASE("sweep --peer: an agent without a key makes the sweep refuse before an
     // `run --key-file` wants the server to prove it holds the key; this one cannot.
     const auto run = nm::test::run_in_netns(a.netns, nicmatrix_binary() + " run -c " + address(b.ipv4) + " -t 0.2 --key-file " + dir.file("key"));
     CHECK(run.exit_status == 1);
-    CHECK(run.output == "nicmatrix: server " + address(b.ipv4) + ":5301 does not authenticate (it was started without --key-file)\n");
+    CHECK(run.output == "Connecting to host " + address(b.ipv4) + ", port 5301\nnicmatrix: server " + address(b.ipv4) +
+                            ":5301 does not authenticate tests (it was started without --key-file); this run holds a key, so it does "
+                            "not take figures from a server that cannot prove it holds it\n");
 }
 
 TEST_CASE("sweep --peer: a client killed with SIGKILL mid-sweep leaves the peer restored by its agent", "[integration]") {

@@ -126,6 +126,11 @@ void sweep_command(SweepFlags& f, std::stop_token stop) {
     printer.end_line();
     if (!f.quiet) std::cout << '\n' << render_results(outcome.results, f.metric, TableFormat::Text);
     std::cout << "results: " << prepared.output << '\n';
+    if (!outcome.stopped_because.empty()) {
+        throw Error(ErrorKind::Failed, "sweep stopped: " + outcome.stopped_because + "; the local side is restored and the " +
+                                           std::to_string(outcome.results.cells.size()) + " finished cells are saved; continue with --resume " +
+                                           prepared.output);
+    }
     if (outcome.interrupted) {
         throw Error(ErrorKind::Failed, "sweep interrupted after " + std::to_string(outcome.results.cells.size()) +
                                            " cells; interfaces restored; continue with --resume " + prepared.output);

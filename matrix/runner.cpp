@@ -100,6 +100,11 @@ struct EndRuntime {
     bool features_dirty = false;   // a profile's features were applied since the last reset
 };
 
+// The peer agent was lost and did not come back: the sweep stops (Sweep::stop_without_agent).
+struct AgentGone {
+    std::string why;
+};
+
 class Sweep {
 public:
     Sweep(const SweepConfig& config, const SweepTarget& target, SweepServices& services, const SweepOptions& options,
@@ -113,6 +118,11 @@ private:
     CellResult run_cell(const CellSpec& cell);
     bool apply_end(EndRuntime& end, const CellSpec& cell, CellResult& result);
     bool confirm_change(const CellSpec& cell, CellResult& result, const std::vector<LinkState>& before);
+    CellResult run_cell_with_agent(const CellSpec& cell);
+    bool agent_lost() const { return target_.remote.agent != nullptr && !target_.remote.agent->connected(); }
+    void recover_agent();
+    void stop_without_agent(const std::string& why);
+    std::vector<ApplyReport> restore_local();
     void measure(const CellSpec& cell, CellResult& result);
     void record(CellResult result);
     void save() {
@@ -241,7 +251,14 @@ SweepOutcome Sweep::run() {
         };
         eta();
         if (s_.observer) s_.observer->on_cell_start(progress);
-        CellResult result = run_cell(cell);
+        CellResult result;
+        try {
+            result = run_cell_with_agent(cell);
+        } catch (const AgentGone& gone) {
+            guard.armed = false;
+            stop_without_agent(gone.why);
+            return std::move(outcome_);
+        }
         if (stop_.stop_requested() && result.status != CellStatus::Ok && result.status != CellStatus::Duplicate &&
             result.status != CellStatus::Infeasible) {
             // A cell cut short by the user is not a result: leave it for --resume.
@@ -262,14 +279,17 @@ SweepOutcome Sweep::run() {
     }
 
     guard.armed = false;
-    outcome_.restored = s_.journal.restore();
-    if (target_.remote.agent != nullptr) {
+    outcome_.restored = restore_local();
+    if (target_.remote.agent != nullptr && target_.remote.agent->connected()) {
         for (auto& r : target_.remote.agent->restore()) outcome_.restored.push_back(std::move(r));
     }
     if (!outcome_.interrupted) outcome_.results.run.finished = utc_now();
     save();
     return std::move(outcome_);
 }
+
+// Every end this process changed itself (the local end, DUT ports) back to its original state.
+std::vector<ApplyReport> Sweep::restore_local() { return s_.journal.restore(); }
 
 bool Sweep::apply_end(EndRuntime& end, const CellSpec& cell, CellResult& result) {
     auto& device = *end.end->device;
@@ -313,12 +333,15 @@ bool Sweep::apply_end(EndRuntime& end, const CellSpec& cell, CellResult& result)
 }
 
 // Commit confirmed: with the peer agent, a cell's change stands only when the peer still answers on the
-// control path and full-size DF frames cross the data path at the cell's MTU. Otherwise the agent reverts
-// its side by itself (no confirm comes) and this end reverts its own; the cell is not measured.
+// control path, full-size DF frames cross the data path at the cell's MTU, and the agent takes the
+// confirm (it refuses one that comes after its window: it has reverted the change already). Otherwise
+// the agent reverts its side by itself (no confirm comes, or it came too late) and this end reverts its
+// own; the cell is not measured, so it is never recorded under settings it did not have.
 bool Sweep::confirm_change(const CellSpec& cell, CellResult& result, const std::vector<LinkState>& before) {
     ConfirmedEnd* agent = target_.remote.agent;
     const uint32_t mtu = result.applied_local ? result.applied_local->mtu : cell.mtu;
     std::string why;
+    bool peer_said = false;
     if (!agent->ping(options_.probe_timeout)) {
         why = "the peer agent did not answer on the control path";
     } else {
@@ -326,28 +349,74 @@ bool Sweep::confirm_change(const CellSpec& cell, CellResult& result, const std::
         if (!probe.passed) why = "the data path failed: " + probe.detail;
     }
     if (why.empty()) {
-        agent->confirm();
-        return true;
+        if (agent->confirm() == ConfirmedEnd::Confirmation::Confirmed) return true;
+        why = "the peer agent had already rolled the change back when the confirmation came (its confirm window had passed)";
+        peer_said = true;
     }
     for (size_t i = 0; i < ends_.size(); ++i) {
         auto& end = ends_[i];
         if (end.end->agent != nullptr) continue;
-        const LinkState now = end.end->device->read(end.end->ifname);
-        LinkSettings back;
-        if (now.mtu != before[i].mtu) back.mtu = before[i].mtu;
-        for (const auto& [name, f] : now.features) {
-            const auto it = before[i].features.find(name);
-            if (it != before[i].features.end() && !it->second.fixed && f.wanted != it->second.wanted) back.features[name] = it->second.wanted;
-        }
+        const LinkSettings back = settings_back_to(before[i], end.end->device->read(end.end->ifname));
         if (!back.empty()) end.end->device->apply(end.end->ifname, back);
     }
-    const bool peer_said = agent->await_rollback(options_.rollback_wait);
+    if (!peer_said) peer_said = agent->await_rollback(options_.rollback_wait);
     result.status = CellStatus::UnreachableAfterChange;
     result.error = "after the change (" + describe_settings(cell_settings(config_, cell, true)) + " on the peer): " + why +
                    "; both ends reverted it" + (peer_said ? "" : " (the peer did not report its rollback in time)");
     current_profile_.reset();
     for (auto& end : ends_) end.features_dirty = true;
     return false;
+}
+
+// A cell with the peer agent, through losses of its control connection: the agent restores its side
+// when the connection drops, so a cell the loss cut is run again from the originals once reconnected.
+// Throws AgentGone when the agent does not come back.
+CellResult Sweep::run_cell_with_agent(const CellSpec& cell) {
+    if (agent_lost()) recover_agent();   // lost between cells: this cell has changed nothing yet
+    CellResult result = run_cell(cell);
+    if (!agent_lost()) return result;
+    recover_agent();
+    result = run_cell(cell);
+    if (!agent_lost()) return result;
+    CellResult failed;
+    failed.spec = cell;
+    failed.status = CellStatus::Failed;
+    failed.error = "the peer agent's control connection was lost twice during this cell (the agent restored its side each time)";
+    current_profile_.reset();
+    for (auto& end : ends_) end.features_dirty = true;
+    return failed;
+}
+
+// After a loss: reconnect within options_.agent_reconnect and check the peer is back at its originals.
+void Sweep::recover_agent() {
+    ConfirmedEnd& agent = *target_.remote.agent;
+    // Every end is out of step with what the last cell left: the next apply starts from the originals.
+    current_profile_.reset();
+    for (auto& end : ends_) end.features_dirty = true;
+    note("lost the control connection to the peer agent (it restores its side by itself); reconnecting for up to " +
+         std::to_string(std::chrono::duration_cast<std::chrono::seconds>(options_.agent_reconnect).count()) + " s");
+    try {
+        agent.reconnect(options_.agent_reconnect);
+        for (const auto& end : ends_) {
+            if (end.end->agent == nullptr) continue;
+            const LinkSettings differs = settings_back_to(end.original, end.end->device->read(end.end->ifname));
+            if (!differs.empty()) {
+                note("after the reconnect the peer's " + end.end->ifname + " is not at its original state (" + describe_settings(differs) +
+                     " would put it back); the next cell starts over from the originals");
+            }
+        }
+    } catch (const Error& e) {
+        throw AgentGone{e.what()};
+    }
+    note("reconnected to the peer agent; its side is at its original state");
+}
+
+// The agent is gone: put this side back, keep every finished cell, and change nothing more.
+void Sweep::stop_without_agent(const std::string& why) {
+    outcome_.restored = restore_local();
+    outcome_.interrupted = true;
+    outcome_.stopped_because = "lost the peer agent and it did not come back: " + why;
+    save();
 }
 
 CellResult Sweep::run_cell(const CellSpec& cell) {

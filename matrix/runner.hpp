@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "agent/confirmed_end.hpp"
 #include "core/base/clock.hpp"
 #include "core/base/sweep_types.hpp"
 #include "core/traffic_runner.hpp"
@@ -13,23 +14,6 @@
 #include "matrix/path_probe.hpp"
 
 namespace nm {
-
-/// An end changed through the peer agent, like a router's "commit confirmed": the end journals its own
-/// originals, reverts by itself a change that is not confirmed in time, and restores when asked or when
-/// the controlling client goes away.
-class ConfirmedEnd {
-public:
-    virtual ~ConfirmedEnd() = default;
-    /// True when the end answers on the control path within `timeout`.
-    virtual bool ping(std::chrono::milliseconds timeout) = 0;
-    /// Keeps the last change. Throws nm::Error when the end cannot be told.
-    virtual void confirm() = 0;
-    /// Waits for the end to say it reverted the last (unconfirmed) change; false when it did not within
-    /// `timeout` (the end still reverts on its own, or restores when the control connection drops).
-    virtual bool await_rollback(std::chrono::milliseconds timeout) = 0;
-    /// Puts back everything the end journalled. Throws nm::Error.
-    virtual std::vector<ApplyReport> restore() = 0;
-};
 
 /// One end of the measured path, as the sweep reaches it.
 struct SweepEnd {
@@ -103,12 +87,18 @@ struct SweepOptions {
     std::string tool_version;
     std::chrono::milliseconds probe_timeout{1000};   ///< the path probe's wait for its echo (resent every 250 ms)
     std::chrono::milliseconds rollback_wait{6000};   ///< how long to wait for the peer agent to report a rollback
+    /// How long the sweep tries to reach the peer agent again after losing its control connection; when
+    /// it does not come back, the sweep restores this side, saves what it has and stops.
+    std::chrono::milliseconds agent_reconnect{15000};
 };
 
 /// How a sweep ended.
 struct SweepOutcome {
     ResultsFile results;
-    bool interrupted = false;          ///< stopped by the stop token; unfinished cells are missing
+    bool interrupted = false;          ///< stopped early (the stop token, or stopped_because); unfinished cells are missing
+    /// Why the sweep stopped on its own before the end (the peer agent was lost and did not come back);
+    /// empty when it ran to its end or was stopped by the stop token.
+    std::string stopped_because;
     size_t cells_run = 0;              ///< cells done by this call (not counting resumed ones)
     std::vector<ApplyReport> restored; ///< what the final restore did
 };
@@ -138,6 +128,10 @@ void check_sweep(const SweepConfig& config, const SweepTarget& target);
 /// state: a feature its profile does not name is at its original value. Interfaces are restored through
 /// the journal at the end, when `stop` is requested, and when an exception leaves. Per-cell failures are
 /// recorded in the cell; only input errors (before any change) and failures to save or restore throw.
+/// With the peer agent, each cell's change on the peer stands only once confirmed (confirm_change); a
+/// lost control connection is reconnected (SweepOptions::agent_reconnect) and the cell it cut is run
+/// again from the originals; when the agent does not come back the sweep restores its own side, saves
+/// the finished cells and returns with `stopped_because` set, changing nothing more.
 SweepOutcome run_sweep(const SweepConfig& config, const SweepTarget& target, SweepServices& services,
                        const SweepOptions& options, std::stop_token stop);
 

@@ -3,7 +3,7 @@
 #include <fstream>
 
 #include "core/base/error.hpp"
-#include "matrix/peer_auth.hpp"
+#include "agent/key_file.hpp"
 #include "tests/support/matrix_world.hpp"
 
 TEST_CASE("Key files: missing and short keys are usage errors naming the file", "[unit]") {

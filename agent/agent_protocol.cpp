@@ -43,10 +43,11 @@ LinkSettings parse_settings(const Json& j) {
     for (const auto& [key, value] : j.items()) {
         if (key == "mtu") {
             if (value.is_null()) continue;
-            if (!value.is_number_unsigned() || value.get<uint64_t>() > 0xffffffffULL) {
+            const auto mtu = as_unsigned(value);
+            if (!mtu || *mtu > 0xffffffffULL) {
                 refuse(WireError::Usage, "bad request: \"settings.mtu\" must be an unsigned 32-bit integer or null, got " + quoted_value(value));
             }
-            s.mtu = value.get<uint32_t>();
+            s.mtu = static_cast<uint32_t>(*mtu);
         } else if (key == "features") {
             if (!value.is_object()) refuse(WireError::Usage, "bad request: \"settings.features\" must be an object of name: true|false");
             for (const auto& [name, on] : value.items()) {
@@ -110,20 +111,25 @@ AgentRequest parse_agent_request(const Json& message) {
     }
     if (const auto it = message.find(agent_field::kSettings); it != message.end()) req.settings = parse_settings(*it);
     if (const auto it = message.find(agent_field::kConfirmMs); it != message.end()) {
-        if (!it->is_number_unsigned() || it->get<uint64_t>() < static_cast<uint64_t>(kMinConfirmWindow.count()) ||
-            it->get<uint64_t>() > static_cast<uint64_t>(kMaxConfirmWindow.count())) {
+        const auto ms = as_unsigned(*it);
+        if (!ms || *ms < static_cast<uint64_t>(kMinConfirmWindow.count()) || *ms > static_cast<uint64_t>(kMaxConfirmWindow.count())) {
             refuse(WireError::Usage, "bad request: \"confirm_ms\" must be an integer from " + std::to_string(kMinConfirmWindow.count()) +
                                          " to " + std::to_string(kMaxConfirmWindow.count()) + ", got " + quoted_value(*it));
         }
-        req.confirm_window = std::chrono::milliseconds(it->get<int64_t>());
+        req.confirm_window = std::chrono::milliseconds(static_cast<int64_t>(*ms));
     }
     if (const auto it = message.find(agent_field::kChange); it != message.end()) {
-        if (!it->is_number_unsigned() || it->get<uint64_t>() == 0) {
-            refuse(WireError::Usage, "bad request: \"change\" must be a change id (an integer > 0), got " + quoted_value(*it));
-        }
-        req.change = it->get<uint64_t>();
+        const auto id = as_unsigned(*it);
+        if (!id || *id == 0) refuse(WireError::Usage, "bad request: \"change\" must be a change id (an integer > 0), got " + quoted_value(*it));
+        req.change = *id;
     }
     return req;
+}
+
+std::optional<uint64_t> as_unsigned(const Json& value) {
+    if (value.is_number_unsigned()) return value.get<uint64_t>();
+    if (value.is_number_integer() && value.get<int64_t>() >= 0) return static_cast<uint64_t>(value.get<int64_t>());
+    return std::nullopt;
 }
 
 std::string challenge_transcript(const Json& challenge) {

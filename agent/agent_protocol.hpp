@@ -127,6 +127,10 @@ struct AgentRequest {
 /// (Usage for a bad field, Refused for a feature that is not allowed, Protocol for an unknown op).
 AgentRequest parse_agent_request(const Json& message);
 
+/// `value` as a non-negative integer (JSON keeps small ones signed or unsigned alike); nullopt for
+/// anything else (a negative number, a fraction, a string, ...).
+std::optional<uint64_t> as_unsigned(const Json& value);
+
 /// The text both ends' handshake proofs cover: the challenge without "v", "type" and "mac", as nlohmann
 /// dumps it (sorted keys).
 std::string challenge_transcript(const Json& challenge);

@@ -24,8 +24,8 @@ std::string joined(const std::vector<std::string>& items) {
 
 std::optional<uint64_t> seq_of(const Json& message) {
     const auto it = message.find(agent_field::kSeq);
-    if (it == message.end() || !it->is_number_unsigned()) return std::nullopt;
-    return it->get<uint64_t>();
+    if (it == message.end()) return std::nullopt;
+    return as_unsigned(*it);
 }
 
 }  // namespace

@@ -376,6 +376,8 @@ CellResult Sweep::run_cell_with_agent(const CellSpec& cell) {
     CellResult result = run_cell(cell);
     if (!agent_lost()) return result;
     recover_agent();
+    // The first try is no result: the cell's settings are not a duplicate of themselves.
+    std::erase_if(measured_, [&](const auto& m) { return m.second == cell.key; });
     result = run_cell(cell);
     if (!agent_lost()) return result;
     CellResult failed;
@@ -415,7 +417,7 @@ void Sweep::recover_agent() {
 void Sweep::stop_without_agent(const std::string& why) {
     outcome_.restored = restore_local();
     outcome_.interrupted = true;
-    outcome_.stopped_because = "lost the peer agent and it did not come back: " + why;
+    outcome_.stopped_because = "lost the peer agent: " + why;
     save();
 }
 

@@ -10,9 +10,7 @@ std::string safe_log_line(std::string_view line) {
     out.reserve(std::min(line.size(), kMaxLogLine) + 8);
     for (const char ch : line) {
         const auto c = static_cast<unsigned char>(ch);
-        if (c == '\\') {
-            out += "\\\\";
-        } else if (c < 0x20 || c >= 0x7f) {
+        if (c < 0x20 || c >= 0x7f) {
             char buf[8];
             std::snprintf(buf, sizeof buf, "\\x%02x", static_cast<unsigned>(c));
             out += buf;

@@ -13,7 +13,7 @@ namespace nm {
 inline constexpr size_t kMaxLogLine = 512;
 
 /// `line` made safe for a line-oriented log: every control character (newline included), DEL and byte
-/// outside printable ASCII written as \xNN, a backslash as \\, and cut to kMaxLogLine characters.
+/// outside printable ASCII written as \xNN, and cut to kMaxLogLine characters.
 std::string safe_log_line(std::string_view line);
 
 /// A value a client sent, for a message about it: JSON with every non-ASCII character escaped, cut to 80

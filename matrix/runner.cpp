@@ -100,6 +100,9 @@ struct EndRuntime {
     bool features_dirty = false;   // a profile's features were applied since the last reset
 };
 
+// How long the check after each cell waits for the peer agent's answer before counting it as lost.
+constexpr auto kAgentAliveTimeout = std::chrono::seconds(5);
+
 // The peer agent was lost and did not come back: the sweep stops (Sweep::stop_without_agent).
 struct AgentGone {
     std::string why;
@@ -119,7 +122,7 @@ private:
     bool apply_end(EndRuntime& end, const CellSpec& cell, CellResult& result);
     bool confirm_change(const CellSpec& cell, CellResult& result, const std::vector<LinkState>& before);
     CellResult run_cell_with_agent(const CellSpec& cell);
-    bool agent_lost() const { return target_.remote.agent != nullptr && !target_.remote.agent->connected(); }
+    bool agent_lost() const;
     void recover_agent();
     void stop_without_agent(const std::string& why);
     std::vector<ApplyReport> restore_local();
@@ -366,6 +369,13 @@ bool Sweep::confirm_change(const CellSpec& cell, CellResult& result, const std::
     current_profile_.reset();
     for (auto& end : ends_) end.features_dirty = true;
     return false;
+}
+
+// True when the peer agent's control connection is gone. A round trip settles it: the connection may have
+// died a moment ago (the agent killed while the cell measured) without its reader having seen it yet.
+bool Sweep::agent_lost() const {
+    ConfirmedEnd* agent = target_.remote.agent;
+    return agent != nullptr && (!agent->connected() || !agent->ping(kAgentAliveTimeout));
 }
 
 // A cell with the peer agent, through losses of its control connection: the agent restores its side

@@ -1,7 +1,8 @@
 // `nicmatrix plot`: the plots live in the Python package (nicmatrix.plot, matplotlib); this command checks
 // its flags and replaces itself with `/usr/bin/python3 -m nicmatrix.plot ...`, so there is one plotting
 // implementation. The package is found next to this executable: build/python/ in the build tree, or
-// <prefix>/NM_PYTHON_INSTALL_DIR after `cmake --install`; else Python's own path (Debian's dist-packages).
+// <prefix>/<one of NM_PYTHON_INSTALL_DIRS> after `cmake --install` or from the Debian package; else
+// Python's own path.
 #include <unistd.h>
 
 #include <cerrno>
@@ -9,6 +10,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <memory>
+#include <sstream>
 #include <string>
 #include <utility>
 #include <vector>
@@ -16,8 +18,8 @@
 #include "cli/commands.hpp"
 #include "core/base/error.hpp"
 
-#ifndef NM_PYTHON_INSTALL_DIR
-#define NM_PYTHON_INSTALL_DIR ""
+#ifndef NM_PYTHON_INSTALL_DIRS
+#define NM_PYTHON_INSTALL_DIRS ""
 #endif
 
 namespace nm::cli {
@@ -25,16 +27,30 @@ namespace {
 
 constexpr const char* kPython = "/usr/bin/python3";
 
-// The directory holding the package `nicmatrix` (with its compiled module) for this executable, or "".
+// The directory holding the package `nicmatrix` for this executable, or "" (then Python's own path).
+// A package without its compiled module (a build tree where only the executable was built) is an error
+// that says how to build it, not Python's "cannot import name '_nicmatrix' from partially initialized
+// module".
 std::string package_root() {
     std::error_code ec;
     const auto exe = std::filesystem::read_symlink("/proc/self/exe", ec);
     if (ec) return "";
     const auto dir = exe.parent_path();
     std::vector<std::filesystem::path> candidates{dir / "python"};
-    if (std::string(NM_PYTHON_INSTALL_DIR).size() > 0) candidates.push_back(dir / ".." / NM_PYTHON_INSTALL_DIR);
+    std::istringstream installed{NM_PYTHON_INSTALL_DIRS};
+    for (std::string rel; std::getline(installed, rel, ':');) {
+        if (!rel.empty()) candidates.push_back(dir / ".." / rel);
+    }
     for (const auto& c : candidates) {
-        if (std::filesystem::exists(c / "nicmatrix" / "__init__.py", ec)) return std::filesystem::weakly_canonical(c, ec).string();
+        if (!std::filesystem::exists(c / "nicmatrix" / "__init__.py", ec)) continue;
+        for (const auto& entry : std::filesystem::directory_iterator(c / "nicmatrix", ec)) {
+            if (entry.path().filename().string().starts_with("_nicmatrix.")) {
+                return std::filesystem::weakly_canonical(c, ec).string();
+            }
+        }
+        throw Error(ErrorKind::Failed, "plot: the Python package in " + (c / "nicmatrix").string() +
+                                           " has no compiled module _nicmatrix; build it with `cmake --build " +
+                                           dir.string() + " --target _nicmatrix` (or `bash scripts/build.sh`)");
     }
     return "";
 }

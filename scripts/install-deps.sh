@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs exactly the Debian 12 packages nicmatrix builds and tests with. Idempotent: packages already
 # present are left alone, and nothing is fetched from anywhere but Debian's archive.
+# `install-deps.sh package-check` adds what scripts/check-package.sh uses to check the Debian package.
 set -euo pipefail
 
 packages=(
@@ -10,6 +11,11 @@ packages=(
   ethtool iproute2 iputils-ping iperf3 procps libcap2-bin
   python3-pytest python3-pandas python3-matplotlib python3-nbclient python3-ipykernel python3-nbformat python3-jsonschema python3-pil
 )
+if [ "${1-}" = package-check ]; then
+  # lintian; man-db to render the man pages; systemd for systemd-analyze verify; bash-completion and zsh
+  # to load the completions the way a user's shell does.
+  packages+=(lintian man-db systemd bash-completion zsh)
+fi
 
 missing=()
 for p in "${packages[@]}"; do

@@ -1,10 +1,14 @@
 #!/usr/bin/env bash
-# Installs what is missing, builds, and runs every test suite: the libFuzzer targets for a bounded time,
-# then unit, integration (root, real veth in network namespaces the tests make and remove themselves) and
-# python through CTest, whose summary closes the output. CI runs exactly this.
+# Installs what is missing, builds, and runs every test suite: the Debian package's check, the libFuzzer
+# targets for a bounded time, then unit, integration (root, real veth in network namespaces the tests make
+# and remove themselves), python and docs through CTest, whose summary closes the output. CI runs exactly
+# this.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/build.sh
+# The Debian package: built from build/, installed, used, removed and purged, the machine left as it was
+# (about a minute once built; its check tools come from install-deps.sh package-check).
+bash scripts/check-package.sh
 # The libFuzzer targets (control-message decoder, sweep config parser): built with clang in build-fuzz/,
 # 15 s each on the committed corpus (fuzz/corpus/).
 timeout 600 fuzz/run.sh 15

@@ -16,7 +16,24 @@ import shlex as _shlex
 import sys as _sys
 import tempfile as _tempfile
 
-from . import _nicmatrix
+try:
+    from . import _nicmatrix
+except ImportError as _e:
+    _here = _os.path.dirname(__file__)
+    if any(f.startswith("_nicmatrix.") for f in _os.listdir(_here)):
+        raise ImportError(f"nicmatrix: the compiled module _nicmatrix in {_here} does not load: {_e}",
+                          name="nicmatrix._nicmatrix", path=_here) from _e
+    # A build tree where only the executable was built has the package's .py files (copied at configure
+    # time) but not the compiled module: say how to get it, not "partially initialized module".
+    raise ImportError(
+        f"nicmatrix: the compiled module _nicmatrix is missing from {_here}; build it with "
+        "`cmake --build build --target _nicmatrix` (or `bash scripts/build.sh`) and use PYTHONPATH=build/python, "
+        "or install the package (bash scripts/package.sh, then apt-get install ./dist/nicmatrix_*.deb)",
+        name="nicmatrix._nicmatrix", path=_here) from None
+try:
+    import pandas as _pandas  # noqa: F401 (the DataFrames need it; say which Debian package has it)
+except ImportError as _e:
+    raise ImportError(f"nicmatrix needs pandas ({_e}): apt-get install python3-pandas", name="pandas") from _e
 from ._nicmatrix import Error
 from ._results import Results, compare
 

@@ -10,7 +10,11 @@ import math
 import os
 import sys
 
-from matplotlib.figure import Figure
+try:
+    from matplotlib.figure import Figure
+except ImportError as _e:
+    raise ImportError(f"nicmatrix.plot needs matplotlib ({_e}): apt-get install python3-matplotlib",
+                      name="matplotlib") from _e
 
 from . import _nicmatrix
 from ._results import Results, _as_results, check_metric, compare

@@ -361,8 +361,8 @@ void add_traffic_commands(CLI::App& app, std::stop_token stop) {
             po.port = spec.port;
             po.bind = spec.bind;
             po.key = load_key(key_file);
-            PeerControlClient proof(std::move(po));   // refuses a server that cannot prove it holds the key
-
+            // Refuses a server that cannot prove it holds the key; the proof's connection ends here.
+            const PeerControlClient proof(std::move(po));
         }
         if (!ro->json) {
             std::cout << "Connecting to host " << spec.host << ", port " << spec.port << std::endl;

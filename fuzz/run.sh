@@ -11,7 +11,7 @@ targets="control_message sweep_config traffic_spec agent_session"
 launcher=
 if command -v ccache >/dev/null 2>&1; then launcher=-DCMAKE_CXX_COMPILER_LAUNCHER=ccache; fi
 CXX=${CXX_FUZZ:-clang++-14} cmake -S "$here" -B "$build" -DNM_FUZZ=ON -DNM_BUILD_TESTS=OFF -DNM_BUILD_PYTHON=OFF \
-  -DCMAKE_BUILD_TYPE=RelWithDebInfo $launcher >/dev/null
+  -DCMAKE_BUILD_TYPE=Debug $launcher >/dev/null
 cmake --build "$build" -j2 --target $(for t in $targets; do printf 'nm_fuzz_%s ' "$t"; done)
 for target in $targets; do
   work="$build/corpus-$target"

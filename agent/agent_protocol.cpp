@@ -92,7 +92,8 @@ AgentRequest parse_agent_request(const Json& message) {
     const auto op = op_from_name(op_it->get_ref<const std::string&>());
     if (!op) refuse(WireError::Usage, "unknown operation " + quoted_value(*op_it));
     const OpRow& r = row(*op);
-    for (const auto& [key, value] : message.items()) {
+    for (const auto& item : message.items()) {
+        const std::string& key = item.key();
         if (key == "type" || key == "v" || key == agent_field::kSeq || key == agent_field::kMac || key == agent_field::kOp) continue;
         if (std::none_of(r.fields.begin(), r.fields.end(), [&](const char* f) { return key == f; })) {
             refuse(WireError::Usage, "bad request: " + std::string(r.name) + " takes no field " + quoted_value(key));

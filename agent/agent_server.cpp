@@ -1,6 +1,5 @@
 #include "agent/agent_server.hpp"
 
-#include <filesystem>
 #include <mutex>
 
 #include "agent/key_file.hpp"
@@ -17,7 +16,8 @@ public:
     void remember(const LinkState& original) override {
         throw Error(ErrorKind::Failed, "journal " + original.name + ": this agent has no settings control and no journal");
     }
-    std::vector<ApplyReport> restore() override { return {}; }
+    void release(const LinkState&) override {}
+    std::vector<JournalReport> restore(const RestoreOptions&) override { return {}; }
 };
 
 std::string joined(const std::vector<std::string>& items) {
@@ -53,19 +53,20 @@ AgentServer::AgentServer(AgentServerOptions options) : options_(std::move(option
     }
     const bool control = agent.key.has_value() && !agent.allowed.empty();
     if (control) {
-        // The agent journals before its first change; a journal left by an agent that crashed or was killed
-        // is put back before anyone is served.
-        try {
-            if (const auto dir = std::filesystem::path(options_.journal).parent_path(); !dir.empty()) std::filesystem::create_directories(dir);
-        } catch (const std::filesystem::filesystem_error& e) {
-            throw Error(ErrorKind::Failed, "--journal " + options_.journal + ": " + e.code().message());
-        }
+        // The agent journals before its first change (the journal makes its directory and reports its
+        // problems as nm::Error). It is touched only by an agent that may change settings.
         journal_ = std::make_unique<FileSettingsJournal>(options_.journal);
     } else {
         journal_ = std::make_unique<NoJournal>();
     }
     agent_.emplace(device_, *journal_, clock_, std::move(agent));
-    for (const auto& r : agent_->restore_leftover()) log("restored " + r.ifname + " from the journal a previous agent left");
+    // Entries of an agent that is gone (crashed, killed) are put back before anyone is served; those of
+    // one that still runs (another agent on this journal) are its own and left alone, with a line.
+    for (const auto& r : agent_->restore_leftover()) {
+        log(r.action == JournalAction::Restored
+                ? "restored " + r.ifname + " from the journal a previous agent left" + (r.note.empty() ? "" : " (" + r.note + ")")
+                : r.ifname + ": " + r.note);
+    }
     const auto caps = agent_->capabilities();
     if (caps.control) {
         log("settings control allowed on " + joined(caps.interfaces) + " for clients holding the key");

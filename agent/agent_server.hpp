@@ -13,6 +13,7 @@
 #include "agent/peer_agent.hpp"
 #include "core/base/clock.hpp"
 #include "core/traffic_server.hpp"
+#include "ethtool_ctl/file_settings_journal.hpp"
 #include "ethtool_ctl/netlink_device_control.hpp"
 #include "ethtool_ctl/settings_journal.hpp"
 
@@ -24,7 +25,7 @@ struct AgentServerOptions {
     ServerOptions server;
     std::vector<std::string> allow_control;              ///< --allow-control: interfaces a client may change
     std::string key_file;                                ///< --key-file; "" = $NICMATRIX_KEY_FILE, else no key
-    std::string journal = "/run/nicmatrix/agent-journal.json";   ///< used only when settings control is on
+    std::string journal = FileSettingsJournal::default_agent_path();   ///< used only when settings control is on
     std::chrono::milliseconds heartbeat_timeout{10000};  ///< --heartbeat-timeout
     /// One line for each thing worth telling (what the agent allows, refusals, rollbacks, restores), each
     /// made safe for a log (agent/log_line.hpp). Must not throw; called from several threads, serialized.

@@ -5,6 +5,7 @@
 #include "agent/change_ledger.hpp"
 #include "agent/log_line.hpp"
 #include "core/base/error.hpp"
+#include "core/base/thread_entry.hpp"
 #include "core/base/version.hpp"
 #include "core/message_auth.hpp"
 #include "core/net.hpp"
@@ -72,9 +73,9 @@ void PeerAgent::journal_before_change(const LinkState& before) { journal_.rememb
 
 std::vector<ApplyReport> PeerAgent::restore_journal() { return journal_.restore(); }
 
-std::vector<ApplyReport> PeerAgent::restore_leftover() {
+std::vector<JournalReport> PeerAgent::restore_leftover() {
     std::lock_guard lock(device_mutex_);
-    return restore_journal();
+    return journal_.restore(RestoreOptions{});
 }
 
 std::vector<ApplyReport> PeerAgent::restore_all() {
@@ -350,8 +351,11 @@ void PeerAgent::serve_control(ControlChannel ch, Json first, std::stop_token sto
         log("control connection from " + session.client + ": " + e.what());
     } catch (const std::exception& e) {
         log("control connection from " + session.client + ": " + e.what());
+    } catch (...) {
+        log("control connection from " + session.client + ": unknown exception");
     }
-    end_session(session);
+    // This runs on the server's control thread: whatever the end of the session throws stays here.
+    guarded([&] { end_session(session); }, [&](const std::string& what) { log("ending the session of " + session.client + ": " + what); });
 }
 
 }  // namespace nm

@@ -49,8 +49,9 @@ public:
 
     PeerCapabilities capabilities() const;
 
-    /// Restores a journal left by an agent that crashed or was killed; returns what was restored.
-    std::vector<ApplyReport> restore_leftover();
+    /// Restores the entries an agent that crashed or was killed left in the journal (never those of an
+    /// agent that still runs: they are reported LeftAlone); returns what was done with each entry.
+    std::vector<JournalReport> restore_leftover();
 
     /// Restores every journalled interface (used when the agent stops). Throws nm::Error (Failed).
     std::vector<ApplyReport> restore_all();

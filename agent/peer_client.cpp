@@ -11,6 +11,7 @@
 
 #include "agent/agent_protocol.hpp"
 #include "core/base/error.hpp"
+#include "core/base/thread_entry.hpp"
 #include "core/control_channel.hpp"
 #include "core/message_auth.hpp"
 
@@ -159,8 +160,15 @@ PeerControlClient::Connection::Connection(const PeerClientOptions& options, std:
         throw Error(ErrorKind::Failed, who + ": malformed challenge or welcome (" + e.what() + ")");
     }
     started_ = true;
-    reader_ = std::jthread([this](std::stop_token stop) { read_loop(stop); });
-    heartbeat_ = std::jthread([this](std::stop_token stop) { heartbeat_loop(stop); });
+    // Whatever a thread body throws ends this connection (the agent then restores its side), never the
+    // process without its restore.
+    const auto lost = [this](const char* thread) {
+        return [this, thread](const std::string& what) {
+            close(Error(ErrorKind::Failed, "peer agent " + where_ + ": the client's " + thread + " thread failed (" + what + ")"), false);
+        };
+    };
+    reader_ = std::jthread([this, on_error = lost("reader")](std::stop_token stop) { guarded([&] { read_loop(stop); }, on_error); });
+    heartbeat_ = std::jthread([this, on_error = lost("heartbeat")](std::stop_token stop) { guarded([&] { heartbeat_loop(stop); }, on_error); });
 }
 
 PeerControlClient::Connection::~Connection() {

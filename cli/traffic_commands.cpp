@@ -4,7 +4,6 @@
 #include <map>
 #include <optional>
 #include <cstdio>
-#include <filesystem>
 #include <iostream>
 #include <mutex>
 #include <sstream>
@@ -18,6 +17,7 @@
 #include "agent/agent_server.hpp"
 #include "agent/key_file.hpp"
 #include "agent/peer_client.hpp"
+#include "ethtool_ctl/file_settings_journal.hpp"
 #include "ethtool_ctl/netlink_device_control.hpp"
 #include "matrix/frame_table.hpp"
 
@@ -241,7 +241,7 @@ void add_traffic_commands(CLI::App& app, std::stop_token stop) {
         bool json = false;
         std::vector<std::string> allow_control;
         std::string key_file;
-        std::string journal = "/run/nicmatrix/agent-journal.json";
+        std::string journal = FileSettingsJournal::default_agent_path();
         double heartbeat_timeout_s = 10;
     };
     auto so = std::make_shared<ServeOptions>();
@@ -258,7 +258,10 @@ void add_traffic_commands(CLI::App& app, std::stop_token stop) {
                       "Pre-shared key that clients must prove they hold (default $NICMATRIX_KEY_FILE): a regular file of 32 to 4096 "
                       "bytes, readable by its owner only (head -c 32 /dev/urandom > key; chmod 600 key); without one, settings "
                       "changes are refused");
-    serve->add_option("--journal", so->journal, "Where the agent journals the originals of the interfaces it changes")->capture_default_str();
+    serve->add_option("--journal", so->journal,
+                      "Where the agent journals the originals of the interfaces it changes (`nicmatrix restore` also looks "
+                      "at the default); at start it restores the entries of an agent that is gone, never those of one that runs")
+        ->capture_default_str();
     serve->add_option("--heartbeat-timeout", so->heartbeat_timeout_s,
                       "Seconds without a message from the controlling client after which the agent restores its interfaces "
                       "(never inside a change's confirm window: an unconfirmed change is rolled back first)")

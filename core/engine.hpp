@@ -1,11 +1,13 @@
 #pragma once
-// One end of a test: the worker threads that move data (TCP streams over epoll, batched UDP), the measured
-// window, and the end's own figures (thread CPU, /proc/stat, softnet, interrupts, interface counters).
-// Client and server each run one EndEngine; the control protocol around it is in traffic_session.hpp.
+// One end of a test: the worker threads that move data, the measured window, and the end's own figures
+// (thread CPU, /proc/stat, softnet, interrupts, interface counters). Client and server each run one
+// EndEngine; the control protocol around it is in traffic_session.hpp, which streams each end sends is
+// core/stream_layout.hpp.
 //
-// Threads share nothing while traffic flows: each worker owns its sockets, buffers and counters, and
-// publishes only a relaxed progress counter (for stall detection). Results are merged after join().
-#include <atomic>
+// The workers are a test kind's (core/worker_kinds.hpp: TCP stream, UDP stream), each a loop over a set
+// of streams (core/stream_set.hpp). Threads share nothing while traffic flows: each worker owns its
+// sockets, buffers and counters, and publishes only a relaxed progress counter (for stall detection).
+// Results are merged after join() (core/worker_merge.hpp).
 #include <chrono>
 #include <memory>
 #include <optional>
@@ -38,9 +40,15 @@ struct DataStream {
     uint32_t id = 0;
 };
 
+/// How the data moves, besides the protocol: the second half of a test kind's name ("tcp_stream").
+enum class TrafficPattern {
+    Stream,   ///< bulk data one way per stream (netperf's TCP_STREAM/UDP_STREAM); request/response comes next
+};
+
 /// What one end does, fixed before it starts.
 struct EnginePlan {
     Protocol protocol = Protocol::Tcp;
+    TrafficPattern pattern = TrafficPattern::Stream;   ///< with protocol: which workers run (worker_kind)
     uint32_t write_size = 0;            ///< TCP write size or UDP payload, bytes (the largest, with a mix)
     /// UDP: payload of datagram `seq` is payload_pattern[seq % size()] (payload_pattern()); empty = write_size.
     std::vector<uint32_t> payload_pattern;
@@ -83,11 +91,11 @@ public:
     /// worker still running). A path that stops passing packets shows up here.
     bool stalled(TimePoint now);
 
-    void stop_senders() { send_stop_.request_stop(); }
     /// UDP receivers drain what is queued, then end.
     void stop_receivers() { recv_stop_.request_stop(); }
 
-    /// Stops everything, joins, and builds this end's report.
+    /// Stops everything, joins, and builds this end's report. A worker's error makes an Ok `status`
+    /// Failed and, when `error` is empty, becomes the report's error.
     EndReport finish(RunStatus status, const std::string& error);
 
 private:
@@ -106,13 +114,6 @@ private:
     TimePoint last_progress_at_{};
     bool started_ = false;
 };
-
-/// Thread CPU time (getrusage RUSAGE_THREAD), seconds.
-struct ThreadCpu {
-    double user_s = 0;
-    double sys_s = 0;
-};
-ThreadCpu thread_cpu_now();
 
 /// Fills the per-second and per-packet rates of `napi` from its counts over `duration_s` (0 where a
 /// divisor is 0). Pure.

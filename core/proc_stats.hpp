@@ -13,6 +13,10 @@
 
 namespace nm {
 
+/// How much a counter grew between two readings; 0 when it went back (a reset or a wrapped 32-bit
+/// driver counter), never a huge unsigned difference.
+constexpr uint64_t counter_delta(uint64_t before, uint64_t after) { return after >= before ? after - before : 0; }
+
 /// The aggregate "cpu" line of /proc/stat, in clock ticks summed over all CPUs.
 struct CpuTimes {
     uint64_t user = 0, nice = 0, system = 0, idle = 0, iowait = 0, irq = 0, softirq = 0, steal = 0;

@@ -5,6 +5,7 @@
 #include "core/base/error.hpp"
 #include "core/control_channel.hpp"
 #include "core/proc_stats.hpp"
+#include "core/stream_layout.hpp"
 #include "core/traffic_session.hpp"
 
 namespace nm {
@@ -39,11 +40,9 @@ RunResult TrafficClient::run(const TestSpec& requested, std::stop_token stop) {
     TestSpec agreed = spec;
     agreed.streams = ready.at("spec").at("streams").get<uint32_t>();
 
+    const StreamLayout layout = StreamLayout::of(agreed);
     const bool udp = spec.protocol == Protocol::Udp;
-    const bool bidir = spec.direction == Direction::Bidir;
-    const bool client_sends = spec.direction != Direction::Reverse;
-    const bool client_receives = spec.direction != Direction::Forward;
-    const uint32_t n = agreed.streams;
+    const bool client_receives = layout.receives(End::Client);
     const SocketAddress local = local_address(ch.fd());
 
     EnginePlan plan = plan_for(agreed, Direction::Forward, !spec.iface.empty() ? spec.iface : iface_for_address(local.host()));
@@ -52,18 +51,18 @@ RunResult TrafficClient::run(const TestSpec& requested, std::stop_token stop) {
     uint16_t client_udp_port = 0;
     if (udp) {
         if (client_receives) plan.recv_groups = make_udp_receivers(local, 0, agreed.threads, spec.window, client_udp_port);
-        if (client_sends) {
+        if (layout.sends(End::Client)) {
             SocketAddress peer = server;
             peer.set_port(server_udp_port);
-            for (uint32_t i = 0; i < n; ++i) sends.push_back(make_udp_sender(peer, i, spec.window));
+            const StreamIds ids = layout.sent_by(End::Client);
+            for (uint32_t id = ids.first; id < ids.end; ++id) sends.push_back(make_udp_sender(peer, id, spec.window));
         }
     } else {
-        for (uint32_t id = 0; id < (bidir ? 2 * n : n); ++id) {
+        for (uint32_t id = 0; id < layout.data_connections(); ++id) {
             DataStream s{connect_tcp(server, spec.bind, spec.window, deadline_in(kHandshakeTimeout)), id};
             const auto header = DataHeader{cookie, id}.encode();
             send_all(s.fd.get(), header.data(), header.size(), deadline_in(kHandshakeTimeout), "data connection header");
-            const bool client_side_sender = spec.direction == Direction::Forward || (bidir && id < n);
-            (client_side_sender ? sends : recvs).push_back(std::move(s));
+            (layout.sender_of(id) == End::Client ? sends : recvs).push_back(std::move(s));
         }
     }
     plan.send_groups = spread_streams(std::move(sends), agreed.threads);

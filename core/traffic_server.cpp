@@ -11,6 +11,7 @@
 
 #include "core/base/error.hpp"
 #include "core/proc_stats.hpp"
+#include "core/stream_layout.hpp"
 #include "core/traffic_session.hpp"
 
 namespace nm {
@@ -152,11 +153,9 @@ void TrafficServer::run_session(ControlChannel ch, Json hello, std::stop_token s
             send_error(ch, e);
             return;
         }
+        const StreamLayout layout = StreamLayout::of(spec);
         const bool udp = spec.protocol == Protocol::Udp;
-        const bool bidir = spec.direction == Direction::Bidir;
-        const bool server_sends = spec.direction != Direction::Forward;
-        const bool server_receives = spec.direction != Direction::Reverse;
-        const uint32_t n = spec.streams;
+        const bool server_receives = layout.receives(End::Server);
         const SocketAddress local = local_address(ch.fd());
 
         // The server's data flows to the client.
@@ -170,7 +169,7 @@ void TrafficServer::run_session(ControlChannel ch, Json hello, std::stop_token s
         {
             std::lock_guard lock(mutex_);
             cookie_ = cookie;
-            expected_streams_ = udp ? 0 : (bidir ? 2 * n : n);
+            expected_streams_ = layout.data_connections();
         }
         ch.send(Msg::Ready, Json{{"cookie", cookie}, {"udp_port", udp_port}, {"spec", spec}}, deadline_in(kHandshakeTimeout));
         Json start = ch.expect(deadline_in(kHandshakeTimeout), "start from the client");
@@ -194,14 +193,13 @@ void TrafficServer::run_session(ControlChannel ch, Json hello, std::stop_token s
         std::vector<DataStream> sends, recvs;
         for (auto& s : tcp_streams) {
             set_buffer_sizes(s.fd.get(), spec.window);
-            // Ids below n carry client -> server data; in reverse they all carry server -> client.
-            const bool server_side_sender = spec.direction == Direction::Reverse || (bidir && s.id >= n);
-            (server_side_sender ? sends : recvs).push_back(std::move(s));
+            (layout.sender_of(s.id) == End::Server ? sends : recvs).push_back(std::move(s));
         }
-        if (udp && server_sends) {
+        if (udp && layout.sends(End::Server)) {
             SocketAddress peer = peer_address(ch.fd());
             peer.set_port(start.at("udp_port").get<uint16_t>());
-            for (uint32_t i = 0; i < n; ++i) sends.push_back(make_udp_sender(peer, bidir ? n + i : i, spec.window));
+            const StreamIds ids = layout.sent_by(End::Server);
+            for (uint32_t id = ids.first; id < ids.end; ++id) sends.push_back(make_udp_sender(peer, id, spec.window));
         }
         plan.send_groups = spread_streams(std::move(sends), spec.threads);
         if (!udp) plan.recv_groups = spread_streams(std::move(recvs), spec.threads);

@@ -11,6 +11,8 @@
 
 #include "core/base/error.hpp"
 #include "core/payload_mix.hpp"
+#include "core/proc_stats.hpp"
+#include "core/stream_layout.hpp"
 
 namespace nm {
 namespace {
@@ -106,7 +108,7 @@ EnginePlan plan_for(const TestSpec& spec, Direction send_direction, std::string 
     plan.write_size = spec.write_size;
     plan.udp_gso = spec.udp_gso;
     plan.udp_gro = spec.udp_gro;
-    plan.stream_count = spec.direction == Direction::Bidir ? 2 * n : n;
+    plan.stream_count = StreamLayout::of(spec).total();
     plan.send_direction = send_direction;
     plan.iface = std::move(iface);
     plan.stall_timeout = std::chrono::milliseconds(static_cast<int64_t>(spec.stall_timeout_s * 1000));
@@ -263,9 +265,12 @@ RunResult combine_reports(const TestSpec& spec, const EndReport& client, const E
     r.spec = spec;
     r.status = status;
     r.error = error;
-    if (r.status == RunStatus::Ok && server.status != RunStatus::Ok) {
-        r.status = server.status;
-        r.error = server.error;
+    // The control loop's verdict first, then either end's own (a worker that failed).
+    for (const EndReport* end : {&client, &server}) {
+        if (r.status == RunStatus::Ok && end->status != RunStatus::Ok) {
+            r.status = end->status;
+            r.error = end->error;
+        }
     }
     if (r.error.empty()) r.error = !client.error.empty() ? client.error : server.error;
     const bool reverse = spec.direction == Direction::Reverse;
@@ -344,16 +349,8 @@ RunResult combine_reports(const TestSpec& spec, const EndReport& client, const E
         pmtu = std::max(pmtu, s.pmtu);
         if (s.loss) {
             if (!r.loss) r.loss = LossStats{};
-            r.loss->sent += s.loss->sent;
-            r.loss->received += s.loss->received;
-            r.loss->lost += s.loss->lost;
-            r.loss->duplicates += s.loss->duplicates;
-            r.loss->reordered += s.loss->reordered;
-            r.loss->jitter_ms = std::max(r.loss->jitter_ms, s.loss->jitter_ms);
+            *r.loss += *s.loss;
         }
-    }
-    if (r.loss) {
-        r.loss->percent = r.loss->sent > 0 ? 100.0 * static_cast<double>(r.loss->lost) / static_cast<double>(r.loss->sent) : 0;
     }
     if (spec.protocol == Protocol::Tcp) {
         // Segments are not counted by the application; estimate them from the MSS (path MTU - 52 bytes of
@@ -366,11 +363,10 @@ RunResult combine_reports(const TestSpec& spec, const EndReport& client, const E
     r.ms_per_call = r.io_calls > 0 ? duration * 1000 / static_cast<double>(r.io_calls) : 0;
     const double cpu_s = r.sender.cpu.user_s + r.sender.cpu.sys_s + r.receiver.cpu.user_s + r.receiver.cpu.sys_s;
     r.service_demand_us_per_kb = r.bytes > 0 ? cpu_s * 1e6 / (static_cast<double>(r.bytes) / 1024) : 0;
-    const auto d = [](uint64_t a, uint64_t b) { return b >= a ? b - a : 0; };
     const EndMeasurement& rx_end = spec.direction == Direction::Bidir ? server.measurement : r.receiver;
     if (!rx_end.iface.empty()) {
-        r.receiver_rx_bytes = d(rx_end.counters_before.rx_bytes, rx_end.counters_after.rx_bytes);
-        r.receiver_rx_packets = d(rx_end.counters_before.rx_packets, rx_end.counters_after.rx_packets);
+        r.receiver_rx_bytes = counter_delta(rx_end.counters_before.rx_bytes, rx_end.counters_after.rx_bytes);
+        r.receiver_rx_packets = counter_delta(rx_end.counters_before.rx_packets, rx_end.counters_after.rx_packets);
     }
     return r;
 }

@@ -20,6 +20,11 @@ enum class Direction {
     Bidir,    ///< both at once (--bidir)
 };
 
+/// The direction of the data coming the other way: Forward <-> Reverse (Bidir stays Bidir).
+constexpr Direction opposite(Direction d) {
+    return d == Direction::Forward ? Direction::Reverse : d == Direction::Reverse ? Direction::Forward : d;
+}
+
 inline constexpr uint16_t kDefaultPort = 5301;   ///< not iperf3's 5201, so both can run side by side
 
 /// One share of a UDP payload-size mix: `weight` datagrams of `payload_bytes` in every sum(weights).
@@ -69,6 +74,7 @@ struct SystemCpu {
     double sys_pct = 0;
     double irq_pct = 0;
     double softirq_pct = 0;
+    double steal_pct = 0;             ///< time a hypervisor ran something else while this guest wanted the CPU
 };
 
 /// NAPI and interrupt figures over the measured window: /proc/net/softnet_stat and /proc/interrupts.
@@ -107,6 +113,19 @@ struct LossStats {
     double jitter_ms = 0;             ///< RFC 3550
 };
 
+/// Adds `b`'s counts to `a` (one stream seen by two sockets, or streams summed into a run): counts add,
+/// jitter is the worse of the two, and percent is recomputed from the summed lost and sent.
+inline LossStats& operator+=(LossStats& a, const LossStats& b) {
+    a.sent += b.sent;
+    a.received += b.received;
+    a.lost += b.lost;
+    a.duplicates += b.duplicates;
+    a.reordered += b.reordered;
+    a.jitter_ms = a.jitter_ms > b.jitter_ms ? a.jitter_ms : b.jitter_ms;
+    a.percent = a.sent > 0 ? 100.0 * static_cast<double>(a.lost) / static_cast<double>(a.sent) : 0;
+    return a;
+}
+
 struct StreamResult {
     uint32_t id = 0;
     Direction direction = Direction::Forward;
@@ -137,6 +156,16 @@ enum class RunStatus {
     Stalled,      ///< data stopped flowing (a path that drops packets): ended early, not hung
     PeerLost,     ///< the other end vanished
     Interrupted,  ///< stopped by the user (SIGINT)
+    Failed,       ///< a worker failed (a send or receive error, a socket option refused): see error
+};
+
+/// The machine just before a sweep's repetition: system-wide /proc/stat over a short window while none of
+/// the sweep's own traffic runs (what other tenants, jobs or a hypervisor take). Percent of all CPUs.
+struct BackgroundLoad {
+    double busy_pct = 0;              ///< everything but idle and iowait (steal included)
+    double steal_pct = 0;
+    double window_s = 0;              ///< the last sample's length
+    double waited_s = 0;              ///< how long the sweep waited for a quiet moment before this run
 };
 
 /// Everything one run measured, both ends. Counts are from the receiving application's view.
@@ -164,6 +193,12 @@ struct RunResult {
     /// Bidir: the server's interface. Zero when the interface is unknown.
     uint64_t receiver_rx_bytes = 0;   ///< rx_bytes delta of the receiving interface
     uint64_t receiver_rx_packets = 0; ///< rx_packets delta of the receiving interface
+    /// Set by a sweep, not by `nicmatrix run`: when the run began (UTC ISO 8601, milliseconds), the
+    /// machine's load sampled just before it, and whether that load stayed above the sweep's thresholds
+    /// (the run was measured under interference).
+    std::string started;
+    std::optional<BackgroundLoad> background;
+    bool disturbed = false;
 };
 
 /// What one end of a test reports about itself (the server sends this to the client on the control

@@ -101,7 +101,8 @@ std::string write_key(const nm::test::TempDir& dir) {
 std::string config(const std::string& mtus, double duration_s) {
     return R"({"name": "agent", "offloads": [{"name": "tso-off", "features": {"tso": "off"}}], "mtu": [)" + mtus +
            R"(], "traffic": [{"name": "tcp", "protocol": "tcp", "streams": 1}], "duration_s": )" + std::to_string(duration_s) +
-           R"(, "omit_s": 0, "repetitions": 1, "cooldown_s": 0, "apply_to": {"offloads": "both", "mtu": "both"}})";
+           R"(, "omit_s": 0, "repetitions": 1, "cooldown_s": 0, "order": "sequential", "interference": {"max_wait_s": 0}, )"
+           R"("apply_to": {"offloads": "both", "mtu": "both"}})";
 }
 
 /// The agent in the lab's server namespace, waited for until it says what it allows. Its heartbeat timeout

@@ -56,12 +56,15 @@ TEST_CASE("system_cpu_between turns tick deltas into percent of all CPUs", "[uni
     b.softirq = 150;   // 15 %
     b.idle = 450;
     b.iowait = 50;     // idle too
+    b.steal = 100;     // 10 %: busy from this guest's view (it wanted the CPU), and reported apart
+    b.idle = 350;
     const auto s = nm::system_cpu_between(a, b);
     CHECK(s.user_pct == Approx(10));
     CHECK(s.sys_pct == Approx(20));
     CHECK(s.irq_pct == Approx(5));
     CHECK(s.softirq_pct == Approx(15));
-    CHECK(s.busy_pct == Approx(50));
+    CHECK(s.steal_pct == Approx(10));
+    CHECK(s.busy_pct == Approx(60));
     CHECK(nm::system_cpu_between(a, a).busy_pct == 0);
 }
 
@@ -99,4 +102,10 @@ TEST_CASE("parse_proc_net_dev maps the columns to stats64 fields", "[unit]") {
     CHECK(c.collisions == 9);
     CHECK(c.tx_carrier_errors == 10);
     CHECK(devs.at("lo").rx_bytes == 1234);
+}
+
+TEST_CASE("counter_delta is a counter's growth, 0 when it went back", "[unit]") {
+    CHECK(nm::counter_delta(10, 25) == 15);
+    CHECK(nm::counter_delta(7, 7) == 0);
+    CHECK(nm::counter_delta(25, 10) == 0);   // a reset, not 2^64 - 15
 }

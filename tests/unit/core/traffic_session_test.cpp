@@ -160,3 +160,23 @@ TEST_CASE("combine_reports keeps the worse status and its error", "[unit]") {
     CHECK(res.status == nm::RunStatus::Stalled);
     CHECK(res.error == "stalled: no data moved");
 }
+
+TEST_CASE("combine_reports: a worker error on either end makes an ok run failed", "[unit]") {
+    const auto spec = nm::resolve_spec(udp(), 2);
+    for (const bool on_client : {true, false}) {
+        nm::EndReport client, server;
+        nm::EndReport& failed = on_client ? client : server;
+        failed.status = nm::RunStatus::Failed;
+        failed.error = "stream 0: sendmmsg: Invalid argument";
+        const auto res = nm::combine_reports(spec, client, server, nm::RunStatus::Ok, "");
+        CHECK(res.status == nm::RunStatus::Failed);
+        CHECK(res.error == "stream 0: sendmmsg: Invalid argument");
+    }
+    // The control loop's own verdict comes first.
+    nm::EndReport client, server;
+    client.status = nm::RunStatus::Failed;
+    client.error = "stream 0: send: Connection reset by peer";
+    const auto lost = nm::combine_reports(spec, client, server, nm::RunStatus::PeerLost, "server lost");
+    CHECK(lost.status == nm::RunStatus::PeerLost);
+    CHECK(lost.error == "server lost");
+}

@@ -103,7 +103,8 @@ struct AgentWorld : World {
 nm::SweepConfig config(const std::string& patch = "{}") {
     auto j = nm::Json::parse(R"({
       "offloads": [{"name": "tso-off", "features": {"tso": "off"}}, {"name": "gro-on", "features": {"gro": "on"}}],
-      "mtu": [1500, 4000], "traffic": [{"streams": 1}], "duration_s": 1, "omit_s": 0, "repetitions": 2, "cooldown_s": 0})");
+      "mtu": [1500, 4000], "traffic": [{"streams": 1}], "duration_s": 1, "omit_s": 0, "repetitions": 2, "cooldown_s": 0,
+      "order": "sequential"})");
     j.merge_patch(nm::Json::parse(patch));
     return nm::parse_sweep_config(j);
 }
@@ -215,5 +216,36 @@ TEST_CASE("Peer agent: a loss between cells is noticed before the next cell chan
     // The cell the loss happened in is run again: a measurement during which the peer was restored is not kept.
     CHECK(w.traffic.specs.size() == 10);
     for (const auto& c : out.results.cells) CHECK(c.status == CellStatus::Ok);
+    w.check_restored();
+}
+
+TEST_CASE("Peer agent: shuffled rounds: a loss during a later visit of a recorded cell drops only that visit's repetition, which "
+          "runs again once reconnected",
+          "[unit]") {
+    AgentWorld w;
+    size_t lost_at = 0;
+    w.traffic.on_run = [&](size_t n, const nm::TestSpec&) {
+        if (n == 6) {   // round 2 (runs 5-8): the second visit of some cell
+            w.agent.lose();
+            lost_at = n;
+        }
+    };
+    nm::SweepOptions options;
+    options.seed = 7;
+    const auto out = w.run(config(R"({"order": "shuffled"})"), options);
+    REQUIRE(lost_at == 6);
+    CHECK_FALSE(out.interrupted);
+    CHECK(w.agent.reconnects == 1);
+    REQUIRE(out.results.cells.size() == 4);
+    for (const auto& c : out.results.cells) {
+        INFO(c.spec.key);
+        CHECK(c.status == CellStatus::Ok);
+        // Not 3: the repetition taken while the peer was being restored is not kept.
+        CHECK(c.runs.size() == 2);
+        CHECK(c.applied_remote->mtu == c.spec.mtu);
+    }
+    // 4 cells x 2, plus the cut visit's first try.
+    CHECK(w.traffic.specs.size() == 9);
+    CHECK(out.cells_run == 4);
     w.check_restored();
 }

@@ -98,3 +98,15 @@ TEST_CASE("Traffic enums reject unknown words naming the field", "[unit]") {
     CHECK(partial.protocol == nm::Protocol::Udp);
     CHECK(partial.port == nm::kDefaultPort);
 }
+
+TEST_CASE("Every run status has a JSON word and reads back (failed: a worker's error)", "[unit]") {
+    const std::pair<nm::RunStatus, const char*> all[] = {{nm::RunStatus::Ok, "ok"},
+                                                         {nm::RunStatus::Stalled, "stalled"},
+                                                         {nm::RunStatus::PeerLost, "peer_lost"},
+                                                         {nm::RunStatus::Interrupted, "interrupted"},
+                                                         {nm::RunStatus::Failed, "failed"}};
+    for (const auto& [status, word] : all) {
+        CHECK(nm::Json(status) == word);
+        CHECK(nm::Json(word).get<nm::RunStatus>() == status);
+    }
+}

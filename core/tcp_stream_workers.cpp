@@ -1,0 +1,171 @@
+// TCP stream workers: the sender writes plan.write_size bytes at a time on every stream until its window
+// ends (or its byte count is out); the receiver reads every byte until EOF. Both run on the stream-set
+// skeleton: non-blocking sockets, level-triggered epoll.
+#include <linux/tcp.h>   // the uapi tcp_info: glibc's lacks tcpi_bytes_retrans
+#include <netinet/in.h>
+#include <sys/socket.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <optional>
+
+#include "core/read_size_policy.hpp"
+#include "core/stream_set.hpp"
+#include "core/window_meter.hpp"
+#include "core/worker_kinds.hpp"
+
+namespace nm {
+namespace {
+
+std::optional<tcp_info> read_tcp_info(int fd) {
+    tcp_info info{};
+    socklen_t len = sizeof info;
+    if (::getsockopt(fd, IPPROTO_TCP, TCP_INFO, &info, &len) != 0) return std::nullopt;
+    return info;
+}
+
+bool would_block(int err) { return err == EAGAIN || err == EWOULDBLOCK || err == EINTR; }
+
+// A recognisable payload rather than zeros, so a capture of the test shows where it is.
+std::vector<char> payload(size_t size) {
+    std::vector<char> buf(size);
+    for (size_t i = 0; i < buf.size(); ++i) buf[i] = static_cast<char>('a' + i % 26);
+    return buf;
+}
+
+// The sender's per-stream state; the StreamSet keeps the rest.
+struct SendState {
+    uint64_t left = 0;                  ///< byte-count test: bytes still to send
+    uint32_t retrans_start = 0;         ///< TCP_INFO at the window's start
+    uint64_t retrans_bytes_start = 0;
+};
+
+}  // namespace
+
+void tcp_stream_send(WorkerJob& job) {
+    const EnginePlan& plan = job.plan;
+    const Timeline& tl = job.timeline;
+    WorkerOutput& out = job.out;
+    WindowMeter meter(tl, out.window);
+    const std::vector<char> buf = payload(plan.write_size);
+    const bool by_bytes = plan.bytes_per_stream > 0;
+    out.streams = stream_results(job.streams, plan.send_direction);
+    std::vector<SendState> st(job.streams.size(), SendState{plan.bytes_per_stream, 0, 0});
+    for (const auto& s : job.streams) {
+        if (plan.rate_per_stream > 0) {
+            // The kernel's pacing (fq or TCP internal pacing) holds the rate without a user-space timer.
+            const auto rate = static_cast<uint64_t>(plan.rate_per_stream);
+            ::setsockopt(s.fd.get(), SOL_SOCKET, SO_MAX_PACING_RATE, &rate, sizeof rate);
+        }
+    }
+    bool in = false;
+
+    // The window's start is where the retransmission counts start from; a timed test ends with its window,
+    // a byte-count test when every byte is out.
+    const auto on_turn = [&](StreamSet& set, TimePoint now) {
+        in = meter.tick(now);
+        if (meter.began()) {
+            for (const Stream& s : set) {
+                if (const auto info = read_tcp_info(s.fd())) {
+                    st[s.index()].retrans_start = info->tcpi_total_retrans;
+                    st[s.index()].retrans_bytes_start = info->tcpi_bytes_retrans;
+                }
+            }
+        }
+        return by_bytes || now < tl.window_end;
+    };
+
+    const auto on_ready = [&](Stream& s, TimePoint now) {
+        SendState& state = st[s.index()];
+        size_t len = buf.size();
+        if (by_bytes) len = static_cast<size_t>(std::min<uint64_t>(len, state.left));
+        const ssize_t w = ::send(s.fd(), buf.data(), len, MSG_NOSIGNAL | MSG_DONTWAIT);
+        if (w < 0 && would_block(errno)) return Step::wait();
+        if (w <= 0) {
+            if (out.error.empty()) out.error = stream_error(s.id(), "send", w < 0 ? errno : EPIPE);
+            return Step::done();
+        }
+        const auto bytes = static_cast<uint64_t>(w);
+        job.progress.bytes.fetch_add(bytes, std::memory_order_relaxed);
+        if (in || by_bytes) {
+            out.streams[s.index()].bytes += bytes;
+            ++out.calls;
+            meter.count(now, bytes, 0);
+        }
+        if (by_bytes) {
+            state.left -= bytes;
+            if (state.left == 0) {
+                ::shutdown(s.fd(), SHUT_WR);
+                return Step::done();
+            }
+        }
+        return Step::again();
+    };
+
+    StreamSet set(std::move(job.streams), {.events = EPOLLOUT, .on_stop = OnStop::End, .on_turn = on_turn, .on_ready = on_ready});
+    set.run(job.stop);
+    meter.close();
+    for (const Stream& s : set) {
+        if (const auto info = read_tcp_info(s.fd())) {
+            StreamResult& r = out.streams[s.index()];
+            r.retransmits = info->tcpi_total_retrans - std::min(info->tcpi_total_retrans, st[s.index()].retrans_start);
+            r.retrans_bytes = info->tcpi_bytes_retrans - std::min<uint64_t>(info->tcpi_bytes_retrans, st[s.index()].retrans_bytes_start);
+            r.cwnd = info->tcpi_snd_cwnd;
+            r.rtt_us = info->tcpi_rtt;
+            r.pmtu = info->tcpi_pmtu;
+        }
+        ::shutdown(s.fd(), SHUT_WR);
+    }
+}
+
+// Reads every stream to EOF (the sender's end of data; see until_peer_done). Reads copy every byte (no
+// MSG_TRUNC: the copy is part of what a receiver costs).
+void tcp_stream_receive(WorkerJob& job) {
+    const EnginePlan& plan = job.plan;
+    WorkerOutput& out = job.out;
+    const Timeline tl = until_peer_done(job.timeline);
+    WindowMeter meter(tl, out.window);
+    ReadSizePolicy reads(plan.write_size, plan.iface, plan.rate_per_stream > 0, std::chrono::steady_clock::now());
+    std::vector<char> buf(reads.buffer_size());
+    out.streams = stream_results(job.streams, opposite(plan.send_direction));
+    bool in = false;
+
+    const auto on_turn = [&](StreamSet& set, TimePoint now) {
+        in = meter.tick(now);
+        if (reads.update(now)) {
+            for (const Stream& s : set) {
+                ::setsockopt(s.fd(), SOL_SOCKET, SO_RCVLOWAT, &ReadSizePolicy::kRcvLowat, sizeof ReadSizePolicy::kRcvLowat);
+            }
+        }
+        return true;
+    };
+
+    const auto on_ready = [&](Stream& s, TimePoint now) {
+        const ssize_t r = ::recv(s.fd(), buf.data(), reads.read_size(), MSG_DONTWAIT);
+        if (r < 0 && would_block(errno)) return Step::wait();
+        if (r <= 0) {   // EOF: the sender is done; or an error
+            if (r < 0 && out.error.empty()) out.error = stream_error(s.id(), "recv", errno);
+            return Step::done();
+        }
+        const auto bytes = static_cast<uint64_t>(r);
+        job.progress.bytes.fetch_add(bytes, std::memory_order_relaxed);
+        if (in) {
+            out.streams[s.index()].bytes += bytes;
+            ++out.calls;
+            meter.count(now, bytes, 0);
+        }
+        return Step::again();
+    };
+
+    StreamSet set(std::move(job.streams), {.events = EPOLLIN, .on_stop = OnStop::End, .on_turn = on_turn, .on_ready = on_ready});
+    set.run(job.stop);
+    meter.close();
+    for (const Stream& s : set) {
+        if (const auto info = read_tcp_info(s.fd())) {
+            out.streams[s.index()].rtt_us = info->tcpi_rtt;
+            out.streams[s.index()].pmtu = info->tcpi_pmtu;
+        }
+    }
+}
+
+}  // namespace nm

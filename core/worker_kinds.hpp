@@ -1,0 +1,33 @@
+#pragma once
+// The test kinds the engine runs, each a pair of worker functions, as iperf3's `struct protocol`: a kind's
+// workers live in a file of their own (core/tcp_stream_workers.cpp, core/udp_workers.cpp), all built on
+// core/stream_set.hpp, and the table in core/worker_kinds.cpp registers them. EndEngine looks the plan's
+// kind up there and knows no protocol itself. A new kind is one file of workers plus one row.
+#include "core/engine.hpp"
+#include "core/worker.hpp"
+
+namespace nm {
+
+/// The workers of one test kind.
+struct WorkerKind {
+    Protocol protocol;
+    TrafficPattern pattern;
+    const char* name;   ///< netperf's and neper's name for the test: "tcp_stream"
+    WorkerFn send;      ///< runs one group of plan.send_groups
+    WorkerFn receive;   ///< runs one group of plan.recv_groups
+};
+
+/// The kind that runs `plan` (by its protocol and pattern). Throws nm::Error (Usage) when none is
+/// registered for it.
+const WorkerKind& worker_kind(const EnginePlan& plan);
+
+// TCP stream (tcp_stream_workers.cpp): bulk writes on every stream / reads to EOF.
+void tcp_stream_send(WorkerJob& job);
+void tcp_stream_receive(WorkerJob& job);
+
+// UDP stream (udp_workers.cpp): batched sendmmsg with sequence headers / one SO_REUSEPORT socket with
+// recvmmsg and loss tracking.
+void udp_stream_send(WorkerJob& job);
+void udp_stream_receive(WorkerJob& job);
+
+}  // namespace nm

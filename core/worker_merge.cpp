@@ -1,0 +1,50 @@
+#include "core/worker_merge.hpp"
+
+#include <algorithm>
+#include <map>
+
+namespace nm {
+
+std::vector<StreamResult> merge_streams(const std::vector<std::unique_ptr<WorkerOutput>>& outs, double duration_s) {
+    std::map<uint32_t, StreamResult> by_id;
+    for (const auto& o : outs) {
+        for (const auto& s : o->streams) {
+            auto [it, fresh] = by_id.try_emplace(s.id, s);
+            if (fresh) continue;
+            auto& m = it->second;
+            m.bytes += s.bytes;
+            m.packets += s.packets;
+            if (m.loss && s.loss) *m.loss += *s.loss;
+        }
+    }
+    std::vector<StreamResult> v;
+    for (auto& [id, s] : by_id) {
+        s.throughput_bps = duration_s > 0 ? static_cast<double>(s.bytes) * 8 / duration_s : 0;
+        v.push_back(s);
+    }
+    return v;
+}
+
+std::vector<IntervalSample> merge_intervals(const std::vector<std::unique_ptr<WorkerOutput>>& outs, double interval_s,
+                                            double duration_s) {
+    std::vector<IntervalSample> v;
+    if (interval_s <= 0) return v;
+    for (const auto& o : outs) {
+        const auto& w = o->window;
+        for (size_t k = 0; k < w.interval_bytes.size(); ++k) {
+            if (k >= v.size()) v.resize(k + 1);
+            v[k].bytes += w.interval_bytes[k];
+            v[k].packets += w.interval_packets[k];
+        }
+    }
+    for (size_t k = 0; k < v.size(); ++k) {
+        v[k].start_s = static_cast<double>(k) * interval_s;
+        v[k].end_s = std::min(static_cast<double>(k + 1) * interval_s, std::max(duration_s, v[k].start_s));
+        const double span = v[k].end_s - v[k].start_s;
+        v[k].throughput_bps = span > 0 ? static_cast<double>(v[k].bytes) * 8 / span : 0;
+        v[k].packets_per_s = span > 0 ? static_cast<double>(v[k].packets) / span : 0;
+    }
+    return v;
+}
+
+}  // namespace nm

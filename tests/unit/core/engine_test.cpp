@@ -1,0 +1,102 @@
+// EndEngine with the real workers on AF_UNIX socket pairs (no network): the TCP stream workers move a byte
+// count end to end, and a worker that fails makes the end's report failed.
+#include <catch2/catch.hpp>
+
+#include <sys/socket.h>
+
+#include "core/base/wait_until.hpp"
+#include "core/engine.hpp"
+
+using namespace std::chrono_literals;
+
+namespace {
+
+std::pair<nm::DataStream, nm::DataStream> socket_pair(uint32_t id) {
+    int fds[2];
+    REQUIRE(::socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0, fds) == 0);
+    return {nm::DataStream{nm::UniqueFd(fds[0]), id}, nm::DataStream{nm::UniqueFd(fds[1]), id}};
+}
+
+// A byte-count timeline: the window opens now and never closes by the clock.
+nm::Timeline byte_count_timeline() {
+    nm::Timeline tl;
+    tl.start = tl.window_start = std::chrono::steady_clock::now();
+    return tl;
+}
+
+}  // namespace
+
+TEST_CASE("EndEngine: TCP stream workers move each stream's byte count and the receiver reads it all", "[unit]") {
+    constexpr uint64_t kBytes = 3 << 20;
+    nm::EnginePlan send, recv;
+    send.protocol = recv.protocol = nm::Protocol::Tcp;
+    send.write_size = recv.write_size = 64 * 1024;
+    send.bytes_per_stream = recv.bytes_per_stream = kBytes;
+    send.send_direction = nm::Direction::Forward;   // the client's
+    recv.send_direction = nm::Direction::Reverse;   // the server's: it receives forward streams
+    std::vector<nm::DataStream> near, far;
+    for (uint32_t id : {4u, 5u, 6u}) {
+        auto [a, b] = socket_pair(id);
+        near.push_back(std::move(a));
+        far.push_back(std::move(b));
+    }
+    send.send_groups.push_back(std::move(near));   // one sender thread, three streams
+    recv.recv_groups.push_back(std::move(far));
+    nm::EndEngine sender(std::move(send));
+    nm::EndEngine receiver(std::move(recv));
+    const auto tl = byte_count_timeline();
+    receiver.start(tl);
+    sender.start(tl);
+    nm::wait_until([&] { return sender.all_done() && receiver.all_done(); }, 20s, "both ends to finish");
+    const auto s = sender.finish(nm::RunStatus::Ok, "");
+    const auto r = receiver.finish(nm::RunStatus::Ok, "");
+    INFO(s.error << " / " << r.error);
+    CHECK(s.status == nm::RunStatus::Ok);
+    CHECK(r.status == nm::RunStatus::Ok);
+    REQUIRE(s.sent.size() == 3);
+    REQUIRE(r.received.size() == 3);
+    for (size_t i = 0; i < 3; ++i) {
+        CHECK(s.sent[i].id == 4 + i);
+        CHECK(s.sent[i].bytes == kBytes);
+        CHECK(s.sent[i].direction == nm::Direction::Forward);
+        CHECK(r.received[i].id == 4 + i);
+        CHECK(r.received[i].bytes == kBytes);
+        CHECK(r.received[i].direction == nm::Direction::Forward);
+    }
+    CHECK(s.sent_bytes == 3 * kBytes);
+    CHECK(r.received_bytes == 3 * kBytes);
+    CHECK(s.send_calls >= 3 * kBytes / (64 * 1024));   // at most write_size per call
+}
+
+TEST_CASE("EndEngine: a worker's error makes an ok end failed, with the worker's message", "[unit]") {
+    nm::EnginePlan plan;
+    plan.protocol = nm::Protocol::Udp;
+    plan.write_size = 1000;
+    plan.udp_gso = true;   // UDP_SEGMENT on an AF_UNIX socket: the kernel refuses it
+    plan.stream_count = 1;
+    auto [a, b] = socket_pair(0);
+    std::vector<nm::DataStream> group;
+    group.push_back(std::move(a));
+    plan.send_groups.push_back(std::move(group));
+    nm::EndEngine engine(std::move(plan));
+    engine.start(byte_count_timeline());
+    nm::wait_until([&] { return engine.senders_done(); }, 10s, "the sender to give up");
+    const auto r = engine.finish(nm::RunStatus::Ok, "");
+    CHECK(r.status == nm::RunStatus::Failed);
+    CHECK_THAT(r.error, Catch::Contains("stream 0") && Catch::Contains("UDP_SEGMENT"));
+    // A status the session already decided stays: the worker's error only explains it when none was given.
+    nm::EnginePlan again;
+    again.protocol = nm::Protocol::Udp;
+    again.write_size = 1000;
+    again.udp_gso = true;
+    auto [c, d] = socket_pair(1);
+    std::vector<nm::DataStream> g2;
+    g2.push_back(std::move(c));
+    again.send_groups.push_back(std::move(g2));
+    nm::EndEngine second(std::move(again));
+    second.start(byte_count_timeline());
+    nm::wait_until([&] { return second.senders_done(); }, 10s, "the sender to give up");
+    const auto s = second.finish(nm::RunStatus::Interrupted, "interrupted");
+    CHECK(s.status == nm::RunStatus::Interrupted);
+    CHECK(s.error == "interrupted");
+}

@@ -22,7 +22,8 @@ Json decode_control_message(std::string_view line);
 /// Encodes `body` (an object with "type") as one line, adding "v".
 std::string encode_control_message(Json body);
 
-/// One end of the control connection. Owns the socket (non-blocking).
+/// One end of the control connection. Owns the socket (non-blocking). One thread may receive() while
+/// another send()s (the peer agent's client reads on a thread of its own); two send()s must not overlap.
 class ControlChannel {
 public:
     explicit ControlChannel(UniqueFd fd);

@@ -17,8 +17,8 @@
 #include "matrix/host_info.hpp"
 #include "matrix/icmp_path_probe.hpp"
 #include "matrix/load_probe.hpp"
-#include "matrix/peer_auth.hpp"
-#include "matrix/peer_client.hpp"
+#include "agent/key_file.hpp"
+#include "agent/peer_client.hpp"
 #include "matrix/results_store.hpp"
 
 namespace nm {
@@ -47,7 +47,7 @@ constexpr auto kPeerCheckTimeout = std::chrono::seconds(2);
 
 // Connects to the peer agent and checks, before anything changes anywhere, that it will change `iface`
 // ("" = the one interface it allows) for us. Returns the connection and sets `iface`.
-std::unique_ptr<PeerControlClient> connect_agent(const SweepRequest& request, const std::string& key, std::string& iface) {
+std::unique_ptr<PeerControlClient> connect_agent(const SweepRequest& request, const SecretKey& key, std::string& iface) {
     PeerClientOptions options;
     options.host = request.peer;
     options.port = request.port;
@@ -157,7 +157,7 @@ SweepOutcome execute_sweep(const SweepRequest& request, const PreparedSweep& pre
     // Peer mode: find a missing key, an unreachable peer, and an agent that will not change its side,
     // before anything changes.
     const bool peer_changes = sweep_changes_end(prepared.config, true);
-    std::string key;
+    std::optional<SecretKey> key;
     if (peer_changes) {
         const std::string key_file = key_file_from(request.key_file);
         if (key_file.empty()) {
@@ -169,7 +169,7 @@ SweepOutcome execute_sweep(const SweepRequest& request, const PreparedSweep& pre
     }
     check_peer_reachable("", request.peer, request.port, kPeerCheckTimeout);
     std::string peer_iface = request.peer_iface;
-    const auto agent = peer_changes ? connect_agent(request, key, peer_iface) : nullptr;
+    const auto agent = peer_changes ? connect_agent(request, *key, peer_iface) : nullptr;
     make_parent(prepared.output, "-o");
     make_parent(request.journal, "--journal");
     const auto journal = backends.journal(request.journal);

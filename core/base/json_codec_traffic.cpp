@@ -7,6 +7,7 @@
 
 namespace nm {
 
+using codec::integer;
 using codec::opt;
 
 namespace {
@@ -138,7 +139,7 @@ void from_json(const Json& j, TestSpec& v) {
     opt(j, "stall_timeout_s", v.stall_timeout_s);
     v.payload_mix.clear();
     if (const auto it = j.find("payload_mix"); it != j.end() && it->is_array()) {
-        for (const auto& m : *it) v.payload_mix.push_back({m.at("payload_bytes").get<uint32_t>(), m.at("weight").get<uint32_t>()});
+        for (const auto& m : *it) v.payload_mix.push_back({integer<uint32_t>(m.at("payload_bytes"), "payload_bytes"), integer<uint32_t>(m.at("weight"), "weight")});
     }
 }
 

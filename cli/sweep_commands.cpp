@@ -161,6 +161,11 @@ void sweep_command(SweepFlags& f, std::stop_token stop) {
     if (outcome.results.run.budget_reached) {
         std::cout << "time budget reached: some cells did not get all their repetitions; --resume " << prepared.output << " continues\n";
     }
+    if (!outcome.stopped_because.empty()) {
+        throw Error(ErrorKind::Failed, "sweep stopped: " + outcome.stopped_because + "; the local side is restored and the " +
+                                           std::to_string(outcome.results.cells.size()) + " finished cells are saved; continue with --resume " +
+                                           prepared.output);
+    }
     if (outcome.interrupted) {
         throw Error(ErrorKind::Failed, "sweep interrupted after " + std::to_string(outcome.results.cells.size()) +
                                            " cells; interfaces restored; continue with --resume " + prepared.output);
@@ -180,7 +185,10 @@ void add_sweep_commands(CLI::App& app, std::stop_token stop) {
     sweep->add_option("--port", r.port, "The peer's control port")->capture_default_str();
     sweep->add_option("--peer-iface", r.peer_iface, "The peer's interface to change (default: the one its agent allows)");
     sweep->add_option("--key-file", r.key_file,
-                      "Pre-shared key of the peer agent (default $NICMATRIX_KEY_FILE); needed when the config changes the peer's side");
+                      "Pre-shared key of the peer agent (default $NICMATRIX_KEY_FILE; 32 to 4096 bytes, readable by its owner only); "
+                      "needed when the config changes the peer's side. The agent must prove it holds the same key, or the sweep "
+                      "stops before changing anything; a lost agent is reconnected for up to 15 s, else the sweep restores this side, "
+                      "saves the finished cells and exits 1");
     lab->excludes(iface);
     sweep->add_option("--lab-name", r.lab_name, "Name of the lab --lab makes (default nmsweep<pid>); its namespaces are NAME-a, NAME-b");
     sweep->add_option("--topology", f->topology, "--lab shape: pair (veth between the ends) or bridge (a Linux bridge between, its ports at MTU 1500; \"apply_to\": \"dut\" sweeps the bridge's ports)")

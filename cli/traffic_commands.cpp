@@ -15,10 +15,10 @@
 #include "core/rfc2544.hpp"
 #include "core/traffic_client.hpp"
 #include "core/traffic_server.hpp"
+#include "agent/agent_server.hpp"
+#include "agent/key_file.hpp"
 #include "ethtool_ctl/file_settings_journal.hpp"
 #include "ethtool_ctl/netlink_device_control.hpp"
-#include "matrix/peer_agent.hpp"
-#include "matrix/peer_auth.hpp"
 #include "matrix/frame_table.hpp"
 
 namespace nm::cli {
@@ -179,7 +179,7 @@ void print_server_record(const ServerTestRecord& t, bool json) {
 // The test client's options from --key-file (or $NICMATRIX_KEY_FILE).
 TrafficClientOptions client_options(const std::string& key_file_flag) {
     TrafficClientOptions o;
-    if (const auto key_file = key_file_from(key_file_flag); !key_file.empty()) o.key = load_key(key_file);
+    if (const auto key_file = key_file_from(key_file_flag); !key_file.empty()) o.key = std::string(load_key(key_file).bytes());
     return o;
 }
 
@@ -339,81 +339,46 @@ void add_traffic_commands(CLI::App& app, std::stop_token stop) {
     serve->add_flag("-1,--once", so->once, "Exit after one test");
     serve->add_flag("--json", so->json, "Print one JSON line per test (the server's own measurements)");
     serve->add_option("--allow-control", so->allow_control,
-                      "Let an authenticated client change MTU and offloads on this interface (repeatable); needs --key-file");
+                      "Let an authenticated client change the MTU and the offloads a sweep sweeps (checksums, sg, tso/gso and other "
+                      "segmentation offloads, gro, lro) on this interface (repeatable); needs --key-file");
     serve->add_option("--key-file", so->key_file,
-                      "Pre-shared key (at least 16 bytes; head -c 32 /dev/urandom > key) that clients must prove they hold, for "
-                      "settings changes and for every test (default $NICMATRIX_KEY_FILE); without one, settings changes are "
-                      "refused and tests need no key");
+                      "Pre-shared key that clients must prove they hold, for settings changes and for every test (default "
+                      "$NICMATRIX_KEY_FILE): a regular file of 32 to 4096 bytes, readable by its owner only (head -c 32 "
+                      "/dev/urandom > key; chmod 600 key); without one, settings changes are refused and tests need no key");
     serve->add_option("--journal", so->journal,
                       "Where the agent journals the originals of the interfaces it changes (`nicmatrix restore` also looks "
                       "at the default); at start it restores the entries of an agent that is gone, never those of one that runs")
         ->capture_default_str();
     serve->add_option("--heartbeat-timeout", so->heartbeat_timeout_s,
-                      "Seconds without a message from the controlling client after which the agent restores its interfaces")
+                      "Seconds without a message from the controlling client after which the agent restores its interfaces "
+                      "(never inside a change's confirm window: an unconfirmed change is rolled back first)")
         ->check(CLI::Range(0.1, 3600.0))
         ->capture_default_str();
     add_server_limit_flags(*serve, so->limits);
     serve->callback([so, stop] {
         std::mutex print;
-        ServerOptions opts;
-        opts.bind = so->bind;
-        opts.port = so->port;
-        opts.once = so->once;
-        opts.limits = server_limits(so->limits);
+        AgentServerOptions opts;
+        opts.server.bind = so->bind;
+        opts.server.port = so->port;
+        opts.server.once = so->once;
+        opts.server.limits = server_limits(so->limits);
         const bool json = so->json;
-        opts.on_test = [&print, json](const ServerTestRecord& t) {
+        opts.server.on_test = [&print, json](const ServerTestRecord& t) {
             std::lock_guard lock(print);
             print_server_record(t, json);
         };
-        const auto log = [](const std::string& line) { std::cerr << "nicmatrix serve: " << line << std::endl; };
-        opts.on_refused = log;
-
-        // The settings control (the peer agent): it journals before its first change and restores a
-        // journal a crashed agent left before serving anyone.
-        PeerAgentOptions agent_opts;
-        agent_opts.allowed.insert(so->allow_control.begin(), so->allow_control.end());
-        if (const auto key_file = key_file_from(so->key_file); !key_file.empty()) agent_opts.key = load_key(key_file);
-        opts.key = agent_opts.key.value_or("");   // tests need the key too
-        agent_opts.heartbeat_timeout = std::chrono::milliseconds(static_cast<int64_t>(so->heartbeat_timeout_s * 1000));
-        agent_opts.log = log;
-        NetlinkDeviceControl device;
-        for (const auto& iface : agent_opts.allowed) {
-            try {
-                device.read(iface);
-            } catch (const Error& e) {
-                throw usage_error("--allow-control " + iface + ": " + e.what());
-            }
-        }
-        // The journal is touched (its directory made, its file read) only by an agent that may change
-        // settings; it creates what it needs and reports problems as nm::Error.
-        FileSettingsJournal journal(so->journal);
-        PeerAgent agent(device, journal, agent_opts);
-        const auto caps = agent.capabilities();
-        if (caps.control) {
-            // Entries of an agent that is gone (crashed, killed) are restored; those of one that still
-            // runs (another agent on this journal) are its own and left alone. Nothing serves yet.
-            for (const auto& r : journal.restore(RestoreOptions{})) {
-                log(r.action == JournalAction::Restored ? "restored " + r.ifname + " from the journal a previous agent left" +
-                                                              (r.note.empty() ? "" : " (" + r.note + ")")
-                                                        : r.ifname + ": " + r.note);
-            }
-        }
-        if (caps.control) {
-            std::string list;
-            for (const auto& i : caps.interfaces) list += (list.empty() ? "" : ", ") + i;
-            log("settings control allowed on " + list + " for clients holding the key");
-        } else {
-            log("settings changes refused: " + caps.why + "; traffic tests are served");
-        }
-        opts.control = &agent;
-        TrafficServer server(opts);
+        opts.allow_control = so->allow_control;
+        opts.key_file = so->key_file;
+        opts.journal = so->journal;
+        opts.heartbeat_timeout = std::chrono::milliseconds(static_cast<int64_t>(so->heartbeat_timeout_s * 1000));
+        opts.log = [](const std::string& line) { std::cerr << "nicmatrix serve: " << line << std::endl; };
+        AgentServer server(std::move(opts));
         if (json) {
             std::cout << Json{{"listening", server.port()}}.dump() << std::endl;
         } else {
             std::cout << "Server listening on port " << server.port() << std::endl;
         }
         server.serve(stop);
-        for (const auto& r : agent.restore_all()) log("restored " + r.ifname + " on stop");
     });
 
     struct RunOptions {

@@ -46,7 +46,7 @@ Json ControlChannel::verified(Json message) {
     if (!keys_) return message;
     const auto seq = message.find("seq");
     const bool in_order = seq != message.end() && seq->is_number_unsigned() && seq->get<uint64_t>() == received_ + 1;
-    if (in_order && verify_message(message, keys_->receive)) {
+    if (in_order && verify_message(message, keys_->receive, keys_->receive_direction)) {
         ++received_;
         return message;
     }
@@ -66,7 +66,7 @@ void ControlChannel::send(Msg type, Json body, Deadline deadline) {
     body["type"] = msg_name(type);
     if (keys_) {
         body["seq"] = ++sent_;
-        sign_message(body, keys_->send);
+        sign_message(body, keys_->send, keys_->send_direction);
     }
     const std::string line = encode_control_message(std::move(body));
     try {

@@ -26,9 +26,12 @@ std::string encode_control_message(Json body);
 struct ChannelKeys {
     std::string send;      ///< signs what this end sends
     std::string receive;   ///< verifies what it receives
+    std::string send_direction;      ///< the direction label of what this end signs (e.g. "test client->server")
+    std::string receive_direction;   ///< the label of what it verifies (the peer's send_direction)
 };
 
-/// One end of the control connection. Owns the socket (non-blocking).
+/// One end of the control connection. Owns the socket (non-blocking). One thread may receive() while
+/// another send()s (the peer agent's client reads on a thread of its own); two send()s must not overlap.
 class ControlChannel {
 public:
     explicit ControlChannel(UniqueFd fd);

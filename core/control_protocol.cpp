@@ -43,6 +43,7 @@ constexpr WireErrorRow kWireErrors[] = {
     {WireError::Auth, "auth", ErrorKind::Refused},
     {WireError::Replay, "replay", ErrorKind::Refused},
     {WireError::Limit, "limit", ErrorKind::Refused},
+    {WireError::Expired, "expired", ErrorKind::Refused},
     {WireError::Protocol, "protocol", ErrorKind::Failed},
     {WireError::Failed, "failed", ErrorKind::Failed},
 };

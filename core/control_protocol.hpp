@@ -114,6 +114,7 @@ enum class WireError {
     Auth,       ///< authentication failed or a MAC was wrong
     Replay,     ///< a message out of sequence
     Limit,      ///< over one of the server's limits (duration, memory, threads)
+    Expired,    ///< a confirm named a change that was already rolled back (its window had passed)
     Protocol,   ///< a message that does not belong here
     Failed,     ///< it broke while doing it
 };

@@ -17,8 +17,8 @@
 #include "matrix/host_info.hpp"
 #include "matrix/icmp_path_probe.hpp"
 #include "matrix/load_probe.hpp"
-#include "matrix/peer_auth.hpp"
-#include "matrix/peer_client.hpp"
+#include "agent/key_file.hpp"
+#include "agent/peer_client.hpp"
 #include "matrix/results_store.hpp"
 
 namespace nm {
@@ -47,7 +47,7 @@ constexpr auto kPeerCheckTimeout = std::chrono::seconds(2);
 
 // Connects to the peer agent and checks, before anything changes anywhere, that it will change `iface`
 // ("" = the one interface it allows) for us. Returns the connection and sets `iface`.
-std::unique_ptr<PeerControlClient> connect_agent(const SweepRequest& request, const std::string& key, std::string& iface) {
+std::unique_ptr<PeerControlClient> connect_agent(const SweepRequest& request, const SecretKey& key, std::string& iface) {
     PeerClientOptions options;
     options.host = request.peer;
     options.port = request.port;
@@ -165,14 +165,14 @@ SweepOutcome execute_sweep(const SweepRequest& request, const PreparedSweep& pre
                           ": the config changes the peer's side, which its agent does only for a client holding the key: give "
                           "--key-file (or NICMATRIX_KEY_FILE), or set \"apply_to\" to \"local\"");
     }
-    const std::string key = key_file.empty() ? std::string() : load_key(key_file);
+    const std::optional<SecretKey> key = key_file.empty() ? std::nullopt : std::optional<SecretKey>(load_key(key_file));
     check_peer_reachable("", request.peer, request.port, kPeerCheckTimeout);
     // The agent first: an agent that will not change the peer's side is a usage error (exit 2) whatever the
     // server would say about the tests.
     std::string peer_iface = request.peer_iface;
-    const auto agent = peer_changes ? connect_agent(request, key, peer_iface) : nullptr;
+    const auto agent = peer_changes ? connect_agent(request, *key, peer_iface) : nullptr;
     // The peer's server takes each test of the config from us (its key, its limits), asked before any change.
-    const auto traffic = backends.traffic(key);
+    const auto traffic = backends.traffic(key ? std::string(key->bytes()) : std::string());
     for (size_t i = 0; i < prepared.config.traffic.size(); ++i) {
         const auto& entry = prepared.config.traffic[i];
         if (entry.rfc2544) continue;

@@ -99,8 +99,8 @@ TEST_CASE("decode_control_message reads the version exactly: a wrapping or float
 }
 
 TEST_CASE("A signed channel: sequence numbers and MACs both ways; tampering, replay and another key refused", "[unit]") {
-    const nm::ChannelKeys client_keys{"to-server-key", "to-client-key"};
-    const nm::ChannelKeys server_keys{"to-client-key", "to-server-key"};
+    const nm::ChannelKeys client_keys{"to-server-key", "to-client-key", "c->s", "s->c"};
+    const nm::ChannelKeys server_keys{"to-client-key", "to-server-key", "s->c", "c->s"};
     Pair p;
     nm::ControlChannel client(std::move(p.a));
     nm::ControlChannel server(std::move(p.b));

@@ -62,6 +62,7 @@ struct EnginePlan {
     std::vector<std::vector<DataStream>> recv_groups;   ///< one group per receiver thread
     std::string iface;                  ///< interface for counters; "" = unknown
     std::chrono::milliseconds stall_timeout{3000};
+    std::vector<uint32_t> cpus;         ///< CPUs every worker thread is pinned to; empty = not pinned
 };
 
 struct WorkerOutput;
@@ -75,7 +76,9 @@ public:
     EndEngine(const EndEngine&) = delete;
     EndEngine& operator=(const EndEngine&) = delete;
 
-    /// Starts the worker threads (they inherit the caller's network namespace).
+    /// Starts the worker threads (they inherit the caller's network namespace), each named
+    /// "nm-send-K"/"nm-recv-K" (top -H, /proc/PID/task/TID/comm) and pinned to plan.cpus when given; a
+    /// thread that cannot be pinned fails the end with that error.
     void start(const Timeline& timeline);
 
     /// Called often by the session loop: takes the window's /proc snapshots when they are due.

@@ -4,6 +4,7 @@
 
 #include "core/base/error.hpp"
 #include "core/control_channel.hpp"
+#include "core/cpu_affinity.hpp"
 #include "core/proc_stats.hpp"
 #include "core/stream_layout.hpp"
 #include "core/traffic_session.hpp"
@@ -28,6 +29,7 @@ void throw_if_error(const Json& msg, const TestSpec& spec) {
 
 RunResult TrafficClient::run(const TestSpec& requested, std::stop_token stop) {
     const TestSpec spec = resolve_spec(requested, engine_cores());
+    check_cpus(spec.client_cpus, online_cpus(), "client");   // the server checks its own
     const SocketAddress server = resolve_address(spec.host, spec.port);
     ControlChannel ch(connect_tcp(server, spec.bind, 0, deadline_in(kHandshakeTimeout)));
     ch.send(Msg::Hello, Json{{"spec", spec}}, deadline_in(kHandshakeTimeout));
@@ -46,6 +48,7 @@ RunResult TrafficClient::run(const TestSpec& requested, std::stop_token stop) {
     const SocketAddress local = local_address(ch.fd());
 
     EnginePlan plan = plan_for(agreed, Direction::Forward, !spec.iface.empty() ? spec.iface : iface_for_address(local.host()));
+    plan.cpus = spec.client_cpus;
 
     std::vector<DataStream> sends, recvs;
     uint16_t client_udp_port = 0;

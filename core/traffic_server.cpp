@@ -10,6 +10,7 @@
 #include <random>
 
 #include "core/base/error.hpp"
+#include "core/cpu_affinity.hpp"
 #include "core/proc_stats.hpp"
 #include "core/stream_layout.hpp"
 #include "core/traffic_session.hpp"
@@ -149,6 +150,7 @@ void TrafficServer::run_session(ControlChannel ch, Json hello, std::stop_token s
         TestSpec spec;
         try {
             spec = resolve_spec(hello.at("spec").get<TestSpec>(), engine_cores());
+            check_cpus(spec.server_cpus, online_cpus(), "server");
         } catch (const Error& e) {
             send_error(ch, e);
             return;
@@ -160,6 +162,7 @@ void TrafficServer::run_session(ControlChannel ch, Json hello, std::stop_token s
 
         // The server's data flows to the client.
         EnginePlan plan = plan_for(spec, Direction::Reverse, iface_for_address(local.host()));
+        plan.cpus = spec.server_cpus;
 
         uint16_t udp_port = 0;
         if (udp && server_receives) {

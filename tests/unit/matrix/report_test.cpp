@@ -79,7 +79,7 @@ TEST_CASE("The matrix: rows profile x traffic, columns MTU, median and CPU, stat
 
 TEST_CASE("report --metric of a metric no cell has lists the metrics there are", "[unit]") {
     const auto r = results({{"all-on/mtu1500/tcp-p1", {1}}});
-    CHECK_THROWS_WITH(nm::build_matrix(r, "goodput"), Catch::StartsWith("--metric goodput: no cell has this metric; the file has cpu_receiver_pct, cpu_sender_pct,"));
+    CHECK_THROWS_WITH(nm::build_matrix(r, "goodput"), Catch::StartsWith("--metric goodput: no cell has this metric; the file has busiest_cpu_busy_pct, cpu_receiver_pct, cpu_sender_pct,"));
     CHECK_THROWS_AS(nm::parse_table_format("xml"), nm::Error);
     CHECK(nm::build_matrix(r, "cpu_sender_pct").rows.size() == 4);
 }

@@ -81,7 +81,19 @@ def test_dataframe_matches_the_file_cell_by_cell(path):
             assert same(row["softirq_pct"], max(cpu["system"]["sender"]["softirq_pct"], cpu["system"]["receiver"]["softirq_pct"]))
             assert same(row["system_busy_pct"], max(cpu["system"]["sender"]["busy_pct"], cpu["system"]["receiver"]["busy_pct"]))
             assert row["tcp_retransmits"] == r["tcp"]["retransmits"]
-            assert same(row["service_demand_us_per_kb"], r["service_demand_us_per_kb"])
+            # Files written before the rename call the engines' figure service_demand_us_per_kb.
+            assert same(row["engine_service_demand_us_per_kb"], r.get("engine_service_demand_us_per_kb", r.get("service_demand_us_per_kb")))
+            for end in ("sender", "receiver"):
+                system = cpu["system"][end]
+                if system.get("busiest_cpu") is not None:
+                    assert row[f"system_{end}_busiest_cpu"] == system["busiest_cpu"]
+                    assert same(row[f"system_{end}_busiest_cpu_busy_pct"], system["busiest_cpu_busy_pct"])
+                    assert system["busiest_cpu_busy_pct"] == max(c["busy_pct"] for c in system["per_cpu"])
+                placement = r.get("placement", {}).get(end)
+                assert row[f"placement_{end}"] == (",".join(map(str, placement)) if placement else None)
+            if "service_demand_us_per_kb" in cpu:
+                assert same(row["sender_service_demand_us_per_kb"], cpu["service_demand_us_per_kb"]["sender"])
+            assert row["packets_source"] == r.get("packets_source")
             if r["loss"] is None:
                 assert math.isnan(row["loss_pct"]) and math.isnan(row["loss_lost"])
             else:

@@ -234,3 +234,15 @@ TEST_CASE("format_metric puts human units on bits/s, packets/s and percentages",
     CHECK(nm::format_metric("cpu_sender_pct", 38.25) == "38.2%");
     CHECK(nm::format_metric("tcp_retransmits", 3) == "3.00");
 }
+
+TEST_CASE("The matrix notes when the local kernel may hide softirq in the engines' CPU", "[unit]") {
+    auto r = results({{"all-on/mtu1500/tcp-p1", {9.3, 9.41, 9.5}}});
+    CHECK_THAT(nm::render_matrix(nm::build_matrix(r, "throughput_bps"), nm::TableFormat::Text),
+               !Catch::Contains("may include softirq"));   // unknown accounting: no claim
+    r.local.cpu_accounting.irq_time = nm::KernelOption::No;
+    r.local.cpu_accounting.source = "/proc/config.gz";
+    CHECK_THAT(nm::render_matrix(nm::build_matrix(r, "throughput_bps"), nm::TableFormat::Text),
+               Catch::Contains("engine CPU may include softirq: this kernel does not account IRQ time (CONFIG_IRQ_TIME_ACCOUNTING off, /proc/config.gz)"));
+    r.local.cpu_accounting.irq_time = nm::KernelOption::Yes;
+    CHECK_THAT(nm::render_matrix(nm::build_matrix(r, "throughput_bps"), nm::TableFormat::Text), !Catch::Contains("may include softirq"));
+}

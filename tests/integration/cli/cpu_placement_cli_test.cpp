@@ -8,6 +8,7 @@
 
 #include <chrono>
 #include <cmath>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <set>
@@ -251,4 +252,37 @@ TEST_CASE("TCP packets_per_s is the receiving interface's rx_packets over the wi
     const double segments = std::ceil((res.at("bytes").get<double>() + res.at("tcp").at("retrans_bytes").get<double>()) / mss);
     CHECK(res.at("segments_per_packet").get<double>() == Approx(segments / packets));
     CHECK(res.at("segments_per_packet").get<double>() > 1);
+}
+
+TEST_CASE("sweep --lab with affinity: a CPU that does not exist stops it before anything; real CPUs are pinned and recorded", "[integration]") {
+    nm::test::require_net_admin();
+    nm::test::TempDir dir;
+    const std::string none = std::to_string(std::thread::hardware_concurrency() + 7);
+    const auto write = [&](const std::string& name, const std::string& affinity) {
+        std::ofstream(dir.file(name)) << R"({"name": "pin", "offloads": [{"name": "orig", "features": {}}], "mtu": [1500],
+            "traffic": [{}], "duration_s": 0.5, "omit_s": 0, "repetitions": 1, "interference": {"sample_ms": 0},
+            "affinity": )" << affinity << "}";
+        return dir.file(name);
+    };
+    const auto namespaces = nm::test::run_command("ip netns list | sort").output;
+    auto r = nm::test::run_command(nicmatrix_binary() + " sweep " + write("bad.json", R"({"server": [)" + none + "]}") + " --lab -o " +
+                                   dir.file("bad-r.json"));
+    CHECK(r.exit_status == 2);
+    CHECK_THAT(r.output, Catch::Contains("affinity: server CPU " + none + " does not exist on this host"));
+    CHECK_FALSE(std::filesystem::exists(dir.file("bad-r.json")));
+    CHECK(nm::test::run_command("ip netns list | sort").output == namespaces);   // no lab was made
+
+    const unsigned last = std::thread::hardware_concurrency() - 1;
+    r = nm::test::run_command(nicmatrix_binary() + " sweep " + write("ok.json", R"({"client": [0], "server": [)" + std::to_string(last) + "]}") +
+                              " --lab -q -o " + dir.file("ok-r.json"), std::chrono::seconds(120));
+    INFO(r.output);
+    REQUIRE(r.exit_status == 0);
+    const auto res = json::parse(read_file(dir.file("ok-r.json")));
+    CHECK(res.at("run").at("config").at("affinity").at("client") == json::array({0}));
+    const auto& run = res.at("cells").at(0).at("runs").at(0);
+    CHECK(run.at("spec").at("affinity").at("server") == json::array({last}));
+    CHECK(run.at("placement").at("sender") == json::array({0}));
+    CHECK(run.at("placement").at("receiver") == json::array({last}));
+    CHECK(res.at("hosts").at("local").at("cpu_accounting").at("source").is_string());
+    CHECK(res.at("cells").at(0).at("summary").contains("busiest_cpu_busy_pct"));
 }

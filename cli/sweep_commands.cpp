@@ -5,6 +5,7 @@
 #include <fstream>
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <sstream>
 
 #include "cli/commands.hpp"
@@ -13,6 +14,8 @@
 #include "matrix/real_backends.hpp"
 #include "matrix/frame_table.hpp"
 #include "matrix/report.hpp"
+#include "matrix/report_html.hpp"
+#include "core/base/atomic_file.hpp"
 #include "matrix/results_store.hpp"
 #include "matrix/runner.hpp"
 #include "matrix/stats.hpp"
@@ -209,15 +212,18 @@ void add_sweep_commands(CLI::App& app, std::stop_token stop) {
     sweep->callback([f, stop] { sweep_command(*f, stop); });
 
     struct ReportOptions {
-        std::string file, other, format = "table", metric = "throughput_bps", against;
+        std::string file, other, format = "table", metric = "throughput_bps", against, output;
         double confidence = 95;
     };
     auto o = std::make_shared<ReportOptions>();
-    auto* report = app.add_subcommand("report", "Print a results file as the offload x traffic by MTU matrix, and the frame-size table of every rfc2544 cell");
+    auto* report = app.add_subcommand("report", "Print a results file as the offload x traffic by MTU matrix, and the frame-size table of every rfc2544 cell; "
+                                                "--format html writes one self-contained page");
     report->add_option("file", o->file, "Results file")->required();
-    report->add_option("--format", o->format, "table, md (Markdown), csv, or json (with --against)")
-        ->check(CLI::IsMember({"table", "md", "csv", "json"}))
+    report->add_option("file2", o->other, "A second results file (B): the page's compare view with html, the comparison table (as compare) otherwise");
+    report->add_option("--format", o->format, "table, md (Markdown), csv, json (with --against or two files), or html (a page that opens offline)")
+        ->check(CLI::IsMember({"table", "md", "csv", "json", "html"}))
         ->capture_default_str();
+    report->add_option("-o,--output", o->output, "Write the report to this file (atomically) instead of stdout");
     report->add_option("--metric", o->metric,
                        "throughput_bps, packets_per_s, segments_per_packet, cpu_sender_pct, cpu_receiver_pct, system_busy_pct, "
                        "softirq_pct, steal_pct, busiest_cpu_busy_pct, tcp_retransmits, loss_pct, engine_service_demand_us_per_kb, "
@@ -225,18 +231,37 @@ void add_sweep_commands(CLI::App& app, std::stop_token stop) {
         ->capture_default_str();
     report->add_option("--against", o->against,
                        "Print every cell relative to the cell of this offload profile at the same MTU and traffic: B/A with its interval, "
-                       "* where it excludes 1, ≈ where it includes 1");
-    report->add_option("--confidence", o->confidence, "Confidence of the intervals of B/A with --against, percent")
+                       "* where it excludes 1, ≈ where it includes 1 (html: under each cell's median)");
+    report->add_option("--confidence", o->confidence, "Confidence of the intervals of B/A with --against or two files, percent")
         ->check(CLI::Range(50.0, 99.9))
         ->capture_default_str();
     report->callback([o] {
         const auto results = load_results(o->file);
-        const auto format = parse_table_format(o->format);
-        if (!o->against.empty()) {
-            std::cout << render_against(compare_to_profile(results, o->metric, o->against, o->file, o->confidence), format);
-            return;
+        std::optional<ResultsFile> other;
+        if (!o->other.empty()) other = load_results(o->other);
+        std::string text;
+        if (o->format == "html") {
+            const HtmlReportRequest request{o->metric, o->against, o->confidence};
+            const HtmlReportFile a{results, o->file};
+            if (other) {
+                const HtmlReportFile b{*other, o->other};
+                text = render_html_report(a, &b, request);
+            } else {
+                text = render_html_report(a, nullptr, request);
+            }
+        } else {
+            const auto format = parse_table_format(o->format);
+            if (other && !o->against.empty()) throw usage_error("--against takes one results file (or --format html)");
+            if (other) text = render_comparison(compare_results(results, *other, o->metric, o->file, o->other, o->confidence), format);
+            else if (!o->against.empty()) text = render_against(compare_to_profile(results, o->metric, o->against, o->file, o->confidence), format);
+            else text = render_results(results, o->metric, format);
         }
-        std::cout << render_results(results, o->metric, format);
+        if (o->output.empty()) {
+            std::cout << text;
+        } else {
+            write_file_atomically(o->output, text, 0644);
+            std::cerr << "wrote " << o->output << '\n';
+        }
     });
 
     auto c = std::make_shared<ReportOptions>();

@@ -49,6 +49,14 @@ struct MatrixTable {
 /// file, in its config's order. Throws nm::Error (Usage) for a metric no cell has, listing those it has.
 MatrixTable build_matrix(const ResultsFile& results, const std::string& metric);
 
+/// The text of one entry as every rendering of the matrix shows it: the median of the metric in human
+/// units (with both engines' CPU unless the metric is one of them) and its marks ("?" precision not met,
+/// "!" measured under interference), the status word of a cell not measured, "-" for a cell not run.
+std::string matrix_entry_text(const MatrixEntry& entry, const std::string& metric);
+
+/// The notes under a matrix: what the figures are, and how many cells carry each mark and why.
+std::vector<std::string> matrix_notes(const MatrixTable& table);
+
 /// Renders a matrix; each entry is "median (CPU%)" or the cell's status, marked "?" where the asked
 /// precision was not met and "!" where a repetition was measured under interference, with notes that
 /// count both and list every cell that is not ok and why (text and Markdown). CSV has one line per cell.
@@ -71,6 +79,16 @@ Comparison compare_to_profile(const ResultsFile& results, const std::string& met
 /// (no mark when the repetitions are too few to claim anything), the interval, and the cells found in one
 /// file only. Json: the codec's JSON of the comparison.
 std::string render_comparison(const Comparison& comparison, TableFormat format);
+
+/// B/A of a row to `digits` decimals with its mark (" *", " ≈", or two spaces for none); "" without a ratio.
+std::string comparison_ratio_text(const CompareRow& row, int digits);
+
+/// The row's interval of B/A as "low..high" (3 decimals) when a verdict was reached, else why not.
+std::string comparison_interval_text(const CompareRow& row);
+
+/// The notes every comparison carries: what B/A and its interval are, the marks, and how many marks
+/// chance alone would give.
+std::vector<std::string> comparison_notes(const Comparison& comparison);
 
 /// Renders report --against: the matrix of B/A against the reference profile, with the same marks.
 std::string render_against(const Comparison& comparison, TableFormat format);

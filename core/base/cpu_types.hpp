@@ -33,8 +33,8 @@ struct CpuAccounting {
     std::string cputime = "unknown";
     KernelOption no_hz_full = KernelOption::Unknown;  ///< CONFIG_NO_HZ_FULL: tickless CPUs possible
 
-    /// True when softirq time may be hidden in task time (no IRQ time accounting); nullopt-like Unknown
-    /// when the config is unknown.
+    /// Yes when softirq time may be hidden in task time (no IRQ time accounting), No when IRQ time is
+    /// accounted apart, Unknown when the config could not be read.
     KernelOption softirq_in_task_time() const {
         if (irq_time == KernelOption::Unknown) return KernelOption::Unknown;
         return irq_time == KernelOption::Yes ? KernelOption::No : KernelOption::Yes;

@@ -159,7 +159,7 @@ class Results:
                            started=run.get("started"), disturbed=run.get("disturbed"))
                 row.update({m: figures.get(m, math.nan) for m in metric_names})
                 row.update({c: _dig(run, path) for c, path in RUN_COLUMNS})
-                row["packets_source"] = run.get("packets_source")
+                row["packets_source"] = run.get("packets_source") or None   # "" in files written before it
                 for end in ("sender", "receiver"):
                     cpus = run.get("placement", {}).get(end)
                     row[f"placement_{end}"] = ",".join(str(c) for c in cpus) if cpus else None

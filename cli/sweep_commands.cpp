@@ -233,8 +233,9 @@ void add_sweep_commands(CLI::App& app, std::stop_token stop) {
         ->capture_default_str();
     report->add_option("-o,--output", o->output, "Write the report to this file (atomically) instead of stdout");
     report->add_option("--metric", o->metric,
-                       "throughput_bps, packets_per_s, cpu_sender_pct, cpu_receiver_pct, system_busy_pct, softirq_pct, steal_pct, "
-                       "tcp_retransmits, loss_pct, service_demand_us_per_kb")
+                       "throughput_bps, packets_per_s, segments_per_packet, cpu_sender_pct, cpu_receiver_pct, system_busy_pct, "
+                       "softirq_pct, steal_pct, busiest_cpu_busy_pct, tcp_retransmits, loss_pct, engine_service_demand_us_per_kb, "
+                       "sender_service_demand_us_per_kb, receiver_service_demand_us_per_kb")
         ->capture_default_str();
     report->add_option("--against", o->against,
                        "Print every cell relative to the cell of this offload profile at the same MTU and traffic: B/A with its interval, "

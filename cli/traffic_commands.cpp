@@ -7,11 +7,13 @@
 #include <iostream>
 #include <mutex>
 #include <sstream>
+#include <tuple>
 
 #include "cli/commands.hpp"
 #include "core/base/error.hpp"
 #include "core/base/json_codec.hpp"
 #include "core/cidr.hpp"
+#include "core/cpu_affinity.hpp"
 #include "core/rfc2544.hpp"
 #include "core/traffic_client.hpp"
 #include "core/traffic_server.hpp"
@@ -85,7 +87,12 @@ std::string cpu_line(const char* role, const char* who, const EndMeasurement& m)
     o << "CPU " << role << " (" << who << (m.iface.empty() ? "" : ", " + m.iface) << "): user " << fixed(m.cpu.user_s, 2)
       << " s  sys " << fixed(m.cpu.sys_s, 2) << " s  util " << fixed(m.cpu.util_pct, 1) << "%  | system busy "
       << fixed(m.system.busy_pct, 1) << "%  usr " << fixed(m.system.user_pct, 1) << "%  sys " << fixed(m.system.sys_pct, 1)
-      << "%  irq " << fixed(m.system.irq_pct, 1) << "%  softirq " << fixed(m.system.softirq_pct, 1) << "%";
+      << "%  irq " << fixed(m.system.irq_pct, 1) << "%  softirq " << fixed(m.system.softirq_pct, 1) << "%  steal "
+      << fixed(m.system.steal_pct, 1) << "%";
+    if (m.system.busiest_cpu >= 0) {
+        o << "  busiest CPU " << m.system.busiest_cpu << " " << fixed(m.system.busiest_cpu_busy_pct, 1) << "%";
+    }
+    if (!m.placement.empty()) o << "  | engine on CPU " << format_cpu_list(m.placement);
     return o.str();
 }
 
@@ -136,7 +143,16 @@ void print_result(const RunResult& r, std::ostream& o) {
     o << cpu_line("sender  ", reverse ? "server" : "client", r.sender) << '\n';
     o << cpu_line("receiver", reverse ? "client" : "server", r.receiver) << '\n';
     o << "I/O: " << r.io_calls << " receive calls, " << fixed(r.calls_per_s, 0) << " calls/s, " << fixed(r.ms_per_call, 4)
-      << " ms/call; service demand " << fixed(r.service_demand_us_per_kb, 3) << " us/KB (both ends)\n";
+      << " ms/call\n";
+    o << "Service demand (us/KB): sender host " << fixed(r.sender_service_demand_us_per_kb, 3) << ", receiver host "
+      << fixed(r.receiver_service_demand_us_per_kb, 3) << " (netperf's: all CPUs of that host); engines "
+      << fixed(r.engine_service_demand_us_per_kb, 3) << " (both ends' engine threads)\n";
+    if (!udp) {
+        o << "Packets: " << fixed(r.packets_per_s, 0) << "/s "
+          << (r.packets_source == "interface" ? "counted by the receiving interface" : "estimated from bytes / MSS (no interface counters)");
+        if (r.segments_per_packet > 0) o << ", " << fixed(r.segments_per_packet, 2) << " segments per packet (GRO/TSO aggregation)";
+        o << '\n';
+    }
     // The cross-check: what the receiving interface saw next to what the engine counted into it (for
     // --bidir the server's interface and the client-to-server streams).
     const EndMeasurement& rx = r.receiver;
@@ -383,7 +399,7 @@ void add_traffic_commands(CLI::App& app, std::stop_token stop) {
 
     struct RunOptions {
         TestSpec spec;
-        std::string rate, pps, length, window, bytes, key_file;
+        std::string rate, pps, length, window, bytes, key_file, affinity;
         bool udp = false, reverse = false, bidir = false, json = false;
         bool rfc2544 = false;
         std::string frames, line_rate;
@@ -410,6 +426,9 @@ void add_traffic_commands(CLI::App& app, std::stop_token stop) {
     run->add_flag("--gro", ro->spec.udp_gro, "UDP: receive with UDP_GRO (datagrams are still counted one by one)");
     run->add_option("-O,--omit", ro->spec.omit_s, "Warm-up seconds, not counted")->capture_default_str();
     run->add_option("-i,--interval", ro->spec.interval_s, "Seconds per interval sample; 0 = none")->capture_default_str();
+    run->add_option("-A,--affinity", ro->affinity,
+                    "Pin the engine threads: CLIENT_CPUS[,SERVER_CPUS] (iperf3's -A); a side is a CPU, a range 0-3 or "
+                    "CPUs joined by '+' (0+2); the server pins its own. Each run records where the threads ran (placement)");
     run->add_option("--iface", ro->spec.iface, "Local interface for counters (default: the one holding the local address)");
     run->add_option("--stall-timeout", ro->spec.stall_timeout_s, "Seconds without data that end the run as stalled")->capture_default_str();
     run->add_flag("--json", ro->json, "Print the result as JSON");
@@ -447,6 +466,7 @@ void add_traffic_commands(CLI::App& app, std::stop_token stop) {
         if (!ro->window.empty()) spec.window = static_cast<uint32_t>(size(ro->window, "--window", 4294967295.0));
         if (!ro->bytes.empty()) spec.bytes = static_cast<uint64_t>(size(ro->bytes, "--bytes", 1e18));
         if (!ro->length.empty() && spec.write_size == 0) throw usage_error("--length: must be > 0");
+        if (!ro->affinity.empty()) std::tie(spec.client_cpus, spec.server_cpus) = parse_affinity_option(ro->affinity);
         if (!ro->json) {
             std::cout << "Connecting to host " << spec.host << ", port " << spec.port << std::endl;
         }

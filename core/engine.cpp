@@ -2,10 +2,13 @@
 
 #include <fcntl.h>
 #include <sys/socket.h>
+#include <pthread.h>
+#include <unistd.h>
 
 #include <algorithm>
 
 #include "core/base/error.hpp"
+#include "core/cpu_affinity.hpp"
 #include "core/worker.hpp"
 #include "core/worker_kinds.hpp"
 #include "core/worker_merge.hpp"
@@ -40,14 +43,25 @@ void EndEngine::start(const Timeline& timeline) {
     const WorkerKind& kind = worker_kind(plan_);
     const auto launch = [&](std::vector<std::vector<DataStream>>& groups, WorkerFn fn, std::stop_source& stop,
                             std::vector<std::unique_ptr<WorkerProgress>>& progress,
-                            std::vector<std::unique_ptr<WorkerOutput>>& outs) {
+                            std::vector<std::unique_ptr<WorkerOutput>>& outs, const char* role) {
         for (auto& g : groups) {
             progress.push_back(std::make_unique<WorkerProgress>());
             outs.push_back(std::make_unique<WorkerOutput>());
+            const std::string name = std::string("nm-") + role + "-" + std::to_string(outs.size() - 1);
             try {
-                threads_.emplace_back([fn, streams = std::move(g), this, p = progress.back().get(), o = outs.back().get(),
+                threads_.emplace_back([fn, name, streams = std::move(g), this, p = progress.back().get(), o = outs.back().get(),
                                        token = stop.get_token()]() mutable {
+                    ::pthread_setname_np(::pthread_self(), name.c_str());
                     WorkerJob job{std::move(streams), plan_, timeline_, *p, token, *o};
+                    // Pinned before the first byte moves, so the window sees only the asked CPUs; a pin the
+                    // kernel refuses fails this worker, and so the end, with the reason.
+                    try {
+                        pin_current_thread(plan_.cpus);
+                    } catch (const Error& e) {
+                        o->error = e.what();
+                        p->done.store(true);
+                        return;
+                    }
                     run_worker(fn, job);
                 });
             } catch (const std::system_error& e) {
@@ -56,8 +70,8 @@ void EndEngine::start(const Timeline& timeline) {
             }
         }
     };
-    launch(plan_.send_groups, kind.send, send_stop_, send_progress_, send_out_);
-    launch(plan_.recv_groups, kind.receive, recv_stop_, recv_progress_, recv_out_);
+    launch(plan_.send_groups, kind.send, send_stop_, send_progress_, send_out_, "send");
+    launch(plan_.recv_groups, kind.receive, recv_stop_, recv_progress_, recv_out_, "recv");
     last_progress_at_ = timeline.start;
     started_ = true;
 }
@@ -126,7 +140,7 @@ EndReport EndEngine::finish(RunStatus status, const std::string& error) {
     if (snap_start_ && snap_end_) {
         const auto& a = *snap_start_;
         const auto& b = *snap_end_;
-        m.system = system_cpu_between(a.cpu, b.cpu);
+        m.system = system_cpu_between(a.cpu, b.cpu, static_cast<double>(::sysconf(_SC_CLK_TCK)));
         m.napi.processed = counter_delta(a.softnet.processed, b.softnet.processed);
         m.napi.dropped = counter_delta(a.softnet.dropped, b.softnet.dropped);
         m.napi.time_squeeze = counter_delta(a.softnet.time_squeeze, b.softnet.time_squeeze);
@@ -141,6 +155,7 @@ EndReport EndEngine::finish(RunStatus status, const std::string& error) {
         for (const auto& o : *outs) {
             m.cpu.user_s += o->window.cpu.user_s;
             m.cpu.sys_s += o->window.cpu.sys_s;
+            m.placement.insert(m.placement.end(), o->window.cpus.begin(), o->window.cpus.end());
             if (o->error.empty()) continue;
             // A worker that failed fails the end: its figures are partial or none (`-u -l 65507 --gso` has
             // every send refused by the kernel and moves nothing).
@@ -148,6 +163,8 @@ EndReport EndEngine::finish(RunStatus status, const std::string& error) {
             if (r.error.empty()) r.error = o->error;
         }
     }
+    std::sort(m.placement.begin(), m.placement.end());
+    m.placement.erase(std::unique(m.placement.begin(), m.placement.end()), m.placement.end());
     m.cpu.util_pct = duration > 0 ? 100.0 * (m.cpu.user_s + m.cpu.sys_s) / duration : 0;
     const double interval_s = std::chrono::duration<double>(timeline_.interval).count();
     r.sent = merge_streams(send_out_, duration);

@@ -67,6 +67,7 @@ struct EnginePlan {
     /// carry it and come from `udp_peer`'s address (when set: len > 0).
     uint32_t udp_cookie = 0;
     SocketAddress udp_peer;
+    std::vector<uint32_t> cpus;         ///< CPUs every worker thread is pinned to; empty = not pinned
 };
 
 struct WorkerOutput;
@@ -80,7 +81,9 @@ public:
     EndEngine(const EndEngine&) = delete;
     EndEngine& operator=(const EndEngine&) = delete;
 
-    /// Starts the worker threads (they inherit the caller's network namespace).
+    /// Starts the worker threads (they inherit the caller's network namespace), each named
+    /// "nm-send-K"/"nm-recv-K" (top -H, /proc/PID/task/TID/comm) and pinned to plan.cpus when given; a
+    /// thread that cannot be pinned fails the end with that error.
     void start(const Timeline& timeline);
 
     /// Called often by the session loop: takes the window's /proc snapshots when they are due.

@@ -113,6 +113,7 @@ void tcp_stream_send(WorkerJob& job) {
             r.cwnd = info->tcpi_snd_cwnd;
             r.rtt_us = info->tcpi_rtt;
             r.pmtu = info->tcpi_pmtu;
+            r.mss = info->tcpi_snd_mss;
         }
         ::shutdown(s.fd(), SHUT_WR);
     }

@@ -6,6 +6,7 @@
 #include "core/base/json_integer.hpp"
 #include "core/control_channel.hpp"
 #include "core/message_auth.hpp"
+#include "core/cpu_affinity.hpp"
 #include "core/proc_stats.hpp"
 #include "core/stream_layout.hpp"
 #include "core/test_auth.hpp"
@@ -84,6 +85,7 @@ void TrafficClient::check_access(const TestSpec& requested) {
 
 RunResult TrafficClient::run(const TestSpec& requested, std::stop_token stop) {
     const TestSpec spec = resolve_spec(requested, engine_cores());
+    check_cpus(spec.client_cpus, online_cpus(), "client");   // the server checks its own
     const SocketAddress server = resolve_address(spec.host, spec.port);
     ControlChannel ch(connect_tcp(server, spec.bind, 0, deadline_in(kHandshakeTimeout)));
     const Json ready = open_test(ch, requested, spec);
@@ -111,6 +113,7 @@ RunResult TrafficClient::run(const TestSpec& requested, std::stop_token stop) {
     EnginePlan plan = plan_for(agreed, Direction::Forward, !spec.iface.empty() ? spec.iface : iface_for_address(local.host()));
     plan.udp_cookie = cookie;   // the server's datagrams carry it and come from the address we reached it at
     plan.udp_peer = server;
+    plan.cpus = spec.client_cpus;
 
     std::vector<DataStream> sends, recvs;
     uint16_t client_udp_port = 0;

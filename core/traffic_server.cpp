@@ -17,6 +17,7 @@
 #include "core/base/error.hpp"
 #include "core/base/json_integer.hpp"
 #include "core/message_auth.hpp"
+#include "core/cpu_affinity.hpp"
 #include "core/proc_stats.hpp"
 #include "core/stream_layout.hpp"
 #include "core/test_auth.hpp"
@@ -325,6 +326,7 @@ void TrafficServer::start_test(Pending& p, const Json& spec_json, std::stop_toke
     TestSpec spec;
     try {
         spec = resolve_spec(spec_json.get<TestSpec>(), cores_, udp_path_of(ch.fd()));
+        check_cpus(spec.server_cpus, online_cpus(), "server");
     } catch (const Error& e) {
         send_error(ch, WireError::Usage, e.what());
         refuse("refused " + p.source + ": " + e.what());
@@ -440,6 +442,7 @@ void TrafficServer::run_session(ControlChannel ch, TestSpec spec, SocketAddress 
 
         // The server's data flows to the client.
         EnginePlan plan = plan_for(spec, Direction::Reverse, iface_for_address(local.host()));
+        plan.cpus = spec.server_cpus;
 
         uint16_t udp_port = 0;
         if (udp && server_receives) {

@@ -39,6 +39,35 @@ void set_udp_buffer(int fd, bool receive, uint32_t window, int default_bytes, Wi
 
 }  // namespace
 
+void count_packets(RunResult& r, const TestSpec& spec, const EndMeasurement& client, const EndMeasurement& server, uint32_t pmtu) {
+    if (spec.protocol == Protocol::Udp) {
+        r.packets_source = "datagrams";
+        return;
+    }
+    const auto rx_packets = [](const EndMeasurement& m) {
+        return m.iface.empty() ? uint64_t{0} : counter_delta(m.counters_before.rx_packets, m.counters_after.rx_packets);
+    };
+    const bool bidir = spec.direction == Direction::Bidir;
+    const bool known = bidir ? !client.iface.empty() && !server.iface.empty() : !r.receiver.iface.empty();
+    const uint64_t wire = bidir ? rx_packets(client) + rx_packets(server) : rx_packets(r.receiver);
+    // The sender's TCP_INFO MSS (payload per full segment, options taken off); else the path MTU less
+    // 52 bytes of IPv4 and TCP headers with timestamps.
+    uint32_t mss = 0;
+    for (const auto& s : r.streams) mss = std::max(mss, s.mss);
+    const double segment = mss > 0 ? mss : pmtu > 100 ? pmtu - 52.0 : 1448.0;
+    const double segments = std::ceil(static_cast<double>(r.bytes + r.tcp_retrans_bytes) / segment);
+    if (known && wire > 0) {
+        r.packets = wire;
+        r.packets_source = "interface";
+        // Bidir interfaces count each direction's ACKs with the other's data: no ratio to show.
+        r.segments_per_packet = bidir ? 0 : segments / static_cast<double>(wire);
+    } else {
+        r.packets = static_cast<uint64_t>(segments);
+        r.packets_source = "estimate";
+        r.segments_per_packet = 0;
+    }
+}
+
 unsigned engine_cores() { return std::max(1u, std::thread::hardware_concurrency()); }
 
 std::optional<UdpPath> udp_path_of(int fd) {
@@ -482,22 +511,21 @@ RunResult combine_reports(const TestSpec& spec, const EndReport& client, const E
             *r.loss += *s.loss;
         }
     }
-    if (spec.protocol == Protocol::Tcp) {
-        // Segments are not counted by the application; estimate them from the MSS (path MTU - 52 bytes of
-        // IPv4 and TCP headers with timestamps).
-        const double mss = pmtu > 100 ? pmtu - 52.0 : 1448.0;
-        r.packets = static_cast<uint64_t>(std::ceil(static_cast<double>(r.bytes) / mss));
-    }
-    r.packets_per_s = duration > 0 ? static_cast<double>(r.packets) / duration : 0;
     r.calls_per_s = duration > 0 ? static_cast<double>(r.io_calls) / duration : 0;
     r.ms_per_call = r.io_calls > 0 ? duration * 1000 / static_cast<double>(r.io_calls) : 0;
-    const double cpu_s = r.sender.cpu.user_s + r.sender.cpu.sys_s + r.receiver.cpu.user_s + r.receiver.cpu.sys_s;
-    r.service_demand_us_per_kb = r.bytes > 0 ? cpu_s * 1e6 / (static_cast<double>(r.bytes) / 1024) : 0;
+    const double kb = static_cast<double>(r.bytes) / 1024;
+    const double engine_cpu_s = r.sender.cpu.user_s + r.sender.cpu.sys_s + r.receiver.cpu.user_s + r.receiver.cpu.sys_s;
+    r.engine_service_demand_us_per_kb = kb > 0 ? engine_cpu_s * 1e6 / kb : 0;
+    // netperf's: each end's host, all of its CPUs, over that end's window.
+    r.sender_service_demand_us_per_kb = kb > 0 ? r.sender.system.busy_cpu_s * 1e6 / kb : 0;
+    r.receiver_service_demand_us_per_kb = kb > 0 ? r.receiver.system.busy_cpu_s * 1e6 / kb : 0;
     const EndMeasurement& rx_end = spec.direction == Direction::Bidir ? server.measurement : r.receiver;
     if (!rx_end.iface.empty()) {
         r.receiver_rx_bytes = counter_delta(rx_end.counters_before.rx_bytes, rx_end.counters_after.rx_bytes);
         r.receiver_rx_packets = counter_delta(rx_end.counters_before.rx_packets, rx_end.counters_after.rx_packets);
     }
+    count_packets(r, spec, client.measurement, server.measurement, pmtu);
+    r.packets_per_s = duration > 0 ? static_cast<double>(r.packets) / duration : 0;
     return r;
 }
 

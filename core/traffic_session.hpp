@@ -122,6 +122,12 @@ void send_report(ControlChannel& channel, const EndReport& report, Deadline dead
 /// nm::Error (Failed) on a missing, out-of-order or malformed part.
 EndReport receive_report(ControlChannel& channel, const Json& first, Deadline deadline);
 
+/// TCP: fills r.packets, packets_source and segments_per_packet from the receiving interface's rx_packets
+/// over the window (bidir: both ends' interfaces), or estimates the packets from bytes / MSS, named so,
+/// when no counters were read. UDP: the engine's datagrams (source "datagrams"). Needs r.streams, bytes,
+/// tcp_retrans_bytes and receiver filled in; `pmtu` is the fallback for an MSS no stream reported. Pure.
+void count_packets(RunResult& r, const TestSpec& spec, const EndMeasurement& client, const EndMeasurement& server, uint32_t pmtu);
+
 /// Merges the client's and the server's reports into what `run` prints. Pure; unit tested.
 RunResult combine_reports(const TestSpec& spec, const EndReport& client, const EndReport& server, RunStatus status,
                           const std::string& error);

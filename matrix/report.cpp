@@ -266,6 +266,7 @@ MatrixTable build_matrix(const ResultsFile& results, const std::string& metric) 
     t.mtus = config.mtu;
     t.precision = config.precision;
     t.interference = config.interference;
+    t.cpu_accounting = results.local.cpu_accounting;
     std::map<std::string, const CellResult*> by_key;
     for (const auto& c : results.cells) by_key[c.spec.key] = &c;
     for (const auto& p : config.offloads) {
@@ -326,6 +327,12 @@ std::vector<std::string> matrix_notes(const MatrixTable& table) {
         head.push_back("! = measured under interference (before a repetition, busy above " + pct_text(table.interference.max_busy_pct) +
                        "% or steal above " + pct_text(table.interference.max_steal_pct) + "% of all CPUs, for longer than the sweep waited): " +
                        std::to_string(disturbed) + " of " + std::to_string(measured) + " cells");
+    }
+    if (shows_cpu(table.metric) && table.cpu_accounting.softirq_in_task_time() == KernelOption::Yes) {
+        // The kernel charges a tick that lands in softirq to the task it interrupted as well.
+        head.push_back("engine CPU may include softirq: this kernel does not account IRQ time (CONFIG_IRQ_TIME_ACCOUNTING off, " +
+                       table.cpu_accounting.source + "), so receive-path work done in an engine thread's context counts as its CPU; "
+                       "the hosts' figures are cpu.system (per_cpu, busiest_cpu) and the per-end service demand");
     }
     return head;
 }

@@ -42,6 +42,7 @@ struct MatrixTable {
     std::vector<Row> rows;
     std::optional<PrecisionSpec> precision;   ///< the sweep's, for the marks' note
     InterferenceSpec interference;
+    CpuAccounting cpu_accounting;             ///< the local host's, for the note on engine CPU
 };
 
 /// Builds the matrix of `metric` (a name summarize_runs produces, e.g. "throughput_bps") from a results

@@ -766,6 +766,8 @@ TestSpec Sweep::test_spec(const CellSpec& cell) const {
     spec.port = target_.base.port;
     spec.bind = target_.base.bind;
     spec.iface = target_.base.iface;
+    spec.client_cpus = config_.affinity.client;
+    spec.server_cpus = config_.affinity.server;
     spec.duration_s = config_.duration_s;
     spec.omit_s = config_.omit_s;
     spec.interval_s = target_.base.interval_s;

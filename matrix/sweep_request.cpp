@@ -13,6 +13,7 @@
 #include "core/base/clock.hpp"
 #include "core/base/error.hpp"
 #include "core/base/version.hpp"
+#include "core/cpu_affinity.hpp"
 #include "matrix/config.hpp"
 #include "matrix/host_info.hpp"
 #include "matrix/icmp_path_probe.hpp"
@@ -132,6 +133,10 @@ SweepOutcome execute_sweep(const SweepRequest& request, const PreparedSweep& pre
     if (request.lab == !request.iface.empty()) throw usage_error("sweep: give either --lab or --iface IF --peer HOST");
     if (!request.lab && request.peer.empty()) throw usage_error("sweep: --iface needs --peer HOST (the machine running `nicmatrix serve`)");
     if (!has_net_admin()) throw usage_error("sweep: changing interface settings needs CAP_NET_ADMIN; run as root");
+    // Both ends of the lab run on this host; a peer checks its own CPUs when a test asks for them.
+    const auto cpus = online_cpus();
+    check_cpus(prepared.config.affinity.client, cpus, "client");
+    if (request.lab) check_cpus(prepared.config.affinity.server, cpus, "server");
 
     SweepOptions options;
     options.output_path = prepared.output;

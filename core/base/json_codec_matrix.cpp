@@ -345,6 +345,8 @@ PrecisionSpec parse_precision(const Node& n) {
     }
     // The name is checked against the metrics the sweep summarizes by matrix/config.cpp.
     if (n.has("metric")) p.metric = n.child("metric").string("a metric name such as \"throughput_bps\"");
+    // The engines' CPU per KB was called service_demand_us_per_kb before netperf's per-end figures came.
+    if (p.metric == "service_demand_us_per_kb") p.metric = "engine_service_demand_us_per_kb";
     return p;
 }
 
@@ -357,6 +359,26 @@ InterferenceSpec parse_interference(const Node& n) {
     if (n.has("sample_ms")) f.sample_ms = static_cast<uint32_t>(n.child("sample_ms").integer(0, 5000, "milliseconds from 0 (no check) to 5000"));
     if (n.has("max_wait_s")) f.max_wait_s = n.child("max_wait_s").number(0, 3600, false, "a number of seconds, 0 or more");
     return f;
+}
+
+// `"affinity": {"client": [0], "server": [1]}`: CPU numbers; whether they exist is checked on the host
+// that pins them (matrix/sweep_request.cpp for this host, the server for its own).
+AffinitySpec parse_affinity(const Node& n) {
+    n.expect_object({"client", "server"}, "CPUs to pin the engine threads to {\"client\": [0], \"server\": [1]}");
+    AffinitySpec a;
+    const auto cpus = [](const Node& list) {
+        std::vector<uint32_t> out;
+        for (const auto& c : list.array("an array of CPU numbers", false)) {
+            const auto cpu = static_cast<uint32_t>(c.integer(0, 8191, "a CPU number from 0 to 8191"));
+            if (std::find(out.begin(), out.end(), cpu) != out.end()) c.fail("a CPU not listed before");
+            out.push_back(cpu);
+        }
+        std::sort(out.begin(), out.end());
+        return out;
+    };
+    if (n.has("client")) a.client = cpus(n.child("client"));
+    if (n.has("server")) a.server = cpus(n.child("server"));
+    return a;
 }
 
 }  // namespace
@@ -408,6 +430,9 @@ void to_json(Json& j, const SweepConfig& v) {
              {"order", v.order},
              {"interference", v.interference}};
     if (v.precision) j["precision"] = *v.precision;
+    if (!v.affinity.client.empty() || !v.affinity.server.empty()) {
+        j["affinity"] = Json{{"client", v.affinity.client}, {"server", v.affinity.server}};
+    }
     // A config read from a file without a name is named after the file later; "" is not a valid name.
     if (!v.name.empty()) j["name"] = v.name;
     if (!v.description.empty()) j["description"] = v.description;
@@ -416,7 +441,7 @@ void to_json(Json& j, const SweepConfig& v) {
 SweepConfig parse_sweep_config(const Json& j) {
     const Node root(j, "");
     root.expect_object({"$schema", "name", "description", "offloads", "mtu", "traffic", "duration_s", "omit_s",
-                        "repetitions", "cooldown_s", "apply_to", "exclude", "precision", "order", "interference"},
+                        "repetitions", "cooldown_s", "apply_to", "exclude", "precision", "order", "interference", "affinity"},
                        "a sweep config object");
     SweepConfig c;
     if (root.has("$schema")) root.child("$schema").string();
@@ -464,6 +489,7 @@ SweepConfig parse_sweep_config(const Json& j) {
     if (root.has("precision")) c.precision = parse_precision(root.child("precision"));
     if (root.has("order")) c.order = enum_value(root.child("order"), kSweepOrders);
     if (root.has("interference")) c.interference = parse_interference(root.child("interference"));
+    if (root.has("affinity")) c.affinity = parse_affinity(root.child("affinity"));
 
     if (root.has("apply_to")) {
         const auto a = root.child("apply_to");
@@ -597,6 +623,11 @@ void from_json(const Json& j, CellResult& v) {
     v.overhead_s = j.value("overhead_s", 0.0);
     j.at("runs").get_to(v.runs);
     j.at("summary").get_to(v.summary);
+    // Files written before the rename summarize the engines' CPU per KB as service_demand_us_per_kb.
+    if (const auto old = v.summary.find("service_demand_us_per_kb"); old != v.summary.end()) {
+        v.summary.try_emplace("engine_service_demand_us_per_kb", old->second);
+        v.summary.erase(old);
+    }
     if (const auto it = j.find("precision_met"); it != j.end() && it->is_boolean()) v.precision_met = it->get<bool>();
     if (const auto it = j.find("rfc2544"); it != j.end() && !it->is_null()) v.rfc2544 = it->get<Rfc2544Result>();
 }
@@ -635,6 +666,7 @@ void to_json(Json& j, const HostInfo& v) {
     j = Json{{"hostname", v.hostname},
              {"kernel", v.kernel},
              {"cpu", {{"model", v.cpu_model}, {"count", v.cpu_count}}},
+             {"cpu_accounting", v.cpu_accounting},
              {"interface", v.interface ? Json(*v.interface) : Json(nullptr)}};
 }
 
@@ -645,6 +677,7 @@ void from_json(const Json& j, HostInfo& v) {
         v.cpu_model = it->value("model", "");
         v.cpu_count = it->value("count", 0U);
     }
+    if (const auto it = j.find("cpu_accounting"); it != j.end() && it->is_object()) v.cpu_accounting = it->get<CpuAccounting>();
     if (const auto it = j.find("interface"); it != j.end() && !it->is_null()) v.interface = it->get<InterfaceInfo>();
 }
 

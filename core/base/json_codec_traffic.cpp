@@ -110,6 +110,8 @@ void to_json(Json& j, const TestSpec& v) {
              {"udp_gro", v.udp_gro},
              {"iface", v.iface},
              {"stall_timeout_s", v.stall_timeout_s}};
+    // iperf3's -A: which CPUs each end pins its engine threads to; written only when asked.
+    if (!v.client_cpus.empty() || !v.server_cpus.empty()) j["affinity"] = Json{{"client", v.client_cpus}, {"server", v.server_cpus}};
     if (!v.payload_mix.empty()) {
         Json mix = Json::array();
         for (const auto& m : v.payload_mix) mix.push_back({{"payload_bytes", m.payload_bytes}, {"weight", m.weight}});
@@ -137,6 +139,12 @@ void from_json(const Json& j, TestSpec& v) {
     opt(j, "udp_gro", v.udp_gro);
     opt(j, "iface", v.iface);
     opt(j, "stall_timeout_s", v.stall_timeout_s);
+    v.client_cpus.clear();
+    v.server_cpus.clear();
+    if (const auto it = j.find("affinity"); it != j.end() && it->is_object()) {
+        opt(*it, "client", v.client_cpus);
+        opt(*it, "server", v.server_cpus);
+    }
     v.payload_mix.clear();
     if (const auto it = j.find("payload_mix"); it != j.end() && it->is_array()) {
         for (const auto& m : *it) {
@@ -159,7 +167,11 @@ void to_json(Json& j, const SystemCpu& v) {
              {"sys_pct", v.sys_pct},
              {"irq_pct", v.irq_pct},
              {"softirq_pct", v.softirq_pct},
-             {"steal_pct", v.steal_pct}};
+             {"steal_pct", v.steal_pct},
+             {"busy_cpu_s", v.busy_cpu_s},
+             {"per_cpu", v.per_cpu},
+             {"busiest_cpu", v.busiest_cpu >= 0 ? Json(v.busiest_cpu) : Json(nullptr)},
+             {"busiest_cpu_busy_pct", v.busiest_cpu >= 0 ? Json(v.busiest_cpu_busy_pct) : Json(nullptr)}};
 }
 
 void from_json(const Json& j, SystemCpu& v) {
@@ -169,6 +181,10 @@ void from_json(const Json& j, SystemCpu& v) {
     opt(j, "irq_pct", v.irq_pct);
     opt(j, "softirq_pct", v.softirq_pct);
     opt(j, "steal_pct", v.steal_pct);
+    opt(j, "busy_cpu_s", v.busy_cpu_s);
+    opt(j, "per_cpu", v.per_cpu);
+    opt(j, "busiest_cpu", v.busiest_cpu);
+    opt(j, "busiest_cpu_busy_pct", v.busiest_cpu_busy_pct);
 }
 
 void to_json(Json& j, const NapiStats& v) {
@@ -203,7 +219,8 @@ void to_json(Json& j, const EndMeasurement& v) {
              {"counters_before", counters_json(v.counters_before)},
              {"counters_after", counters_json(v.counters_after)},
              {"duration_s", v.duration_s},
-             {"io_calls", v.io_calls}};
+             {"io_calls", v.io_calls},
+             {"placement", v.placement}};
 }
 
 void from_json(const Json& j, EndMeasurement& v) {
@@ -215,6 +232,7 @@ void from_json(const Json& j, EndMeasurement& v) {
     if (j.contains("counters_after")) v.counters_after = counters_from(j.at("counters_after"));
     opt(j, "duration_s", v.duration_s);
     opt(j, "io_calls", v.io_calls);
+    opt(j, "placement", v.placement);
 }
 
 void to_json(Json& j, const LossStats& v) {
@@ -247,7 +265,8 @@ void to_json(Json& j, const StreamResult& v) {
              {"retrans_bytes", v.retrans_bytes},
              {"cwnd", v.cwnd},
              {"rtt_us", v.rtt_us},
-             {"pmtu", v.pmtu}};
+             {"pmtu", v.pmtu},
+             {"mss", v.mss}};
     if (v.loss) j["loss"] = *v.loss;
 }
 
@@ -262,6 +281,7 @@ void from_json(const Json& j, StreamResult& v) {
     opt(j, "cwnd", v.cwnd);
     opt(j, "rtt_us", v.rtt_us);
     opt(j, "pmtu", v.pmtu);
+    opt(j, "mss", v.mss);
     if (j.contains("loss") && !j.at("loss").is_null()) v.loss = j.at("loss").get<LossStats>();
 }
 
@@ -304,6 +324,8 @@ void to_json(Json& j, const RunResult& v) {
              {"error", v.error},
              {"throughput_bps", v.throughput_bps},
              {"packets_per_s", v.packets_per_s},
+             {"packets_source", v.packets_source},
+             {"segments_per_packet", v.segments_per_packet > 0 ? Json(v.segments_per_packet) : Json(nullptr)},
              {"bytes", v.bytes},
              {"packets", v.packets},
              {"duration_s", v.duration_s},
@@ -312,11 +334,14 @@ void to_json(Json& j, const RunResult& v) {
              {"tcp", Json{{"retransmits", v.tcp_retransmits}, {"retrans_bytes", v.tcp_retrans_bytes}}},
              {"cpu", Json{{"sender", cpu_end(v.sender)},
                           {"receiver", cpu_end(v.receiver)},
-                          {"system", Json{{"sender", v.sender.system}, {"receiver", v.receiver.system}}}}},
+                          {"system", Json{{"sender", v.sender.system}, {"receiver", v.receiver.system}}},
+                          {"service_demand_us_per_kb",
+                           Json{{"sender", v.sender_service_demand_us_per_kb}, {"receiver", v.receiver_service_demand_us_per_kb}}}}},
+             {"placement", Json{{"sender", v.sender.placement}, {"receiver", v.receiver.placement}}},
              {"io_calls", v.io_calls},
              {"calls_per_s", v.calls_per_s},
              {"ms_per_call", v.ms_per_call},
-             {"service_demand_us_per_kb", v.service_demand_us_per_kb},
+             {"engine_service_demand_us_per_kb", v.engine_service_demand_us_per_kb},
              {"intervals", v.intervals},
              {"nic", Json{{"sender", end_nic_json(v.sender)},
                           {"receiver", nic_receiver},
@@ -338,6 +363,8 @@ void from_json(const Json& j, RunResult& v) {
     opt(j, "error", v.error);
     opt(j, "throughput_bps", v.throughput_bps);
     opt(j, "packets_per_s", v.packets_per_s);
+    opt(j, "packets_source", v.packets_source);
+    opt(j, "segments_per_packet", v.segments_per_packet);
     opt(j, "bytes", v.bytes);
     opt(j, "packets", v.packets);
     opt(j, "duration_s", v.duration_s);
@@ -355,11 +382,21 @@ void from_json(const Json& j, RunResult& v) {
             opt(cpu.at("system"), "sender", v.sender.system);
             opt(cpu.at("system"), "receiver", v.receiver.system);
         }
+        if (const auto sd = cpu.find("service_demand_us_per_kb"); sd != cpu.end() && sd->is_object()) {
+            opt(*sd, "sender", v.sender_service_demand_us_per_kb);
+            opt(*sd, "receiver", v.receiver_service_demand_us_per_kb);
+        }
+    }
+    if (const auto it = j.find("placement"); it != j.end() && it->is_object()) {
+        opt(*it, "sender", v.sender.placement);
+        opt(*it, "receiver", v.receiver.placement);
     }
     opt(j, "io_calls", v.io_calls);
     opt(j, "calls_per_s", v.calls_per_s);
     opt(j, "ms_per_call", v.ms_per_call);
-    opt(j, "service_demand_us_per_kb", v.service_demand_us_per_kb);
+    // Files written before the rename call the engines' figure service_demand_us_per_kb.
+    opt(j, "service_demand_us_per_kb", v.engine_service_demand_us_per_kb);
+    opt(j, "engine_service_demand_us_per_kb", v.engine_service_demand_us_per_kb);
     opt(j, "intervals", v.intervals);
     opt(j, "started", v.started);
     if (const auto it = j.find("background"); it != j.end() && !it->is_null()) v.background = it->get<BackgroundLoad>();

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "core/base/cpu_types.hpp"
 #include "core/base/device_types.hpp"
 
 namespace nm {
@@ -59,9 +60,14 @@ struct TestSpec {
     /// UDP: datagrams of several payload sizes interleaved by weight (an IMIX); empty = every datagram is
     /// write_size bytes. When given, write_size is the largest share (resolve_spec sets it); no GSO.
     std::vector<PayloadShare> payload_mix;
+    /// CPUs the engine's worker threads are pinned to (iperf3's -A): the client's on the client's host,
+    /// the server's on the server's (the server pins its own when the spec tells it). Empty = not pinned.
+    std::vector<uint32_t> client_cpus;
+    std::vector<uint32_t> server_cpus;
 };
 
-/// CPU used by one end's engine during the measured window (getrusage, measured window only).
+/// CPU used by one end's engine worker threads during the measured window (getrusage RUSAGE_THREAD of
+/// each worker, measured window only): the engine's own CPU, not the host's.
 struct ProcessCpu {
     double user_s = 0;
     double sys_s = 0;
@@ -77,6 +83,12 @@ struct SystemCpu {
     double irq_pct = 0;
     double softirq_pct = 0;
     double steal_pct = 0;             ///< time a hypervisor ran something else while this guest wanted the CPU
+    /// CPU-seconds the host was busy over the window, summed over its CPUs (busy ticks / USER_HZ): what
+    /// netperf's per-end service demand divides by the bytes moved.
+    double busy_cpu_s = 0;
+    std::vector<PerCpu> per_cpu;      ///< every CPU over the same window, by CPU number
+    int32_t busiest_cpu = -1;         ///< the CPU of per_cpu with the highest busy_pct; -1 = none read
+    double busiest_cpu_busy_pct = 0;  ///< its busy_pct: one saturated core the aggregate hides
 };
 
 /// NAPI and interrupt figures over the measured window: /proc/net/softnet_stat and /proc/interrupts.
@@ -102,6 +114,9 @@ struct EndMeasurement {
     LinkCounters counters_after;
     double duration_s = 0;            ///< this end's measured window
     uint64_t io_calls = 0;            ///< send/recv system calls of this end's engine in the window
+    /// The CPUs this end's engine worker threads were seen running on during the window (sched_getcpu
+    /// at every turn of their loops), ascending; pinned or not.
+    std::vector<uint32_t> placement;
 };
 
 /// UDP delivery: sequence numbers on every datagram.
@@ -138,6 +153,7 @@ struct StreamResult {
     uint32_t cwnd = 0;                ///< segments, at the end
     double rtt_us = 0;                ///< smoothed RTT at the end
     uint32_t pmtu = 0;                ///< path MTU at the end
+    uint32_t mss = 0;                 ///< TCP_INFO tcpi_snd_mss at the end (sender): payload bytes per full segment
     uint64_t packets = 0;             ///< UDP datagrams (receiver's count); TCP: 0
     std::optional<LossStats> loss;   ///< UDP only: this stream's delivery
 };
@@ -177,7 +193,17 @@ struct RunResult {
     RunStatus status = RunStatus::Ok;
     std::string error;                ///< why, when status is not Ok
     double throughput_bps = 0;        ///< payload bits/s received (bidir: both directions summed)
-    double packets_per_s = 0;         ///< datagrams (UDP) or TCP segments (estimated from bytes/MSS) per second
+    /// Per second: UDP datagrams the engine received; TCP packets the receiving interface received
+    /// (rx_packets over the window; see packets_source).
+    double packets_per_s = 0;
+    /// Where `packets` and packets_per_s come from: "datagrams" (UDP, the engine's count), "interface"
+    /// (TCP, the receiving interface's rx_packets delta; bidir: both ends' interfaces summed, which
+    /// includes each direction's ACKs), "estimate" (TCP without readable counters: bytes / (path MTU - 52)).
+    std::string packets_source;
+    /// TCP: payload segments (bytes + retransmitted bytes over the MSS) per packet the receiving interface
+    /// counted: >1 where GRO/TSO hand the interface counters aggregates (veth passes TSO super-packets
+    /// whole). 0 when not known (UDP, bidir, no counters).
+    double segments_per_packet = 0;
     uint64_t bytes = 0;
     uint64_t packets = 0;
     double duration_s = 0;            ///< the measured window
@@ -190,7 +216,14 @@ struct RunResult {
     uint64_t io_calls = 0;            ///< ttcp's figures, on the receiver
     double calls_per_s = 0;
     double ms_per_call = 0;
-    double service_demand_us_per_kb = 0;   ///< netperf: CPU µs (both ends) per KB moved
+    /// The engines' own CPU (both ends' worker threads, rusage) in µs per KB (1024 bytes) moved. Not
+    /// netperf's figure: see sender/receiver_service_demand_us_per_kb. Old files call it
+    /// "service_demand_us_per_kb".
+    double engine_service_demand_us_per_kb = 0;
+    /// netperf's per-end service demand: that host's system-wide busy CPU time over its window (all CPUs,
+    /// SystemCpu::busy_cpu_s) in µs per KB moved. On the lab both ends are one host: each counts both.
+    double sender_service_demand_us_per_kb = 0;
+    double receiver_service_demand_us_per_kb = 0;
     std::vector<IntervalSample> intervals;
     /// The cross-check of the engine's counts against the receiving interface's stats64 over the window.
     /// Bidir: the server's interface. Zero when the interface is unknown.

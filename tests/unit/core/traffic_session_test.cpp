@@ -121,7 +121,9 @@ TEST_CASE("combine_reports: UDP loss from the sender's count and the receiver's 
     CHECK(res.io_calls == 100);
     CHECK(res.calls_per_s == Approx(50));
     CHECK(res.ms_per_call == Approx(20));
-    CHECK(res.service_demand_us_per_kb == Approx(2.0 * 1e6 / (1980.0 * 18 / 1024)));
+    CHECK(res.engine_service_demand_us_per_kb == Approx(2.0 * 1e6 / (1980.0 * 18 / 1024)));
+    CHECK(res.packets_source == "datagrams");
+    CHECK(res.segments_per_packet == 0);
     CHECK(res.receiver_rx_bytes == 2000 * 60);
     CHECK(res.receiver_rx_packets == 2000);
     CHECK(res.sender.cpu.sys_s == Approx(0.9));
@@ -152,9 +154,64 @@ TEST_CASE("combine_reports: reverse swaps the ends, TCP takes TCP_INFO from the 
     CHECK(res.tcp_retransmits == 7);
     REQUIRE(res.streams.size() == 1);
     CHECK(res.streams[0].cwnd == 10);
-    CHECK(res.packets == 1000);
+    CHECK(res.packets == 1000);   // no interface counters: bytes / (PMTU - 52), named an estimate
+    CHECK(res.packets_source == "estimate");
+    CHECK(res.segments_per_packet == 0);
     CHECK(res.throughput_bps == Approx(1448.0 * 1000 * 8));
     CHECK_FALSE(res.loss);
+}
+
+TEST_CASE("combine_reports: TCP packets from the receiving interface, segments per packet from the sender's MSS", "[unit]") {
+    const auto spec = nm::resolve_spec(tcp(), 2);
+    nm::EndReport client, server;
+    client.measurement.duration_s = 2;
+    server.measurement.duration_s = 2;
+    server.measurement.iface = "nm-b";
+    server.measurement.counters_before.rx_packets = 500;
+    server.measurement.counters_after.rx_packets = 500 + 4000;   // 2000 packets/s on the wire
+    nm::StreamResult sent;
+    sent.mss = 1448;
+    sent.pmtu = 1500;
+    sent.retrans_bytes = 1448 * 100;
+    client.sent.push_back(sent);
+    nm::StreamResult got;
+    got.bytes = 1448 * 39900;
+    server.received.push_back(got);
+    const auto res = nm::combine_reports(spec, client, server, nm::RunStatus::Ok, "");
+    CHECK(res.packets_source == "interface");
+    CHECK(res.packets == 4000);
+    CHECK(res.packets_per_s == Approx(2000));
+    // (39900 + 100 retransmitted) segments of 1448 bytes arrived in 4000 packets: 10 per packet (GRO/TSO).
+    CHECK(res.segments_per_packet == Approx(10.0));
+
+    // Bidir: both interfaces' packets, and no ratio (each counts the other direction's ACKs too).
+    auto bidir = tcp();
+    bidir.direction = nm::Direction::Bidir;
+    bidir = nm::resolve_spec(bidir, 2);
+    client.measurement.iface = "nm-a";
+    client.measurement.counters_after.rx_packets = 1000;
+    const auto both = nm::combine_reports(bidir, client, server, nm::RunStatus::Ok, "");
+    CHECK(both.packets_source == "interface");
+    CHECK(both.packets == 5000);
+    CHECK(both.segments_per_packet == 0);
+}
+
+TEST_CASE("combine_reports: netperf's per-end service demand is the host's busy CPU per KB; the engines' apart", "[unit]") {
+    const auto spec = nm::resolve_spec(tcp(), 2);
+    nm::EndReport client, server;
+    client.measurement.duration_s = 1;
+    server.measurement.duration_s = 1;
+    client.measurement.cpu = {0.1, 0.3, 40};
+    server.measurement.cpu = {0.05, 0.15, 20};
+    client.measurement.system.busy_cpu_s = 1.5;   // e.g. 75 % of 2 CPUs for 1 s
+    server.measurement.system.busy_cpu_s = 0.5;
+    nm::StreamResult got;
+    got.bytes = 1024 * 1000;   // 1000 KB
+    server.received.push_back(got);
+    const auto res = nm::combine_reports(spec, client, server, nm::RunStatus::Ok, "");
+    CHECK(res.sender_service_demand_us_per_kb == Approx(1.5e6 / 1000));
+    CHECK(res.receiver_service_demand_us_per_kb == Approx(0.5e6 / 1000));
+    CHECK(res.engine_service_demand_us_per_kb == Approx((0.4 + 0.2) * 1e6 / 1000));
 }
 
 TEST_CASE("combine_reports keeps the worse status and its error", "[unit]") {

@@ -192,3 +192,17 @@ TEST_CASE("A config the engine would refuse fails at load, naming the entry, bef
         with(R"({"mtu": [9000, 1500], "traffic": [{"name": "g", "protocol": "udp", "write_size": 8972, "udp_gso": true}], "exclude": [{"mtu": 1500}]})"),
         "x"));
 }
+
+TEST_CASE("affinity: client and server CPU lists, errors by pointer, kept in the config's JSON", "[unit]") {
+    const auto c = parse_sweep_config_text(with(R"({"affinity": {"client": [1, 0], "server": [2]}})"), "x");
+    CHECK(c.affinity.client == std::vector<uint32_t>{0, 1});
+    CHECK(c.affinity.server == std::vector<uint32_t>{2});
+    const nm::Json j = c;
+    CHECK(j.at("affinity").at("client") == nm::Json::array({0, 1}));
+    CHECK(parse_sweep_config_text(j.dump(), "x").affinity.server == std::vector<uint32_t>{2});
+    CHECK_FALSE(nm::Json(parse_sweep_config_text(kMinimal, "x")).contains("affinity"));
+    CHECK_THAT(error_of(with(R"({"affinity": {"client": [-1]}})")), Catch::Contains("/affinity/client/0: expected a CPU number"));
+    CHECK_THAT(error_of(with(R"({"affinity": {"client": [0, 0]}})")), Catch::Contains("/affinity/client/1: expected a CPU not listed before"));
+    CHECK_THAT(error_of(with(R"({"affinity": {"cpus": [0]}})")), Catch::Contains("/affinity/cpus: unknown key"));
+    CHECK_THAT(error_of(with(R"({"affinity": [0, 1]})")), Catch::Contains("/affinity: expected CPUs to pin"));
+}

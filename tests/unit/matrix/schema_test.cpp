@@ -143,10 +143,10 @@ TEST_CASE("Every example config uses only keys and values the sweep schema docum
     // The schema knows every key the C++ parser accepts, and no other.
     const auto props = schema.at("properties");
     for (const char* key : {"$schema", "name", "description", "offloads", "mtu", "traffic", "duration_s", "omit_s",
-                            "repetitions", "cooldown_s", "apply_to", "exclude", "precision", "order", "interference"}) {
+                            "repetitions", "cooldown_s", "apply_to", "exclude", "precision", "order", "interference", "affinity"}) {
         CHECK(props.contains(key));
     }
-    CHECK(props.size() == 15);
+    CHECK(props.size() == 16);
     // The precision's metrics are the ones the sweep summarizes.
     CHECK(props.at("precision").at("properties").at("metric").at("enum").get<std::vector<std::string>>() == nm::known_metrics());
     CHECK(schema.at("$defs").at("test").at("properties").size() == 13);

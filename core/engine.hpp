@@ -19,7 +19,9 @@
 #include "core/base/clock.hpp"
 #include "core/base/traffic_types.hpp"
 #include "core/base/unique_fd.hpp"
+#include "core/net.hpp"
 #include "core/proc_stats.hpp"
+#include "core/stream_layout.hpp"
 
 namespace nm {
 
@@ -40,11 +42,6 @@ struct DataStream {
     uint32_t id = 0;
 };
 
-/// How the data moves, besides the protocol: the second half of a test kind's name ("tcp_stream").
-enum class TrafficPattern {
-    Stream,   ///< bulk data one way per stream (netperf's TCP_STREAM/UDP_STREAM); request/response comes next
-};
-
 /// What one end does, fixed before it starts.
 struct EnginePlan {
     Protocol protocol = Protocol::Tcp;
@@ -62,6 +59,15 @@ struct EnginePlan {
     std::vector<std::vector<DataStream>> recv_groups;   ///< one group per receiver thread
     std::string iface;                  ///< interface for counters; "" = unknown
     std::chrono::milliseconds stall_timeout{3000};
+    // Request/response tests (pattern Rr, Crr).
+    uint32_t request_size = 1;
+    uint32_t response_size = 1;
+    uint32_t rr_burst = 1;              ///< requests in flight per flow
+    SocketOptions socket;               ///< the test's socket knobs (workers apply zerocopy, MSG_TRUNC, CRR's per connection)
+    End end = End::Client;              ///< which end this plan is for
+    SocketAddress connect_to;           ///< CRR client: where each transaction's connection goes
+    std::string bind;                   ///< CRR client: the local address to connect from ("" = any)
+    SocketAddress peer;                 ///< the other end's control address: CRR and UDP RR responders answer only it
 };
 
 struct WorkerOutput;

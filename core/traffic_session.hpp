@@ -60,6 +60,14 @@ struct LoopOutcome {
 LoopOutcome run_end_loop(ControlChannel& channel, EndEngine& engine, const TestSpec& spec, const Timeline& timeline,
                          bool peer_sends, std::stop_token stop);
 
+/// A request/response run's figures from both ends' counts: the client's transactions, latencies and
+/// intervals, the server's count beside them, each end's engine CPU per transaction; the rate is over
+/// the spec's duration (or the client's shorter measured window, when the run ended early). Pure.
+RrStats combine_rr(const TestSpec& spec, const EndReport& client, const EndReport& server);
+
+/// The socket knobs a run had, each from the end it concerns (see RunResult::socket). Pure.
+SocketKnobs effective_knobs(const TestSpec& spec, const SocketKnobs& client, const SocketKnobs& server);
+
 /// Merges the client's and the server's reports into what `run` prints. Pure; unit tested.
 RunResult combine_reports(const TestSpec& spec, const EndReport& client, const EndReport& server, RunStatus status,
                           const std::string& error);

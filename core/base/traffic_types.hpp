@@ -8,6 +8,8 @@
 #include <vector>
 
 #include "core/base/device_types.hpp"
+#include "core/base/rr_types.hpp"
+#include "core/base/socket_types.hpp"
 
 namespace nm {
 
@@ -24,6 +26,13 @@ enum class Direction {
 constexpr Direction opposite(Direction d) {
     return d == Direction::Forward ? Direction::Reverse : d == Direction::Reverse ? Direction::Forward : d;
 }
+
+/// How the data moves, besides the protocol: the second half of a test kind's name ("tcp_rr").
+enum class TrafficPattern {
+    Stream,   ///< bulk data one way per stream (netperf's TCP_STREAM/UDP_STREAM)
+    Rr,       ///< request/response on each flow's connection (TCP_RR, UDP_RR)
+    Crr,      ///< request/response on a new TCP connection per transaction (TCP_CRR)
+};
 
 inline constexpr uint16_t kDefaultPort = 5301;   ///< not iperf3's 5201, so both can run side by side
 
@@ -57,6 +66,13 @@ struct TestSpec {
     /// UDP: datagrams of several payload sizes interleaved by weight (an IMIX); empty = every datagram is
     /// write_size bytes. When given, write_size is the largest share (resolve_spec sets it); no GSO.
     std::vector<PayloadShare> payload_mix;
+    /// Stream, or a request/response test (--rr, --crr): each flow keeps `rr_burst` requests of
+    /// request_size bytes in flight, each answered by response_size bytes. Forward only.
+    TrafficPattern pattern = TrafficPattern::Stream;
+    uint32_t request_size = 1;        ///< --rr-size REQ bytes
+    uint32_t response_size = 1;       ///< --rr-size ,RESP bytes
+    uint32_t rr_burst = 1;            ///< --rr-burst transactions in flight per flow
+    SocketOptions socket;             ///< -C, -N, -M, --dscp, -Z, --skip-rx-copy, --bind-dev
 };
 
 /// CPU used by one end's engine during the measured window (getrusage, measured window only).
@@ -99,6 +115,7 @@ struct EndMeasurement {
     LinkCounters counters_after;
     double duration_s = 0;            ///< this end's measured window
     uint64_t io_calls = 0;            ///< send/recv system calls of this end's engine in the window
+    SocketKnobs socket;               ///< this end's data sockets as read back (and its zerocopy counts)
 };
 
 /// UDP delivery: sequence numbers on every datagram.
@@ -183,6 +200,11 @@ struct RunResult {
     /// Bidir: the server's interface. Zero when the interface is unknown.
     uint64_t receiver_rx_bytes = 0;   ///< rx_bytes delta of the receiving interface
     uint64_t receiver_rx_packets = 0; ///< rx_packets delta of the receiving interface
+    std::optional<RrStats> rr;        ///< request/response tests only
+    /// The effective socket knobs, each from the end it concerns: congestion, nodelay, mss, tos and
+    /// zerocopy from the sender (RR: the client), skip_rx_copy from the receiver, bind_dev from the client.
+    /// Both ends' own read-backs are sender.socket and receiver.socket.
+    SocketKnobs socket;
 };
 
 /// What one end of a test reports about itself (the server sends this to the client on the control
@@ -201,6 +223,7 @@ struct EndReport {
     std::vector<StreamResult> received;   ///< streams this end received (UDP: loss without `sent`)
     std::vector<IntervalSample> sent_intervals;
     std::vector<IntervalSample> received_intervals;
+    std::optional<RrEndCounts> rr;    ///< request/response tests only
 };
 
 }  // namespace nm

@@ -72,10 +72,12 @@ nm::Json to_json_value(const py::handle& o) {
 }
 
 // Runs `work` on a thread of its own with the GIL released, while this (Python's main) thread polls for
-// signals every 100 ms: a Ctrl-C requests a stop through `stop`, the work ends through its normal path
-// (a sweep restores the interfaces and keeps its finished cells), and then KeyboardInterrupt is raised.
-// The worker starts with SIGINT/SIGTERM blocked (its threads inherit that), so the engine's system calls
-// are never interrupted by Python's handler; the signals reach this thread, where Python handles them.
+// signals every 100 ms: a signal whose Python handler raises (Ctrl-C's KeyboardInterrupt, and the
+// handlers nicmatrix.sweep() installs for SIGTERM and SIGHUP) requests a stop through `stop`, the work
+// ends through its normal path (a sweep restores the interfaces and keeps its finished cells), and then
+// that exception is raised. Later signals are dropped: the restore is never cut short. The worker starts
+// with SIGINT, SIGTERM and SIGHUP blocked (its threads inherit that), so the engine's system calls are
+// never interrupted by Python's handler; the signals reach this thread, where Python handles them.
 template <typename Result>
 Result run_interruptible(std::stop_source& stop, std::function<Result(std::stop_token)> work,
                          std::optional<py::error_already_set>& callback_error) {
@@ -87,6 +89,7 @@ Result run_interruptible(std::stop_source& stop, std::function<Result(std::stop_
         sigemptyset(&block);
         sigaddset(&block, SIGINT);
         sigaddset(&block, SIGTERM);
+        sigaddset(&block, SIGHUP);
         py::gil_scoped_release release;
         pthread_sigmask(SIG_BLOCK, &block, &old);
         std::jthread worker(std::move(task), stop.get_token());
@@ -144,6 +147,10 @@ private:
         d["remote"] = nm::describe_settings(p.remote);
         d["elapsed_s"] = p.elapsed_s;
         d["eta_s"] = p.eta_s;
+        d["round"] = p.round;
+        d["repetition"] = p.repetition;
+        d["final"] = p.final;
+        d["budget_s"] = p.budget_s;
         return d;
     }
     template <typename Make>
@@ -178,14 +185,13 @@ nm::SweepRequest sweep_request(const py::dict& args) {
     get("resume", r.resume);
     get("journal", r.journal);
     get("command", r.command);
+    if (args.contains("precision") && !args["precision"].is_none()) r.precision_pct = args["precision"].cast<double>();
+    if (args.contains("seed") && !args["seed"].is_none()) r.seed = args["seed"].cast<uint64_t>();
+    if (args.contains("time_budget") && !args["time_budget"].is_none()) r.time_budget = py::str(args["time_budget"]).cast<std::string>();
     if (args.contains("topology") && !args["topology"].is_none()) {
         r.topology = nm::Json(args["topology"].cast<std::string>()).get<nm::LabTopology>();
     }
     return r;
-}
-
-py::dict summary_dict(const std::optional<nm::MetricSummary>& s) {
-    return s ? to_python(nm::Json(*s)).cast<py::dict>() : py::dict();
 }
 
 }  // namespace
@@ -234,41 +240,57 @@ PYBIND11_MODULE(_nicmatrix, m) {
     m.def(
         "compare",
         [](const nm::ResultsFile& a, const nm::ResultsFile& b, const std::string& metric, const std::string& label_a,
-           const std::string& label_b) {
-            const nm::Comparison c = nm::compare_results(a, b, metric, label_a, label_b);
-            py::list rows;
-            for (const auto& r : c.rows) {
-                py::dict d;
-                d["profile"] = r.profile;
-                d["traffic"] = r.traffic;
-                d["mtu"] = r.mtu;
-                d["key_a"] = r.key_a;
-                d["key_b"] = r.key_b;
-                d["status_a"] = nm::status_name(r.status_a);
-                d["status_b"] = nm::status_name(r.status_b);
-                d["a"] = summary_dict(r.a);
-                d["b"] = summary_dict(r.b);
-                d["ratio"] = r.ratio ? py::object(py::float_(*r.ratio)) : py::object(py::none());
-                d["significant"] = r.significant;
-                rows.append(d);
-            }
-            py::dict out;
-            out["metric"] = c.metric;
-            out["rows"] = rows;
-            out["only_a"] = c.only_a;
-            out["only_b"] = c.only_b;
-            return out;
+           const std::string& label_b, double confidence) {
+            return to_python(nm::Json(nm::compare_results(a, b, metric, label_a, label_b, confidence)));
         },
-        py::arg("a"), py::arg("b"), py::arg("metric"), py::arg("label_a"), py::arg("label_b"),
-        "matrix/report's compare_results: cells matched by their settings, the metric's summaries and B/A.");
+        py::arg("a"), py::arg("b"), py::arg("metric"), py::arg("label_a"), py::arg("label_b"), py::arg("confidence") = 95.0,
+        "matrix/report's compare_results as `nicmatrix compare --format json` prints it: cells matched by their settings, "
+        "the metric's summaries, B/A with its interval and verdict.");
+    m.def(
+        "compare_to_profile",
+        [](const nm::ResultsFile& r, const std::string& metric, const std::string& reference, const std::string& label, double confidence) {
+            return to_python(nm::Json(nm::compare_to_profile(r, metric, reference, label, confidence)));
+        },
+        py::arg("results"), py::arg("metric"), py::arg("reference"), py::arg("label"), py::arg("confidence") = 95.0,
+        "`nicmatrix report --against REFERENCE --format json`: every cell against the reference profile's cell at the same MTU "
+        "and traffic.");
+    m.def(
+        "summarize",
+        [](const std::vector<double>& values, double confidence) { return to_python(nm::Json(nm::summarize(values, confidence))); },
+        py::arg("values"), py::arg("confidence") = 95.0,
+        "matrix/stats summarize: median with its order-statistic interval, mean, stddev, min, max, ci95 (of the mean).");
+    m.def(
+        "ratio_interval",
+        [](const std::vector<double>& a, const std::vector<double>& b, double confidence) {
+            const nm::RatioEstimate e = nm::ratio_interval(a, b, confidence);
+            py::dict d;
+            const auto opt = [](const std::optional<double>& x) { return x ? py::object(py::float_(*x)) : py::object(py::none()); };
+            d["ratio"] = opt(e.ratio);
+            d["ci_low"] = opt(e.ci_low);
+            d["ci_high"] = opt(e.ci_high);
+            d["ci_confidence"] = opt(e.ci_confidence);
+            d["verdict"] = nm::Json(e.verdict).get<std::string>();
+            d["why"] = e.why;
+            return d;
+        },
+        py::arg("a"), py::arg("b"), py::arg("confidence") = 95.0,
+        "matrix/stats ratio_interval: median B / median A and the Hodges-Lehmann/Mann-Whitney interval of B/A.");
     m.def(
         "render_comparison",
         [](const nm::ResultsFile& a, const nm::ResultsFile& b, const std::string& metric, const std::string& label_a,
-           const std::string& label_b, const std::string& format) {
-            return nm::render_comparison(nm::compare_results(a, b, metric, label_a, label_b), nm::parse_table_format(format));
+           const std::string& label_b, const std::string& format, double confidence) {
+            return nm::render_comparison(nm::compare_results(a, b, metric, label_a, label_b, confidence), nm::parse_table_format(format));
         },
         py::arg("a"), py::arg("b"), py::arg("metric"), py::arg("label_a"), py::arg("label_b"), py::arg("format"),
-        "The text `nicmatrix compare` prints (format table, md or csv).");
+        py::arg("confidence") = 95.0, "The text `nicmatrix compare` prints (format table, md, csv or json).");
+    m.def(
+        "render_against",
+        [](const nm::ResultsFile& r, const std::string& metric, const std::string& reference, const std::string& label,
+           const std::string& format, double confidence) {
+            return nm::render_against(nm::compare_to_profile(r, metric, reference, label, confidence), nm::parse_table_format(format));
+        },
+        py::arg("results"), py::arg("metric"), py::arg("reference"), py::arg("label"), py::arg("format"), py::arg("confidence") = 95.0,
+        "The text `nicmatrix report --against REFERENCE` prints.");
     m.def(
         "render_matrix",
         [](const nm::ResultsFile& r, const std::string& metric, const std::string& format) {

@@ -106,6 +106,16 @@ void print_report(const ApplyReport& r) {
     }
 }
 
+// One entry of a restore: what was put back (as set prints it), or why it was not.
+void print_journal_report(const JournalReport& r) {
+    if (r.action == JournalAction::Restored && r.applied) {
+        print_report(*r.applied);
+        if (!r.note.empty()) std::cout << "  " << r.note << '\n';
+        return;
+    }
+    std::cout << where(r.ifname, r.where) << ": " << r.note << '\n';
+}
+
 std::string not_holding(const ApplyReport& r) {
     std::string out;
     for (const auto& c : r.features) {
@@ -132,6 +142,8 @@ void add_device_commands(CLI::App& app) {
         std::vector<std::string> features;
         std::string journal;
         std::string dir;
+        bool force = false;
+        bool forget = false;
     };
     auto opts = std::make_shared<Options>();
     const auto common = [&](CLI::App* cmd) {
@@ -147,7 +159,7 @@ void add_device_commands(CLI::App& app) {
         NetlinkDeviceControl device(opts->netns, {opts->ioctl});
         const LinkState state = device.read(opts->ifname);
         if (opts->json) {
-            std::cout << show_json(state).dump(2) << '\n';
+            std::cout << show_json(state).dump(2, ' ', false, Json::error_handler_t::replace) << '\n';
         } else {
             print_show(state);
         }
@@ -159,8 +171,12 @@ void add_device_commands(CLI::App& app) {
     set->add_option("--feature", opts->features,
                     "NAME=on|off, repeatable. NAME: ethtool group (tx-checksumming, tcp-segmentation-offload, ...), "
                     "short alias (rx, tx, sg, tso, gso, gro, lro, ufo, ntuple, rxhash, rxvlan, txvlan) or kernel feature name");
-    set->add_option("--journal", opts->journal, "Restore journal file (default $NICMATRIX_JOURNAL or /run/nicmatrix/journal.json)");
+    set->add_option("--journal", opts->journal,
+                    "Restore journal file (default $NICMATRIX_JOURNAL or /run/nicmatrix/journal.json); an interface another "
+                    "running nicmatrix holds there is refused (exit 1, naming its pid) before anything changes");
     set->add_flag("--json", opts->json, "Print the apply report as JSON");
+    set->footer("Exit status: 0 every setting holds; 1 the system refused (a fixed feature, a setting the kernel did not keep, no "
+                "CAP_NET_ADMIN, the interface held by another running nicmatrix); 2 bad input, nothing changed.");
     set->callback([opts] {
         LinkSettings wanted;
         wanted.mtu = opts->mtu;
@@ -174,12 +190,13 @@ void add_device_commands(CLI::App& app) {
         if (wanted.empty()) throw usage_error("set: nothing to change (give --mtu and/or --feature NAME=on|off)");
         NetlinkDeviceControl device(opts->netns, {opts->ioctl});
         device.validate(opts->ifname, wanted);
-        // The original goes to the journal before the first change, so `nicmatrix restore` can undo it.
+        // The original goes to the journal before the first change, so `nicmatrix restore` can undo it;
+        // an interface that another live nicmatrix holds is refused here, before anything changes.
         FileSettingsJournal journal(opts->journal);
         journal.remember(device.read(opts->ifname));
         const ApplyReport report = device.apply(opts->ifname, wanted);
         if (opts->json) {
-            std::cout << Json(report).dump(2) << '\n';
+            std::cout << Json(report).dump(2, ' ', false, Json::error_handler_t::replace) << '\n';
         } else {
             print_report(report);
         }
@@ -189,21 +206,60 @@ void add_device_commands(CLI::App& app) {
         }
     });
 
-    auto* restore = app.add_subcommand("restore", "Put back every interface recorded in the journal (after set, or a crashed sweep)");
-    restore->add_option("--journal", opts->journal, "Restore journal file (default $NICMATRIX_JOURNAL or /run/nicmatrix/journal.json)");
-    restore->add_flag("--json", opts->json, "Print the restore reports as JSON");
+    auto* restore = app.add_subcommand(
+        "restore", "Put back the interfaces journalled by processes that are gone (after set, or a sweep or agent that was killed)");
+    restore->add_option("--journal", opts->journal,
+                        "Restore journal file (default: $NICMATRIX_JOURNAL or /run/nicmatrix/journal.json, and the agents' "
+                        "/run/nicmatrix/agent*.json)");
+    restore->add_flag("--json", opts->json, "Print one JSON object per entry: action, ifname, where, owner, note, applied");
+    restore->add_flag("--force", opts->force,
+                      "Also restore the entries of processes that still run (a sweep or agent you know is stuck); "
+                      "without it they are listed with their pid and left alone");
+    restore->add_flag("--forget", opts->forget,
+                      "Remove the entries that cannot be restored now (interface not found, another interface in its place) "
+                      "instead of keeping them for the next try");
+    restore->footer(
+        "Each entry names its owner (pid, start time, boot) and its interface by identity (namespace inode, ifindex, "
+        "permanent address or bus info), so a restore from any namespace acts on the journalled interface, found again "
+        "after a rename, never on a same-named one. Entries of a running process are left alone; a veth gone with its "
+        "namespace or an entry from before a reboot is dropped with a note; a physical NIC whose namespace is gone is "
+        "looked for in the initial namespace. Exit status: 0 nothing left that this restore could do; 1 some entry "
+        "could not be restored and stays (try again, or --forget).");
     restore->callback([opts] {
-        FileSettingsJournal journal(opts->journal);
-        const auto reports = journal.restore();
-        if (opts->json) {
-            std::cout << Json(reports).dump(2) << '\n';
-        } else if (reports.empty()) {
-            std::cout << "nothing to restore (" << journal.path() << ")\n";
-        } else {
-            for (const auto& r : reports) print_report(r);
+        const std::vector<std::string> paths =
+            opts->journal.empty() ? FileSettingsJournal::default_paths() : std::vector<std::string>{opts->journal};
+        Json all = Json::array();
+        std::vector<std::string> kept_in;
+        size_t count = 0;
+        for (const auto& path : paths) {
+            FileSettingsJournal journal(path);
+            const auto reports = journal.restore(RestoreOptions{opts->force, opts->forget});
+            count += reports.size();
+            bool kept = false;
+            for (const auto& r : reports) {
+                kept = kept || r.action == JournalAction::Kept;
+                if (opts->json) {
+                    Json j = r;
+                    j["journal"] = path;
+                    all.push_back(std::move(j));
+                } else {
+                    print_journal_report(r);
+                }
+            }
+            if (kept) kept_in.push_back(path);
         }
-        if (!journal.entries().empty()) {
-            throw Error(ErrorKind::Failed, "restore: some interfaces could not be restored; they stay in " + journal.path());
+        if (opts->json) {
+            std::cout << all.dump(2, ' ', false, Json::error_handler_t::replace) << '\n';
+        } else if (count == 0) {
+            std::string list;
+            for (const auto& p : paths) list += (list.empty() ? "" : ", ") + p;
+            std::cout << "nothing to restore (" << list << ")\n";
+        }
+        if (!kept_in.empty()) {
+            std::string list;
+            for (const auto& p : kept_in) list += (list.empty() ? "" : ", ") + p;
+            throw Error(ErrorKind::Failed, "restore: some interfaces could not be restored; they stay in " + list +
+                                               " (run restore again, or restore --forget to drop them)");
         }
     });
 

@@ -28,7 +28,8 @@ std::string clock_text(double s) {
     return buf;
 }
 
-// One line per cell: its number, key and settings when it starts; its result, elapsed and ETA when done.
+// One line per visit: the cell's number, key and repetition (its settings at its first visit) when it
+// starts; its result so far, elapsed and the estimate (and the budget) when done.
 class ProgressPrinter final : public SweepObserver {
 public:
     void on_note(const std::string& text) override {
@@ -36,26 +37,42 @@ public:
         std::cout << "note: " << text << '\n' << std::flush;
     }
     void on_cell_start(const CellProgress& p) override {
-        std::cout << '[' << p.number << '/' << p.total << "] " << p.cell->key << "  local: " << describe_settings(p.local)
-                  << "  peer: " << describe_settings(p.remote);
-        if (!p.dut.empty()) std::cout << "  dut: " << describe_settings(p.dut);
+        std::cout << '[';
+        if (p.round > 0) std::cout << "round " << p.round << ", ";
+        std::cout << p.number << '/' << p.total << "] " << p.cell->key;
+        if (p.repetition <= 1) {
+            std::cout << "  local: " << describe_settings(p.local) << "  peer: " << describe_settings(p.remote);
+            if (!p.dut.empty()) std::cout << "  dut: " << describe_settings(p.dut);
+        }
+        if (p.round > 0) std::cout << "  repetition " << p.repetition;
         std::cout << " ... " << std::flush;
         open_ = true;
     }
     void on_cell_done(const CellProgress& p, const CellResult& r) override {
         std::cout << status_name(r.status);
         if (const auto it = r.summary.find("throughput_bps"); r.status == CellStatus::Ok && it != r.summary.end()) {
-            std::cout << ' ' << format_metric("throughput_bps", it->second.median);
+            const auto& s = it->second;
+            std::cout << ' ' << format_metric("throughput_bps", s.median);
+            if (s.median_ci_low && s.median_ci_high && s.median != 0) {
+                const double half = std::max(s.median - *s.median_ci_low, *s.median_ci_high - s.median) / s.median * 100;
+                std::cout << " ±" << fixed_text(half, 1) << "% (" << fixed_text(*s.median_ci_confidence, 1) << "%, n=" << s.n << ')';
+            } else {
+                std::cout << " (n=" << s.n << ')';
+            }
             const auto snd = r.summary.find("cpu_sender_pct");
             const auto rcv = r.summary.find("cpu_receiver_pct");
             if (snd != r.summary.end() && rcv != r.summary.end()) {
                 std::cout << " cpu sender " << format_metric("cpu_sender_pct", snd->second.median) << " receiver "
                           << format_metric("cpu_receiver_pct", rcv->second.median);
             }
+            if (!r.runs.empty() && r.runs.back().disturbed) std::cout << " [disturbed: busy " << fixed_text(r.runs.back().background->busy_pct, 0) << "%]";
+            if (p.final && r.precision_met) std::cout << (*r.precision_met ? " precision met" : " precision NOT met");
         }
         if (r.rfc2544) std::cout << ' ' << r.rfc2544->rows.size() << " frame sizes";
         if (!r.error.empty()) std::cout << " (" << r.error << ')';
-        std::cout << "  elapsed " << clock_text(p.elapsed_s) << " eta " << clock_text(p.eta_s) << '\n' << std::flush;
+        std::cout << "  elapsed " << clock_text(p.elapsed_s) << " eta " << clock_text(p.eta_s);
+        if (p.budget_s > 0) std::cout << " (budget " << clock_text(p.budget_s) << ')';
+        std::cout << '\n' << std::flush;
         open_ = false;
     }
     // A cell cut short leaves its line open.
@@ -65,6 +82,11 @@ public:
     }
 
 private:
+    static std::string fixed_text(double v, int digits) {
+        char buf[32];
+        std::snprintf(buf, sizeof buf, "%.*f", digits, v);
+        return buf;
+    }
     bool open_ = false;
 };
 
@@ -92,8 +114,9 @@ void print_plan(const std::vector<CellPlan>& plan, const SweepConfig& config) {
             seconds += planned_seconds(config, p.cell);
         }
     }
-    std::cout << todo << " of " << plan.size() << " cells to run, about " << clock_text(seconds)
-              << " of measuring; nothing was changed (--dry-run)\n";
+    std::cout << todo << " of " << plan.size() << " cells to run, " << planned_repetitions(config) << " repetitions each"
+              << (config.precision ? " expected (more until the precision is met, at most " + std::to_string(config.precision->max_repetitions) + ")" : "")
+              << ", about " << clock_text(seconds) << " of measuring; nothing was changed (--dry-run)\n";
 }
 
 void check_metric(const std::string& metric) {
@@ -110,12 +133,18 @@ struct SweepFlags {
     bool dry_run = false;
     bool quiet = false;
     std::string metric = "throughput_bps";
+    double precision = 0;
+    bool precision_given = false;
+    uint64_t seed = 0;
+    bool seed_given = false;
 };
 
 void sweep_command(SweepFlags& f, std::stop_token stop) {
     check_metric(f.metric);
     f.request.command = command_line();
     f.request.topology = Json(f.topology).get<LabTopology>();
+    if (f.precision_given) f.request.precision_pct = f.precision;
+    if (f.seed_given) f.request.seed = f.seed;
     const PreparedSweep prepared = prepare_sweep(f.request);
     if (f.dry_run) {
         print_plan(plan_sweep(prepared.config, prepared.resume), prepared.config);
@@ -126,6 +155,9 @@ void sweep_command(SweepFlags& f, std::stop_token stop) {
     printer.end_line();
     if (!f.quiet) std::cout << '\n' << render_results(outcome.results, f.metric, TableFormat::Text);
     std::cout << "results: " << prepared.output << '\n';
+    if (outcome.results.run.budget_reached) {
+        std::cout << "time budget reached: some cells did not get all their repetitions; --resume " << prepared.output << " continues\n";
+    }
     if (outcome.interrupted) {
         throw Error(ErrorKind::Failed, "sweep interrupted after " + std::to_string(outcome.results.cells.size()) +
                                            " cells; interfaces restored; continue with --resume " + prepared.output);
@@ -152,36 +184,71 @@ void add_sweep_commands(CLI::App& app, std::stop_token stop) {
         ->check(CLI::IsMember({"pair", "bridge"}))
         ->capture_default_str();
     sweep->add_option("-o,--output", r.output, "Results file (default results/<config name>-<UTC stamp>.json)");
-    sweep->add_option("--resume", r.resume, "Continue this results file: run only its missing cells");
+    sweep->add_option("--resume", r.resume, "Continue this results file: measure only what it is missing (cells not visited, repetitions still wanted)");
     sweep->add_flag("--dry-run", f->dry_run, "Print the cells and the settings each would apply; change nothing");
     sweep->add_flag("-q,--quiet", f->quiet, "No progress lines and no table; print only the results file");
-    sweep->add_option("--journal", r.journal, "Where the original settings are journalled until restored (default $NICMATRIX_JOURNAL or /run/nicmatrix/journal.json, as for restore)");
+    sweep->add_option("--journal", r.journal,
+                      "Where the original settings are journalled until restored (default $NICMATRIX_JOURNAL or "
+                      "/run/nicmatrix/journal.json, as for restore). At start the entries of processes that are gone are "
+                      "restored; an interface a running nicmatrix holds there is refused (exit 1, naming its pid) before "
+                      "anything changes. At the end the sweep restores from the originals it read, then drops its entries");
     sweep->add_option("--metric", f->metric, "Metric of the table printed at the end")->capture_default_str();
+    sweep->add_option("--precision", f->precision,
+                      "Repeat each cell until the interval of its median is within ±PCT% (sets the config's precision.ci_pct; "
+                      "95% confidence, 3..12 repetitions unless the config says otherwise)")
+        ->each([f](const std::string&) { f->precision_given = true; });
+    sweep->add_option("--time-budget", r.time_budget, "Cap the whole sweep: no repetition starts that would end after DURATION (600, 90s, 15m, 1h30m)");
+    sweep->add_option("--seed", f->seed, "Seed of the shuffled order (run.order.seed of a results file repeats its order)")
+        ->each([f](const std::string&) { f->seed_given = true; });
+    sweep->footer(
+        "Every way out restores the interfaces: the end, Ctrl-C, SIGTERM or SIGHUP (the cell being measured is dropped; a "
+        "second signal is only counted, the restore is never cut short), an error, a closed stdout (`| head`: printing "
+        "stops, the sweep goes on). After SIGKILL or a crash, `nicmatrix restore` does it. Exit status: 0 done; 1 "
+        "interrupted by a signal (continue with --resume), an interface held by another running nicmatrix, or a "
+        "failure; 2 bad input (config, flags, interfaces), nothing changed.");
     sweep->callback([f, stop] { sweep_command(*f, stop); });
 
     struct ReportOptions {
-        std::string file, other, format = "table", metric = "throughput_bps";
+        std::string file, other, format = "table", metric = "throughput_bps", against;
+        double confidence = 95;
     };
     auto o = std::make_shared<ReportOptions>();
     auto* report = app.add_subcommand("report", "Print a results file as the offload x traffic by MTU matrix, and the frame-size table of every rfc2544 cell");
     report->add_option("file", o->file, "Results file")->required();
-    report->add_option("--format", o->format, "table, md (Markdown) or csv")->check(CLI::IsMember({"table", "md", "csv"}))->capture_default_str();
+    report->add_option("--format", o->format, "table, md (Markdown), csv, or json (with --against)")
+        ->check(CLI::IsMember({"table", "md", "csv", "json"}))
+        ->capture_default_str();
     report->add_option("--metric", o->metric,
-                       "throughput_bps, packets_per_s, cpu_sender_pct, cpu_receiver_pct, system_busy_pct, softirq_pct, "
+                       "throughput_bps, packets_per_s, cpu_sender_pct, cpu_receiver_pct, system_busy_pct, softirq_pct, steal_pct, "
                        "tcp_retransmits, loss_pct, service_demand_us_per_kb")
         ->capture_default_str();
-    report->callback([o] { std::cout << render_results(load_results(o->file), o->metric, parse_table_format(o->format)); });
+    report->add_option("--against", o->against,
+                       "Print every cell relative to the cell of this offload profile at the same MTU and traffic: B/A with its interval, "
+                       "* where it excludes 1, ≈ where it includes 1");
+    report->add_option("--confidence", o->confidence, "Confidence of the intervals of B/A with --against, percent")
+        ->check(CLI::Range(50.0, 99.9))
+        ->capture_default_str();
+    report->callback([o] {
+        const auto results = load_results(o->file);
+        const auto format = parse_table_format(o->format);
+        if (!o->against.empty()) {
+            std::cout << render_against(compare_to_profile(results, o->metric, o->against, o->file, o->confidence), format);
+            return;
+        }
+        std::cout << render_results(results, o->metric, format);
+    });
 
     auto c = std::make_shared<ReportOptions>();
-    auto* compare = app.add_subcommand("compare", "Compare two results files cell by cell (matched by settings): A, B, B/A");
+    auto* compare = app.add_subcommand("compare", "Compare two results files cell by cell (matched by settings): A, B, B/A with its interval; * where it excludes 1");
     compare->add_option("a", c->file, "Results file A")->required();
     compare->add_option("b", c->other, "Results file B")->required();
-    compare->add_option("--format", c->format, "table, md (Markdown) or csv")->check(CLI::IsMember({"table", "md", "csv"}))->capture_default_str();
+    compare->add_option("--format", c->format, "table, md (Markdown), csv or json")->check(CLI::IsMember({"table", "md", "csv", "json"}))->capture_default_str();
     compare->add_option("--metric", c->metric, "Metric to compare (as for report)")->capture_default_str();
+    compare->add_option("--confidence", c->confidence, "Confidence of the intervals of B/A, percent")->check(CLI::Range(50.0, 99.9))->capture_default_str();
     compare->callback([c] {
         const auto a = load_results(c->file);
         const auto b = load_results(c->other);
-        std::cout << render_comparison(compare_results(a, b, c->metric, c->file, c->other), parse_table_format(c->format));
+        std::cout << render_comparison(compare_results(a, b, c->metric, c->file, c->other, c->confidence), parse_table_format(c->format));
     });
 }
 

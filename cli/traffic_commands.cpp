@@ -4,7 +4,6 @@
 #include <map>
 #include <optional>
 #include <cstdio>
-#include <filesystem>
 #include <iostream>
 #include <mutex>
 #include <sstream>
@@ -317,7 +316,7 @@ void add_traffic_commands(CLI::App& app, std::stop_token stop) {
         bool json = false;
         std::vector<std::string> allow_control;
         std::string key_file;
-        std::string journal = "/run/nicmatrix/agent-journal.json";
+        std::string journal = FileSettingsJournal::default_agent_path();
         double heartbeat_timeout_s = 10;
     };
     auto so = std::make_shared<ServeOptions>();
@@ -332,7 +331,10 @@ void add_traffic_commands(CLI::App& app, std::stop_token stop) {
     serve->add_option("--key-file", so->key_file,
                       "Pre-shared key (at least 16 bytes; head -c 32 /dev/urandom > key) that clients must prove they hold "
                       "(default $NICMATRIX_KEY_FILE); without one, settings changes are refused");
-    serve->add_option("--journal", so->journal, "Where the agent journals the originals of the interfaces it changes")->capture_default_str();
+    serve->add_option("--journal", so->journal,
+                      "Where the agent journals the originals of the interfaces it changes (`nicmatrix restore` also looks "
+                      "at the default); at start it restores the entries of an agent that is gone, never those of one that runs")
+        ->capture_default_str();
     serve->add_option("--heartbeat-timeout", so->heartbeat_timeout_s,
                       "Seconds without a message from the controlling client after which the agent restores its interfaces")
         ->check(CLI::Range(0.1, 3600.0))
@@ -366,11 +368,20 @@ void add_traffic_commands(CLI::App& app, std::stop_token stop) {
                 throw usage_error("--allow-control " + iface + ": " + e.what());
             }
         }
-        if (const auto dir = std::filesystem::path(so->journal).parent_path(); !dir.empty()) std::filesystem::create_directories(dir);
+        // The journal is touched (its directory made, its file read) only by an agent that may change
+        // settings; it creates what it needs and reports problems as nm::Error.
         FileSettingsJournal journal(so->journal);
         PeerAgent agent(device, journal, agent_opts);
-        for (const auto& r : agent.restore_leftover()) log("restored " + r.ifname + " from the journal a previous agent left");
         const auto caps = agent.capabilities();
+        if (caps.control) {
+            // Entries of an agent that is gone (crashed, killed) are restored; those of one that still
+            // runs (another agent on this journal) are its own and left alone. Nothing serves yet.
+            for (const auto& r : journal.restore(RestoreOptions{})) {
+                log(r.action == JournalAction::Restored ? "restored " + r.ifname + " from the journal a previous agent left" +
+                                                              (r.note.empty() ? "" : " (" + r.note + ")")
+                                                        : r.ifname + ": " + r.note);
+            }
+        }
         if (caps.control) {
             std::string list;
             for (const auto& i : caps.interfaces) list += (list.empty() ? "" : ", ") + i;

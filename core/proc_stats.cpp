@@ -74,6 +74,7 @@ SystemCpu system_cpu_between(const CpuTimes& a, const CpuTimes& b) {
     s.sys_pct = pct(delta(a.system, b.system), total);
     s.irq_pct = pct(delta(a.irq, b.irq), total);
     s.softirq_pct = pct(delta(a.softirq, b.softirq), total);
+    s.steal_pct = pct(delta(a.steal, b.steal), total);
     return s;
 }
 

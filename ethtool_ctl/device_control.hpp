@@ -1,5 +1,7 @@
 #pragma once
+#include <string>
 #include <string_view>
+#include <vector>
 
 #include "core/base/device_types.hpp"
 
@@ -11,8 +13,13 @@ class DeviceControl {
 public:
     virtual ~DeviceControl() = default;
 
-    /// The interface's state now. Throws nm::Error (Usage) for an unknown interface.
+    /// The interface's state now, its identity included where the implementation knows it. Throws
+    /// nm::Error (Usage) for an unknown interface.
     virtual LinkState read(std::string_view ifname) = 0;
+
+    /// The names of every interface in this namespace, for finding one again by its identity after a
+    /// rename. An implementation that cannot list returns none.
+    virtual std::vector<std::string> link_names() { return {}; }
 
     /// Checks `wanted` against the interface without changing anything: throws nm::Error (Usage) naming
     /// the setting for an unknown feature name or an MTU outside the device's range (the message gives

@@ -1,5 +1,7 @@
 #include "ethtool_ctl/netlink_device_control.hpp"
 
+#include <netlink/socket.h>
+
 #include <cerrno>
 
 #include "core/base/error.hpp"
@@ -24,6 +26,14 @@ std::optional<EthtoolNetlink> open_genl(const std::string& netns, std::exception
         error = std::current_exception();
         return std::nullopt;
     }
+}
+
+// The namespace the rtnetlink socket really lives in. SIOCGSKNS says so exactly but needs CAP_NET_ADMIN;
+// without it (`show` as a user) the namespace file is looked at instead.
+NetnsId netns_of(const RtnlSocket& rtnl, const std::string& netns) {
+    if (const auto id = socket_netns_id(nl_socket_get_fd(rtnl.get()))) return *id;
+    NetnsScope scope(netns);
+    return current_netns_id();
 }
 
 SiocEthtool open_ioctl(const std::string& netns) {
@@ -56,6 +66,7 @@ NetlinkDeviceControl::NetlinkDeviceControl(std::string netns, DeviceControlOptio
     : netns_(std::move(netns)),
       options_(options),
       rtnl_(RtnlSocket::open(netns_)),
+      netns_id_(netns_of(rtnl_, netns_)),
       genl_(open_genl(netns_, genl_error_)),
       ioctl_(open_ioctl(netns_)),
       ioctl_features_(ioctl_) {
@@ -85,6 +96,11 @@ LinkState NetlinkDeviceControl::read(std::string_view ifname) {
     state.mtu_max = link.mtu_max;
     state.operstate = link.operstate;
     state.counters = link.counters;
+    state.identity.netns_dev = netns_id_.dev;
+    state.identity.netns_ino = netns_id_.ino;
+    state.identity.ifindex = link.ifindex;
+    state.identity.perm_address = link.perm_address;
+    state.identity.kind = link.kind;
 
     const FeatureBits bits = read_feature_bits(ifname).bits;
     for (size_t i = 0; i < bits.size(); ++i) {
@@ -111,6 +127,12 @@ LinkState NetlinkDeviceControl::read(std::string_view ifname) {
         state.channels = genl_->channels(ifname);
     }
     return state;
+}
+
+std::vector<std::string> NetlinkDeviceControl::link_names() {
+    std::vector<std::string> names;
+    for (const auto& link : rtnl_.list_links()) names.push_back(link.name);
+    return names;
 }
 
 NetlinkDeviceControl::Plan NetlinkDeviceControl::plan(std::string_view ifname, const LinkSettings& wanted,

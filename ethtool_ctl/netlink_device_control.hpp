@@ -8,6 +8,7 @@
 #include "ethtool_ctl/device_control.hpp"
 #include "ethtool_ctl/ethtool_ioctl.hpp"
 #include "ethtool_ctl/ethtool_netlink.hpp"
+#include "ethtool_ctl/netns.hpp"
 #include "ethtool_ctl/rtnl_socket.hpp"
 
 namespace nm {
@@ -28,7 +29,9 @@ public:
     NetlinkDeviceControl(const NetlinkDeviceControl&) = delete;
     NetlinkDeviceControl& operator=(const NetlinkDeviceControl&) = delete;
 
+    /// Fills the identity too: the namespace the sockets were opened in, ifindex, permanent address, kind.
     LinkState read(std::string_view ifname) override;
+    std::vector<std::string> link_names() override;
     void validate(std::string_view ifname, const LinkSettings& wanted) override;
     /// MTU first (through rtnetlink, put back if the feature change then fails), then every feature in
     /// one request, then a read-back. A fixed feature asked to change is reported Fixed, not thrown.
@@ -48,6 +51,7 @@ private:
     std::string netns_;
     DeviceControlOptions options_;
     RtnlSocket rtnl_;
+    NetnsId netns_id_;    ///< where rtnl_ (and every socket here) was opened
     std::optional<EthtoolNetlink> genl_;
     std::exception_ptr genl_error_;  ///< why genl_ is empty (EOPNOTSUPP when the family is missing)
     std::unique_ptr<NetlinkFeatures> netlink_features_;

@@ -3,6 +3,8 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <sched.h>
+#include <linux/sockios.h>
+#include <sys/ioctl.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
 
@@ -11,6 +13,7 @@
 #include <thread>
 
 #include "core/base/error.hpp"
+#include "core/base/thread_entry.hpp"
 
 namespace nm {
 namespace {
@@ -74,15 +77,22 @@ void create_netns(std::string_view name) {
     int failed_errno = 0;
     std::string failed_step;
     std::thread worker([&] {
-        if (::unshare(CLONE_NEWNET) != 0) {
-            failed_errno = errno;
-            failed_step = "unshare(CLONE_NEWNET)";
-            return;
-        }
-        if (::mount("/proc/thread-self/ns/net", path.c_str(), "none", MS_BIND, nullptr) != 0) {
-            failed_errno = errno;
-            failed_step = "bind-mount the new namespace on " + path;
-        }
+        guarded(
+            [&] {
+                if (::unshare(CLONE_NEWNET) != 0) {
+                    failed_errno = errno;
+                    failed_step = "unshare(CLONE_NEWNET)";
+                    return;
+                }
+                if (::mount("/proc/thread-self/ns/net", path.c_str(), "none", MS_BIND, nullptr) != 0) {
+                    failed_errno = errno;
+                    failed_step = "bind-mount the new namespace on " + path;
+                }
+            },
+            [&](const std::string& what) {
+                failed_errno = EIO;
+                failed_step = what;
+            });
     });
     worker.join();
     if (failed_errno != 0) {
@@ -101,13 +111,61 @@ bool delete_netns(std::string_view name) {
 }
 
 UniqueFd open_netns(std::string_view name) {
-    validate_netns_name(name);
-    UniqueFd fd(::open(netns_path(name).c_str(), O_RDONLY | O_CLOEXEC));
+    const bool is_path = !name.empty() && name.front() == '/';
+    if (!is_path) validate_netns_name(name);
+    UniqueFd fd(::open(is_path ? std::string(name).c_str() : netns_path(name).c_str(), O_RDONLY | O_CLOEXEC));
     if (!fd) {
         if (errno == ENOENT) throw usage_error("netns " + std::string(name) + " does not exist");
         throw system_error("open netns " + std::string(name), errno);
     }
     return fd;
+}
+
+NetnsId current_netns_id() {
+    const auto id = netns_id_of("/proc/thread-self/ns/net");
+    if (!id) throw system_error("stat /proc/thread-self/ns/net", errno);
+    return *id;
+}
+
+std::optional<NetnsId> socket_netns_id(int fd) {
+    UniqueFd ns(::ioctl(fd, SIOCGSKNS));
+    struct stat st {};
+    if (!ns || ::fstat(ns.get(), &st) != 0) return std::nullopt;
+    return NetnsId{static_cast<uint64_t>(st.st_dev), static_cast<uint64_t>(st.st_ino)};
+}
+
+std::optional<NetnsId> netns_id_of(const std::string& path) {
+    struct stat st {};
+    if (::stat(path.c_str(), &st) != 0) return std::nullopt;
+    return NetnsId{static_cast<uint64_t>(st.st_dev), static_cast<uint64_t>(st.st_ino)};
+}
+
+std::string netns_name_of(NetnsId id) {
+    for (const auto& name : list_netns()) {
+        if (netns_id_of(netns_path(name)) == id) return name;
+    }
+    return "";
+}
+
+std::optional<std::string> find_netns(NetnsId id) {
+    if (netns_id_of("/proc/thread-self/ns/net") == id) return std::string();
+    if (auto name = netns_name_of(id); !name.empty()) return name;
+    // A namespace without a name lives as long as a process (or an open file) holds it: look through
+    // every process's /proc/PID/ns/net. Open files held without a process cannot be found this way.
+    DIR* dir = ::opendir("/proc");
+    if (dir == nullptr) return std::nullopt;
+    std::optional<std::string> found;
+    while (const dirent* entry = ::readdir(dir)) {
+        const std::string pid = entry->d_name;
+        if (pid.empty() || pid.find_first_not_of("0123456789") != std::string::npos) continue;
+        const std::string path = "/proc/" + pid + "/ns/net";
+        if (netns_id_of(path) == id) {
+            found = path;
+            break;
+        }
+    }
+    ::closedir(dir);
+    return found;
 }
 
 NetnsScope::NetnsScope(std::string_view name) {

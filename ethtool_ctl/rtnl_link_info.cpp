@@ -53,6 +53,23 @@ LinkCounters counters_of(nl::Bytes raw) {
     return c;
 }
 
+std::string hardware_address(nl::Bytes raw) {
+    static constexpr char kHex[] = "0123456789abcdef";
+    std::string out;
+    for (const uint8_t b : raw) {
+        if (!out.empty()) out += ':';
+        out += kHex[b >> 4];
+        out += kHex[b & 0xf];
+    }
+    return out;
+}
+
+std::string link_kind(nl::Bytes linkinfo) {
+    static constexpr nl::AttrPolicy kInfo[] = {{IFLA_INFO_KIND, nl::AttrType::String}};
+    const auto attrs = nl::parse_attrs<IFLA_INFO_KIND>(linkinfo, kInfo, "link info");
+    return attrs[IFLA_INFO_KIND] ? nl::attr_string(attrs[IFLA_INFO_KIND]) : "";
+}
+
 }  // namespace
 
 RtnlLinkInfo decode_link_message(nl::Bytes message) {
@@ -65,8 +82,9 @@ RtnlLinkInfo decode_link_message(nl::Bytes message) {
     static constexpr nl::AttrPolicy kPolicy[] = {
         {IFLA_IFNAME, nl::AttrType::String}, {IFLA_MTU, nl::AttrType::U32},       {IFLA_MIN_MTU, nl::AttrType::U32},
         {IFLA_MAX_MTU, nl::AttrType::U32},   {IFLA_OPERSTATE, nl::AttrType::U8},  {IFLA_STATS64, nl::AttrType::Binary},
+        {IFLA_PERM_ADDRESS, nl::AttrType::Binary}, {IFLA_LINKINFO, nl::AttrType::Nested},
     };
-    const auto attrs = nl::parse_attrs<IFLA_MAX_MTU>(message.subspan(kHeaders, hdr->nlmsg_len - kHeaders), kPolicy, "link");
+    const auto attrs = nl::parse_attrs<IFLA_PERM_ADDRESS>(message.subspan(kHeaders, hdr->nlmsg_len - kHeaders), kPolicy, "link");
     RtnlLinkInfo out;
     ifinfomsg ifi{};
     std::memcpy(&ifi, message.data() + NLMSG_HDRLEN, sizeof ifi);
@@ -77,6 +95,9 @@ RtnlLinkInfo decode_link_message(nl::Bytes message) {
     if (attrs[IFLA_MAX_MTU]) out.mtu_max = nl::attr_u32(attrs[IFLA_MAX_MTU]);
     out.operstate = attrs[IFLA_OPERSTATE] ? operstate_name(nl::attr_u8(attrs[IFLA_OPERSTATE])) : "unknown";
     if (attrs[IFLA_STATS64]) out.counters = counters_of(nl::attr_payload(attrs[IFLA_STATS64]));
+    // The kernel sends a permanent address only when the device has one (not all zeros): real NICs do.
+    if (attrs[IFLA_PERM_ADDRESS]) out.perm_address = hardware_address(nl::attr_payload(attrs[IFLA_PERM_ADDRESS]));
+    if (attrs[IFLA_LINKINFO]) out.kind = link_kind(nl::attr_payload(attrs[IFLA_LINKINFO]));
     return out;
 }
 

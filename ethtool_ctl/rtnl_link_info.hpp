@@ -17,6 +17,8 @@ struct RtnlLinkInfo {
     uint32_t mtu_min = 0;      ///< IFLA_MIN_MTU (0 when the kernel sends none)
     uint32_t mtu_max = 0;      ///< IFLA_MAX_MTU (0 when the kernel sends none)
     std::string operstate;     ///< IFLA_OPERSTATE as `ip link` words: "up", "down", "unknown", ...
+    std::string perm_address;  ///< IFLA_PERM_ADDRESS as "aa:bb:..."; "" when the kernel sends none (veth, dummy)
+    std::string kind;          ///< IFLA_LINKINFO/IFLA_INFO_KIND ("veth", "bridge"); "" for a physical device
     LinkCounters counters;     ///< IFLA_STATS64
 };
 

@@ -143,6 +143,15 @@ void RtnlSocket::set_master(std::string_view ifname, std::string_view master) co
 
 namespace {
 
+// Keeps the raw bytes of every RTM_NEWLINK of a dump (decoded afterwards: nothing may throw through libnl).
+int collect_link(nl_msg* msg, void* arg) {
+    const nlmsghdr* hdr = nlmsg_hdr(msg);
+    auto* raw = static_cast<std::vector<std::vector<uint8_t>>*>(arg);
+    const auto* bytes = reinterpret_cast<const uint8_t*>(hdr);
+    if (hdr->nlmsg_type == RTM_NEWLINK) raw->emplace_back(bytes, bytes + hdr->nlmsg_len);
+    return NL_OK;
+}
+
 // Copies the raw bytes of the RTM_NEWLINK reply out of libnl's receive path.
 int keep_raw(nl_msg* msg, void* arg) {
     const nlmsghdr* hdr = nlmsg_hdr(msg);
@@ -182,6 +191,23 @@ RtnlLinkInfo RtnlSocket::link_info(std::string_view ifname, const std::function<
     if (raw.empty()) throw Error(ErrorKind::Failed, "read link: no reply", std::make_error_code(std::errc::bad_message), {where(ifname, netns_), "", ""});
     if (tap) tap(raw);
     return decode_link_message(raw);
+}
+
+std::vector<RtnlLinkInfo> RtnlSocket::list_links() const {
+    ifinfomsg request{};
+    request.ifi_family = AF_UNSPEC;
+    if (const int err = nl_send_simple(sock_.get(), RTM_GETLINK, NLM_F_DUMP, &request, sizeof request); err < 0) {
+        throw libnl_error("list links" + (netns_.empty() ? std::string() : " in netns " + netns_), err);
+    }
+    std::vector<std::vector<uint8_t>> raw;
+    std::unique_ptr<nl_cb, void (*)(nl_cb*)> cb(nl_cb_clone(nl_socket_get_cb(sock_.get())), nl_cb_put);
+    nl_cb_set(cb.get(), NL_CB_VALID, NL_CB_CUSTOM, collect_link, &raw);
+    if (const int err = nl_recvmsgs(sock_.get(), cb.get()); err < 0) {
+        throw libnl_error("list links" + (netns_.empty() ? std::string() : " in netns " + netns_), err);
+    }
+    std::vector<RtnlLinkInfo> links;
+    for (const auto& message : raw) links.push_back(decode_link_message(message));
+    return links;
 }
 
 void RtnlSocket::set_mtu(std::string_view ifname, uint32_t mtu) const {

@@ -4,6 +4,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "core/base/error.hpp"
 #include "ethtool_ctl/rtnl_link_info.hpp"
@@ -49,6 +50,9 @@ public:
     /// libnl-route has no accessor for them), operstate and stats64. Throws nm::Error (Usage) naming the
     /// interface and namespace if absent. `tap`, when set, sees the raw reply (fixture capture).
     RtnlLinkInfo link_info(std::string_view ifname, const std::function<void(nl::Bytes)>& tap = {}) const;
+
+    /// Every link in this socket's namespace (one RTM_GETLINK dump), decoded like link_info().
+    std::vector<RtnlLinkInfo> list_links() const;
 
     /// Sets the MTU (no range check here; DeviceControl checks before changing anything). Throws
     /// nm::Error with the errno, naming the interface and "mtu".

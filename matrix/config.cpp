@@ -1,5 +1,6 @@
 #include "matrix/config.hpp"
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -7,6 +8,7 @@
 #include "core/base/error.hpp"
 #include "core/base/json_codec.hpp"
 #include "core/frame_size.hpp"
+#include "matrix/stats.hpp"
 
 namespace nm {
 
@@ -25,6 +27,16 @@ void check_rfc2544_entries(const SweepConfig& config, const std::string& source)
             }
         }
     }
+}
+
+// The precision's metric must be one the sweep summarizes, which the codec in core/base does not know.
+void check_precision_metric(const SweepConfig& config, const std::string& source) {
+    if (!config.precision) return;
+    const auto known = known_metrics();
+    if (std::find(known.begin(), known.end(), config.precision->metric) != known.end()) return;
+    std::string list;
+    for (const auto& name : known) list += (list.empty() ? "\"" : ", \"") + name + "\"";
+    throw usage_error(source + ": /precision/metric: expected one of " + list + ", got \"" + config.precision->metric + "\"");
 }
 
 }  // namespace
@@ -51,6 +63,7 @@ SweepConfig parse_sweep_config_text(const std::string& text, const std::string& 
         throw usage_error(source + ": " + e.what());
     }
     check_rfc2544_entries(config, source);
+    check_precision_metric(config, source);
     return config;
 }
 

@@ -4,6 +4,8 @@
 #include <cstdio>
 #include <sstream>
 
+#include "core/base/error.hpp"
+
 namespace nm {
 namespace {
 
@@ -118,6 +120,7 @@ std::string render_frame_table(const FrameTable& table, TableFormat format) {
 }
 
 std::string render_results(const ResultsFile& results, const std::string& metric, TableFormat format) {
+    if (format == TableFormat::JsonDocument) throw usage_error("--format json: only compare and report --against print JSON; the results file is JSON already");
     std::string out;
     const bool ordinary = std::any_of(results.run.config.traffic.begin(), results.run.config.traffic.end(),
                                       [](const TrafficEntry& t) { return !t.rfc2544; });

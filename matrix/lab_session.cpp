@@ -32,6 +32,10 @@ public:
         NetnsScope scope(netns_);
         return inner_->read(ifname);
     }
+    std::vector<std::string> link_names() override {
+        NetnsScope scope(netns_);
+        return inner_->link_names();
+    }
     void validate(std::string_view ifname, const LinkSettings& wanted) override {
         NetnsScope scope(netns_);
         inner_->validate(ifname, wanted);

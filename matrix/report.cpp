@@ -9,6 +9,7 @@
 #include "core/base/error.hpp"
 #include "core/base/json_codec.hpp"
 #include "matrix/config.hpp"
+#include "matrix/stats.hpp"
 
 namespace nm {
 namespace {
@@ -25,6 +26,11 @@ std::string csv_field(const std::string& s) {
     std::string out = "\"";
     for (char c : s) out += c == '"' ? std::string("\"\"") : std::string(1, c);
     return out + "\"";
+}
+
+// Columns are aligned by what a terminal shows: UTF-8 continuation bytes ("≈" is three bytes) take no room.
+size_t display_width(const std::string& s) {
+    return static_cast<size_t>(std::count_if(s.begin(), s.end(), [](char c) { return (static_cast<unsigned char>(c) & 0xC0) != 0x80; }));
 }
 
 std::string render_grid(const Grid& g, TableFormat format) {
@@ -58,14 +64,14 @@ std::string render_grid(const Grid& g, TableFormat format) {
     }
     std::vector<size_t> width(g.header.size(), 0);
     const auto measure = [&](const std::vector<std::string>& row) {
-        for (size_t i = 0; i < row.size() && i < width.size(); ++i) width[i] = std::max(width[i], row[i].size());
+        for (size_t i = 0; i < row.size() && i < width.size(); ++i) width[i] = std::max(width[i], display_width(row[i]));
     };
     measure(g.header);
     for (const auto& row : g.rows) measure(row);
     const auto line = [&](const std::vector<std::string>& row) {
         std::string text;
         for (size_t i = 0; i < row.size(); ++i) {
-            const std::string pad(width[i] - row[i].size(), ' ');
+            const std::string pad(width[i] - display_width(row[i]), ' ');
             // First column left-aligned (labels), the others right-aligned (numbers).
             text += (i ? "  " : "") + (i == 0 ? row[i] + pad : pad + row[i]);
         }
@@ -113,6 +119,18 @@ void require_metric(const std::vector<const ResultsFile*>& files, const std::str
     throw usage_error("--metric " + metric + ": no cell has this metric; the file has " + list);
 }
 
+// The marks of a figure: "?" the asked precision was not met, "!" measured under interference.
+std::string marks(const std::optional<bool>& precision_met, size_t disturbed_runs) {
+    std::string m;
+    if (precision_met && !*precision_met) m += "?";
+    if (disturbed_runs > 0) m += "!";
+    return m.empty() ? m : " " + m;
+}
+
+size_t disturbed_runs(const CellResult& c) {
+    return static_cast<size_t>(std::count_if(c.runs.begin(), c.runs.end(), [](const RunResult& run) { return run.disturbed; }));
+}
+
 std::string entry_text(const MatrixEntry& e, const std::string& metric, bool with_cpu) {
     if (!e.present) return "-";
     if (e.status != CellStatus::Ok || !e.value) return status_name(e.status);
@@ -120,7 +138,78 @@ std::string entry_text(const MatrixEntry& e, const std::string& metric, bool wit
     if (with_cpu && e.cpu_sender && e.cpu_receiver) {
         text += " (" + fixed(e.cpu_sender->median, 0) + "/" + fixed(e.cpu_receiver->median, 0) + "%)";
     }
-    return text;
+    return text + marks(e.precision_met, e.disturbed_runs);
+}
+
+std::string number_or_empty(const std::optional<double>& v) { return v ? Json(*v).dump() : ""; }
+
+std::string pct_text(double v) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%g", v);
+    return buf;
+}
+
+// B/A with its mark: "*" the interval excludes 1, "≈" it includes 1, none when nothing can be claimed.
+std::string ratio_text(const CompareRow& r, int digits) {
+    if (!r.ratio) return "";
+    // No mark still takes the mark's room, so the figures stay aligned in a right-aligned column.
+    const std::string mark = r.verdict == RatioVerdict::Significant ? " *" : r.verdict == RatioVerdict::NotSignificant ? " ≈" : "  ";
+    return fixed(*r.ratio, digits) + mark;
+}
+
+std::string interval_text(const CompareRow& r) {
+    if ((r.verdict == RatioVerdict::Significant || r.verdict == RatioVerdict::NotSignificant) && r.ratio_ci_low && r.ratio_ci_high) {
+        return fixed(*r.ratio_ci_low, 3) + ".." + fixed(*r.ratio_ci_high, 3);
+    }
+    return r.why;
+}
+
+// The notes every comparison carries: what the ratio and its interval are, the marks, and how many marks
+// chance alone would give.
+void comparison_notes(const Comparison& cmp, std::vector<std::string>& notes) {
+    const std::string conf = pct_text(cmp.confidence) + "%";
+    notes.push_back("B/A = median B / median A of " + cmp.metric + "; interval: the " + conf +
+                    " Hodges-Lehmann/Mann-Whitney interval of B/A (exact, distribution-free, on log values; it assumes B is A scaled)");
+    notes.push_back("* = the interval excludes 1 (significant); ≈ = it includes 1 (no difference shown); no mark = too few repetitions to claim anything at " +
+                    conf + " (each side needs at least " + std::to_string(repetitions_for_ratio(cmp.confidence)) + ")");
+    size_t tested = 0;
+    for (const auto& r : cmp.rows) tested += (r.verdict == RatioVerdict::Significant || r.verdict == RatioVerdict::NotSignificant) ? 1 : 0;
+    if (tested >= 2) {
+        notes.push_back(std::to_string(tested) + " cells tested: even if nothing differed, about " +
+                        fixed(static_cast<double>(tested) * (1 - cmp.confidence / 100), 1) + " of them would be marked * by chance");
+    }
+}
+
+CompareRow make_row(const CellResult& ca, const CellResult& cb, const std::string& metric, double confidence) {
+    CompareRow row;
+    row.profile = ca.spec.offloads;
+    row.traffic = ca.spec.traffic.name;
+    row.mtu = ca.spec.mtu;
+    row.key_a = ca.spec.key;
+    row.key_b = cb.spec.key;
+    row.features_requested = cb.spec.features_requested;
+    row.test = cb.spec.traffic;
+    row.status_a = ca.status;
+    row.status_b = cb.status;
+    if (ca.status == CellStatus::Ok) row.a = summary_of(ca, metric);
+    if (cb.status == CellStatus::Ok) row.b = summary_of(cb, metric);
+    row.precision_met_a = ca.precision_met;
+    row.precision_met_b = cb.precision_met;
+    row.disturbed_a = disturbed_runs(ca);
+    row.disturbed_b = disturbed_runs(cb);
+    if (row.a && row.b) {
+        const RatioEstimate e = ratio_interval(metric_values(ca.runs, metric), metric_values(cb.runs, metric), confidence);
+        row.ratio = e.ratio;
+        row.ratio_ci_low = e.ci_low;
+        row.ratio_ci_high = e.ci_high;
+        row.ratio_ci_confidence = e.ci_confidence;
+        row.verdict = e.verdict;
+        row.why = e.why;
+    } else {
+        row.why = "no figures on a side";
+    }
+    row.significant = row.verdict == RatioVerdict::Significant;
+    return row;
 }
 
 // Matching key of a cell across files: what was asked of the device and the traffic, not the names.
@@ -136,7 +225,8 @@ TableFormat parse_table_format(const std::string& name) {
     if (name == "table" || name == "text") return TableFormat::Text;
     if (name == "md" || name == "markdown") return TableFormat::Markdown;
     if (name == "csv") return TableFormat::Csv;
-    throw usage_error("--format: expected table, md or csv, got \"" + name + "\"");
+    if (name == "json") return TableFormat::JsonDocument;
+    throw usage_error("--format: expected table, md, csv or json, got \"" + name + "\"");
 }
 
 std::string status_name(CellStatus status) { return Json(status).get<std::string>(); }
@@ -166,6 +256,8 @@ MatrixTable build_matrix(const ResultsFile& results, const std::string& metric) 
     MatrixTable t;
     t.metric = metric;
     t.mtus = config.mtu;
+    t.precision = config.precision;
+    t.interference = config.interference;
     std::map<std::string, const CellResult*> by_key;
     for (const auto& c : results.cells) by_key[c.spec.key] = &c;
     for (const auto& p : config.offloads) {
@@ -183,6 +275,8 @@ MatrixTable build_matrix(const ResultsFile& results, const std::string& metric) 
                     e.value = summary_of(c, metric);
                     e.cpu_sender = summary_of(c, "cpu_sender_pct");
                     e.cpu_receiver = summary_of(c, "cpu_receiver_pct");
+                    e.precision_met = c.precision_met;
+                    e.disturbed_runs = disturbed_runs(c);
                     e.note = c.status == CellStatus::Duplicate ? "same effective settings as " + c.duplicate_of : c.error;
                 }
                 row.entries.push_back(std::move(e));
@@ -202,11 +296,13 @@ MatrixTable build_matrix(const ResultsFile& results, const std::string& metric) 
 }
 
 std::string render_matrix(const MatrixTable& table, TableFormat format) {
+    if (format == TableFormat::JsonDocument) throw usage_error("--format json: only compare and report --against print JSON; the results file is JSON already");
     Grid g;
     const bool with_cpu = table.metric != "cpu_sender_pct" && table.metric != "cpu_receiver_pct";
     if (format == TableFormat::Csv) {
         g.header = {"profile", "traffic", "mtu", "key", "status", table.metric + "_median", table.metric + "_mean",
-                    table.metric + "_ci95", "n", "cpu_sender_pct_median", "cpu_receiver_pct_median"};
+                    table.metric + "_ci95", "n", "cpu_sender_pct_median", "cpu_receiver_pct_median", table.metric + "_median_ci_low",
+                    table.metric + "_median_ci_high", table.metric + "_median_ci_confidence", "precision_met", "disturbed_runs"};
         for (const auto& row : table.rows) {
             for (size_t i = 0; i < table.mtus.size(); ++i) {
                 const auto& e = row.entries[i];
@@ -215,7 +311,10 @@ std::string render_matrix(const MatrixTable& table, TableFormat format) {
                                   e.value ? Json(e.value->median).dump() : "", e.value ? Json(e.value->mean).dump() : "",
                                   e.value ? Json(e.value->ci95).dump() : "", e.value ? std::to_string(e.value->n) : "0",
                                   e.cpu_sender ? Json(e.cpu_sender->median).dump() : "",
-                                  e.cpu_receiver ? Json(e.cpu_receiver->median).dump() : ""});
+                                  e.cpu_receiver ? Json(e.cpu_receiver->median).dump() : "",
+                                  e.value ? number_or_empty(e.value->median_ci_low) : "", e.value ? number_or_empty(e.value->median_ci_high) : "",
+                                  e.value ? number_or_empty(e.value->median_ci_confidence) : "",
+                                  e.precision_met ? (*e.precision_met ? "true" : "false") : "", std::to_string(e.disturbed_runs)});
             }
         }
         return render_grid(g, format);
@@ -230,14 +329,39 @@ std::string render_matrix(const MatrixTable& table, TableFormat format) {
         }
         g.rows.push_back(std::move(line));
     }
-    g.notes.insert(g.notes.begin(), std::string("median ") + table.metric + (with_cpu ? " (sender/receiver engine CPU, % of one core)" : "") + "; - = not run");
+    size_t measured = 0, imprecise = 0, disturbed = 0;
+    for (const auto& row : table.rows) {
+        for (const auto& e : row.entries) {
+            if (!e.present || e.status != CellStatus::Ok || !e.value) continue;
+            ++measured;
+            imprecise += e.precision_met && !*e.precision_met ? 1 : 0;
+            disturbed += e.disturbed_runs > 0 ? 1 : 0;
+        }
+    }
+    std::vector<std::string> head{std::string("median ") + table.metric + (with_cpu ? " (sender/receiver engine CPU, % of one core)" : "") + "; - = not run"};
+    if (table.precision) {
+        const auto& p = *table.precision;
+        head.push_back("? = desired precision not achieved (the " + pct_text(p.confidence) + "% interval of the median " + p.metric + " within ±" +
+                       pct_text(p.ci_pct) + "%, in " + std::to_string(p.max_repetitions) + " repetitions at most): " + std::to_string(imprecise) +
+                       " of " + std::to_string(measured) + " cells");
+    }
+    if (disturbed > 0) {
+        head.push_back("! = measured under interference (before a repetition, busy above " + pct_text(table.interference.max_busy_pct) +
+                       "% or steal above " + pct_text(table.interference.max_steal_pct) + "% of all CPUs, for longer than the sweep waited): " +
+                       std::to_string(disturbed) + " of " + std::to_string(measured) + " cells");
+    }
+    g.notes.insert(g.notes.begin(), head.begin(), head.end());
     return render_grid(g, format);
 }
 
 Comparison compare_results(const ResultsFile& a, const ResultsFile& b, const std::string& metric,
-                           const std::string& label_a, const std::string& label_b) {
+                           const std::string& label_a, const std::string& label_b, double confidence) {
     require_metric({&a, &b}, metric);
-    Comparison cmp{metric, label_a, label_b, {}, {}, {}};
+    Comparison cmp;
+    cmp.metric = metric;
+    cmp.label_a = label_a;
+    cmp.label_b = label_b;
+    cmp.confidence = confidence;
     std::map<std::string, const CellResult*> in_b;
     for (const auto& c : b.cells) in_b[settings_key(c)] = &c;
     std::set<std::string> matched_b;
@@ -249,27 +373,7 @@ Comparison compare_results(const ResultsFile& a, const ResultsFile& b, const std
             continue;
         }
         matched_b.insert(k);
-        const auto& cb = *it->second;
-        CompareRow row;
-        row.profile = ca.spec.offloads;
-        row.traffic = ca.spec.traffic.name;
-        row.mtu = ca.spec.mtu;
-        row.key_a = ca.spec.key;
-        row.key_b = cb.spec.key;
-        row.status_a = ca.status;
-        row.status_b = cb.status;
-        if (ca.status == CellStatus::Ok) row.a = summary_of(ca, metric);
-        if (cb.status == CellStatus::Ok) row.b = summary_of(cb, metric);
-        if (row.a && row.b) {
-            if (row.a->median != 0) row.ratio = row.b->median / row.a->median;
-            const auto interval = [](const MetricSummary& s) {
-                return s.n >= 2 ? std::pair{s.mean - s.ci95, s.mean + s.ci95} : std::pair{s.min, s.max};
-            };
-            const auto [alo, ahi] = interval(*row.a);
-            const auto [blo, bhi] = interval(*row.b);
-            row.significant = ahi < blo || bhi < alo;
-        }
-        cmp.rows.push_back(std::move(row));
+        cmp.rows.push_back(make_row(ca, *it->second, metric, confidence));
     }
     for (const auto& cb : b.cells) {
         if (!matched_b.count(settings_key(cb))) cmp.only_b.push_back(cb.spec.key);
@@ -277,32 +381,114 @@ Comparison compare_results(const ResultsFile& a, const ResultsFile& b, const std
     return cmp;
 }
 
+Comparison compare_to_profile(const ResultsFile& results, const std::string& metric, const std::string& reference,
+                              const std::string& label, double confidence) {
+    require_metric({&results}, metric);
+    const auto& profiles = results.run.config.offloads;
+    if (std::none_of(profiles.begin(), profiles.end(), [&](const OffloadProfile& p) { return p.name == reference; })) {
+        std::string list;
+        for (const auto& p : profiles) list += (list.empty() ? "" : ", ") + p.name;
+        throw usage_error("--against " + reference + ": no such offload profile; the file has " + list);
+    }
+    Comparison cmp;
+    cmp.metric = metric;
+    cmp.label_a = reference;
+    cmp.label_b = label;
+    cmp.confidence = confidence;
+    cmp.reference = reference;
+    std::map<std::string, const CellResult*> by_key;
+    for (const auto& c : results.cells) by_key[c.spec.key] = &c;
+    for (const auto& c : results.cells) {
+        if (c.spec.offloads == reference) continue;
+        const auto it = by_key.find(reference + "/mtu" + std::to_string(c.spec.mtu) + "/" + c.spec.traffic.name);
+        if (it == by_key.end()) {
+            cmp.only_b.push_back(c.spec.key);
+            continue;
+        }
+        CompareRow row = make_row(*it->second, c, metric, confidence);
+        row.profile = c.spec.offloads;
+        cmp.rows.push_back(std::move(row));
+    }
+    return cmp;
+}
+
 std::string render_comparison(const Comparison& cmp, TableFormat format) {
+    if (format == TableFormat::JsonDocument) return Json(cmp).dump(1) + "\n";
     Grid g;
     const auto value = [&](const std::optional<MetricSummary>& s, CellStatus st) {
         if (st != CellStatus::Ok) return status_name(st);
         if (!s) return std::string("-");
         return format == TableFormat::Csv ? Json(s->median).dump() : format_metric(cmp.metric, s->median);
     };
-    g.header = {"cell", "A: " + cmp.label_a, "B: " + cmp.label_b, "B/A", "beyond spread"};
-    if (format == TableFormat::Csv) g.header = {"profile", "traffic", "mtu", "key_a", "key_b", "a", "b", "ratio", "significant"};
-    for (const auto& r : cmp.rows) {
-        const std::string ratio = r.ratio ? fixed(*r.ratio, format == TableFormat::Csv ? 4 : 2) : "";
-        if (format == TableFormat::Csv) {
-            g.rows.push_back({r.profile, r.traffic, std::to_string(r.mtu), r.key_a, r.key_b, value(r.a, r.status_a),
-                              value(r.b, r.status_b), ratio, r.significant ? "true" : "false"});
-        } else {
-            g.rows.push_back({r.key_a, value(r.a, r.status_a), value(r.b, r.status_b), ratio, r.significant ? "*" : ""});
-        }
-    }
     if (format == TableFormat::Csv) {
-        for (const auto& k : cmp.only_a) g.rows.push_back({"", "", "", k, "", "", "", "", "only in A"});
-        for (const auto& k : cmp.only_b) g.rows.push_back({"", "", "", "", k, "", "", "", "only in B"});
+        g.header = {"profile", "traffic", "mtu", "key_a", "key_b", "a", "b", "ratio", "significant",
+                    "ratio_ci_low", "ratio_ci_high", "ratio_ci_confidence", "verdict"};
+        for (const auto& r : cmp.rows) {
+            g.rows.push_back({r.profile, r.traffic, std::to_string(r.mtu), r.key_a, r.key_b, value(r.a, r.status_a), value(r.b, r.status_b),
+                              r.ratio ? fixed(*r.ratio, 4) : "", r.significant ? "true" : "false", number_or_empty(r.ratio_ci_low),
+                              number_or_empty(r.ratio_ci_high), number_or_empty(r.ratio_ci_confidence), Json(r.verdict).get<std::string>()});
+        }
+        for (const auto& k : cmp.only_a) g.rows.push_back({"", "", "", k, "", "", "", "", "only in A", "", "", "", ""});
+        for (const auto& k : cmp.only_b) g.rows.push_back({"", "", "", "", k, "", "", "", "only in B", "", "", "", ""});
         return render_grid(g, format);
     }
-    g.notes.push_back("median " + cmp.metric + "; * = the difference is larger than the repetitions' spread (95% CI, or min..max)");
+    g.header = {"cell", "A: " + cmp.label_a, "B: " + cmp.label_b, "B/A", pct_text(cmp.confidence) + "% interval of B/A"};
+    bool marked = false;
+    for (const auto& r : cmp.rows) {
+        const std::string ma = r.a ? marks(r.precision_met_a, r.disturbed_a) : "";
+        const std::string mb = r.b ? marks(r.precision_met_b, r.disturbed_b) : "";
+        marked = marked || !ma.empty() || !mb.empty();
+        g.rows.push_back({r.key_a, value(r.a, r.status_a) + ma, value(r.b, r.status_b) + mb, ratio_text(r, 2), interval_text(r)});
+    }
+    comparison_notes(cmp, g.notes);
+    if (marked) g.notes.push_back("? after a figure: its cell's asked precision was not met; ! : it was measured under interference");
     for (const auto& k : cmp.only_a) g.notes.push_back("only in A: " + k);
     for (const auto& k : cmp.only_b) g.notes.push_back("only in B: " + k);
+    return render_grid(g, format);
+}
+
+std::string render_against(const Comparison& cmp, TableFormat format) {
+    if (format == TableFormat::JsonDocument || format == TableFormat::Csv) return render_comparison(cmp, format);
+    // The rows of the comparison pivoted: rows profile x traffic, columns MTU, in the file's order.
+    std::vector<uint32_t> mtus;
+    std::vector<std::pair<std::string, std::string>> lines;
+    for (const auto& r : cmp.rows) {
+        if (std::find(mtus.begin(), mtus.end(), r.mtu) == mtus.end()) mtus.push_back(r.mtu);
+        const std::pair<std::string, std::string> line{r.profile, r.traffic};
+        if (std::find(lines.begin(), lines.end(), line) == lines.end()) lines.push_back(line);
+    }
+    std::sort(mtus.begin(), mtus.end());
+    Grid g;
+    g.header = {"offloads / traffic"};
+    for (uint32_t mtu : mtus) g.header.push_back("MTU " + std::to_string(mtu));
+    for (const auto& [profile, traffic] : lines) {
+        std::vector<std::string> line{profile + " / " + traffic};
+        for (uint32_t mtu : mtus) {
+            const auto it = std::find_if(cmp.rows.begin(), cmp.rows.end(), [&](const CompareRow& r) {
+                return r.profile == profile && r.traffic == traffic && r.mtu == mtu;
+            });
+            if (it == cmp.rows.end()) {
+                line.push_back("-");
+            } else if (it->status_b != CellStatus::Ok) {
+                line.push_back(status_name(it->status_b));
+            } else if (it->status_a != CellStatus::Ok) {
+                line.push_back(cmp.reference + ": " + status_name(it->status_a));
+            } else {
+                std::string text = ratio_text(*it, 2);
+                if (it->verdict == RatioVerdict::Significant || it->verdict == RatioVerdict::NotSignificant) text += " [" + interval_text(*it) + "]";
+                line.push_back(text.empty() ? "-" : text);
+            }
+        }
+        g.rows.push_back(std::move(line));
+    }
+    g.notes.push_back("each cell against " + cmp.reference + " at the same MTU and traffic (A = " + cmp.reference + ", B = the cell)");
+    comparison_notes(cmp, g.notes);
+    for (const auto& r : cmp.rows) {
+        if (r.verdict == RatioVerdict::TooFew || r.verdict == RatioVerdict::NotTestable) {
+            if (r.status_a == CellStatus::Ok && r.status_b == CellStatus::Ok) g.notes.push_back(r.key_b + ": " + r.why);
+        }
+    }
+    for (const auto& k : cmp.only_b) g.notes.push_back(k + ": no " + cmp.reference + " cell at its MTU and traffic");
     return render_grid(g, format);
 }
 

@@ -5,14 +5,15 @@
 #include <string>
 #include <vector>
 
+#include "core/base/report_types.hpp"
 #include "core/base/sweep_types.hpp"
 
 namespace nm {
 
-/// How a table is rendered.
-enum class TableFormat { Text, Markdown, Csv };
+/// How a table is rendered. JsonDocument (JSON) only for comparisons (compare, report --against).
+enum class TableFormat { Text, Markdown, Csv, JsonDocument };
 
-/// Parses "table", "md" or "csv"; throws nm::Error (Usage) otherwise.
+/// Parses "table", "md", "csv" or "json"; throws nm::Error (Usage) otherwise.
 TableFormat parse_table_format(const std::string& name);
 
 /// One entry of the matrix: a cell's status and the summaries of the chosen metric and of both engines'
@@ -24,6 +25,8 @@ struct MatrixEntry {
     std::optional<MetricSummary> value;   ///< the chosen metric
     std::optional<MetricSummary> cpu_sender;     ///< cpu_sender_pct: the sending engine's CPU, % of one core
     std::optional<MetricSummary> cpu_receiver;   ///< cpu_receiver_pct: the receiving engine's CPU
+    std::optional<bool> precision_met;    ///< as the cell records it (none: no precision asked)
+    size_t disturbed_runs = 0;            ///< repetitions measured under interference
     std::string note;                     ///< error or duplicate_of, for the notes under the table
 };
 
@@ -37,45 +40,39 @@ struct MatrixTable {
         std::vector<MatrixEntry> entries;   ///< one per MTU column
     };
     std::vector<Row> rows;
+    std::optional<PrecisionSpec> precision;   ///< the sweep's, for the marks' note
+    InterferenceSpec interference;
 };
 
 /// Builds the matrix of `metric` (a name summarize_runs produces, e.g. "throughput_bps") from a results
 /// file, in its config's order. Throws nm::Error (Usage) for a metric no cell has, listing those it has.
 MatrixTable build_matrix(const ResultsFile& results, const std::string& metric);
 
-/// Renders a matrix; each entry is "median (CPU%)" or the cell's status, with notes listing every cell
-/// that is not ok and why (text and Markdown). CSV has one line per cell.
+/// Renders a matrix; each entry is "median (CPU%)" or the cell's status, marked "?" where the asked
+/// precision was not met and "!" where a repetition was measured under interference, with notes that
+/// count both and list every cell that is not ok and why (text and Markdown). CSV has one line per cell.
+/// Throws nm::Error (Usage) for TableFormat::JsonDocument.
 std::string render_matrix(const MatrixTable& table, TableFormat format);
 
-/// One cell matched in two results files.
-struct CompareRow {
-    std::string profile;
-    std::string traffic;
-    uint32_t mtu = 0;
-    std::string key_a, key_b;
-    CellStatus status_a = CellStatus::Ok, status_b = CellStatus::Ok;
-    std::optional<MetricSummary> a, b;
-    std::optional<double> ratio;   ///< median b / median a, when both have figures and a is not 0
-    bool significant = false;      ///< the intervals (mean ± ci95, or min..max below 2 runs) do not overlap
-};
-
-/// Two results files cell by cell.
-struct Comparison {
-    std::string metric;
-    std::string label_a, label_b;
-    std::vector<CompareRow> rows;        ///< cells in both, in A's order
-    std::vector<std::string> only_a;     ///< keys of cells only in A
-    std::vector<std::string> only_b;
-};
-
 /// Matches cells by their settings (requested features, MTU and the test's fields; profile and test
-/// names do not need to agree) and compares `metric`. Throws nm::Error (Usage) for an unknown metric.
+/// names do not need to agree) and compares `metric`: B/A with its interval at `confidence` percent
+/// (matrix/stats.hpp ratio_interval). Throws nm::Error (Usage) for an unknown metric.
 Comparison compare_results(const ResultsFile& a, const ResultsFile& b, const std::string& metric,
-                           const std::string& label_a, const std::string& label_b);
+                           const std::string& label_a, const std::string& label_b, double confidence = 95);
 
-/// Renders a comparison: A, B, ratio B/A, a '*' where the difference exceeds the spread, and the cells
-/// found in one file only.
+/// Every cell of `results` against the cell of the `reference` profile at the same MTU and traffic
+/// (A = the reference cell, B = the cell), as compare_results does it. Throws nm::Error (Usage) for an
+/// unknown profile (listing the file's) or metric.
+Comparison compare_to_profile(const ResultsFile& results, const std::string& metric, const std::string& reference,
+                              const std::string& label, double confidence = 95);
+
+/// Renders a comparison: A, B, B/A marked "*" where its interval excludes 1 and "≈" where it includes 1
+/// (no mark when the repetitions are too few to claim anything), the interval, and the cells found in one
+/// file only. Json: the codec's JSON of the comparison.
 std::string render_comparison(const Comparison& comparison, TableFormat format);
+
+/// Renders report --against: the matrix of B/A against the reference profile, with the same marks.
+std::string render_against(const Comparison& comparison, TableFormat format);
 
 /// A metric value in human units: "9.41 Gbit/s" for *_bps, "812 kpps" for packets_per_s, "38.2%" for
 /// *_pct, plain otherwise.

@@ -1,54 +1,38 @@
 #include "matrix/results_store.hpp"
 
-#include <fcntl.h>
-#include <unistd.h>
-
-#include <cerrno>
-#include <filesystem>
 #include <fstream>
 #include <sstream>
 
+#include "core/base/atomic_file.hpp"
 #include "core/base/error.hpp"
 #include "core/base/json_codec.hpp"
-#include "core/base/unique_fd.hpp"
+#include "matrix/stats.hpp"
 
 namespace nm {
 namespace {
 
-void write_all(int fd, const std::string& data, const std::string& path) {
-    size_t done = 0;
-    while (done < data.size()) {
-        const ssize_t n = ::write(fd, data.data() + done, data.size() - done);
-        if (n < 0) {
-            if (errno == EINTR) continue;
-            throw system_error("write results " + path, errno);
+// Files written before the median's interval was recorded have only the mean's: compute it from the
+// runs they keep, at the confidence the sweep would have used.
+void fill_median_intervals(ResultsFile& results) {
+    const double confidence = results.run.config.precision ? results.run.config.precision->confidence : 95;
+    for (auto& cell : results.cells) {
+        for (auto& [metric, summary] : cell.summary) {
+            if (summary.median_ci_confidence || summary.n < 2) continue;
+            const auto values = metric_values(cell.runs, metric);
+            if (values.size() != summary.n) continue;
+            const auto fresh = summarize(values, confidence);
+            summary.median_ci_low = fresh.median_ci_low;
+            summary.median_ci_high = fresh.median_ci_high;
+            summary.median_ci_confidence = fresh.median_ci_confidence;
         }
-        done += static_cast<size_t>(n);
     }
 }
 
 }  // namespace
 
 void save_results(const ResultsFile& results, const std::string& path) {
-    const std::filesystem::path target(path);
-    const auto dir = target.parent_path().empty() ? std::filesystem::path(".") : target.parent_path();
-    const std::string tmp = path + ".tmp." + std::to_string(::getpid());
-    const std::string text = Json(results).dump(1) + "\n";
-    try {
-        {
-            UniqueFd fd(::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
-            if (!fd) throw system_error("create " + tmp, errno);
-            write_all(fd.get(), text, tmp);
-            if (::fsync(fd.get()) != 0) throw system_error("fsync " + tmp, errno);
-        }
-        if (::rename(tmp.c_str(), path.c_str()) != 0) throw system_error("rename " + tmp + " to " + path, errno);
-    } catch (...) {
-        ::unlink(tmp.c_str());
-        throw;
-    }
-    // The rename is durable only once the directory entry is on disk.
-    UniqueFd dfd(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
-    if (dfd) ::fsync(dfd.get());
+    // A name that is not UTF-8 (interfaces may have any bytes) is written with U+FFFD, not an abort.
+    write_file_atomically(path, Json(results).dump(1, ' ', false, Json::error_handler_t::replace) + "\n", 0644);
 }
 
 ResultsFile load_results(const std::string& path) {
@@ -57,7 +41,9 @@ ResultsFile load_results(const std::string& path) {
     std::ostringstream text;
     text << in.rdbuf();
     try {
-        return Json::parse(text.str()).get<ResultsFile>();
+        auto results = Json::parse(text.str()).get<ResultsFile>();
+        fill_median_intervals(results);
+        return results;
     } catch (const Json::exception& e) {
         throw usage_error(path + ": not a nicmatrix results file: " + e.what());
     } catch (const Error& e) {

@@ -12,7 +12,8 @@ namespace nm {
 void save_results(const ResultsFile& results, const std::string& path);
 
 /// Reads a results file. Throws nm::Error (Usage) naming the file and what is wrong with it (not JSON,
-/// not nicmatrix/results/v1, a missing field).
+/// not nicmatrix/results/v1, a missing field). A file written before the median's interval was recorded
+/// gets it computed from its runs (median_ci_low, median_ci_high, median_ci_confidence).
 ResultsFile load_results(const std::string& path);
 
 /// Checks that `existing` (a file being resumed) was made by the same sweep config as `config`;

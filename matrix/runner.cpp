@@ -1,13 +1,16 @@
 #include "matrix/runner.hpp"
 
 #include <algorithm>
+#include <cstdio>
 #include <ctime>
 #include <map>
+#include <random>
 #include <set>
 
 #include "core/base/error.hpp"
 #include "core/base/json_codec.hpp"
 #include "core/rfc2544.hpp"
+#include "ethtool_ctl/restore_settings.hpp"
 #include "matrix/config.hpp"
 #include "matrix/results_store.hpp"
 #include "matrix/stats.hpp"
@@ -36,6 +39,18 @@ std::string utc_now() {
     ::gmtime_r(&t, &tm);
     char buf[32];
     std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+    return buf;
+}
+
+// With milliseconds, for the start of every run: "2026-11-30T02:00:01.234Z".
+std::string utc_now_precise() {
+    const auto since = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch()).count();
+    const std::time_t t = static_cast<std::time_t>(since / 1000);
+    std::tm tm{};
+    ::gmtime_r(&t, &tm);
+    char buf[40];
+    const size_t n = std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%S", &tm);
+    std::snprintf(buf + n, sizeof buf - n, ".%03lldZ", static_cast<long long>(since % 1000));
     return buf;
 }
 
@@ -98,7 +113,28 @@ struct EndRuntime {
     bool changes = false;     // the sweep changes something on this end
     LinkState original;
     bool features_dirty = false;   // a profile's features were applied since the last reset
+    bool claimed = false;          // journalled under this process: ours to restore at the end
 };
+
+// A cell's place in the sweep: whether its first visit has decided it, and whether it wants more visits.
+struct CellState {
+    size_t index = 0;           // in the config's cell order
+    bool visited = false;       // recorded or measured by this call (for cells_run)
+};
+
+std::string end_label(const std::string& ifname, const std::string& netns) {
+    return netns.empty() ? ifname : ifname + " (netns " + netns + ")";
+}
+
+// What a leftover restore at the start did, for the observer.
+std::string journal_note(const JournalReport& r) {
+    switch (r.action) {
+        case JournalAction::Restored:
+            return "restored " + r.ifname + " from a leftover journal" + (r.note.empty() ? "" : " (" + r.note + ")");
+        case JournalAction::LeftAlone: return end_label(r.ifname, r.where) + ": " + r.note;
+        default: return "leftover journal: " + end_label(r.ifname, r.where) + ": " + r.note;
+    }
+}
 
 class Sweep {
 public:
@@ -110,10 +146,25 @@ public:
 
 private:
     void prepare_results();
-    CellResult run_cell(const CellSpec& cell);
+    void measure_cells();
+    void visit(size_t index, bool all_repetitions);
+    void apply_cell(const CellSpec& cell, CellResult& result, bool& confirmed);
+    void decide(const CellSpec& cell, CellResult& result, bool confirmed);
     bool apply_end(EndRuntime& end, const CellSpec& cell, CellResult& result);
     bool confirm_change(const CellSpec& cell, CellResult& result, const std::vector<LinkState>& before);
-    void measure(const CellSpec& cell, CellResult& result);
+    TestSpec test_spec(const CellSpec& cell) const;
+    bool measure_one(const TestSpec& spec, CellResult& result);
+    std::optional<BackgroundLoad> wait_for_quiet(bool& disturbed);
+    void finish_summary(CellResult& result) const;
+    bool wants_more(const CellResult& result) const;
+    bool wants_visit(size_t index) const;
+    bool budget_allows_another() const;
+    size_t planned_repetitions(size_t index) const;
+    CellProgress progress_for(size_t index) const;
+    CellResult* recorded(const std::string& key);
+    const CellResult* recorded(const std::string& key) const;
+    std::vector<size_t> shuffled(std::vector<size_t> order);
+    uint64_t draw(uint64_t bound);
     void record(CellResult result);
     void save() {
         if (!options_.output_path.empty()) save_results(outcome_.results, options_.output_path);
@@ -121,9 +172,11 @@ private:
     void note(const std::string& text) {
         if (s_.observer) s_.observer->on_note(text);
     }
-    double planned_s(const CellSpec& cell) const { return planned_seconds(config_, cell) + 0.2; }
+    double repetition_s() const { return config_.omit_s + config_.duration_s + config_.cooldown_s + 0.2 + config_.interference.sample_ms / 1000.0; }
+    double confidence() const { return config_.precision ? config_.precision->confidence : 95; }
     void measure_rfc2544(const CellSpec& cell, const TestSpec& base, CellResult& result);
     void cooldown();
+    std::vector<ApplyReport> restore_ends();
     static std::string fingerprint(const CellResult& r) {
         return Json{{"local", r.applied_local ? Json(*r.applied_local) : Json()},
                     {"remote", r.applied_remote ? Json(*r.applied_remote) : Json()},
@@ -142,6 +195,12 @@ private:
     SweepOutcome outcome_;
     std::map<std::string, std::string> measured_;   // fingerprint -> key of the first cell with it
     std::optional<size_t> current_profile_;
+    std::vector<CellState> states_;
+    std::mt19937_64 rng_;               // the shuffle's; mt19937_64's sequence is fixed by the standard
+    std::optional<size_t> last_visited_;
+    uint32_t round_ = 0;                // 1-based round of the shuffled order; 0 for sequential
+    Clock::time_point started_{};
+    size_t repetitions_done_ = 0;       // by this call, for the estimate
 };
 
 void Sweep::prepare_results() {
@@ -162,6 +221,18 @@ void Sweep::prepare_results() {
         r.run.config_file = options_.config_file;
         r.run.config = config_;
     }
+    // The order: a resumed file keeps its seed unless --seed gives another.
+    r.run.order.mode = config_.order;
+    r.run.order.seed.reset();
+    if (config_.order == SweepOrder::Shuffled) {
+        std::optional<uint64_t> seed = options_.seed;
+        if (!seed && options_.resume && options_.resume->run.order.seed) seed = options_.resume->run.order.seed;
+        if (!seed) seed = std::random_device{}();
+        r.run.order.seed = seed;
+        rng_.seed(*seed);
+    }
+    if (options_.time_budget_s) r.run.time_budget_s = options_.time_budget_s;
+    r.run.budget_reached = false;
     r.local = s_.local_host;
     r.remote = s_.remote_host;
     for (const auto& e : ends_) {
@@ -170,8 +241,9 @@ void Sweep::prepare_results() {
 }
 
 SweepOutcome Sweep::run() {
-    // A journal left by a sweep that was killed: put those interfaces back before reading any original.
-    for (const auto& rep : s_.journal.restore()) note("restored " + rep.ifname + " from a leftover journal");
+    // Entries left by a sweep (or `set`) that is gone: put those interfaces back before reading any
+    // original. Entries of processes that still run (another sweep, an agent) are theirs: left alone.
+    for (const auto& rep : s_.journal.restore(RestoreOptions{})) note(journal_note(rep));
 
     check_sweep(config_, target_);
     std::vector<std::pair<const SweepEnd*, EndRole>> all = {{&target_.local, EndRole::Local}, {&target_.remote, EndRole::Remote}};
@@ -188,87 +260,81 @@ SweepOutcome Sweep::run() {
     }
     prepare_results();
 
-    // Restore on every way out: the normal end, a stop, an exception.
+    // Restore on every way out: the normal end, a stop, an exception. Only the ends this process
+    // claimed, from the originals it holds (the journal is the backup for a crash); an end another live
+    // process holds was refused by remember() and is not ours to touch.
     // The peer agent's end journals itself (on the peer, where a crash of this process cannot lose it).
     struct RestoreGuard {
-        SettingsJournal& journal;
+        Sweep& sweep;
         ConfirmedEnd* agent;
         bool armed = true;
         ~RestoreGuard() {
             if (!armed) return;
             try {
-                journal.restore();
-            } catch (...) {  // NOLINT(bugprone-empty-catch): an exception is already propagating
+                sweep.restore_ends();
+            } catch (...) {  // NOLINT(bugprone-empty-catch): an exception is already propagating; the journal keeps the rest
             }
             try {
                 if (agent != nullptr) agent->restore();
             } catch (...) {  // NOLINT(bugprone-empty-catch): the agent also restores when the connection drops
             }
         }
-    } guard{s_.journal, target_.remote.agent};
-    for (const auto& e : ends_) {
-        if (e.changes && e.end->agent == nullptr) s_.journal.remember(e.original);
+    } guard{*this, target_.remote.agent};
+    // Every end is claimed before the first change: a second sweep or `set` on an interface that a live
+    // process holds stops here (nm::Error Refused naming it), with nothing changed.
+    for (auto& e : ends_) {
+        if (!e.changes || e.end->agent != nullptr) continue;
+        s_.journal.remember(e.original);
+        e.claimed = true;
     }
     save();
 
-    std::set<std::string> done;
-    for (const auto& c : outcome_.results.cells) done.insert(c.spec.key);
-    double planned_total = 0;
-    for (const auto& c : cells_) {
-        if (!done.count(c.key)) planned_total += planned_s(c);
-    }
-    const auto started = s_.clock.now();
-    double planned_done = 0;
-    for (size_t i = 0; i < cells_.size(); ++i) {
-        const auto& cell = cells_[i];
-        if (done.count(cell.key)) continue;
-        if (stop_.stop_requested()) {
-            outcome_.interrupted = true;
-            break;
-        }
-        CellProgress progress;
-        progress.number = i + 1;
-        progress.total = cells_.size();
-        progress.cell = &cell;
-        progress.local = cell_settings(config_, cell, false);
-        progress.remote = cell_settings(config_, cell, true);
-        if (!target_.dut.empty()) progress.dut = cell_settings(config_, cell, EndRole::Dut);
-        const auto eta = [&] {
-            const double elapsed = seconds(started, s_.clock.now());
-            const double rate = planned_done > 0 ? elapsed / planned_done : 1.0;
-            progress.elapsed_s = elapsed;
-            progress.eta_s = std::max(0.0, (planned_total - planned_done) * rate);
-        };
-        eta();
-        if (s_.observer) s_.observer->on_cell_start(progress);
-        CellResult result = run_cell(cell);
-        if (stop_.stop_requested() && result.status != CellStatus::Ok && result.status != CellStatus::Duplicate &&
-            result.status != CellStatus::Infeasible) {
-            // A cell cut short by the user is not a result: leave it for --resume.
-            outcome_.interrupted = true;
-            break;
-        }
-        if (stop_.stop_requested() && result.status == CellStatus::Ok && result.runs.size() < config_.repetitions) {
-            outcome_.interrupted = true;
-            break;
-        }
-        planned_done += planned_s(cell);
-        eta();
-        if (s_.observer) s_.observer->on_cell_done(progress, result);
-        const bool was_measured = !result.runs.empty();
-        record(std::move(result));
-        ++outcome_.cells_run;
-        if (was_measured && i + 1 < cells_.size()) cooldown();
-    }
+    measure_cells();
 
     guard.armed = false;
-    outcome_.restored = s_.journal.restore();
+    outcome_.restored = restore_ends();
+    std::string not_restored;
+    for (const auto& r : outcome_.restored) {
+        if (r.note.empty()) continue;
+        note(r.note);
+        not_restored += (not_restored.empty() ? "" : "; ") + r.note;
+    }
     if (target_.remote.agent != nullptr) {
         for (auto& r : target_.remote.agent->restore()) outcome_.restored.push_back(std::move(r));
     }
     if (!outcome_.interrupted) outcome_.results.run.finished = utc_now();
     save();
+    if (!not_restored.empty()) throw Error(ErrorKind::Failed, "sweep " + config_.name + ": " + not_restored);
     return std::move(outcome_);
+}
+
+// Puts every claimed end back from the original read before the first change, and drops its journal
+// entry once the restore holds. An end whose restore fails or does not hold keeps its entry (this
+// process's, so `nicmatrix restore` takes it once this process is gone) and gets a note.
+std::vector<ApplyReport> Sweep::restore_ends() {
+    std::vector<ApplyReport> out;
+    for (auto& e : ends_) {
+        if (!e.claimed) continue;
+        const std::string where = end_label(e.end->ifname, e.original.netns);
+        ApplyReport rep;
+        try {
+            const PutBack done = put_back(*e.end->device, e.end->ifname, e.original);
+            rep = done.report;
+            if (done.differences.empty()) {
+                s_.journal.release(e.original);
+                e.claimed = false;
+            } else {
+                rep.note = "restore did not hold on " + where + ":" + done.differences +
+                           "; the journal keeps its original (nicmatrix restore tries again)";
+            }
+        } catch (const std::exception& err) {
+            rep.ifname = e.end->ifname;
+            rep.netns = e.original.netns;
+            rep.note = "restore " + where + ": " + err.what() + "; the journal keeps its original (nicmatrix restore tries again)";
+        }
+        out.push_back(std::move(rep));
+    }
+    return out;
 }
 
 bool Sweep::apply_end(EndRuntime& end, const CellSpec& cell, CellResult& result) {
@@ -350,11 +416,210 @@ bool Sweep::confirm_change(const CellSpec& cell, CellResult& result, const std::
     return false;
 }
 
-CellResult Sweep::run_cell(const CellSpec& cell) {
-    CellResult result;
-    result.spec = cell;
+CellResult* Sweep::recorded(const std::string& key) {
+    auto& cells = outcome_.results.cells;
+    const auto it = std::find_if(cells.begin(), cells.end(), [&](const CellResult& c) { return c.spec.key == key; });
+    return it == cells.end() ? nullptr : &*it;
+}
+
+const CellResult* Sweep::recorded(const std::string& key) const {
+    const auto& cells = outcome_.results.cells;
+    const auto it = std::find_if(cells.begin(), cells.end(), [&](const CellResult& c) { return c.spec.key == key; });
+    return it == cells.end() ? nullptr : &*it;
+}
+
+// A measured cell wants another repetition while it has fewer than asked: `repetitions`, or with a
+// precision at least min_repetitions and, until the precision is met, up to max_repetitions.
+bool Sweep::wants_more(const CellResult& result) const {
+    if (result.status != CellStatus::Ok || result.spec.traffic.rfc2544) return false;
+    const size_t n = result.runs.size();
+    if (!config_.precision) return n < config_.repetitions;
+    const auto& p = *config_.precision;
+    if (n < p.min_repetitions) return true;
+    return n < p.max_repetitions && !result.precision_met.value_or(false);
+}
+
+bool Sweep::wants_visit(size_t index) const {
+    const CellResult* r = recorded(cells_[index].key);
+    return r == nullptr || wants_more(*r);
+}
+
+// The repetitions a cell is expected to get in all, for the estimate: what it has when it wants no more;
+// with a precision at least what the asked confidence needs (6 for 95%), all of max_repetitions once that
+// did not suffice.
+size_t Sweep::planned_repetitions(size_t index) const {
+    const CellResult* r = recorded(cells_[index].key);
+    if (r != nullptr && !wants_more(*r)) return r->runs.size();
+    if (cells_[index].traffic.rfc2544) return 1;
+    const size_t have = r != nullptr ? r->runs.size() : 0;
+    if (!config_.precision) return config_.repetitions;
+    const auto& p = *config_.precision;
+    const size_t needed = std::max<size_t>(p.min_repetitions, repetitions_for_confidence(p.confidence));
+    const size_t guess = have >= needed ? p.max_repetitions : needed;
+    return std::clamp<size_t>(guess, have + 1, p.max_repetitions);
+}
+
+bool Sweep::budget_allows_another() const {
+    if (!options_.time_budget_s) return true;
+    return seconds(started_, s_.clock.now()) + repetition_s() <= *options_.time_budget_s;
+}
+
+uint64_t Sweep::draw(uint64_t bound) {
+    // Uniform in [0, bound) from the generator's raw output (std::uniform_int_distribution differs between
+    // standard libraries, and a seed must give the same order everywhere).
+    const uint64_t limit = UINT64_MAX - UINT64_MAX % bound;
+    uint64_t x = 0;
+    do {
+        x = rng_();
+    } while (x >= limit);
+    return x % bound;
+}
+
+// Fisher-Yates, then the first cell swapped away when it is the one just visited, so no cell is measured
+// twice in a row while others wait.
+std::vector<size_t> Sweep::shuffled(std::vector<size_t> order) {
+    for (size_t i = order.size(); i > 1; --i) std::swap(order[i - 1], order[draw(i)]);
+    if (order.size() > 1 && last_visited_ && order.front() == *last_visited_) std::swap(order[0], order[1 + draw(order.size() - 1)]);
+    return order;
+}
+
+CellProgress Sweep::progress_for(size_t index) const {
+    const auto& cell = cells_[index];
+    CellProgress p;
+    p.number = index + 1;
+    p.total = cells_.size();
+    p.cell = &cell;
+    p.local = cell_settings(config_, cell, false);
+    p.remote = cell_settings(config_, cell, true);
+    if (!target_.dut.empty()) p.dut = cell_settings(config_, cell, EndRole::Dut);
+    p.round = round_;
+    p.elapsed_s = seconds(started_, s_.clock.now());
+    p.budget_s = options_.time_budget_s.value_or(0);
+    // What is left: the repetitions every cell is still expected to get, at the pace so far.
+    size_t left = 0;
+    for (size_t i = 0; i < cells_.size(); ++i) {
+        const CellResult* r = recorded(cells_[i].key);
+        const size_t have = r != nullptr ? r->runs.size() : 0;
+        const size_t planned = planned_repetitions(i);
+        if (planned > have) left += planned - have;
+    }
+    const double per = repetitions_done_ > 0 ? p.elapsed_s / static_cast<double>(repetitions_done_) : repetition_s();
+    p.eta_s = static_cast<double>(left) * per;
+    if (options_.time_budget_s) p.eta_s = std::min(p.eta_s, std::max(0.0, *options_.time_budget_s - p.elapsed_s));
+    return p;
+}
+
+// Repetitions in rounds over every cell that wants more, each round in a shuffled order (or, sequential,
+// each cell's repetitions back to back), until no cell wants more, the time budget is spent or a stop.
+void Sweep::measure_cells() {
+    started_ = s_.clock.now();
+    states_.clear();
+    for (size_t i = 0; i < cells_.size(); ++i) states_.push_back({i, false});
+    const auto stopped = [&] { return stop_.stop_requested() || !budget_allows_another(); };
+    if (config_.order == SweepOrder::Sequential) {
+        for (size_t i = 0; i < cells_.size(); ++i) {
+            if (!wants_visit(i)) continue;
+            if (stopped()) break;
+            visit(i, true);
+        }
+    } else {
+        for (round_ = 1;; ++round_) {
+            std::vector<size_t> order;
+            for (size_t i = 0; i < cells_.size(); ++i) {
+                if (wants_visit(i)) order.push_back(i);
+            }
+            if (order.empty()) break;
+            bool cut = false;
+            for (size_t i : shuffled(std::move(order))) {
+                if (stopped()) {
+                    cut = true;
+                    break;
+                }
+                visit(i, false);
+            }
+            if (cut) break;
+        }
+    }
+    bool unfinished = false;
+    for (size_t i = 0; i < cells_.size(); ++i) unfinished = unfinished || wants_visit(i);
+    outcome_.interrupted = unfinished && stop_.stop_requested();
+    outcome_.results.run.budget_reached = unfinished && !outcome_.interrupted && options_.time_budget_s.has_value();
+    for (const auto& st : states_) outcome_.cells_run += st.visited ? 1 : 0;
+    if (outcome_.results.run.budget_reached) {
+        note("the time budget ended the sweep before every cell had its repetitions; --resume continues it");
+    }
+}
+
+// One visit: apply the cell's settings (every visit, so each repetition runs under them whatever ran
+// before), decide the cell at its first visit, measure one repetition (all of them, sequential), record.
+void Sweep::visit(size_t index, bool all_repetitions) {
+    const auto& cell = cells_[index];
+    CellProgress progress = progress_for(index);
+    const CellResult* before = recorded(cell.key);
+    progress.repetition = static_cast<uint32_t>(before != nullptr ? before->runs.size() + 1 : 1);
+    if (s_.observer) s_.observer->on_cell_start(progress);
+    last_visited_ = index;
+
     const auto t0 = s_.clock.now();
+    CellResult fresh;
+    fresh.spec = cell;
     bool confirmed = false;
+    apply_cell(cell, fresh, confirmed);
+    CellResult* rec = recorded(cell.key);
+    const bool first = rec == nullptr;
+    if (first) {
+        decide(cell, fresh, confirmed);
+    } else if (fresh.status != CellStatus::Ok) {
+        // Settings that held at the first visit did not now: nothing more is measured under this label.
+        rec->status = fresh.status == CellStatus::Infeasible ? CellStatus::Failed : fresh.status;
+        rec->error = "repetition " + std::to_string(rec->runs.size() + 1) + ": " + fresh.error;
+    } else if (fingerprint(fresh) != fingerprint(*rec)) {
+        rec->status = CellStatus::Failed;
+        rec->error = "repetition " + std::to_string(rec->runs.size() + 1) +
+                     ": the effective settings differ from the cell's first visit (something else changed the interface)";
+    }
+    CellResult& target = first ? fresh : *rec;
+    target.overhead_s += seconds(t0, s_.clock.now());
+
+    const size_t runs_before = target.runs.size();
+    if (target.status == CellStatus::Ok) {
+        const TestSpec spec = test_spec(cell);
+        if (cell.traffic.rfc2544) {
+            measure_rfc2544(cell, spec, target);
+        } else {
+            do {
+                if (!measure_one(spec, target)) break;
+                ++repetitions_done_;
+                finish_summary(target);
+            } while (all_repetitions && wants_more(target) && budget_allows_another() && !stop_.stop_requested());
+        }
+    }
+    finish_summary(target);
+    const bool measured = target.runs.size() > runs_before || target.rfc2544.has_value();
+
+    if (first) {
+        // A cell cut short by the user before it had any figure is not a result: leave it for --resume.
+        const bool cut = stop_.stop_requested() && target.runs.empty() && target.status != CellStatus::Duplicate &&
+                         target.status != CellStatus::Infeasible;
+        if (cut) return;
+        record(std::move(fresh));
+        states_[index].visited = true;
+    } else {
+        states_[index].visited = true;
+        save();
+    }
+    const CellResult& done = *recorded(cell.key);
+    progress = progress_for(index);
+    progress.repetition = static_cast<uint32_t>(done.runs.size());
+    progress.final = !wants_more(done);
+    if (s_.observer) s_.observer->on_cell_done(progress, done);
+    if (!measured) return;
+    bool more = false;
+    for (size_t i = 0; i < cells_.size() && !more; ++i) more = wants_visit(i);
+    if (more) cooldown();
+}
+
+void Sweep::apply_cell(const CellSpec& cell, CellResult& result, bool& confirmed) {
     try {
         std::vector<LinkState> before;
         const bool agent = target_.remote.agent != nullptr && std::any_of(ends_.begin(), ends_.end(), [](const EndRuntime& e) {
@@ -375,37 +640,36 @@ CellResult Sweep::run_cell(const CellSpec& cell) {
         current_profile_.reset();
         for (auto& end : ends_) end.features_dirty = true;
     }
-    if (result.status == CellStatus::Ok) {
-        const auto fp = fingerprint(result);
-        if (const auto it = measured_.find(fp); it != measured_.end()) {
-            result.status = CellStatus::Duplicate;
-            result.duplicate_of = it->second;
-            result.error = "effective settings equal those of " + it->second;
-        } else {
-            measured_.emplace(fp, cell.key);
-            const uint32_t mtu = result.applied_local ? result.applied_local->mtu : cell.mtu;
-            // A confirmed change has passed the same probe already.
-            if (!confirmed) {
-                try {
-                    const auto probe = s_.probe.probe(mtu, options_.probe_timeout, stop_);
-                    if (!probe.passed) {
-                        result.status = CellStatus::PathMtuBlackhole;
-                        result.error = probe.detail;
-                    }
-                } catch (const Error& e) {
-                    result.status = CellStatus::Failed;
-                    result.error = std::string("path MTU probe: ") + e.what();
-                }
-            }
-        }
-    }
-    result.overhead_s = seconds(t0, s_.clock.now());
-    if (result.status == CellStatus::Ok) measure(cell, result);
-    result.summary = summarize_runs(result.runs);
-    return result;
 }
 
-void Sweep::measure(const CellSpec& cell, CellResult& result) {
+// At a cell's first visit, what stands for the whole sweep: a duplicate of a cell measured before, or a
+// path that drops full-size frames at this MTU.
+void Sweep::decide(const CellSpec& cell, CellResult& result, bool confirmed) {
+    if (result.status != CellStatus::Ok) return;
+    const auto fp = fingerprint(result);
+    if (const auto it = measured_.find(fp); it != measured_.end()) {
+        result.status = CellStatus::Duplicate;
+        result.duplicate_of = it->second;
+        result.error = "effective settings equal those of " + it->second;
+        return;
+    }
+    measured_.emplace(fp, cell.key);
+    const uint32_t mtu = result.applied_local ? result.applied_local->mtu : cell.mtu;
+    // A confirmed change has passed the same probe already.
+    if (confirmed) return;
+    try {
+        const auto probe = s_.probe.probe(mtu, options_.probe_timeout, stop_);
+        if (!probe.passed) {
+            result.status = CellStatus::PathMtuBlackhole;
+            result.error = probe.detail;
+        }
+    } catch (const Error& e) {
+        result.status = CellStatus::Failed;
+        result.error = std::string("path MTU probe: ") + e.what();
+    }
+}
+
+TestSpec Sweep::test_spec(const CellSpec& cell) const {
     TestSpec spec = cell.traffic.test;
     spec.host = target_.base.host;
     spec.port = target_.base.port;
@@ -414,39 +678,71 @@ void Sweep::measure(const CellSpec& cell, CellResult& result) {
     spec.duration_s = config_.duration_s;
     spec.omit_s = config_.omit_s;
     spec.interval_s = target_.base.interval_s;
-    if (cell.traffic.rfc2544) {
-        measure_rfc2544(cell, spec, result);
-        return;
-    }
-    for (uint32_t rep = 0; rep < config_.repetitions; ++rep) {
-        if (stop_.stop_requested()) return;
-        try {
-            RunResult run = s_.traffic.run(spec, stop_);
-            switch (run.status) {
-                case RunStatus::Ok: result.runs.push_back(std::move(run)); break;
-                case RunStatus::Interrupted: return;
-                case RunStatus::Stalled:
-                    result.status = CellStatus::Stalled;
-                    result.error = "repetition " + std::to_string(rep + 1) + ": " + (run.error.empty() ? "data stopped flowing" : run.error);
-                    result.runs.push_back(std::move(run));
-                    return;
-                case RunStatus::PeerLost:
-                    result.status = CellStatus::Failed;
-                    result.error = "repetition " + std::to_string(rep + 1) + ": " + (run.error.empty() ? "the server end vanished" : run.error);
-                    result.runs.push_back(std::move(run));
-                    return;
-                case RunStatus::Failed:
-                    result.status = CellStatus::Failed;
-                    result.error = "repetition " + std::to_string(rep + 1) + ": " + (run.error.empty() ? "a traffic worker failed" : run.error);
-                    result.runs.push_back(std::move(run));
-                    return;
-            }
-        } catch (const Error& e) {
-            result.status = CellStatus::Failed;
-            result.error = "repetition " + std::to_string(rep + 1) + ": " + e.what();
-            return;
+    return spec;
+}
+
+// Samples the machine until it is quiet or max_wait_s has passed; `disturbed` when it never was. None
+// when the config turns the check off or the sweep has no load probe.
+std::optional<BackgroundLoad> Sweep::wait_for_quiet(bool& disturbed) {
+    disturbed = false;
+    const auto& f = config_.interference;
+    if (s_.load == nullptr || f.sample_ms == 0) return std::nullopt;
+    const auto loud = [&](const BackgroundLoad& b) { return b.busy_pct > f.max_busy_pct || b.steal_pct > f.max_steal_pct; };
+    const auto t0 = s_.clock.now();
+    const auto window = std::chrono::milliseconds(f.sample_ms);
+    BackgroundLoad b = s_.load->sample(window, stop_);
+    while (loud(b) && !stop_.stop_requested() && seconds(t0, s_.clock.now()) < f.max_wait_s) b = s_.load->sample(window, stop_);
+    b.waited_s = std::max(0.0, seconds(t0, s_.clock.now()) - b.window_s);
+    disturbed = loud(b);
+    return b;
+}
+
+// One repetition into `result`. False when the cell must not go on (a stop, or the run failed: the cell's
+// status says why).
+bool Sweep::measure_one(const TestSpec& spec, CellResult& result) {
+    if (stop_.stop_requested()) return false;
+    const std::string rep = "repetition " + std::to_string(result.runs.size() + 1) + ": ";
+    try {
+        bool disturbed = false;
+        const auto background = wait_for_quiet(disturbed);
+        if (stop_.stop_requested()) return false;
+        const std::string started = utc_now_precise();
+        RunResult run = s_.traffic.run(spec, stop_);
+        run.started = started;
+        run.background = background;
+        run.disturbed = disturbed;
+        switch (run.status) {
+            case RunStatus::Ok: result.runs.push_back(std::move(run)); return true;
+            case RunStatus::Interrupted: return false;
+            case RunStatus::Stalled:
+                result.status = CellStatus::Stalled;
+                result.error = rep + (run.error.empty() ? "data stopped flowing" : run.error);
+                result.runs.push_back(std::move(run));
+                return false;
+            case RunStatus::PeerLost:
+                result.status = CellStatus::Failed;
+                result.error = rep + (run.error.empty() ? "the server end vanished" : run.error);
+                result.runs.push_back(std::move(run));
+                return false;
+            case RunStatus::Failed:
+                result.status = CellStatus::Failed;
+                result.error = rep + (run.error.empty() ? "a traffic worker failed" : run.error);
+                result.runs.push_back(std::move(run));
+                return false;
         }
+    } catch (const Error& e) {
+        result.status = CellStatus::Failed;
+        result.error = rep + e.what();
     }
+    return false;
+}
+
+void Sweep::finish_summary(CellResult& result) const {
+    result.summary = summarize_runs(result.runs, confidence());
+    result.precision_met.reset();
+    if (!config_.precision || result.status != CellStatus::Ok || result.runs.empty()) return;
+    const auto it = result.summary.find(config_.precision->metric);
+    result.precision_met = it != result.summary.end() && precision_met(it->second, *config_.precision);
 }
 
 // A frame-size table is one measurement per cell (its trials are its repetitions). The line rate comes
@@ -516,7 +812,14 @@ double planned_seconds(const SweepConfig& config, const CellSpec& cell) {
         const double sizes = r->frames.empty() ? 8.0 : static_cast<double>(r->frames.size());
         return sizes * (r->max_trials / 2.0 + 2) * (r->trial_s + 0.1) + config.cooldown_s;
     }
-    return config.repetitions * (config.omit_s + config.duration_s) + config.cooldown_s;
+    return static_cast<double>(planned_repetitions(config)) * (config.omit_s + config.duration_s + config.cooldown_s);
+}
+
+uint32_t planned_repetitions(const SweepConfig& config) {
+    if (!config.precision) return config.repetitions;
+    const auto& p = *config.precision;
+    const auto needed = static_cast<uint32_t>(repetitions_for_confidence(p.confidence));
+    return std::clamp(std::max(p.min_repetitions, needed), p.min_repetitions, p.max_repetitions);
 }
 
 bool sweep_changes_end(const SweepConfig& config, bool remote) {

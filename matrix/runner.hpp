@@ -10,6 +10,7 @@
 #include "core/traffic_runner.hpp"
 #include "ethtool_ctl/device_control.hpp"
 #include "ethtool_ctl/settings_journal.hpp"
+#include "matrix/load_probe.hpp"
 #include "matrix/path_probe.hpp"
 
 namespace nm {
@@ -59,16 +60,21 @@ LinkSettings cell_settings(const SweepConfig& config, const CellSpec& cell, EndR
 /// The same for the local (remote = false) or the peer end.
 LinkSettings cell_settings(const SweepConfig& config, const CellSpec& cell, bool remote);
 
-/// Progress of a sweep, for the observer.
+/// Progress of a sweep, for the observer: one start and one done per visit of a cell (a visit is one
+/// repetition in the shuffled order, all of the cell's repetitions in the sequential one).
 struct CellProgress {
-    size_t number = 0;        ///< 1-based position of the cell in the whole sweep
+    size_t number = 0;        ///< 1-based position of the cell in the config's cell order
     size_t total = 0;
     const CellSpec* cell = nullptr;
     LinkSettings local;       ///< what the cell applies on each end
     LinkSettings remote;
     LinkSettings dut;         ///< what the cell applies on each DUT port
-    double elapsed_s = 0;     ///< since the sweep started
-    double eta_s = 0;         ///< estimated seconds until the sweep ends
+    uint32_t round = 0;       ///< 1-based round of the shuffled order; 0 in the sequential one
+    uint32_t repetition = 0;  ///< start: the number of the repetition about to run; done: the runs the cell has
+    bool final = true;        ///< done: the cell wants no more visits
+    double elapsed_s = 0;     ///< since the sweep started measuring
+    double eta_s = 0;         ///< estimated seconds until the sweep ends (at most what is left of the budget)
+    double budget_s = 0;      ///< --time-budget; 0 = none
 };
 
 /// Receives progress. The library never prints; the CLI renders these as lines.
@@ -77,9 +83,10 @@ public:
     virtual ~SweepObserver() = default;
     /// Something worth telling that is not a cell: a leftover journal restored.
     virtual void on_note(const std::string& /*text*/) {}
-    /// A cell is about to be applied and measured.
+    /// A cell is about to be visited: applied and measured.
     virtual void on_cell_start(const CellProgress& /*progress*/) {}
-    /// A cell is done and recorded (not called for a cell cut short by a stop: it is not recorded).
+    /// A visit is done and the cell recorded, with every run it has so far (not called for a cell cut
+    /// short by a stop before its first figure: it is not recorded).
     virtual void on_cell_done(const CellProgress& /*progress*/, const CellResult& /*result*/) {}
 };
 
@@ -92,6 +99,8 @@ struct SweepServices {
     SweepObserver* observer = nullptr;
     HostInfo local_host;    ///< kernel and CPU of this host (interface filled in by the runner)
     HostInfo remote_host;   ///< the server's host, as far as it is known
+    /// Samples the machine's load before each repetition (the config's "interference"); null = no check.
+    LoadProbe* load = nullptr;
 };
 
 /// How a sweep records itself.
@@ -103,19 +112,25 @@ struct SweepOptions {
     std::string tool_version;
     std::chrono::milliseconds probe_timeout{1000};   ///< the path probe's wait for its echo (resent every 250 ms)
     std::chrono::milliseconds rollback_wait{6000};   ///< how long to wait for the peer agent to report a rollback
+    std::optional<uint64_t> seed;             ///< the shuffled order's seed; none = the resumed file's, or random
+    std::optional<double> time_budget_s;      ///< no repetition starts that would end after this many seconds of measuring
 };
 
 /// How a sweep ended.
 struct SweepOutcome {
     ResultsFile results;
     bool interrupted = false;          ///< stopped by the stop token; unfinished cells are missing
-    size_t cells_run = 0;              ///< cells done by this call (not counting resumed ones)
+    size_t cells_run = 0;              ///< cells visited by this call
     std::vector<ApplyReport> restored; ///< what the final restore did
 };
 
-/// Seconds of measuring a cell is expected to take (repetitions x (omit + duration), or an estimate of a
-/// frame-size table's trials), plus the cooldown; for progress and --dry-run.
+/// Seconds of measuring a cell is expected to take (planned_repetitions x (omit + duration + cooldown),
+/// or an estimate of a frame-size table's trials); for --dry-run.
 double planned_seconds(const SweepConfig& config, const CellSpec& cell);
+
+/// The repetitions a cell is expected to get: `repetitions`, or with a precision at least what its
+/// confidence needs (6 for 95%), within min_repetitions..max_repetitions.
+uint32_t planned_repetitions(const SweepConfig& config);
 
 /// True when some cell of `config` changes a setting on the local (remote = false) or the peer end.
 bool sweep_changes_end(const SweepConfig& config, bool remote);
@@ -130,14 +145,22 @@ void refuse_if_uncontrollable(const SweepConfig& config, bool remote, const std:
 /// outside the device's range). Throws nm::Error (Usage) naming the end, the interface and the setting.
 void check_sweep(const SweepConfig& config, const SweepTarget& target);
 
-/// Runs a sweep: restores a leftover journal, checks everything (check_sweep), journals the original
-/// state of every end it will change, then for every cell (less those already in options.resume):
-/// applies its settings (one DeviceControl::apply per end), reads back the effective state, detects
-/// duplicates and infeasible cells, probes the path at the cell's MTU, measures config.repetitions runs,
-/// summarizes, records and saves the results file, and cools down. Every cell starts from the original
-/// state: a feature its profile does not name is at its original value. Interfaces are restored through
-/// the journal at the end, when `stop` is requested, and when an exception leaves. Per-cell failures are
-/// recorded in the cell; only input errors (before any change) and failures to save or restore throw.
+/// Runs a sweep: restores the journal entries of processes that are gone (those of live ones are left
+/// alone, with a note), checks everything (check_sweep), reads and journals (claims) the original state of
+/// every end it will change, then visits the cells (less those options.resume has all of) in rounds, each
+/// round in a shuffled order (config.order; "sequential": cell after cell). Every visit applies the cell's
+/// settings (one DeviceControl::apply per end) and reads back the effective state; the first visit also
+/// decides the cell for the whole sweep (duplicate, infeasible, path_mtu_blackhole at the cell's MTU,
+/// unreachable_after_change). A visit measures one repetition (sequential: all of them), after waiting for
+/// a quiet machine (config.interference), then summarizes, records, saves the results file and cools down.
+/// A cell is visited until it has `repetitions`, or with a precision until its median's interval is within
+/// ci_pct (min..max_repetitions), or the time budget ends the sweep. Every cell starts from the original
+/// state: a feature its profile does not name is at its original value. At the end, when `stop` is
+/// requested and when an exception leaves, every claimed end is put back from the original this call read
+/// (the journal is only the backup for a crash) and its journal entry is dropped once the restore holds.
+/// Per-cell failures are recorded in the cell; input errors (before any change), an interface another live
+/// process holds (nm::Error Refused naming it, before any change), failures to save, and a final restore
+/// that did not hold (after saving) throw.
 SweepOutcome run_sweep(const SweepConfig& config, const SweepTarget& target, SweepServices& services,
                        const SweepOptions& options, std::stop_token stop);
 

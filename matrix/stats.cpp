@@ -2,24 +2,78 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <numeric>
 
-namespace nm {
+#include <boost/math/distributions/binomial.hpp>
+#include <boost/math/distributions/normal.hpp>
+#include <boost/math/distributions/students_t.hpp>
 
-double student_t95(size_t dof) {
-    // Two-sided 95% (0.975 quantile) of Student's t, dof 1..30.
-    constexpr double kTable[] = {12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228,
-                                 2.201,  2.179, 2.160, 2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086,
-                                 2.080,  2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042};
-    if (dof == 0) return 0;
-    if (dof <= 30) return kTable[dof - 1];
-    // Cornish-Fisher expansion around the normal quantile: accurate to 1e-3 beyond 30 dof.
-    const double z = 1.959964;
-    const double d = static_cast<double>(dof);
-    return z + (z * z * z + z) / (4 * d) + (5 * std::pow(z, 5) + 16 * z * z * z + 3 * z) / (96 * d * d);
+namespace nm {
+namespace {
+
+// Beyond this many pairs the exact null distribution of U (an O(m n * m n) table) gives way to the
+// normal approximation with continuity correction; sweeps stay far below it (12 x 12 = 144).
+constexpr size_t kExactPairs = 10000;
+
+// P(U <= u) for u = 0..m*n under the null hypothesis, U = #{(i, j): a_i > b_j} over all C(m+n, m)
+// equally likely arrangements. The largest of the m+n values is an a with probability m/(m+n) (it beats
+// all n b's) or a b, which gives the recurrence P[m][n](u) = m/(m+n) P[m-1][n](u-n) + n/(m+n) P[m][n-1](u).
+std::vector<double> mann_whitney_cdf(size_t m, size_t n) {
+    // row[j] is the distribution for (i, j), i the current count of a's.
+    std::vector<std::vector<double>> prev(n + 1), row(n + 1);
+    for (size_t j = 0; j <= n; ++j) prev[j] = {1.0};   // i = 0: U is 0
+    for (size_t i = 1; i <= m; ++i) {
+        row[0] = {1.0};
+        for (size_t j = 1; j <= n; ++j) {
+            std::vector<double> p(i * j + 1, 0.0);
+            const double wa = static_cast<double>(i) / static_cast<double>(i + j);
+            const double wb = static_cast<double>(j) / static_cast<double>(i + j);
+            for (size_t u = 0; u < prev[j].size(); ++u) p[u + j] += wa * prev[j][u];
+            for (size_t u = 0; u < row[j - 1].size(); ++u) p[u] += wb * row[j - 1][u];
+            row[j] = std::move(p);
+        }
+        std::swap(prev, row);
+    }
+    std::vector<double> cdf = prev[n];
+    for (size_t u = 1; u < cdf.size(); ++u) cdf[u] += cdf[u - 1];
+    return cdf;
 }
 
-MetricSummary summarize(std::vector<double> values) {
+double median_of_sorted(const std::vector<double>& v) {
+    const size_t n = v.size();
+    return n % 2 == 1 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+}  // namespace
+
+double student_t_quantile(double confidence, size_t dof) {
+    if (dof == 0) return 0;
+    const boost::math::students_t t(static_cast<double>(dof));
+    return boost::math::quantile(boost::math::complement(t, (1 - confidence / 100) / 2));
+}
+
+std::optional<MedianInterval> median_interval(size_t n, double confidence) {
+    if (n < 2) return std::nullopt;
+    const boost::math::binomial b(static_cast<double>(n), 0.5);
+    const auto coverage = [&](size_t k) { return 100 * (1 - 2 * boost::math::cdf(b, static_cast<double>(k - 1))); };
+    MedianInterval best{1, coverage(1)};
+    for (size_t k = 2; 2 * k <= n; ++k) {
+        const double c = coverage(k);
+        if (c < confidence - 1e-9) break;
+        best = {k, c};
+    }
+    return best;
+}
+
+size_t repetitions_for_confidence(double confidence) {
+    for (size_t n = 2; n < 100000; ++n) {
+        if (median_interval(n, confidence)->coverage_pct >= confidence) return n;
+    }
+    return 100000;
+}
+
+MetricSummary summarize(std::vector<double> values, double confidence) {
     MetricSummary s;
     s.n = values.size();
     if (values.empty()) return s;
@@ -27,15 +81,102 @@ MetricSummary summarize(std::vector<double> values) {
     const size_t n = values.size();
     s.min = values.front();
     s.max = values.back();
-    s.median = n % 2 == 1 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
+    s.median = median_of_sorted(values);
+    if (const auto iv = median_interval(n, confidence)) {
+        s.median_ci_low = values[iv->k - 1];
+        s.median_ci_high = values[n - iv->k];
+        s.median_ci_confidence = iv->coverage_pct;
+    }
     s.mean = std::accumulate(values.begin(), values.end(), 0.0) / static_cast<double>(n);
     if (n >= 2) {
         double sq = 0;
         for (double v : values) sq += (v - s.mean) * (v - s.mean);
         s.stddev = std::sqrt(sq / static_cast<double>(n - 1));
-        s.ci95 = student_t95(n - 1) * s.stddev / std::sqrt(static_cast<double>(n));
+        s.ci95 = student_t_quantile(95, n - 1) * s.stddev / std::sqrt(static_cast<double>(n));
     }
     return s;
+}
+
+RatioEstimate ratio_interval(const std::vector<double>& a, const std::vector<double>& b, double confidence) {
+    RatioEstimate r;
+    if (a.empty() || b.empty()) {
+        r.why = "no figures on one side";
+        return r;
+    }
+    std::vector<double> sa = a, sb = b;
+    std::sort(sa.begin(), sa.end());
+    std::sort(sb.begin(), sb.end());
+    const double ma = median_of_sorted(sa);
+    if (ma != 0) r.ratio = median_of_sorted(sb) / ma;
+    if (sa.front() <= 0 || sb.front() <= 0) {
+        r.why = "a value is 0 or negative, so there is no ratio interval";
+        return r;
+    }
+    const size_t m = sa.size(), n = sb.size();
+    const std::string counts = std::to_string(m) + "+" + std::to_string(n) + " runs";
+    if (m < 2 || n < 2) {
+        r.verdict = RatioEstimate::Verdict::TooFew;
+        r.why = counts + ": one run on a side claims nothing";
+        return r;
+    }
+    // k: the largest with P(U <= k-1) <= alpha/2; coverage 1 - 2 P(U <= k-1).
+    // A little slack: the probabilities are sums of products, the confidence was typed (3+3 reach 90% exactly).
+    const double half_alpha = (1 - confidence / 100) / 2 + 1e-12;
+    const size_t pairs = m * n;
+    size_t k = 0;
+    double tail = 0;   // P(U <= k-1) for the chosen k
+    if (pairs <= kExactPairs) {
+        const auto cdf = mann_whitney_cdf(m, n);
+        while (k < pairs / 2 && cdf[k] <= half_alpha) ++k;
+        // Now P(U <= k-1) <= alpha/2 < P(U <= k) (or k is at its limit); k = 0 means not even [d(1), d(mn)].
+        tail = k == 0 ? cdf[0] : cdf[k - 1];
+        if (k == 0) {
+            k = 1;
+            const double coverage = 100 * (1 - 2 * cdf[0]);
+            r.verdict = RatioEstimate::Verdict::TooFew;
+            char buf[160];
+            std::snprintf(buf, sizeof buf, "%s: at most %.1f%% confidence, %.1f%% asked", counts.c_str(), coverage, confidence);
+            r.why = buf;
+        }
+    } else {
+        const double mu = static_cast<double>(pairs) / 2;
+        const double sigma = std::sqrt(static_cast<double>(pairs) * static_cast<double>(m + n + 1) / 12);
+        const boost::math::normal z;
+        const auto cdf = [&](double u) { return boost::math::cdf(z, (u + 0.5 - mu) / sigma); };
+        while (k < pairs / 2 && cdf(static_cast<double>(k)) <= half_alpha) ++k;
+        tail = k == 0 ? cdf(0) : cdf(static_cast<double>(k - 1));
+        if (k == 0) k = 1;
+    }
+    std::vector<double> d;
+    d.reserve(pairs);
+    for (double x : sa) {
+        for (double y : sb) d.push_back(std::log(y) - std::log(x));
+    }
+    std::sort(d.begin(), d.end());
+    r.ci_low = std::exp(d[k - 1]);
+    r.ci_high = std::exp(d[pairs - k]);
+    r.ci_confidence = 100 * (1 - 2 * tail);
+    if (r.verdict == RatioEstimate::Verdict::TooFew) return r;
+    r.verdict = (*r.ci_low > 1 || *r.ci_high < 1) ? RatioEstimate::Verdict::Significant : RatioEstimate::Verdict::NotSignificant;
+    return r;
+}
+
+size_t repetitions_for_ratio(double confidence) {
+    // With n and n, the widest interval [d(1), d(n n)] covers 1 - 2 / C(2n, n).
+    double choose = 6;   // C(4, 2)
+    for (size_t n = 2; n < 1000; ++n) {
+        if (100 * (1 - 2 / choose) >= confidence) return n;
+        choose = choose * static_cast<double>(2 * n + 1) * static_cast<double>(2 * n + 2) / (static_cast<double>(n + 1) * static_cast<double>(n + 1));
+    }
+    return 1000;
+}
+
+bool precision_met(const MetricSummary& s, const PrecisionSpec& p) {
+    if (s.n < p.min_repetitions || !s.median_ci_low || !s.median_ci_high || !s.median_ci_confidence) return false;
+    // A tolerance for the coverage: it is computed, the asked confidence typed.
+    if (*s.median_ci_confidence < p.confidence - 1e-9) return false;
+    const double allowed = p.ci_pct / 100 * std::fabs(s.median);
+    return s.median - *s.median_ci_low <= allowed && *s.median_ci_high - s.median <= allowed;
 }
 
 std::map<std::string, double> run_metrics(const RunResult& run) {
@@ -46,6 +187,7 @@ std::map<std::string, double> run_metrics(const RunResult& run) {
         {"cpu_receiver_pct", run.receiver.cpu.util_pct},
         {"system_busy_pct", std::max(run.sender.system.busy_pct, run.receiver.system.busy_pct)},
         {"softirq_pct", std::max(run.sender.system.softirq_pct, run.receiver.system.softirq_pct)},
+        {"steal_pct", std::max(run.sender.system.steal_pct, run.receiver.system.steal_pct)},
         {"tcp_retransmits", static_cast<double>(run.tcp_retransmits)},
         {"service_demand_us_per_kb", run.service_demand_us_per_kb},
     };
@@ -61,13 +203,22 @@ std::vector<std::string> known_metrics() {
     return names;
 }
 
-std::map<std::string, MetricSummary> summarize_runs(const std::vector<RunResult>& runs) {
+std::vector<double> metric_values(const std::vector<RunResult>& runs, const std::string& metric) {
+    std::vector<double> out;
+    for (const auto& r : runs) {
+        const auto m = run_metrics(r);
+        if (const auto it = m.find(metric); it != m.end()) out.push_back(it->second);
+    }
+    return out;
+}
+
+std::map<std::string, MetricSummary> summarize_runs(const std::vector<RunResult>& runs, double confidence) {
     std::map<std::string, std::vector<double>> samples;
     for (const auto& r : runs) {
         for (const auto& [name, value] : run_metrics(r)) samples[name].push_back(value);
     }
     std::map<std::string, MetricSummary> out;
-    for (auto& [name, values] : samples) out[name] = summarize(std::move(values));
+    for (auto& [name, values] : samples) out[name] = summarize(std::move(values), confidence);
     return out;
 }
 

@@ -1,30 +1,75 @@
 #pragma once
+// The statistics a sweep records and compare uses. Every interval here says what it is an interval of:
+// the median's is distribution-free (order statistics), the mean's is Student's t, and the ratio of two
+// cells is the Hodges-Lehmann / Mann-Whitney interval on log values. Each reports the confidence it
+// really has, which at small n is less than asked (and then nothing is called significant).
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "core/base/report_types.hpp"
 #include "core/base/sweep_types.hpp"
 
 namespace nm {
 
-/// Median, mean, sample standard deviation (n - 1), min, max and the half-width of the 95% confidence
-/// interval of the mean from Student's t with n - 1 degrees of freedom. An empty sample gives all
-/// zeros; one value gives stddev and ci95 0.
-MetricSummary summarize(std::vector<double> values);
+/// Median, its order-statistic interval at `confidence` percent (see MetricSummary), mean, sample
+/// standard deviation (n - 1), min, max and the half-width of the 95% interval of the mean (Student's t
+/// with n - 1 degrees of freedom). An empty sample gives all zeros; one value gives no median interval,
+/// stddev 0 and ci95 0.
+MetricSummary summarize(std::vector<double> values, double confidence = 95);
 
-/// The two-sided 95% quantile of Student's t with `dof` degrees of freedom (dof >= 1); exact table
-/// values up to 30, then the normal approximation with a correction term.
-double student_t95(size_t dof);
+/// The two-sided `confidence` percent quantile of Student's t with `dof` >= 1 degrees of freedom
+/// (Boost.Math): 12.706 for 95% and 1 dof. 0 for dof 0.
+double student_t_quantile(double confidence, size_t dof);
+
+/// The order-statistic interval of the median of n values: k (1-based) such that [x(k), x(n+1-k)] is the
+/// narrowest interval whose coverage 1 - 2 P(Binomial(n, 1/2) <= k - 1) reaches `confidence` percent, or
+/// k = 1 ([min, max]) when none does; `coverage_pct` is that exact coverage. None when n < 2.
+struct MedianInterval {
+    size_t k = 0;
+    double coverage_pct = 0;
+};
+std::optional<MedianInterval> median_interval(size_t n, double confidence);
+
+/// The smallest n whose median interval reaches `confidence` percent (6 for 95%, 8 for 99%).
+size_t repetitions_for_confidence(double confidence);
+
+/// B/A of two samples: the ratio of their medians and the Hodges-Lehmann / Mann-Whitney interval for it.
+/// On log values, the interval for the shift between the two samples is [d(k), d(mn+1-k)] of the m x n
+/// pairwise differences log b_j - log a_i, with k from the exact null distribution of the Mann-Whitney
+/// U statistic; it is distribution-free under the assumption that B is A scaled (a shift on log values).
+struct RatioEstimate {
+    using Verdict = RatioVerdict;
+    std::optional<double> ratio;          ///< median B / median A (none when A's median is 0)
+    std::optional<double> ci_low, ci_high;   ///< the interval of B/A; none when nothing can be claimed
+    std::optional<double> ci_confidence;  ///< its exact coverage, percent (at most what was asked)
+    Verdict verdict = Verdict::NotTestable;
+    std::string why;                      ///< for TooFew and NotTestable: what is missing, in words
+};
+RatioEstimate ratio_interval(const std::vector<double>& a, const std::vector<double>& b, double confidence);
+
+/// The smallest number of repetitions on each side for which ratio_interval can reach `confidence`
+/// percent (4 for 95%: 1 - 2 / C(8, 4) = 97.1%; 5 for 99%).
+size_t repetitions_for_ratio(double confidence);
+
+
+/// True when `s` (a summary at the precision's confidence) meets `p`: at least min_repetitions values, a
+/// median interval whose coverage reaches p.confidence, and both of its ends within ci_pct % of the median.
+bool precision_met(const MetricSummary& s, const PrecisionSpec& p);
 
 /// The figures of one run a sweep summarizes, by metric name: throughput_bps, packets_per_s,
-/// cpu_sender_pct, cpu_receiver_pct, system_busy_pct, softirq_pct, tcp_retransmits, loss_pct (UDP),
-/// service_demand_us_per_kb.
+/// cpu_sender_pct, cpu_receiver_pct, system_busy_pct, softirq_pct, steal_pct, tcp_retransmits, loss_pct
+/// (UDP), service_demand_us_per_kb.
 std::map<std::string, double> run_metrics(const RunResult& run);
 
 /// The names run_metrics can produce, in alphabetical order.
 std::vector<std::string> known_metrics();
 
-/// Every metric of run_metrics summarized over `runs`.
-std::map<std::string, MetricSummary> summarize_runs(const std::vector<RunResult>& runs);
+/// The values of `metric` over `runs`, in run order (runs without it, e.g. loss_pct of TCP, left out).
+std::vector<double> metric_values(const std::vector<RunResult>& runs, const std::string& metric);
+
+/// Every metric of run_metrics summarized over `runs`, the median intervals at `confidence` percent.
+std::map<std::string, MetricSummary> summarize_runs(const std::vector<RunResult>& runs, double confidence = 95);
 
 }  // namespace nm

@@ -4,15 +4,19 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <cctype>
+#include <cmath>
+#include <cstdio>
 #include <ctime>
-#include <filesystem>
 
+#include "core/base/atomic_file.hpp"
 #include "core/base/clock.hpp"
 #include "core/base/error.hpp"
 #include "core/base/version.hpp"
 #include "matrix/config.hpp"
 #include "matrix/host_info.hpp"
 #include "matrix/icmp_path_probe.hpp"
+#include "matrix/load_probe.hpp"
 #include "matrix/peer_auth.hpp"
 #include "matrix/peer_client.hpp"
 #include "matrix/results_store.hpp"
@@ -29,8 +33,14 @@ std::string default_output(const SweepConfig& config) {
     return "results/" + config.name + "-" + stamp + ".json";
 }
 
-void make_parent(const std::string& path) {
-    if (const auto dir = std::filesystem::path(path).parent_path(); !dir.empty()) std::filesystem::create_directories(dir);
+// The directory of an output or journal file; `flag` names it in the error (a file in the way, no permission).
+void make_parent(const std::string& path, const std::string& flag) {
+    if (path.empty()) return;
+    try {
+        make_directories(parent_directory(path));
+    } catch (const Error& e) {
+        throw Error(ErrorKind::Usage, flag + " " + path + ": " + e.what());
+    }
 }
 
 constexpr auto kPeerCheckTimeout = std::chrono::seconds(2);
@@ -55,6 +65,40 @@ std::unique_ptr<PeerControlClient> connect_agent(const SweepRequest& request, co
 
 }  // namespace
 
+double parse_duration_s(const std::string& text, const std::string& flag) {
+    const auto fail = [&]() -> double {
+        throw usage_error(flag + " " + text + ": expected a duration like 600 (seconds), 90s, 15m or 1h30m, above 0");
+    };
+    double total = 0;
+    size_t i = 0;
+    bool any = false;
+    char last_unit = 0;
+    while (i < text.size()) {
+        size_t used = 0;
+        double value = 0;
+        try {
+            value = std::stod(text.substr(i), &used);
+        } catch (const std::exception&) {
+            return fail();
+        }
+        if (used == 0 || !std::isfinite(value) || value < 0 || text[i] == '+' || text[i] == '-' || std::isspace(static_cast<unsigned char>(text[i]))) return fail();
+        i += used;
+        const char unit = i < text.size() ? text[i] : 's';
+        const double scale = unit == 'h' ? 3600 : unit == 'm' ? 60 : unit == 's' ? 1 : 0;
+        if (scale == 0) return fail();
+        // Units in falling order, each once: "1h30m", not "30m1h" or "1m1m".
+        const auto rank = [](char u) { return u == 'h' ? 3 : u == 'm' ? 2 : 1; };
+        if (last_unit != 0 && rank(unit) >= rank(last_unit)) return fail();
+        if (i == text.size() && any) return fail();   // a bare number after a unit: "1h30"
+        if (i < text.size()) ++i;
+        last_unit = unit;
+        total += value * scale;
+        any = true;
+    }
+    if (!any || total <= 0 || total > 366 * 86400.0) return fail();
+    return total;
+}
+
 bool has_net_admin() {
     __user_cap_header_struct header{_LINUX_CAPABILITY_VERSION_3, 0};
     __user_cap_data_struct data[2]{};
@@ -64,6 +108,17 @@ bool has_net_admin() {
 PreparedSweep prepare_sweep(const SweepRequest& request) {
     PreparedSweep p;
     p.config = load_sweep_config(request.config_file);
+    if (request.precision_pct) {
+        const double pct = *request.precision_pct;
+        if (!std::isfinite(pct) || pct <= 0 || pct > 100) {
+            char shown[32];
+            std::snprintf(shown, sizeof shown, "%g", pct);
+            throw usage_error(std::string("--precision ") + shown + ": expected a half-width in percent of the median (0 < x <= 100)");
+        }
+        if (!p.config.precision) p.config.precision = PrecisionSpec{};
+        p.config.precision->ci_pct = pct;
+    }
+    if (!request.time_budget.empty()) p.time_budget_s = parse_duration_s(request.time_budget, "--time-budget");
     if (!request.resume.empty()) {
         p.resume = load_results(request.resume);
         check_resumable(*p.resume, p.config, request.resume);
@@ -84,16 +139,19 @@ SweepOutcome execute_sweep(const SweepRequest& request, const PreparedSweep& pre
     options.command = request.command;
     options.config_file = request.config_file;
     options.tool_version = kVersion;
+    options.seed = request.seed;
+    options.time_budget_s = prepared.time_budget_s;
     SteadyClock clock;
+    ProcStatLoadProbe load(clock);
     const HostInfo host = read_host_info();
 
     if (request.lab) {
-        make_parent(prepared.output);
-        make_parent(request.journal);
+        make_parent(prepared.output, "-o");
+        make_parent(request.journal, "--journal");
         const auto journal = backends.journal(request.journal);
         const std::string name = request.lab_name.empty() ? "nmsweep" + std::to_string(::getpid()) : request.lab_name;
         LabSession lab(name, request.topology, backends.lab());
-        SweepServices services{*journal, lab.traffic(), lab.probe(), clock, observer, host, host};
+        SweepServices services{*journal, lab.traffic(), lab.probe(), clock, observer, host, host, &load};
         return run_sweep(prepared.config, lab.target(), services, options, std::move(stop));
     }
     // Peer mode: find a missing key, an unreachable peer, and an agent that will not change its side,
@@ -112,8 +170,8 @@ SweepOutcome execute_sweep(const SweepRequest& request, const PreparedSweep& pre
     check_peer_reachable("", request.peer, request.port, kPeerCheckTimeout);
     std::string peer_iface = request.peer_iface;
     const auto agent = peer_changes ? connect_agent(request, key, peer_iface) : nullptr;
-    make_parent(prepared.output);
-    make_parent(request.journal);
+    make_parent(prepared.output, "-o");
+    make_parent(request.journal, "--journal");
     const auto journal = backends.journal(request.journal);
     const auto device = backends.device();
     const auto traffic = backends.traffic();
@@ -124,7 +182,7 @@ SweepOutcome execute_sweep(const SweepRequest& request, const PreparedSweep& pre
     target.base.host = request.peer;
     target.base.port = request.port;
     target.base.iface = request.iface;
-    SweepServices services{*journal, *traffic, probe, clock, observer, host, HostInfo{}};
+    SweepServices services{*journal, *traffic, probe, clock, observer, host, HostInfo{}, &load};
     return run_sweep(prepared.config, target, services, options, std::move(stop));
 }
 

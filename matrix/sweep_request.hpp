@@ -31,6 +31,9 @@ struct SweepRequest {
     std::string resume;                        ///< a results file to complete
     std::string journal;                       ///< "" = the journal's default ($NICMATRIX_JOURNAL or /run/nicmatrix/journal.json), as `nicmatrix restore` reads
     std::string command;                       ///< the command line, for the results file
+    std::optional<double> precision_pct;       ///< --precision: sets the config's precision.ci_pct (defaults for the rest)
+    std::optional<uint64_t> seed;              ///< --seed: the shuffled order's seed
+    std::string time_budget;                   ///< --time-budget DURATION ("90s", "15m", "1h30m", seconds); "" = none
 };
 
 /// How to make the real parts; matrix/real_backends.cpp gives the ones this build has, tests give others.
@@ -43,13 +46,19 @@ struct SweepBackends {
 
 /// The inputs of a request, loaded and checked without touching the system.
 struct PreparedSweep {
-    SweepConfig config;
+    SweepConfig config;   ///< with --precision applied
     std::optional<ResultsFile> resume;
     std::string output;   ///< where the results go
+    std::optional<double> time_budget_s;
 };
 
-/// Loads the config and the file to resume (checking it was made by the same config) and decides the
-/// output path. Throws nm::Error (Usage) naming the file and what is wrong.
+/// Parses a duration: a number of seconds ("600"), or numbers with units h, m, s ("90s", "15m",
+/// "1h30m", "2.5m"). Throws nm::Error (Usage) naming `flag` and the accepted forms; 0 is refused.
+double parse_duration_s(const std::string& text, const std::string& flag);
+
+/// Loads the config (applying --precision) and the file to resume (checking it was made by the same
+/// config), parses --time-budget and decides the output path. Throws nm::Error (Usage) naming the file or
+/// the flag and what is wrong.
 PreparedSweep prepare_sweep(const SweepRequest& request);
 
 /// Runs a prepared sweep: checks the choice of lab or peer, the permission to change settings, that the

@@ -3,7 +3,8 @@
     import nicmatrix as nm
     res = nm.load("results/offload-mtu-lab.json")
     df = res.to_dataframe()          # one row per cell x repetition
-    nm.compare(a, b)                 # the cells of two files matched by their settings
+    nm.compare(a, b)                 # the cells of two files matched by their settings, B/A with its interval
+    nm.against(res, "all-off")       # every cell against the all-off cell at the same MTU and traffic
     nm.sweep("configs/offload-mtu.json", lab=True)
 
 Reading, sweeping, running and comparing all go through the C++ core (the module _nicmatrix), so Python
@@ -13,8 +14,10 @@ from the core are raised as nicmatrix.Error with its message.
 import json as _json
 import os as _os
 import shlex as _shlex
+import signal as _signal
 import sys as _sys
 import tempfile as _tempfile
+import threading as _threading
 
 try:
     from . import _nicmatrix
@@ -35,11 +38,11 @@ try:
 except ImportError as _e:
     raise ImportError(f"nicmatrix needs pandas ({_e}): apt-get install python3-pandas", name="pandas") from _e
 from ._nicmatrix import Error
-from ._results import Results, compare
+from ._results import Results, against, compare
 
 __version__ = _nicmatrix.__version__
 
-__all__ = ["Error", "Results", "__version__", "compare", "known_metrics", "lab", "load", "run", "sweep"]
+__all__ = ["Error", "Results", "__version__", "against", "compare", "known_metrics", "lab", "load", "run", "sweep"]
 
 
 def lab(name="nmlab"):
@@ -62,20 +65,26 @@ def known_metrics():
 
 
 def sweep(config, lab=False, iface=None, peer=None, port=None, output=None, resume=None, lab_name=None,
-          topology="pair", journal=None, progress=None):
+          topology="pair", journal=None, progress=None, precision=None, time_budget=None, seed=None):
     """Runs a sweep through the C++ engine, exactly as `nicmatrix sweep` does, and returns its Results.
 
     config: a sweep config file (path) or the config itself as a dict (written to a temporary file).
     lab=True runs on a lab of its own (taken down afterwards); else iface= (local interface) and peer=
     (IPv4 address of a host running `nicmatrix serve`). output: the results file (default
-    results/<config name>-<UTC stamp>.json); resume: a results file to complete. progress: a callable
-    given one dict per event ({"event": "cell_start"|"cell_done"|"note", "number", "total", "key",
-    "status", "cell", ...}); an exception in it stops the sweep and is raised.
+    results/<config name>-<UTC stamp>.json); resume: a results file to complete. precision: as `sweep
+    --precision PCT` (the config's precision.ci_pct); time_budget: as --time-budget (seconds, or "15m");
+    seed: as --seed (the shuffled order's). progress: a callable given one dict per event ({"event":
+    "cell_start"|"cell_done"|"note", "number", "total", "key", "round", "repetition", "final", "status",
+    "cell", ...}; one cell_start and one cell_done per visit of a cell); an exception in it stops the
+    sweep and is raised.
 
     Needs CAP_NET_ADMIN. The GIL is released while the sweep runs. Ctrl-C (KeyboardInterrupt) stops the
     sweep through its normal path: the interfaces are restored, the file keeps every finished cell (resume
-    it with resume=), then KeyboardInterrupt is raised. Raises Error for a bad config (naming the field)
-    or request, before anything is changed."""
+    it with resume=), then KeyboardInterrupt is raised. SIGTERM and SIGHUP (unless SIGHUP is ignored, as
+    under nohup) stop it the same way when sweep() runs in the main thread; once the interfaces are
+    restored, the signal is delivered again to the handler that was there before (the default one ends
+    the process, as the signal asked). A second signal never cuts the restore short. Raises Error for a
+    bad config (naming the field) or request, before anything is changed."""
     with _tempfile.TemporaryDirectory(prefix="nicmatrix-") as tmp:
         if isinstance(config, dict):
             config_file = _os.path.join(tmp, f"{config.get('name', 'sweep')}.json")
@@ -88,10 +97,57 @@ def sweep(config, lab=False, iface=None, peer=None, port=None, output=None, resu
             "output": _os.fspath(output) if output is not None else None,
             "resume": _os.fspath(resume) if resume is not None else None,
             "lab_name": lab_name, "topology": topology, "journal": journal,
+            "precision": precision, "seed": seed, "time_budget": None if time_budget is None else str(time_budget),
             "command": " ".join(_shlex.quote(a) for a in [_sys.executable, *_sys.argv]) + " (nicmatrix.sweep)",
         }
-        results, path, _interrupted = _nicmatrix.sweep(request, progress)
+        received = None
+        try:
+            with _StopOnSignals():
+                results, path, _interrupted = _nicmatrix.sweep(request, progress)
+        except _SignalStop as stop:
+            received = stop.signum
+    if received is not None:
+        # The sweep has restored and saved; now the signal does what it was sent for.
+        _signal.raise_signal(received)
+        raise Error(f"sweep stopped by {_signal.Signals(received).name}; the interfaces were restored")
     return Results(results, path)
+
+
+class _SignalStop(BaseException):
+    """Raised by the SIGTERM/SIGHUP handlers sweep() installs: makes the C++ sweep stop through its normal
+    path (like KeyboardInterrupt for Ctrl-C)."""
+
+    def __init__(self, signum):
+        super().__init__(signum)
+        self.signum = signum
+
+
+class _StopOnSignals:
+    """While a sweep runs: SIGTERM and SIGHUP raise _SignalStop (which stops it) instead of ending the
+    process at once with the interfaces changed. The previous handlers are put back afterwards. Only the
+    main thread can set handlers; elsewhere nothing changes. SIGHUP ignored (nohup) stays ignored."""
+
+    def __init__(self):
+        self._old = {}
+
+    def __enter__(self):
+        if _threading.current_thread() is not _threading.main_thread():
+            return self
+        for signum in (_signal.SIGTERM, _signal.SIGHUP):
+            old = _signal.getsignal(signum)
+            if old is _signal.SIG_IGN:
+                continue
+            self._old[signum] = old
+            _signal.signal(signum, self._handler)
+        return self
+
+    def _handler(self, signum, _frame):
+        raise _SignalStop(signum)
+
+    def __exit__(self, *exc):
+        for signum, old in self._old.items():
+            _signal.signal(signum, old if old is not None else _signal.SIG_DFL)
+        return False
 
 
 def run(host, port=None, protocol="tcp", streams=None, threads=None, write_size=None, window=None,

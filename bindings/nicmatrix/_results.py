@@ -19,7 +19,7 @@ RUN_COLUMNS = [
     ("cpu_receiver_user_s", ("cpu", "receiver", "user_s")),
     ("cpu_receiver_sys_s", ("cpu", "receiver", "sys_s")),
     *[(f"system_{end}_{f}_pct", ("cpu", "system", end, f"{f}_pct"))
-      for end in ("sender", "receiver") for f in ("busy", "user", "sys", "irq", "softirq")],
+      for end in ("sender", "receiver") for f in ("busy", "user", "sys", "irq", "softirq", "steal")],
     ("loss_sent", ("loss", "sent")),
     ("loss_received", ("loss", "received")),
     ("loss_lost", ("loss", "lost")),
@@ -33,6 +33,9 @@ RUN_COLUMNS = [
       for end in ("sender", "receiver") for f in ("processed", "dropped", "time_squeeze", "interrupts")],
     ("nic_receiver_rx_bytes", ("nic", "receiver", "rx_bytes_delta")),
     ("nic_receiver_rx_packets", ("nic", "receiver", "rx_packets_delta")),
+    ("background_busy_pct", ("background", "busy_pct")),
+    ("background_steal_pct", ("background", "steal_pct")),
+    ("background_waited_s", ("background", "waited_s")),
 ]
 
 # The test's fields as setting columns (the traffic entry of the cell's params).
@@ -42,7 +45,10 @@ TEST_COLUMNS = [
     ("target_rate_bps", "rate_bps"), ("target_rate_pps", "rate_pps"), ("udp_gso", "udp_gso"), ("udp_gro", "udp_gro"),
 ]
 
-SUMMARY_STATS = ("n", "median", "mean", "stddev", "min", "max", "ci95")
+SUMMARY_STATS = ("n", "median", "median_ci_low", "median_ci_high", "median_ci_confidence", "mean", "stddev", "min", "max", "ci95")
+
+# The columns of a comparison row, as `nicmatrix compare --format json` writes them.
+COMPARE_COLUMNS = ("ratio", "ratio_ci_low", "ratio_ci_high", "ratio_ci_confidence", "verdict", "significant", "why")
 
 
 def check_metric(metric):
@@ -103,6 +109,8 @@ class Results:
         row["error"] = cell["error"]
         row["duplicate_of"] = cell.get("duplicate_of")
         row["overhead_s"] = cell.get("overhead_s", math.nan)
+        row["repetitions_run"] = cell.get("repetitions_run", len(cell.get("runs", [])))
+        row["precision_met"] = cell.get("precision_met")
         for name, wanted in sorted(params.get("features_requested", {}).items()):
             row[f"requested:{name}"] = wanted
         for end in ("local", "remote"):
@@ -117,13 +125,15 @@ class Results:
 
         Settings: key, profile, traffic, mtu, the test's fields (protocol, direction, streams, threads,
         write_size, window, test_bytes, target_rate_bps, target_rate_pps, udp_gso, udp_gro), status, error,
-        duplicate_of, overhead_s, `requested:<name>` for each feature the profile names, and what each end
-        really had: mtu_local, mtu_remote, `local:<kernel feature>`, `remote:<kernel feature>`.
+        duplicate_of, overhead_s, repetitions_run, precision_met (None when no precision was asked),
+        `requested:<name>` for each feature the profile names, and what each end really had: mtu_local,
+        mtu_remote, `local:<kernel feature>`, `remote:<kernel feature>`. Per run: started (UTC, when the
+        sweep started it), disturbed (measured under interference; None before the sweep sampled load).
         Measurements (numeric, NaN where a cell has none): the sweep's metrics (throughput_bps,
         packets_per_s, cpu_sender_pct, cpu_receiver_pct, system_busy_pct, softirq_pct, tcp_retransmits,
         loss_pct, service_demand_us_per_kb, computed by the C++ core as for the summaries) and the run's raw
         figures (bytes, duration_s, cpu_sender_user_s, cpu_sender_sys_s, system_receiver_softirq_pct,
-        loss_lost, napi_receiver_processed, ...). A cell without runs (duplicate, infeasible, blackhole,
+        system_sender_steal_pct, loss_lost, napi_receiver_processed, background_busy_pct, ...). A cell without runs (duplicate, infeasible, blackhole,
         failed before measuring) is one row with repetition NaN: no cell is dropped."""
         metrics = self._native.run_metrics()
         metric_names = list(_nicmatrix.known_metrics())
@@ -131,18 +141,19 @@ class Results:
         for cell, cell_metrics in zip(self.cells, metrics):
             settings = self._settings(cell)
             if not cell["runs"]:
-                row = dict(settings, repetition=math.nan, run_status=None, run_error=None)
+                row = dict(settings, repetition=math.nan, run_status=None, run_error=None, started=None, disturbed=None)
                 row.update({m: math.nan for m in metric_names})
                 row.update({c: math.nan for c, _ in RUN_COLUMNS})
                 rows.append(row)
                 continue
             for number, (run, figures) in enumerate(zip(cell["runs"], cell_metrics), start=1):
-                row = dict(settings, repetition=number, run_status=run.get("status"), run_error=run.get("error"))
+                row = dict(settings, repetition=number, run_status=run.get("status"), run_error=run.get("error"),
+                           started=run.get("started"), disturbed=run.get("disturbed"))
                 row.update({m: figures.get(m, math.nan) for m in metric_names})
                 row.update({c: _dig(run, path) for c, path in RUN_COLUMNS})
                 rows.append(row)
         df = pd.DataFrame(rows)
-        numeric = metric_names + [c for c, _ in RUN_COLUMNS] + ["repetition", "overhead_s", "mtu_local", "mtu_remote"]
+        numeric = metric_names + [c for c, _ in RUN_COLUMNS] + ["repetition", "overhead_s", "mtu_local", "mtu_remote", "repetitions_run"]
         for column in numeric:
             if column in df:
                 df[column] = pd.to_numeric(df[column], errors="coerce")
@@ -150,8 +161,10 @@ class Results:
 
     def summary(self):
         """One row per cell: the settings (as in to_dataframe) and, per metric of the cell's summary,
-        `<metric>_<stat>` for stat in n, median, mean, stddev, min, max, ci95 (as the sweep computed them;
-        NaN for a cell that was not measured)."""
+        `<metric>_<stat>` for stat in n, median, median_ci_low, median_ci_high, median_ci_confidence (the
+        median's order-statistic interval and its exact coverage in percent), mean, stddev, min, max, ci95
+        (half-width of the mean's 95% t interval), as the sweep computed them; NaN for a cell that was not
+        measured, and for the median's interval in files written before it was recorded or with one run."""
         metric_names = list(_nicmatrix.known_metrics())
         rows = []
         for cell in self.cells:
@@ -159,7 +172,8 @@ class Results:
             summary = cell.get("summary", {})
             for metric in metric_names:
                 for stat in SUMMARY_STATS:
-                    row[f"{metric}_{stat}"] = summary.get(metric, {}).get(stat, math.nan)
+                    value = summary.get(metric, {}).get(stat)
+                    row[f"{metric}_{stat}"] = math.nan if value is None else value
             rows.append(row)
         df = pd.DataFrame(rows)
         for metric in metric_names:
@@ -192,42 +206,71 @@ def _as_results(value):
     return Results(_nicmatrix.load_results(path), path)
 
 
-def compare(a, b, metric="throughput_bps", text=False, format="table"):
-    """Two results files (paths or Results) cell by cell, as `nicmatrix compare A B` does: cells matched by
-    their settings (requested features, MTU and the test's fields), by the C++ core.
-
-    Returns a DataFrame, one row per cell of A found in B (in A's order): profile, traffic, mtu, key_a,
-    key_b, status_a, status_b, a_<stat> and b_<stat> for the metric's n, median, mean, stddev, min, max,
-    ci95, ratio (median B / median A; NaN when either has no figure) and significant (the difference
-    exceeds the repetitions' spread). Cells found in one file only follow, with in_both False.
-    df.attrs holds metric, only_a and only_b. text=True returns `nicmatrix compare`'s text instead."""
-    ra, rb = _as_results(a), _as_results(b)
-    label_a, label_b = ra.path or "A", rb.path or "B"
-    if text:
-        return _nicmatrix.render_comparison(ra._native, rb._native, metric, label_a, label_b, format)
-    c = _nicmatrix.compare(ra._native, rb._native, metric, label_a, label_b)
+def _comparison_frame(c, ra, rb):
     rows = []
     for r in c["rows"]:
         row = {k: r[k] for k in ("profile", "traffic", "mtu", "key_a", "key_b", "status_a", "status_b")}
+        row["features_requested"] = r["features_requested"]
+        row["test"] = r["test"]
         for side in ("a", "b"):
+            summary = r[side] or {}
             for stat in SUMMARY_STATS:
-                row[f"{side}_{stat}"] = r[side].get(stat, math.nan)
-        row["ratio"] = math.nan if r["ratio"] is None else r["ratio"]
-        row["significant"] = r["significant"]
+                value = summary.get(stat)
+                row[f"{side}_{stat}"] = math.nan if value is None else value
+        for column in COMPARE_COLUMNS:
+            row[column] = r[column]
         row["in_both"] = True
         rows.append(row)
     for side, keys, results in (("a", c["only_a"], ra), ("b", c["only_b"], rb)):
-        by_key = {cell["key"]: cell for cell in results.cells}
+        by_key = {cell["key"]: cell for cell in results.cells} if results is not None else {}
         for key in keys:
             cell = by_key.get(key, {"params": {}, "status": None})
             params = cell["params"]
             rows.append({"profile": params.get("offloads"), "traffic": params.get("traffic"), "mtu": params.get("mtu"),
-                         f"key_{side}": key, f"status_{side}": cell["status"], "ratio": math.nan,
+                         f"key_{side}": key, f"status_{side}": cell["status"], "ratio": math.nan, "verdict": "not_testable",
                          "significant": False, "in_both": False})
-    columns = (["profile", "traffic", "mtu", "key_a", "key_b", "status_a", "status_b"]
-               + [f"{side}_{stat}" for side in ("a", "b") for stat in SUMMARY_STATS] + ["ratio", "significant", "in_both"])
+    columns = (["profile", "traffic", "mtu", "key_a", "key_b", "status_a", "status_b", "features_requested", "test"]
+               + [f"{side}_{stat}" for side in ("a", "b") for stat in SUMMARY_STATS] + list(COMPARE_COLUMNS) + ["in_both"])
     df = pd.DataFrame(rows, columns=columns)
-    for column in [f"{side}_{stat}" for side in ("a", "b") for stat in SUMMARY_STATS] + ["ratio"]:
+    for column in [f"{side}_{stat}" for side in ("a", "b") for stat in SUMMARY_STATS] + ["ratio", "ratio_ci_low", "ratio_ci_high",
+                                                                                      "ratio_ci_confidence"]:
         df[column] = pd.to_numeric(df[column], errors="coerce")
-    df.attrs.update(metric=c["metric"], only_a=list(c["only_a"]), only_b=list(c["only_b"]), label_a=label_a, label_b=label_b)
+    df["significant"] = df["significant"].fillna(False).astype(bool)
+    df.attrs.update(metric=c["metric"], confidence=c["confidence"], method=c["method"], only_a=list(c["only_a"]),
+                    only_b=list(c["only_b"]), label_a=c["a"], label_b=c["b"], reference=c["reference"])
     return df
+
+
+def compare(a, b, metric="throughput_bps", text=False, format="table", confidence=95):
+    """Two results files (paths or Results) cell by cell, as `nicmatrix compare A B` does: cells matched by
+    their settings (requested features, MTU and the test's fields), by the C++ core, which also computes
+    every figure here (the same code as `nicmatrix compare --format json`, so the two cannot disagree).
+
+    Returns a DataFrame, one row per cell of A found in B (in A's order): profile, traffic, mtu, key_a,
+    key_b, status_a, status_b, features_requested and test (the matched settings), a_<stat> and b_<stat>
+    for the metric's n, median, median_ci_low, median_ci_high, median_ci_confidence, mean, stddev, min,
+    max, ci95; ratio (median B / median A; NaN when either has no figure), ratio_ci_low, ratio_ci_high
+    (the `confidence`% Hodges-Lehmann/Mann-Whitney interval of B/A on log values), ratio_ci_confidence (its
+    exact coverage, percent), verdict ("significant", "not_significant", "too_few", "not_testable"),
+    significant (the interval reaches the confidence and excludes 1; never with too few repetitions) and
+    why. Cells found in one file only follow, with in_both False. df.attrs holds metric, confidence,
+    method, only_a and only_b. text=True returns `nicmatrix compare`'s text instead (format table, md,
+    csv or json)."""
+    ra, rb = _as_results(a), _as_results(b)
+    label_a, label_b = ra.path or "A", rb.path or "B"
+    if text:
+        return _nicmatrix.render_comparison(ra._native, rb._native, metric, label_a, label_b, format, float(confidence))
+    c = _nicmatrix.compare(ra._native, rb._native, metric, label_a, label_b, float(confidence))
+    return _comparison_frame(c, ra, rb)
+
+
+def against(results, reference, metric="throughput_bps", text=False, format="table", confidence=95):
+    """Every cell of one results file against the cell of the `reference` offload profile at the same MTU
+    and traffic, as `nicmatrix report FILE --against REFERENCE` does (A = the reference cell, B = the
+    cell). The same columns as compare(); text=True returns the report's text."""
+    r = _as_results(results)
+    label = r.path or "results"
+    if text:
+        return _nicmatrix.render_against(r._native, metric, reference, label, format, float(confidence))
+    c = _nicmatrix.compare_to_profile(r._native, metric, reference, label, float(confidence))
+    return _comparison_frame(c, r, r)

@@ -35,10 +35,28 @@ struct LinkCounters {
     uint64_t rx_nohandler = 0;
 };
 
+/// Which interface this is, whatever it is called now: names change (`ip link set X name Y`), and the same
+/// name can exist in every network namespace. The restore journal finds an interface again by these.
+struct LinkIdentity {
+    uint64_t netns_dev = 0;               ///< the network namespace: st_dev of its nsfs file (0 = unknown)
+    uint64_t netns_ino = 0;               ///< and its st_ino, as `ls -iL /proc/self/ns/net` shows it
+    int32_t ifindex = 0;                  ///< in that namespace (0 = unknown)
+    std::string perm_address;             ///< IFLA_PERM_ADDRESS as "aa:bb:cc:dd:ee:ff"; "" when the device has none (veth)
+    std::string kind;                     ///< IFLA_INFO_KIND ("veth", "bridge", "dummy"); "" for a physical device
+
+    /// True when the namespace and the index are known (read from the kernel, not a fake or an old file).
+    bool known() const { return netns_ino != 0 && ifindex != 0; }
+    /// True when both name the same namespace (and both are known).
+    bool same_netns(const LinkIdentity& other) const {
+        return netns_ino != 0 && netns_ino == other.netns_ino && netns_dev == other.netns_dev;
+    }
+};
+
 /// Everything nicmatrix knows about one interface at one moment.
 struct LinkState {
     std::string name;
     std::string netns;                    ///< "" = the caller's namespace
+    LinkIdentity identity;                ///< who it is beyond its name (the bus info is in `driver`)
     DriverInfo driver;
     std::optional<uint32_t> speed_mbps;   ///< none when the link reports no speed (veth, link down)
     std::string duplex;                   ///< "full", "half" or "" when unknown

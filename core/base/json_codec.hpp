@@ -5,8 +5,10 @@
 #include <nlohmann/json.hpp>
 
 #include "core/base/device_types.hpp"
+#include "core/base/journal_types.hpp"
 #include "core/base/lab_types.hpp"
 #include "core/base/rfc2544_types.hpp"
+#include "core/base/report_types.hpp"
 #include "core/base/sweep_types.hpp"
 #include "core/base/traffic_types.hpp"
 
@@ -29,6 +31,8 @@ void to_json(Json& j, const DriverInfo& v);
 void from_json(const Json& j, DriverInfo& v);
 void to_json(Json& j, const LinkCounters& v);
 void from_json(const Json& j, LinkCounters& v);
+void to_json(Json& j, const LinkIdentity& v);
+void from_json(const Json& j, LinkIdentity& v);
 void to_json(Json& j, const LinkState& v);
 void from_json(const Json& j, LinkState& v);
 void to_json(Json& j, const LinkSettings& v);
@@ -41,6 +45,16 @@ void to_json(Json& j, const MtuChange& v);
 void from_json(const Json& j, MtuChange& v);
 void to_json(Json& j, const ApplyReport& v);
 void from_json(const Json& j, ApplyReport& v);
+// The restore journal (json_codec_journal.cpp): an entry is {"owner", "where", "original": LinkState};
+// actions are the words "restored", "left_alone", "kept", "dropped", "forgotten".
+void to_json(Json& j, const JournalOwner& v);
+void from_json(const Json& j, JournalOwner& v);
+void to_json(Json& j, const JournalEntry& v);
+void from_json(const Json& j, JournalEntry& v);
+void to_json(Json& j, const JournalAction& v);
+void from_json(const Json& j, JournalAction& v);
+void to_json(Json& j, const JournalReport& v);
+void from_json(const Json& j, JournalReport& v);
 // Traffic (json_codec_traffic.cpp). Enums are lower-case words ("tcp", "reverse", "stalled"). RunResult's
 // layout is the one `nicmatrix run --json` prints: throughput_bps, packets_per_s, bytes, duration_s,
 // streams, loss, tcp{retransmits}, cpu{sender, receiver, system{sender, receiver}}, io_calls, calls_per_s,
@@ -70,6 +84,8 @@ void to_json(Json& j, const StreamResult& v);
 void from_json(const Json& j, StreamResult& v);
 void to_json(Json& j, const IntervalSample& v);
 void from_json(const Json& j, IntervalSample& v);
+void to_json(Json& j, const BackgroundLoad& v);
+void from_json(const Json& j, BackgroundLoad& v);
 void to_json(Json& j, const RunResult& v);
 void from_json(const Json& j, RunResult& v);
 void to_json(Json& j, const EndReport& v);
@@ -116,6 +132,10 @@ void from_json(const Json& j, Rfc2544Result& v);
 void to_json(Json& j, const ApplyTo& v);
 void from_json(const Json& j, ApplyTo& v);
 void to_json(Json& j, const TrafficEntry& v);
+void to_json(Json& j, const SweepOrder& v);
+void from_json(const Json& j, SweepOrder& v);
+void to_json(Json& j, const PrecisionSpec& v);
+void to_json(Json& j, const InterferenceSpec& v);
 void to_json(Json& j, const SweepConfig& v);
 void from_json(const Json& j, SweepConfig& v);
 /// The same as from_json, for callers that want the value returned.
@@ -133,6 +153,10 @@ void from_json(const Json& j, InterfaceInfo& v);
 void to_json(Json& j, const HostInfo& v);
 void from_json(const Json& j, HostInfo& v);
 void to_json(Json& j, const ResultsFile& v);
+void to_json(Json& j, const RatioVerdict& v);
+void from_json(const Json& j, RatioVerdict& v);
+/// A comparison as `nicmatrix compare --format json` prints it and Python's nicmatrix.compare reads it.
+void to_json(Json& j, const Comparison& v);
 /// Reads a results file's JSON; throws nm::Error (Usage) naming the JSON pointer of a missing or
 /// malformed field, or when `schema` is not nicmatrix/results/v1.
 void from_json(const Json& j, ResultsFile& v);

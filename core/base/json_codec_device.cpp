@@ -53,8 +53,21 @@ void from_json(const Json& j, LinkCounters& v) {
 #undef NM_GET
 }
 
+void to_json(Json& j, const LinkIdentity& v) {
+    j = Json{{"netns_dev", v.netns_dev}, {"netns_ino", v.netns_ino}, {"ifindex", v.ifindex},
+             {"perm_address", v.perm_address}, {"kind", v.kind}};
+}
+
+void from_json(const Json& j, LinkIdentity& v) {
+    opt(j, "netns_dev", v.netns_dev);
+    opt(j, "netns_ino", v.netns_ino);
+    opt(j, "ifindex", v.ifindex);
+    opt(j, "perm_address", v.perm_address);
+    opt(j, "kind", v.kind);
+}
+
 void to_json(Json& j, const LinkState& v) {
-    j = Json{{"name", v.name},         {"netns", v.netns},     {"driver", v.driver},
+    j = Json{{"name", v.name},         {"netns", v.netns},     {"identity", v.identity}, {"driver", v.driver},
              {"speed_mbps", nullptr},  {"duplex", v.duplex},   {"operstate", v.operstate},
              {"mtu", v.mtu},           {"mtu_min", v.mtu_min}, {"mtu_max", v.mtu_max},
              {"features", v.features}, {"feature_order", v.feature_order},
@@ -66,6 +79,7 @@ void to_json(Json& j, const LinkState& v) {
 void from_json(const Json& j, LinkState& v) {
     j.at("name").get_to(v.name);
     opt(j, "netns", v.netns);
+    opt(j, "identity", v.identity);
     opt(j, "driver", v.driver);
     if (const auto it = j.find("speed_mbps"); it != j.end() && !it->is_null()) v.speed_mbps = it->get<uint32_t>();
     opt(j, "duplex", v.duplex);

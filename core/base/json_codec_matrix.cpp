@@ -151,6 +151,11 @@ const std::vector<std::string> kRfc2544Keys = {"name", "test", "protocol", "dire
 
 constexpr std::pair<ApplyTo, const char*> kApplyTo[] = {
     {ApplyTo::Local, "local"}, {ApplyTo::Peer, "peer"}, {ApplyTo::Both, "both"}, {ApplyTo::Dut, "dut"}};
+constexpr std::pair<SweepOrder, const char*> kSweepOrders[] = {{SweepOrder::Shuffled, "shuffled"}, {SweepOrder::Sequential, "sequential"}};
+constexpr std::pair<RatioVerdict, const char*> kVerdicts[] = {{RatioVerdict::Significant, "significant"},
+                                                              {RatioVerdict::NotSignificant, "not_significant"},
+                                                              {RatioVerdict::TooFew, "too_few"},
+                                                              {RatioVerdict::NotTestable, "not_testable"}};
 constexpr std::pair<CellStatus, const char*> kCellStatuses[] = {{CellStatus::Ok, "ok"},
                                                                 {CellStatus::Infeasible, "infeasible"},
                                                                 {CellStatus::Duplicate, "duplicate"},
@@ -437,7 +442,52 @@ Json traffic_fields(const TrafficEntry& v) {
     return j;
 }
 
+PrecisionSpec parse_precision(const Node& n) {
+    n.expect_object({"ci_pct", "confidence", "min_repetitions", "max_repetitions", "metric"},
+                    "a precision {\"ci_pct\": 5, \"confidence\": 95, \"min_repetitions\": 3, \"max_repetitions\": 12, \"metric\": ...}");
+    PrecisionSpec p;
+    p.ci_pct = n.required("ci_pct", "the wanted half-width of the median's interval, in percent of the median")
+                   .number(0, 100, true, "a half-width in percent of the median (0 < x <= 100)");
+    if (n.has("confidence")) p.confidence = n.child("confidence").number(50, 99.9, false, "a confidence in percent from 50 to 99.9");
+    if (n.has("min_repetitions")) p.min_repetitions = static_cast<uint32_t>(n.child("min_repetitions").integer(1, 1000, "a number of repetitions from 1 to 1000"));
+    if (n.has("max_repetitions")) p.max_repetitions = static_cast<uint32_t>(n.child("max_repetitions").integer(1, 1000, "a number of repetitions from 1 to 1000"));
+    if (p.max_repetitions < p.min_repetitions) {
+        (n.has("max_repetitions") ? n.child("max_repetitions") : n.child("min_repetitions"))
+            .fail_message("max_repetitions (" + std::to_string(p.max_repetitions) + ") is below min_repetitions (" +
+                          std::to_string(p.min_repetitions) + ")");
+    }
+    // The name is checked against the metrics the sweep summarizes by matrix/config.cpp.
+    if (n.has("metric")) p.metric = n.child("metric").string("a metric name such as \"throughput_bps\"");
+    return p;
+}
+
+InterferenceSpec parse_interference(const Node& n) {
+    n.expect_object({"max_busy_pct", "max_steal_pct", "sample_ms", "max_wait_s"},
+                    "an interference check {\"max_busy_pct\": 20, \"max_steal_pct\": 5, \"sample_ms\": 200, \"max_wait_s\": 2}");
+    InterferenceSpec f;
+    if (n.has("max_busy_pct")) f.max_busy_pct = n.child("max_busy_pct").number(0, 100, false, "a percentage of all CPUs from 0 to 100");
+    if (n.has("max_steal_pct")) f.max_steal_pct = n.child("max_steal_pct").number(0, 100, false, "a percentage of all CPUs from 0 to 100");
+    if (n.has("sample_ms")) f.sample_ms = static_cast<uint32_t>(n.child("sample_ms").integer(0, 5000, "milliseconds from 0 (no check) to 5000"));
+    if (n.has("max_wait_s")) f.max_wait_s = n.child("max_wait_s").number(0, 3600, false, "a number of seconds, 0 or more");
+    return f;
+}
+
 }  // namespace
+
+void to_json(Json& j, const SweepOrder& v) { j = enum_name(v, kSweepOrders); }
+void from_json(const Json& j, SweepOrder& v) { v = enum_value(Node(j, "/order"), kSweepOrders); }
+
+void to_json(Json& j, const PrecisionSpec& v) {
+    j = Json{{"ci_pct", v.ci_pct},
+             {"confidence", v.confidence},
+             {"min_repetitions", v.min_repetitions},
+             {"max_repetitions", v.max_repetitions},
+             {"metric", v.metric}};
+}
+
+void to_json(Json& j, const InterferenceSpec& v) {
+    j = Json{{"max_busy_pct", v.max_busy_pct}, {"max_steal_pct", v.max_steal_pct}, {"sample_ms", v.sample_ms}, {"max_wait_s", v.max_wait_s}};
+}
 
 void to_json(Json& j, const ApplyTo& v) { j = enum_name(v, kApplyTo); }
 void from_json(const Json& j, ApplyTo& v) { v = enum_value(Node(j, "/apply_to"), kApplyTo); }
@@ -467,7 +517,10 @@ void to_json(Json& j, const SweepConfig& v) {
              {"repetitions", v.repetitions},
              {"cooldown_s", v.cooldown_s},
              {"apply_to", {{"offloads", v.apply_offloads_to}, {"mtu", v.apply_mtu_to}}},
-             {"exclude", exclude}};
+             {"exclude", exclude},
+             {"order", v.order},
+             {"interference", v.interference}};
+    if (v.precision) j["precision"] = *v.precision;
     // A config read from a file without a name is named after the file later; "" is not a valid name.
     if (!v.name.empty()) j["name"] = v.name;
     if (!v.description.empty()) j["description"] = v.description;
@@ -476,7 +529,7 @@ void to_json(Json& j, const SweepConfig& v) {
 SweepConfig parse_sweep_config(const Json& j) {
     const Node root(j, "");
     root.expect_object({"$schema", "name", "description", "offloads", "mtu", "traffic", "duration_s", "omit_s",
-                        "repetitions", "cooldown_s", "apply_to", "exclude"},
+                        "repetitions", "cooldown_s", "apply_to", "exclude", "precision", "order", "interference"},
                        "a sweep config object");
     SweepConfig c;
     if (root.has("$schema")) root.child("$schema").string();
@@ -520,6 +573,10 @@ SweepConfig parse_sweep_config(const Json& j) {
     if (root.has("omit_s")) c.omit_s = root.child("omit_s").number(0, 3600, false, "a number of seconds, 0 or more");
     if (root.has("repetitions")) c.repetitions = static_cast<uint32_t>(root.child("repetitions").integer(1, 1000, "a positive integer"));
     if (root.has("cooldown_s")) c.cooldown_s = root.child("cooldown_s").number(0, 3600, false, "a number of seconds, 0 or more");
+
+    if (root.has("precision")) c.precision = parse_precision(root.child("precision"));
+    if (root.has("order")) c.order = enum_value(root.child("order"), kSweepOrders);
+    if (root.has("interference")) c.interference = parse_interference(root.child("interference"));
 
     if (root.has("apply_to")) {
         const auto a = root.child("apply_to");
@@ -573,8 +630,17 @@ void from_json(const Json& j, EndSettings& v) {
 }
 
 void to_json(Json& j, const MetricSummary& v) {
-    j = Json{{"n", v.n},           {"median", v.median}, {"mean", v.mean}, {"stddev", v.stddev},
-             {"min", v.min},       {"max", v.max},       {"ci95", v.ci95}};
+    const auto maybe = [](const std::optional<double>& x) { return x ? Json(*x) : Json(nullptr); };
+    j = Json{{"n", v.n},
+             {"median", v.median},
+             {"median_ci_low", maybe(v.median_ci_low)},
+             {"median_ci_high", maybe(v.median_ci_high)},
+             {"median_ci_confidence", maybe(v.median_ci_confidence)},
+             {"mean", v.mean},
+             {"stddev", v.stddev},
+             {"min", v.min},
+             {"max", v.max},
+             {"ci95", v.ci95}};
 }
 
 void from_json(const Json& j, MetricSummary& v) {
@@ -585,6 +651,13 @@ void from_json(const Json& j, MetricSummary& v) {
     j.at("min").get_to(v.min);
     j.at("max").get_to(v.max);
     j.at("ci95").get_to(v.ci95);
+    // Files written before the median's interval was recorded have none: it reads back as unknown.
+    const auto maybe = [&](const char* key, std::optional<double>& out) {
+        if (const auto it = j.find(key); it != j.end() && it->is_number()) out = it->get<double>();
+    };
+    maybe("median_ci_low", v.median_ci_low);
+    maybe("median_ci_high", v.median_ci_high);
+    maybe("median_ci_confidence", v.median_ci_confidence);
 }
 
 void to_json(Json& j, const CellResult& v) {
@@ -605,6 +678,8 @@ void to_json(Json& j, const CellResult& v) {
              {"duplicate_of", v.duplicate_of.empty() ? Json(nullptr) : Json(v.duplicate_of)},
              {"overhead_s", v.overhead_s},
              {"runs", v.runs},
+             {"repetitions_run", v.runs.size()},
+             {"precision_met", v.precision_met ? Json(*v.precision_met) : Json(nullptr)},
              {"summary", v.summary}};
     if (v.rfc2544) j["rfc2544"] = *v.rfc2544;
 }
@@ -635,6 +710,7 @@ void from_json(const Json& j, CellResult& v) {
     v.overhead_s = j.value("overhead_s", 0.0);
     j.at("runs").get_to(v.runs);
     j.at("summary").get_to(v.summary);
+    if (const auto it = j.find("precision_met"); it != j.end() && it->is_boolean()) v.precision_met = it->get<bool>();
     if (const auto it = j.find("rfc2544"); it != j.end() && !it->is_null()) v.rfc2544 = it->get<Rfc2544Result>();
 }
 
@@ -693,7 +769,10 @@ void to_json(Json& j, const ResultsFile& v) {
                {"finished", v.run.finished.empty() ? Json(nullptr) : Json(v.run.finished)},
                {"command", v.run.command},
                {"config_file", v.run.config_file},
-               {"config", v.run.config}}},
+               {"config", v.run.config},
+               {"order", {{"mode", v.run.order.mode}, {"seed", v.run.order.seed ? Json(*v.run.order.seed) : Json(nullptr)}}},
+               {"time_budget_s", v.run.time_budget_s ? Json(*v.run.time_budget_s) : Json(nullptr)},
+               {"budget_reached", v.run.budget_reached}}},
              {"hosts", {{"local", v.local}, {"remote", v.remote}}},
              {"cells", v.cells}};
 }
@@ -713,9 +792,58 @@ void from_json(const Json& j, ResultsFile& v) {
     v.run.command = run.value("command", "");
     v.run.config_file = run.value("config_file", "");
     v.run.config = parse_sweep_config(run.at("config"));
+    // Before the order was recorded every sweep ran its cells one after the other.
+    v.run.order = OrderInfo{};
+    if (const auto it = run.find("order"); it != run.end() && it->is_object()) {
+        it->at("mode").get_to(v.run.order.mode);
+        if (const auto seed = it->find("seed"); seed != it->end() && seed->is_number_unsigned()) v.run.order.seed = seed->get<uint64_t>();
+    }
+    if (const auto it = run.find("time_budget_s"); it != run.end() && it->is_number()) v.run.time_budget_s = it->get<double>();
+    v.run.budget_reached = run.value("budget_reached", false);
     j.at("hosts").at("local").get_to(v.local);
     j.at("hosts").at("remote").get_to(v.remote);
     j.at("cells").get_to(v.cells);
+}
+
+void to_json(Json& j, const RatioVerdict& v) { j = enum_name(v, kVerdicts); }
+void from_json(const Json& j, RatioVerdict& v) { v = enum_value(Node(j, "/verdict"), kVerdicts); }
+
+void to_json(Json& j, const Comparison& v) {
+    const auto maybe = [](const std::optional<double>& x) { return x ? Json(*x) : Json(nullptr); };
+    Json rows = Json::array();
+    for (const auto& r : v.rows) {
+        rows.push_back(Json{{"profile", r.profile},
+                            {"traffic", r.traffic},
+                            {"mtu", r.mtu},
+                            {"key_a", r.key_a},
+                            {"key_b", r.key_b},
+                            {"features_requested", r.features_requested},
+                            {"test", r.test},
+                            {"status_a", r.status_a},
+                            {"status_b", r.status_b},
+                            {"a", r.a ? Json(*r.a) : Json(nullptr)},
+                            {"b", r.b ? Json(*r.b) : Json(nullptr)},
+                            {"precision_met_a", r.precision_met_a ? Json(*r.precision_met_a) : Json(nullptr)},
+                            {"precision_met_b", r.precision_met_b ? Json(*r.precision_met_b) : Json(nullptr)},
+                            {"disturbed_a", r.disturbed_a},
+                            {"disturbed_b", r.disturbed_b},
+                            {"ratio", maybe(r.ratio)},
+                            {"ratio_ci_low", maybe(r.ratio_ci_low)},
+                            {"ratio_ci_high", maybe(r.ratio_ci_high)},
+                            {"ratio_ci_confidence", maybe(r.ratio_ci_confidence)},
+                            {"verdict", r.verdict},
+                            {"significant", r.significant},
+                            {"why", r.why}});
+    }
+    j = Json{{"metric", v.metric},
+             {"a", v.label_a},
+             {"b", v.label_b},
+             {"confidence", v.confidence},
+             {"method", "Hodges-Lehmann/Mann-Whitney interval of the ratio of medians, exact, on log values"},
+             {"reference", v.reference.empty() ? Json(nullptr) : Json(v.reference)},
+             {"rows", rows},
+             {"only_a", v.only_a},
+             {"only_b", v.only_b}};
 }
 
 }  // namespace nm

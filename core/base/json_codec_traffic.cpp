@@ -188,7 +188,8 @@ void to_json(Json& j, const SystemCpu& v) {
              {"user_pct", v.user_pct},
              {"sys_pct", v.sys_pct},
              {"irq_pct", v.irq_pct},
-             {"softirq_pct", v.softirq_pct}};
+             {"softirq_pct", v.softirq_pct},
+             {"steal_pct", v.steal_pct}};
 }
 
 void from_json(const Json& j, SystemCpu& v) {
@@ -197,6 +198,7 @@ void from_json(const Json& j, SystemCpu& v) {
     opt(j, "sys_pct", v.sys_pct);
     opt(j, "irq_pct", v.irq_pct);
     opt(j, "softirq_pct", v.softirq_pct);
+    opt(j, "steal_pct", v.steal_pct);
 }
 
 void to_json(Json& j, const NapiStats& v) {
@@ -313,6 +315,17 @@ void from_json(const Json& j, IntervalSample& v) {
     opt(j, "packets_per_s", v.packets_per_s);
 }
 
+void to_json(Json& j, const BackgroundLoad& v) {
+    j = Json{{"busy_pct", v.busy_pct}, {"steal_pct", v.steal_pct}, {"window_s", v.window_s}, {"waited_s", v.waited_s}};
+}
+
+void from_json(const Json& j, BackgroundLoad& v) {
+    opt(j, "busy_pct", v.busy_pct);
+    opt(j, "steal_pct", v.steal_pct);
+    opt(j, "window_s", v.window_s);
+    opt(j, "waited_s", v.waited_s);
+}
+
 void to_json(Json& j, const RunResult& v) {
     const auto cpu_end = [](const EndMeasurement& m) { return Json(m.cpu); };
     Json nic_receiver = end_nic_json(v.receiver);
@@ -345,6 +358,12 @@ void to_json(Json& j, const RunResult& v) {
                            {"receiver", Json{{"duration_s", v.receiver.duration_s}, {"io_calls", v.receiver.io_calls}, {"socket", v.receiver.socket}}}}},
              {"rr", v.rr ? Json(*v.rr) : Json(nullptr)},
              {"socket", v.socket}};
+    // A sweep's own fields; `nicmatrix run --json` has none of them.
+    if (!v.started.empty()) j["started"] = v.started;
+    if (v.background) {
+        j["background"] = *v.background;
+        j["disturbed"] = v.disturbed;
+    }
 }
 
 void from_json(const Json& j, RunResult& v) {
@@ -376,6 +395,9 @@ void from_json(const Json& j, RunResult& v) {
     opt(j, "ms_per_call", v.ms_per_call);
     opt(j, "service_demand_us_per_kb", v.service_demand_us_per_kb);
     opt(j, "intervals", v.intervals);
+    opt(j, "started", v.started);
+    if (const auto it = j.find("background"); it != j.end() && !it->is_null()) v.background = it->get<BackgroundLoad>();
+    opt(j, "disturbed", v.disturbed);
     if (j.contains("nic")) {
         const auto& nic = j.at("nic");
         if (nic.contains("sender")) end_nic_from(nic.at("sender"), v.sender);

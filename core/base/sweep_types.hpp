@@ -46,6 +46,33 @@ struct ExcludeRule {
     nlohmann::json traffic = nlohmann::json::object();   ///< subset of a traffic entry's JSON fields
 };
 
+/// Precision on request (netperf's -I/-i): a cell is repeated until the distribution-free confidence
+/// interval of the median of `metric` is within ±ci_pct % of the median, or max_repetitions, or the
+/// sweep's time budget runs out.
+struct PrecisionSpec {
+    double ci_pct = 5;                 ///< wanted half-width of the median's interval, % of the median
+    double confidence = 95;            ///< wanted confidence of that interval, percent
+    uint32_t min_repetitions = 3;
+    uint32_t max_repetitions = 12;
+    std::string metric = "throughput_bps";   ///< a name run_metrics produces
+};
+
+/// How the repetitions of a sweep are ordered.
+enum class SweepOrder {
+    Shuffled,     ///< rounds over all cells, each round in a shuffled order (one repetition per visit)
+    Sequential,   ///< cell after cell, each cell's repetitions back to back
+};
+
+/// The sweep's check for other load before each repetition: /proc/stat (system-wide) over `sample_ms`;
+/// while busy or steal is above its threshold the sweep waits, up to `max_wait_s`, and then measures
+/// anyway and marks the repetition disturbed.
+struct InterferenceSpec {
+    double max_busy_pct = 20;    ///< percent of all CPUs busy (steal included) before a repetition
+    double max_steal_pct = 5;    ///< percent of all CPUs stolen by the hypervisor
+    uint32_t sample_ms = 200;    ///< 0 = no check (runs are not sampled, nothing is marked)
+    double max_wait_s = 2;       ///< 0 = do not wait, only mark
+};
+
 /// A sweep as its config file describes it: the axes and how each cell is measured.
 struct SweepConfig {
     std::string name;
@@ -60,6 +87,9 @@ struct SweepConfig {
     ApplyTo apply_offloads_to = ApplyTo::Both;
     ApplyTo apply_mtu_to = ApplyTo::Both;
     std::vector<ExcludeRule> exclude;
+    std::optional<PrecisionSpec> precision;   ///< none: every cell gets `repetitions`
+    SweepOrder order = SweepOrder::Shuffled;
+    InterferenceSpec interference;
 };
 
 /// One point of the matrix: a profile, an MTU and a traffic pattern.
@@ -95,11 +125,16 @@ struct EndSettings {
 struct MetricSummary {
     size_t n = 0;
     double median = 0;
+    /// The distribution-free interval of the median: order statistics [x(k), x(n+1-k)] with the
+    /// largest k whose coverage reaches the asked confidence, or [min, max] when n is too small for it.
+    /// None when n < 2 (one repetition claims no interval).
+    std::optional<double> median_ci_low, median_ci_high;
+    std::optional<double> median_ci_confidence;   ///< the interval's exact coverage, percent (75 for [min, max] of 3)
     double mean = 0;
     double stddev = 0;   ///< sample standard deviation (n - 1); 0 when n < 2
     double min = 0;
     double max = 0;
-    double ci95 = 0;     ///< half-width of the 95% confidence interval of the mean (Student's t); 0 when n < 2
+    double ci95 = 0;     ///< half-width of the 95% confidence interval of the MEAN (Student's t); 0 when n < 2
 };
 
 /// One cell of a results file.
@@ -115,6 +150,9 @@ struct CellResult {
     std::vector<RunResult> runs;  ///< every repetition, as `nicmatrix run --json` gives it
     std::map<std::string, MetricSummary> summary;   ///< by metric name ("throughput_bps", ...)
     std::optional<Rfc2544Result> rfc2544;   ///< the frame-size table of an rfc2544 cell
+    /// With a precision asked: whether the median's interval of the precision metric reached it. None
+    /// when no precision was asked (or the cell was not measured).
+    std::optional<bool> precision_met;
 };
 
 /// Who one end is: enough to tell two NICs and two hosts apart in a comparison.
@@ -146,12 +184,22 @@ struct ToolInfo {
     std::string version;
 };
 
+/// How a sweep's repetitions were really ordered.
+struct OrderInfo {
+    SweepOrder mode = SweepOrder::Sequential;
+    std::optional<uint64_t> seed;   ///< the shuffle's seed (`--seed` repeats it); none for sequential
+};
+
 struct RunInfo {
     std::string started;    ///< ISO 8601 UTC
     std::string finished;   ///< "" while the sweep is running
     std::string command;    ///< the command line
     std::string config_file;
     SweepConfig config;
+    /// Files written before the order was recorded were measured sequentially; they read back so.
+    OrderInfo order;
+    std::optional<double> time_budget_s;   ///< --time-budget, when given
+    bool budget_reached = false;           ///< the budget ended the sweep before every cell had all it asked
 };
 
 inline constexpr const char* kResultsSchema = "nicmatrix/results/v1";

@@ -90,6 +90,7 @@ struct SystemCpu {
     double sys_pct = 0;
     double irq_pct = 0;
     double softirq_pct = 0;
+    double steal_pct = 0;             ///< time a hypervisor ran something else while this guest wanted the CPU
 };
 
 /// NAPI and interrupt figures over the measured window: /proc/net/softnet_stat and /proc/interrupts.
@@ -175,6 +176,15 @@ enum class RunStatus {
     Failed,       ///< a worker failed (a send or receive error, a socket option refused): see error
 };
 
+/// The machine just before a sweep's repetition: system-wide /proc/stat over a short window while none of
+/// the sweep's own traffic runs (what other tenants, jobs or a hypervisor take). Percent of all CPUs.
+struct BackgroundLoad {
+    double busy_pct = 0;              ///< everything but idle and iowait (steal included)
+    double steal_pct = 0;
+    double window_s = 0;              ///< the last sample's length
+    double waited_s = 0;              ///< how long the sweep waited for a quiet moment before this run
+};
+
 /// Everything one run measured, both ends. Counts are from the receiving application's view.
 struct RunResult {
     TestSpec spec;
@@ -205,6 +215,12 @@ struct RunResult {
     /// zerocopy from the sender (RR: the client), skip_rx_copy from the receiver, bind_dev from the client.
     /// Both ends' own read-backs are sender.socket and receiver.socket.
     SocketKnobs socket;
+    /// Set by a sweep, not by `nicmatrix run`: when the run began (UTC ISO 8601, milliseconds), the
+    /// machine's load sampled just before it, and whether that load stayed above the sweep's thresholds
+    /// (the run was measured under interference).
+    std::string started;
+    std::optional<BackgroundLoad> background;
+    bool disturbed = false;
 };
 
 /// What one end of a test reports about itself (the server sends this to the client on the control

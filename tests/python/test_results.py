@@ -20,6 +20,8 @@ def read_json(path):
 
 
 def same(a, b):
+    if b is None:   # a JSON null is NaN in a DataFrame
+        return a is None or (isinstance(a, float) and math.isnan(a))
     if isinstance(b, float) or isinstance(a, float):
         return (math.isnan(a) and math.isnan(b)) if (isinstance(a, float) and math.isnan(a)) else a == pytest.approx(b, rel=1e-12, abs=0)
     return a == b
@@ -156,6 +158,9 @@ def test_compare_matches_the_cli(nicmatrix_bin, pair):
         assert row["key_a"] == line["key_a"] and row["key_b"] == line["key_b"]
         assert row["mtu"] == int(line["mtu"])
         assert row["significant"] == (line["significant"] == "true")
+        assert row["verdict"] == line["verdict"]
+        for column in ("ratio_ci_low", "ratio_ci_high", "ratio_ci_confidence"):
+            assert same(row[column], float(line[column]) if line[column] else None), column
         if line["ratio"]:
             assert row["ratio"] == pytest.approx(float(line["ratio"]), abs=5e-5)
             assert row["a_median"] == pytest.approx(float(line["a"])) and row["b_median"] == pytest.approx(float(line["b"]))

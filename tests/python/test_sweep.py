@@ -16,14 +16,14 @@ from conftest import NM_BINARY, needs_root, run, unique_name
 pytestmark = needs_root
 
 
-def tiny_config(name, offloads, mtu, duration_s=1, apply_to="both"):
+def tiny_config(name, offloads, mtu, duration_s=1, apply_to="both", order="shuffled"):
     return {
         "name": name,
         "offloads": offloads,
         "mtu": mtu,
         "traffic": [{"name": "tcp-p1", "protocol": "tcp", "streams": 1}],
         "duration_s": duration_s, "omit_s": 0.2, "repetitions": 1, "cooldown_s": 0,
-        "apply_to": apply_to,
+        "apply_to": apply_to, "order": order,
     }
 
 
@@ -103,8 +103,11 @@ def test_short_lab_sweep_from_python(tmp_path):
     kinds = [e["event"] for e in events]
     assert kinds.count("cell_start") == 2 and kinds.count("cell_done") == 2
     done = [e for e in events if e["event"] == "cell_done"]
-    assert [e["number"] for e in done] == [1, 2] and all(e["total"] == 2 for e in done)
-    assert done[0]["cell"]["key"] == "tso-off/mtu1500/tcp-p1" and done[0]["status"] == "ok"
+    # One round (one repetition each), in a shuffled order.
+    assert sorted(e["number"] for e in done) == [1, 2] and all(e["total"] == 2 for e in done)
+    assert all(e["round"] == 1 and e["repetition"] == 1 and e["final"] for e in done)
+    assert {e["cell"]["key"]: e["status"] for e in done} == {"tso-off/mtu1500/tcp-p1": "ok", "all-on/mtu1500/tcp-p1": "ok"}
+    assert doc["run"]["order"]["mode"] == "shuffled" and isinstance(doc["run"]["order"]["seed"], int)
     assert f"{lab}-a" not in namespaces()   # the sweep's own lab is gone
 
 
@@ -149,7 +152,8 @@ def test_ctrl_c_restores_the_interfaces_and_keeps_finished_cells(tmp_path, cli_l
     try:
         assert "listening" in server.stdout.readline()
         config = tiny_config("py-interrupt", [{"name": "off", "features": {"tso": "off", "gso": "off", "gro": "off"}},
-                                              {"name": "on", "features": {}}], [1400, 1300], duration_s=2, apply_to="local")
+                                              {"name": "on", "features": {}}], [1400, 1300], duration_s=2, apply_to="local",
+                             order="sequential")   # the cells in turn, so the test knows which one Ctrl-C stops
         config_file, out = tmp_path / "config.json", tmp_path / "interrupted.json"
         config_file.write_text(json.dumps(config))
         script = tmp_path / "sweep.py"
@@ -182,6 +186,47 @@ def test_ctrl_c_restores_the_interfaces_and_keeps_finished_cells(tmp_path, cli_l
     assert doc["cells"][0]["status"] == "ok" and doc["cells"][0]["runs"][0]["throughput_bps"] > 0
     assert doc["run"]["finished"] in ("", None)
     assert not (tmp_path / "journal.json").exists() or json.loads((tmp_path / "journal.json").read_text()) in ({}, [])
+
+
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGHUP], ids=["SIGTERM", "SIGHUP"])
+def test_sigterm_and_sighup_stop_the_sweep_like_ctrl_c_and_restore(tmp_path, cli_lab, signum):
+    # Without handlers of its own, Python dies of SIGTERM/SIGHUP at once with the interface changed.
+    # sweep() stops through the normal path instead, restores, saves, and then lets the signal end the
+    # process as it asked (the default action: killed by that signal).
+    ns_a, ns_b = f"{cli_lab}-a", f"{cli_lab}-b"
+    before_features, before_mtu = ethtool_k(ns_a, "nm-a"), link_mtu(ns_a, "nm-a")
+    server = subprocess.Popen(["ip", "netns", "exec", ns_b, NM_BINARY, "serve"], stdout=subprocess.PIPE, text=True)
+    try:
+        assert "listening" in server.stdout.readline()
+        config = tiny_config("py-term", [{"name": "off", "features": {"tso": "off", "gso": "off", "gro": "off"}}],
+                             [1400, 1300, 1420], duration_s=2, apply_to="local")
+        config_file, out = tmp_path / "config.json", tmp_path / "term.json"
+        config_file.write_text(json.dumps(config))
+        script = tmp_path / "sweep.py"
+        script.write_text(SWEEP_SCRIPT)
+        child = subprocess.Popen(["ip", "netns", "exec", ns_a, "/usr/bin/python3", str(script), str(config_file), str(out),
+                                  str(tmp_path / "journal.json"), "198.18.0.2"],
+                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=os.environ.copy())
+        try:
+            wait_until(lambda: link_mtu(ns_a, "nm-a") == 1400, 15, "the first cell's MTU on nm-a")
+            child.send_signal(signum)
+            rest, err = child.communicate(timeout=30)
+        finally:
+            if child.poll() is None:
+                child.kill()
+                child.wait()
+        assert child.returncode == -signum, rest + err
+        assert "FINISHED" not in rest
+    finally:
+        server.send_signal(signal.SIGINT)
+        server.wait(timeout=10)
+
+    assert ethtool_k(ns_a, "nm-a") == before_features
+    assert link_mtu(ns_a, "nm-a") == before_mtu
+    doc = json.loads(out.read_text())
+    assert len(doc["cells"]) < 3
+    assert doc["run"]["finished"] in ("", None)
+    assert not (tmp_path / "journal.json").exists()
 
 
 RUN_SCRIPT = textwrap.dedent("""

@@ -4,6 +4,7 @@
 
 #include <array>
 #include <cstdio>
+#include <cstdlib>
 #include <stdexcept>
 
 namespace nm::test {
@@ -29,6 +30,10 @@ CommandResult run_in_netns(const std::string& netns, const std::string& command,
     return run_command("ip netns exec " + netns + " " + command, limit);
 }
 
-std::string nicmatrix_binary() { return NM_BINARY; }
+std::string nicmatrix_binary() {
+    // NM_TEST_BINARY runs the CLI tests against another build (say, main's, to see a new test fail there).
+    const char* other = std::getenv("NM_TEST_BINARY");
+    return other != nullptr && *other != '\0' ? std::string(other) : std::string(NM_BINARY);
+}
 
 }  // namespace nm::test

@@ -16,7 +16,7 @@ CommandResult run_command(const std::string& command, std::chrono::seconds limit
 CommandResult run_in_netns(const std::string& netns, const std::string& command,
                            std::chrono::seconds limit = std::chrono::seconds(30));
 
-/// Path of the built nicmatrix executable.
+/// Path of the built nicmatrix executable ($NM_TEST_BINARY when set: another build to test).
 std::string nicmatrix_binary();
 
 }  // namespace nm::test

@@ -161,12 +161,29 @@ ApplyReport FakeDeviceControl::apply(std::string_view ifname, const LinkSettings
 
 void FakeJournal::remember(const LinkState& original) {
     ++remember_calls;
-    entries_.emplace(original.netns + "/" + original.name, original);
+    const std::string key = original.netns + "/" + original.name;
+    if (const auto it = held.find(key); it != held.end()) {
+        throw Error(ErrorKind::Refused, original.name + " is held by pid " + std::to_string(it->second) + ", which is still running");
+    }
+    entries_.emplace(key, original);
 }
 
-std::vector<ApplyReport> FakeJournal::restore() {
+void FakeJournal::release(const LinkState& original) {
+    ++release_calls;
+    entries_.erase(original.netns + "/" + original.name);
+}
+
+std::vector<JournalReport> FakeJournal::restore(const RestoreOptions&) {
     ++restore_calls;
-    std::vector<ApplyReport> reports;
+    std::vector<JournalReport> reports;
+    for (const auto& [key, pid] : held) {
+        JournalReport r;
+        r.action = JournalAction::LeftAlone;
+        r.ifname = key.substr(key.find('/') + 1);
+        r.where = key.substr(0, key.find('/'));
+        r.note = "left alone: held by pid " + std::to_string(pid);
+        reports.push_back(r);
+    }
     for (auto it = entries_.begin(); it != entries_.end();) {
         const LinkState& s = it->second;
         LinkSettings back;
@@ -180,7 +197,12 @@ std::vector<ApplyReport> FakeJournal::restore() {
             } catch (const Error&) {
                 continue;   // not this device's interface
             }
-            reports.push_back(d->apply(s.name, back));
+            JournalReport r;
+            r.action = JournalAction::Restored;
+            r.ifname = s.name;
+            r.where = s.netns;
+            r.applied = d->apply(s.name, back);
+            reports.push_back(r);
             break;
         }
         it = entries_.erase(it);
@@ -225,6 +247,7 @@ RunResult FakeTrafficRunner::run(const TestSpec& spec, std::stop_token stop) {
     r.sender.system.busy_pct = 40 + static_cast<double>(n % 2);
     r.receiver.system.busy_pct = r.sender.system.busy_pct;
     if (spec.protocol == Protocol::Udp) r.loss = LossStats{1000, 990, 10, 0, 0, 1.0, 0.01};
+    if (on_result) on_result(n, r);
     return r;
 }
 
@@ -232,6 +255,15 @@ ProbeResult FakePathProbe::probe(uint32_t mtu, std::chrono::milliseconds timeout
     probed.push_back(mtu);
     if (mtu <= max_mtu) return {true, std::to_string(mtu) + "-byte probe echoed"};
     return {false, std::to_string(mtu) + "-byte probe: no echo within " + std::to_string(timeout.count()) + " ms"};
+}
+
+BackgroundLoad FakeLoadProbe::sample(std::chrono::milliseconds window, std::stop_token /*stop*/) {
+    clock_.sleep_until(clock_.now() + window);
+    BackgroundLoad b = samples < script.size() ? script[samples] : quiet;
+    ++samples;
+    b.window_s = std::chrono::duration<double>(window).count();
+    b.waited_s = 0;
+    return b;
 }
 
 }  // namespace nm::test

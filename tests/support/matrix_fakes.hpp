@@ -13,6 +13,7 @@
 #include "core/traffic_runner.hpp"
 #include "ethtool_ctl/device_control.hpp"
 #include "ethtool_ctl/settings_journal.hpp"
+#include "matrix/load_probe.hpp"
 #include "matrix/path_probe.hpp"
 
 namespace nm::test {
@@ -60,17 +61,22 @@ private:
 };
 
 /// A journal in memory; restore() applies the remembered MTU and wanted features through whichever of
-/// `devices` has the interface in the remembered namespace.
+/// `devices` has the interface in the remembered namespace. Interfaces in `held` ("netns/ifname" -> pid)
+/// belong to another live process: remember() refuses them and restore() lists them as left alone.
 class FakeJournal final : public SettingsJournal {
 public:
     explicit FakeJournal(std::vector<DeviceControl*> devices) : devices_(std::move(devices)) {}
     void remember(const LinkState& original) override;
-    std::vector<ApplyReport> restore() override;
+    void release(const LinkState& original) override;
+    std::vector<JournalReport> restore(const RestoreOptions& options) override;
+    using SettingsJournal::restore;
     /// A device made after the journal (a lab's, say).
     void add_device(DeviceControl* device) { devices_.push_back(device); }
 
     const std::map<std::string, LinkState>& entries() const { return entries_; }
+    std::map<std::string, int> held;
     size_t remember_calls = 0;
+    size_t release_calls = 0;
     size_t restore_calls = 0;
 
 private:
@@ -90,6 +96,8 @@ public:
     std::set<size_t> fail_runs, stall_runs, worker_error_runs;
     /// Called at the start of every run with its number, before the figures are made.
     std::function<void(size_t, const TestSpec&)> on_run;
+    /// Called with every result the fake made (status ok), to script its figures.
+    std::function<void(size_t, RunResult&)> on_result;
     std::vector<TestSpec> specs;
 
 private:
@@ -104,6 +112,21 @@ public:
     ProbeResult probe(uint32_t mtu, std::chrono::milliseconds timeout, std::stop_token stop) override;
     uint32_t max_mtu;
     std::vector<uint32_t> probed;
+};
+
+/// A load source for the interference check: each sample takes its window on `clock` and returns the next
+/// scripted figures (then `quiet` once the script is used up).
+class FakeLoadProbe final : public LoadProbe {
+public:
+    explicit FakeLoadProbe(Clock& clock) : clock_(clock) {}
+    BackgroundLoad sample(std::chrono::milliseconds window, std::stop_token stop) override;
+
+    std::vector<BackgroundLoad> script;   ///< busy_pct and steal_pct of the coming samples, in order
+    BackgroundLoad quiet{1, 0, 0, 0};
+    size_t samples = 0;
+
+private:
+    Clock& clock_;
 };
 
 /// A clock that moves only when told to (or slept on).

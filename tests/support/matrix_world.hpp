@@ -18,14 +18,20 @@ namespace nm::test {
 class Recorder final : public SweepObserver {
 public:
     void on_note(const std::string& text) override { notes.push_back(text); }
-    void on_cell_start(const CellProgress& p) override { started.push_back(p.number); }
+    void on_cell_start(const CellProgress& p) override {
+        started.push_back(p.number);
+        rounds.push_back(p.round);
+    }
     void on_cell_done(const CellProgress& p, const CellResult& r) override {
         done.push_back(r.spec.key);
+        finals.push_back(p.final);
         etas.push_back(p.eta_s);
         totals.push_back(p.total);
     }
     std::vector<std::string> notes, done;
     std::vector<size_t> started, totals;
+    std::vector<uint32_t> rounds;
+    std::vector<bool> finals;
     std::vector<double> etas;
 };
 
@@ -36,6 +42,7 @@ struct World {
     FakeTrafficRunner traffic{local, "nm-a"};
     FakePathProbe probe;
     FakeClock clock;
+    FakeLoadProbe load{clock};
     Recorder observer;
     SweepTarget target;
     LinkState local_original, remote_original;
@@ -52,7 +59,7 @@ struct World {
     }
 
     SweepOutcome run(const SweepConfig& config, const SweepOptions& options = {}, std::stop_token stop = {}) {
-        SweepServices services{journal, traffic, probe, clock, &observer, {}, {}};
+        SweepServices services{journal, traffic, probe, clock, &observer, {}, {}, &load};
         services.local_host.kernel = "6.18.0-test";
         return run_sweep(config, target, services, options, std::move(stop));
     }

@@ -60,7 +60,7 @@ TEST_CASE("Every bad config gives its exact error, exit 2, and changes nothing",
         CHECK(r.output == "nicmatrix: " + file + ": " + expected);
         ++checked;
     }
-    CHECK(checked >= 9);
+    CHECK(checked >= 16);
     CHECK(snapshot(a) == before);
     CHECK(std::filesystem::is_empty(dir.path));
 }
@@ -89,6 +89,14 @@ TEST_CASE("Bad invocations of sweep and serve give their exact error, exit 2, an
         {"sweep " + cfg + " --iface nm-a --peer 198.18.0.2" + journal,
          "nicmatrix: sweep offload-mtu: the config changes the peer's side, which its agent does only for a client holding the key: give "
          "--key-file (or NICMATRIX_KEY_FILE), or set \"apply_to\" to \"local\"\n"},
+        {"sweep " + cfg + " --lab --precision 0" + journal,
+         "nicmatrix: --precision 0: expected a half-width in percent of the median (0 < x <= 100)\n"},
+        {"sweep " + cfg + " --lab --time-budget 10x" + journal,
+         "nicmatrix: --time-budget 10x: expected a duration like 600 (seconds), 90s, 15m or 1h30m, above 0\n"},
+        {"sweep " + cfg + " --lab --time-budget 30m1h" + journal,
+         "nicmatrix: --time-budget 30m1h: expected a duration like 600 (seconds), 90s, 15m or 1h30m, above 0\n"},
+        {"sweep " + cfg + " --lab --seed abc" + journal, "Could not convert: --seed = abc\nRun with --help for more information.\n"},
+        {"compare " + cfg + " " + cfg + " --confidence 100", "--confidence: Value 100 not in range 50.000000 to 99.900000\nRun with --help for more information.\n"},
         {"serve --heartbeat-timeout 0", "--heartbeat-timeout: Value 0 not in range 0.100000 to 3600.000000\nRun with --help for more information.\n"},
         {"serve --port 0 --journal " + dir.file("aj.json") + " --allow-control nosuch0", "nicmatrix: --allow-control nosuch0: no such interface: nosuch0\n"},
         {"serve --port 0 --journal " + dir.file("aj.json") + " --allow-control nm-a --key-file " + dir.file("short"),

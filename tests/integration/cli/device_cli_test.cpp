@@ -6,6 +6,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <map>
 #include <regex>
 #include <sstream>
@@ -211,7 +212,7 @@ TEST_CASE("set tx=off takes TCP segmentation along as side effects, and ethtool 
     CHECK(snapshot(a) == before);
 }
 
-TEST_CASE("set applies several features and the MTU at once; ethtool -k and ip -d link agree", "[integration]") {
+TEST_CASE("set applies several features and the MTU at once, ethtool -k and ip -d link agree", "[integration]") {
     nm::test::require_net_admin();
     nm::test::ScopedLab lab;
     const auto& a = lab.client();
@@ -358,7 +359,25 @@ TEST_CASE("DeviceControl reads link details and counters that ip -s link agrees 
     CHECK(s.counters.rx_crc_errors == 0);
 }
 
-TEST_CASE("restore drops the entry of a lab that was taken down, with a note", "[integration]") {
+TEST_CASE("DeviceControl's identity of an interface is what ip and the namespace file say", "[integration]") {
+    nm::test::require_net_admin();
+    nm::test::ScopedLab lab;
+    const auto& a = lab.client();
+    nm::NetlinkDeviceControl device(a.netns);
+    const auto s = device.read(a.ifname);
+    const json link = json::parse(run_in_netns(a.netns, "ip -j -d link show dev " + a.ifname).output).at(0);
+    CHECK(s.identity.ifindex == link.at("ifindex").get<int>());
+    CHECK(s.identity.kind == link.at("linkinfo").at("info_kind").get<std::string>());
+    CHECK(s.identity.perm_address.empty());   // ip prints "permaddr" only for devices that have one; a veth has none
+    CHECK_FALSE(link.contains("permaddr"));
+    CHECK(std::to_string(s.identity.netns_ino) + "\n" == run_command("stat -L -c %i /run/netns/" + a.netns).output);
+    const auto names = device.link_names();
+    CHECK(std::count(names.begin(), names.end(), a.ifname) == 1);
+    CHECK(std::count(names.begin(), names.end(), "lo") == 1);
+    CHECK(names.size() == json::parse(run_in_netns(a.netns, "ip -j link show").output).size());
+}
+
+TEST_CASE("restore drops the entry of a veth whose lab was taken down, saying it went with its namespace", "[integration]") {
     nm::test::require_net_admin();
     const TempJournal temp_journal;
     const std::string journal = temp_journal.path;
@@ -373,6 +392,7 @@ TEST_CASE("restore drops the entry of a lab that was taken down, with a note", "
     CHECK(r.exit_status == 0);
     const json reports = json::parse(r.output);
     REQUIRE(reports.size() == 1);
-    CHECK_THAT(reports.at(0).at("note").get<std::string>(), Catch::Contains(netns) && Catch::Contains("no longer exists"));
+    CHECK(reports.at(0).at("action") == "dropped");
+    CHECK_THAT(reports.at(0).at("note").get<std::string>(), Catch::Contains(netns) && Catch::Contains("veth interface nm-a went with it"));
     CHECK(run_command("test -e " + journal).exit_status != 0);
 }

@@ -170,7 +170,7 @@ TEST_CASE("A wrong key is refused and logged; the right key changes the agent's 
         // The journal holds the original before the change is made.
         const auto entries = w.journal.entries();
         REQUIRE(entries.size() == 1);
-        CHECK(entries.front().mtu == std::stoul(mtu_before));
+        CHECK(entries.front().original.mtu == std::stoul(mtu_before));
     }
     // The client went away: the agent restores on its own.
     nm::wait_until([&] { return link_mtu(b.netns, b.ifname) == mtu_before; }, std::chrono::seconds(5), "the agent to restore the MTU");

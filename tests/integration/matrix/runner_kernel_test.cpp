@@ -85,7 +85,7 @@ TEST_CASE("The runner on real veth records the kernel's side effects, finds dupl
                    {"name": "original", "features": {}},
                    {"name": "tso-on", "features": {"tso": "on"}},
                    {"name": "gro-on", "features": {"gro": "on"}}],
-      "mtu": [1500, 9000], "traffic": [{}], "duration_s": 0.1, "omit_s": 0, "repetitions": 1})",
+      "mtu": [1500, 9000], "traffic": [{}], "duration_s": 0.1, "omit_s": 0, "repetitions": 1, "order": "sequential"})",
                                                     "kernel");
     const auto out = k.run(config);
     REQUIRE(out.results.cells.size() == 12);

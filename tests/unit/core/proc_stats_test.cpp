@@ -56,12 +56,15 @@ TEST_CASE("system_cpu_between turns tick deltas into percent of all CPUs", "[uni
     b.softirq = 150;   // 15 %
     b.idle = 450;
     b.iowait = 50;     // idle too
+    b.steal = 100;     // 10 %: busy from this guest's view (it wanted the CPU), and reported apart
+    b.idle = 350;
     const auto s = nm::system_cpu_between(a, b);
     CHECK(s.user_pct == Approx(10));
     CHECK(s.sys_pct == Approx(20));
     CHECK(s.irq_pct == Approx(5));
     CHECK(s.softirq_pct == Approx(15));
-    CHECK(s.busy_pct == Approx(50));
+    CHECK(s.steal_pct == Approx(10));
+    CHECK(s.busy_pct == Approx(60));
     CHECK(nm::system_cpu_between(a, a).busy_pct == 0);
 }
 

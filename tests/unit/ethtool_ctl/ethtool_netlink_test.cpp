@@ -90,6 +90,9 @@ TEST_CASE("Link modes, channels and the rtnetlink link message of a veth decode"
     CHECK(link.mtu_max == 65535);
     CHECK(link.operstate == "up");
     CHECK(link.counters.tx_packets > 0);
+    CHECK(link.ifindex > 0);
+    CHECK(link.kind == "veth");          // IFLA_LINKINFO/IFLA_INFO_KIND
+    CHECK(link.perm_address.empty());    // a veth has no IFLA_PERM_ADDRESS
 }
 
 TEST_CASE("The attribute parser skips attributes it does not know and rejects malformed ones", "[unit]") {

@@ -69,9 +69,12 @@ TEST_CASE("The matrix: rows profile x traffic, columns MTU, median and CPU, stat
     CHECK_THAT(nm::render_matrix(table, nm::TableFormat::Markdown), Catch::StartsWith(
           "| offloads / traffic | MTU 1500 | MTU 9000 |\n| --- | ---: | ---: |\n| all-on / tcp-p1 | 9.41 Gbit/s (95/70%) | 20.1 Gbit/s (95/70%) |\n"));
     const auto csv = nm::render_matrix(table, nm::TableFormat::Csv);
-    CHECK_THAT(csv, Catch::StartsWith("profile,traffic,mtu,key,status,throughput_bps_median,throughput_bps_mean,throughput_bps_ci95,n,cpu_sender_pct_median,cpu_receiver_pct_median\n"
+    CHECK_THAT(csv, Catch::StartsWith("profile,traffic,mtu,key,status,throughput_bps_median,throughput_bps_mean,throughput_bps_ci95,n,cpu_sender_pct_median,cpu_receiver_pct_median,"
+                                      "throughput_bps_median_ci_low,throughput_bps_median_ci_high,throughput_bps_median_ci_confidence,precision_met,disturbed_runs\n"
                                       "all-on,tcp-p1,1500,all-on/mtu1500/tcp-p1,ok,9410000000.0,"));
-    CHECK_THAT(csv, Catch::Contains("all-off,tcp-p1,9000,all-off/mtu9000/tcp-p1,path_mtu_blackhole,,,,0,,\n"));
+    // [min, max] of 3 at 75%; no precision was asked; no run was disturbed.
+    CHECK_THAT(csv, Catch::Contains(",3,95.0,70.0,9300000000.0,9500000000.0,75.0,,0\n"));
+    CHECK_THAT(csv, Catch::Contains("all-off,tcp-p1,9000,all-off/mtu9000/tcp-p1,path_mtu_blackhole,,,,0,,,,,,,0\n"));
 }
 
 TEST_CASE("report --metric of a metric no cell has lists the metrics there are", "[unit]") {
@@ -81,36 +84,147 @@ TEST_CASE("report --metric of a metric no cell has lists the metrics there are",
     CHECK(nm::build_matrix(r, "cpu_sender_pct").rows.size() == 4);
 }
 
-TEST_CASE("compare matches cells by settings, gives B/A, flags differences beyond the spread, lists unmatched cells", "[unit]") {
-    const auto a = results({{"all-on/mtu1500/tcp-p1", {9.0, 9.2, 9.4}},
+TEST_CASE("compare matches cells by settings, gives B/A with its interval, marks * and ≈, claims nothing from too few runs", "[unit]") {
+    const auto a = results({{"all-on/mtu1500/tcp-p1", {9.0, 9.2, 9.4, 9.3}},
                             {"all-on/mtu1500/tcp-p10", {10.0, 11.0, 12.0}},
+                            {"all-on/mtu9000/tcp-p10", {5.0, 5.2, 5.4, 5.1}},
                             {"all-off/mtu1500/tcp-p1", {1.0, 1.1}}});
-    auto b = results({{"all-on/mtu1500/tcp-p1", {4.5, 4.6, 4.7}},
+    auto b = results({{"all-on/mtu1500/tcp-p1", {4.5, 4.6, 4.7, 4.62}},
                       {"all-on/mtu1500/tcp-p10", {10.5, 11.0, 11.5}},
+                      {"all-on/mtu9000/tcp-p10", {5.1, 5.3, 5.0, 5.2}},
                       {"all-on/mtu9000/tcp-p1", {20}}});
     // B named its profile differently: matching is by the requested settings, not by names.
     for (auto& c : b.cells) c.spec.offloads = "everything";
     const auto cmp = nm::compare_results(a, b, "throughput_bps", "88e8053.json", "mcp51.json");
-    REQUIRE(cmp.rows.size() == 2);
-    CHECK(cmp.rows[0].key_a == "all-on/mtu1500/tcp-p1");
-    CHECK(*cmp.rows[0].ratio == Catch::Detail::Approx(0.5));
-    CHECK(cmp.rows[0].significant);
-    CHECK(*cmp.rows[1].ratio == Catch::Detail::Approx(1.0));
+    REQUIRE(cmp.rows.size() == 3);
+    const auto& half = cmp.rows[0];
+    CHECK(half.key_a == "all-on/mtu1500/tcp-p1");
+    CHECK(*half.ratio == Catch::Detail::Approx(4.61 / 9.25));
+    // 4 and 4: k = 1, [min B / max A, max B / min A] at 1 - 2/C(8,4) = 97.1%.
+    CHECK(*half.ratio_ci_low == Catch::Detail::Approx(4.5 / 9.4));
+    CHECK(*half.ratio_ci_high == Catch::Detail::Approx(4.7 / 9.0));
+    CHECK(*half.ratio_ci_confidence == Catch::Detail::Approx(100 * (1 - 2.0 / 70)));
+    CHECK(half.significant);
+    CHECK(half.verdict == nm::RatioVerdict::Significant);
+    CHECK(half.features_requested == std::map<std::string, bool>{{"tso", true}});
+    CHECK(cmp.rows[1].verdict == nm::RatioVerdict::TooFew);   // 3 and 3 reach 90% at most
     CHECK_FALSE(cmp.rows[1].significant);
+    CHECK(cmp.rows[2].verdict == nm::RatioVerdict::NotSignificant);
     CHECK(cmp.only_a == std::vector<std::string>{"all-off/mtu1500/tcp-p1"});
     CHECK(cmp.only_b == std::vector<std::string>{"all-on/mtu9000/tcp-p1"});
     CHECK(nm::render_comparison(cmp, nm::TableFormat::Text) ==
-          "cell                    A: 88e8053.json  B: mcp51.json   B/A  beyond spread\n"
-          "---------------------------------------------------------------------------\n"
-          "all-on/mtu1500/tcp-p1       9.20 Gbit/s    4.60 Gbit/s  0.50              *\n"
-          "all-on/mtu1500/tcp-p10      11.0 Gbit/s    11.0 Gbit/s  1.00\n"
+          "cell                    A: 88e8053.json  B: mcp51.json     B/A                              95% interval of B/A\n"
+          "---------------------------------------------------------------------------------------------------------------\n"
+          "all-on/mtu1500/tcp-p1       9.25 Gbit/s    4.61 Gbit/s  0.50 *                                     0.479..0.522\n"
+          "all-on/mtu1500/tcp-p10      11.0 Gbit/s    11.0 Gbit/s  1.00    3+3 runs: at most 90.0% confidence, 95.0% asked\n"
+          "all-on/mtu9000/tcp-p10      5.15 Gbit/s    5.15 Gbit/s  1.00 ≈                                     0.926..1.060\n"
           "\n"
-          "  median throughput_bps; * = the difference is larger than the repetitions' spread (95% CI, or min..max)\n"
+          "  B/A = median B / median A of throughput_bps; interval: the 95% Hodges-Lehmann/Mann-Whitney interval of B/A (exact, distribution-free, on log values; it assumes B is A scaled)\n"
+          "  * = the interval excludes 1 (significant); ≈ = it includes 1 (no difference shown); no mark = too few repetitions to claim anything at 95% (each side needs at least 4)\n"
+          "  2 cells tested: even if nothing differed, about 0.1 of them would be marked * by chance\n"
           "  only in A: all-off/mtu1500/tcp-p1\n"
           "  only in B: all-on/mtu9000/tcp-p1\n");
     const auto csv = nm::render_comparison(cmp, nm::TableFormat::Csv);
-    CHECK_THAT(csv, Catch::Contains("all-on,tcp-p1,1500,all-on/mtu1500/tcp-p1,all-on/mtu1500/tcp-p1,9200000000.0,4600000000.0,0.5000,true\n"));
-    CHECK_THAT(csv, Catch::Contains(",,,all-off/mtu1500/tcp-p1,,,,,only in A\n"));
+    CHECK_THAT(csv, Catch::StartsWith("profile,traffic,mtu,key_a,key_b,a,b,ratio,significant,ratio_ci_low,ratio_ci_high,ratio_ci_confidence,verdict\n"));
+    CHECK_THAT(csv, Catch::Contains("all-on,tcp-p1,1500,all-on/mtu1500/tcp-p1,all-on/mtu1500/tcp-p1,9250000000.0,4610000000.0,0.4984,true,"));
+    // Too few for 95%: the widest interval is there, with the 90% it covers, and it claims nothing.
+    CHECK_THAT(csv, Catch::Contains(",1.0000,false,0.87"));
+    CHECK_THAT(csv, Catch::Contains(",90.0,too_few\n"));
+    CHECK_THAT(csv, Catch::Contains(",,,all-off/mtu1500/tcp-p1,,,,,only in A,,,,\n"));
+    // The JSON rows are the codec's, the same Python's nicmatrix.compare reads.
+    const auto json = nm::Json::parse(nm::render_comparison(cmp, nm::TableFormat::JsonDocument));
+    CHECK(json.at("confidence") == 95.0);
+    CHECK(json.at("rows").size() == 3);
+    CHECK(json.at("rows")[0].at("significant") == true);
+    CHECK(json.at("rows")[0].at("ratio_ci_low") == *half.ratio_ci_low);
+    CHECK(json.at("rows")[1].at("verdict") == "too_few");
+    CHECK(json.at("rows")[1].at("ratio_ci_confidence") == Catch::Detail::Approx(90));
+    CHECK(json.at("rows")[1].at("why") == "3+3 runs: at most 90.0% confidence, 95.0% asked");
+    CHECK(json.at("only_b") == nm::Json::array({"all-on/mtu9000/tcp-p1"}));
+}
+
+TEST_CASE("compare marks a figure whose precision was not met (?) or that was measured under interference (!)", "[unit]") {
+    const auto a = results({{"all-on/mtu1500/tcp-p1", {9.0, 9.2, 9.4, 9.3}}});
+    auto b = results({{"all-on/mtu1500/tcp-p1", {4.5, 4.6, 4.7, 4.62}}});
+    b.cells[0].precision_met = false;
+    b.cells[0].runs[2].disturbed = true;
+    const auto cmp = nm::compare_results(a, b, "throughput_bps", "a", "b");
+    REQUIRE(cmp.rows.size() == 1);
+    CHECK_FALSE(cmp.rows[0].precision_met_a);
+    CHECK(cmp.rows[0].precision_met_b == false);
+    CHECK(cmp.rows[0].disturbed_b == 1);
+    const auto text = nm::render_comparison(cmp, nm::TableFormat::Text);
+    CHECK_THAT(text, Catch::Contains("all-on/mtu1500/tcp-p1  9.25 Gbit/s  4.61 Gbit/s ?!  0.50 *"));
+    CHECK_THAT(text, Catch::Contains("  ? after a figure: its cell's asked precision was not met; ! : it was measured under interference\n"));
+    const auto json = nm::Json::parse(nm::render_comparison(cmp, nm::TableFormat::JsonDocument));
+    CHECK(json.at("rows")[0].at("precision_met_a").is_null());
+    CHECK(json.at("rows")[0].at("precision_met_b") == false);
+    CHECK(json.at("rows")[0].at("disturbed_b") == 1);
+}
+
+TEST_CASE("repetitions: 1 claims nothing: no interval, no mark, however far apart", "[unit]") {
+    const auto a = results({{"all-on/mtu1500/tcp-p1", {9.0}}, {"all-on/mtu9000/tcp-p1", {9.0}}});
+    const auto b = results({{"all-on/mtu1500/tcp-p1", {1.0}}, {"all-on/mtu9000/tcp-p1", {9.0}}});
+    const auto cmp = nm::compare_results(a, b, "throughput_bps", "a", "b");
+    REQUIRE(cmp.rows.size() == 2);
+    for (const auto& r : cmp.rows) {
+        CHECK(r.verdict == nm::RatioVerdict::TooFew);
+        CHECK_FALSE(r.significant);
+        CHECK_FALSE(r.ratio_ci_low);
+    }
+    const auto text = nm::render_comparison(cmp, nm::TableFormat::Text);
+    CHECK(text.find("0.11 *") == std::string::npos);
+    CHECK(text.find("1.00 ≈") == std::string::npos);
+    CHECK_THAT(text, Catch::Contains("0.11    1+1 runs: one run on a side claims nothing"));
+    CHECK(text.find("cells tested") == std::string::npos);
+}
+
+TEST_CASE("report --against: every cell relative to the reference profile at the same MTU and traffic, with the same marks", "[unit]") {
+    const auto r = results({{"all-on/mtu1500/tcp-p1", {9.0, 9.2, 9.4, 9.3}},
+                            {"all-off/mtu1500/tcp-p1", {3.0, 3.1, 3.2, 3.05}},
+                            {"all-on/mtu9000/tcp-p1", {20.0, 20.2, 20.1}},
+                            {"all-off/mtu9000/tcp-p1", {10.0, 10.1}},
+                            {"all-on/mtu1500/tcp-p10", {5.0, 5.2, 5.4, 5.1}},
+                            {"all-off/mtu1500/tcp-p10", {5.1, 5.3, 5.0, 5.2}}},
+                           {{"all-off/mtu9000/tcp-p10", nm::CellStatus::PathMtuBlackhole}, {"all-on/mtu9000/tcp-p10", nm::CellStatus::Failed}});
+    const auto cmp = nm::compare_to_profile(r, "throughput_bps", "all-off", "r.json");
+    CHECK(cmp.reference == "all-off");
+    REQUIRE(cmp.rows.size() == 4);   // the all-on cells, each against all-off
+    CHECK(cmp.rows[0].key_a == "all-off/mtu1500/tcp-p1");
+    CHECK(cmp.rows[0].key_b == "all-on/mtu1500/tcp-p1");
+    CHECK(cmp.rows[0].profile == "all-on");
+    CHECK(cmp.rows[0].significant);
+    CHECK(cmp.rows[1].key_b == "all-on/mtu1500/tcp-p10");
+    CHECK(cmp.rows[1].verdict == nm::RatioVerdict::NotSignificant);   // the same figures, shuffled
+    CHECK(cmp.rows[2].verdict == nm::RatioVerdict::TooFew);           // 3 against 2 runs
+    const auto text = nm::render_against(cmp, nm::TableFormat::Text);
+    CHECK(text.substr(0, text.find("\n\n")) ==
+          "offloads / traffic               MTU 1500  MTU 9000\n"
+          "---------------------------------------------------\n"
+          "all-on / tcp-p1     3.01 * [2.813..3.133]    2.00\n"
+          "all-on / tcp-p10    1.00 ≈ [0.943..1.080]    failed");
+    CHECK_THAT(text, Catch::Contains("  each cell against all-off at the same MTU and traffic (A = all-off, B = the cell)\n"));
+    CHECK_THAT(text, Catch::Contains("  all-on/mtu9000/tcp-p1: 2+3 runs: at most 80.0% confidence, 95.0% asked\n"));
+    const auto json = nm::Json::parse(nm::render_against(cmp, nm::TableFormat::JsonDocument));
+    CHECK(json.at("reference") == "all-off");
+    CHECK_THROWS_WITH(nm::compare_to_profile(r, "throughput_bps", "none", "r.json"),
+                      "--against none: no such offload profile; the file has all-on, all-off");
+}
+
+TEST_CASE("The matrix marks cells whose precision was not met (?) and cells measured under interference (!), and counts them", "[unit]") {
+    auto r = results({{"all-on/mtu1500/tcp-p1", {9.3, 9.41, 9.5}}, {"all-on/mtu9000/tcp-p1", {20.1, 20.2}}, {"all-off/mtu1500/tcp-p1", {1, 1.1}}});
+    r.run.config.precision = nm::PrecisionSpec{};
+    r.cells[0].precision_met = true;
+    r.cells[1].precision_met = false;
+    r.cells[2].precision_met = false;
+    r.cells[2].runs[1].disturbed = true;
+    const auto text = nm::render_matrix(nm::build_matrix(r, "throughput_bps"), nm::TableFormat::Text);
+    CHECK_THAT(text, Catch::Contains("9.41 Gbit/s (95/70%)"));
+    CHECK_THAT(text, Catch::Contains("20.1 Gbit/s (95/70%) ?"));
+    CHECK_THAT(text, Catch::Contains("1.05 Gbit/s (95/70%) ?!"));
+    CHECK_THAT(text, Catch::Contains("  ? = desired precision not achieved (the 95% interval of the median throughput_bps within ±5%, in 12 repetitions at most): 2 of 3 cells\n"));
+    CHECK_THAT(text, Catch::Contains("  ! = measured under interference (before a repetition, busy above 20% or steal above 5% of all CPUs, for longer than the sweep waited): 1 of 3 cells\n"));
+    CHECK_THROWS_AS(nm::render_matrix(nm::build_matrix(r, "throughput_bps"), nm::TableFormat::JsonDocument), nm::Error);
 }
 
 TEST_CASE("format_metric puts human units on bits/s, packets/s and percentages", "[unit]") {

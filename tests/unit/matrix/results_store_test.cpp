@@ -8,6 +8,7 @@
 #include "matrix/config.hpp"
 #include "matrix/host_info.hpp"
 #include "matrix/results_store.hpp"
+#include "matrix/stats.hpp"
 #include "tests/support/scoped_lab.hpp"
 
 namespace {
@@ -50,7 +51,7 @@ nm::ResultsFile sample() {
     run.streams.push_back(stream);
     run.intervals.push_back({0, 1, 10, 1, 1e8, 1});
     c.runs = {run};
-    c.summary["throughput_bps"] = {1, 1e8, 1e8, 0, 1e8, 1e8, 0};
+    c.summary = nm::summarize_runs(c.runs);
     r.cells = {c};
     return r;
 }
@@ -71,6 +72,44 @@ TEST_CASE("A results file round-trips through save and load", "[unit]") {
     CHECK(j.at("cells").at(0).at("duplicate_of").is_null());
     CHECK(j.at("run").at("finished").is_null());
     CHECK(j.at("hosts").at("remote").at("interface").is_null());
+}
+
+TEST_CASE("A file written before order, precision and the median's interval were recorded still loads, and gets the interval from its runs", "[unit]") {
+    TempDir dir;
+    auto r = sample();
+    for (double v : {2e8, 3e8}) {
+        r.cells[0].runs.push_back(r.cells[0].runs[0]);
+        r.cells[0].runs.back().throughput_bps = v;
+    }
+    r.cells[0].summary = nm::summarize_runs(r.cells[0].runs);
+    nm::Json old = r;
+    // What the writer left out before: the run's order, the median's interval, the cell's precision and
+    // repetitions, the config's new keys, steal.
+    old["run"].erase("order");
+    old["run"].erase("time_budget_s");
+    old["run"].erase("budget_reached");
+    for (const char* key : {"order", "interference"}) old["run"]["config"].erase(key);
+    auto& cell = old["cells"][0];
+    cell.erase("precision_met");
+    cell.erase("repetitions_run");
+    for (auto& [metric, s] : cell["summary"].items()) {
+        for (const char* key : {"median_ci_low", "median_ci_high", "median_ci_confidence"}) s.erase(key);
+    }
+    for (auto& run : cell["runs"]) {
+        for (auto* end : {&run["cpu"]["system"]["sender"], &run["cpu"]["system"]["receiver"]}) end->erase("steal_pct");
+    }
+    std::ofstream(dir.file("old.json")) << old.dump();
+    const auto back = nm::load_results(dir.file("old.json"));
+    CHECK(back.run.order.mode == nm::SweepOrder::Sequential);   // how every sweep ran then
+    CHECK_FALSE(back.run.order.seed);
+    CHECK_FALSE(back.cells[0].precision_met);
+    const auto& t = back.cells[0].summary.at("throughput_bps");
+    CHECK(t.n == 3);
+    REQUIRE(t.median_ci_confidence);
+    CHECK(*t.median_ci_confidence == Catch::Detail::Approx(75));   // [min, max] of 3
+    CHECK(*t.median_ci_low == 1e8);
+    CHECK(*t.median_ci_high == 3e8);
+    CHECK(t.ci95 == r.cells[0].summary.at("throughput_bps").ci95);   // the file's own figures stay
 }
 
 TEST_CASE("save_results replaces the file in one step and leaves no temporary file", "[unit]") {

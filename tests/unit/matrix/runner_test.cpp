@@ -20,14 +20,16 @@ using nm::test::World;
 
 namespace {
 
-// A sweep config: two profiles, two MTUs, two tests, 2 repetitions unless patched.
+// A sweep config: two profiles, two MTUs, two tests, 2 repetitions unless patched. These tests check the
+// sequential order (each cell's repetitions back to back), whose steps they can name in turn; the
+// shuffled rounds are in runner_order_test.cpp.
 nm::SweepConfig make_config(const std::string& patch = "{}") {
     auto j = nm::Json::parse(R"({
       "offloads": [{"name": "all-on", "features": {"tx": "on", "sg": "on", "tso": "on", "gso": "on", "gro": "on"}},
                    {"name": "all-off", "features": {"tx": "off", "sg": "off", "tso": "off", "gso": "off", "gro": "off"}}],
       "mtu": [1500, 9000],
       "traffic": [{"streams": 1}, {"streams": 10}],
-      "duration_s": 1, "omit_s": 0.5, "repetitions": 2})");
+      "duration_s": 1, "omit_s": 0.5, "repetitions": 2, "order": "sequential"})");
     j.merge_patch(nm::Json::parse(patch));
     return nm::parse_sweep_config(j);
 }
@@ -289,7 +291,7 @@ TEST_CASE("The results file is rewritten atomically after every cell", "[unit]")
     CHECK(files == 1);   // no temporary file left
 }
 
-TEST_CASE("A stop in the middle of a cell leaves a valid file without that cell, restores, and --resume runs only the rest", "[unit]") {
+TEST_CASE("A stop in the middle of a cell leaves a valid file with its finished runs, restores, and --resume runs only the rest", "[unit]") {
     TempDir dir;
     nm::SweepOptions options;
     options.output_path = dir.file("r.json");
@@ -303,11 +305,13 @@ TEST_CASE("A stop in the middle of a cell leaves a valid file without that cell,
         };
         const auto out = w.run(config, options, stop.get_token());
         CHECK(out.interrupted);
-        CHECK(keys(out.results) == std::vector<std::string>{"all-on/mtu1500/tcp-p1"});
-        for (const auto& r : out.results.cells[0].runs) first_cell_figures.push_back(r.throughput_bps);
+        // The second cell keeps the repetition it finished; the one cut short is not a figure.
+        CHECK(keys(out.results) == std::vector<std::string>{"all-on/mtu1500/tcp-p1", "all-on/mtu1500/tcp-p10"});
+        CHECK(out.results.cells[1].runs.size() == 1);
+        for (const auto& c : out.results.cells) first_cell_figures.push_back(c.runs[0].throughput_bps);
         w.check_restored();
         const auto file = nm::load_results(options.output_path);
-        CHECK(file.cells.size() == 1);
+        CHECK(file.cells.size() == 2);
         CHECK(file.run.finished.empty());
     }
     {
@@ -316,10 +320,12 @@ TEST_CASE("A stop in the middle of a cell leaves a valid file without that cell,
         const auto out = w.run(config, options);
         CHECK_FALSE(out.interrupted);
         CHECK(out.cells_run == 7);
-        CHECK(w.traffic.specs.size() == 14);
+        CHECK(w.traffic.specs.size() == 1 + 6 * 2);   // the rest of the second cell, then six cells
         CHECK(keys(out.results).size() == 8);
         CHECK(out.results.cells[0].spec.key == "all-on/mtu1500/tcp-p1");
         CHECK(out.results.cells[0].runs[0].throughput_bps == first_cell_figures[0]);   // kept, not re-measured
+        REQUIRE(out.results.cells[1].runs.size() == 2);
+        CHECK(out.results.cells[1].runs[0].throughput_bps == first_cell_figures[1]);
         CHECK(w.observer.started.front() == 2);
         const auto file = nm::load_results(options.output_path);
         CHECK(file.cells.size() == 8);
@@ -349,6 +355,57 @@ TEST_CASE("A journal left by a killed sweep is restored before the originals are
     w.check_restored();
 }
 
+TEST_CASE("An interface another live process holds stops the sweep before anything changes, naming it", "[unit]") {
+    World w;
+    w.journal.held["lab-b/nm-b"] = 4242;
+    try {
+        w.run(make_config(R"({"repetitions": 1, "mtu": [1500]})"));
+        FAIL("the sweep did not refuse");
+    } catch (const nm::Error& e) {
+        CHECK(e.kind() == nm::ErrorKind::Refused);
+        CHECK_THAT(e.what(), Catch::Contains("nm-b") && Catch::Contains("4242"));
+    }
+    CHECK(w.local.count("apply") == 0);
+    CHECK(w.remote.count("apply") == 0);
+    CHECK(w.traffic.specs.empty());
+    CHECK(w.journal.entries().empty());   // the end claimed first was released again
+    // The entries of a live process were listed, not restored.
+    REQUIRE_FALSE(w.observer.notes.empty());
+    CHECK_THAT(w.observer.notes[0], Catch::Contains("nm-b (netns lab-b)") && Catch::Contains("left alone"));
+    w.check_restored();
+}
+
+TEST_CASE("The sweep restores from the originals it holds, even when its journal entries were taken away", "[unit]") {
+    World w;
+    // A foreign `restore --force` (or a lost file) empties the journal in the middle of the sweep.
+    w.traffic.on_run = [&](size_t n, const nm::TestSpec&) {
+        if (n == 2) {
+            for (const auto& [key, state] : std::map<std::string, nm::LinkState>(w.journal.entries())) w.journal.release(state);
+        }
+    };
+    const auto out = w.run(make_config(R"({"repetitions": 1, "mtu": [1500, 9000]})"));
+    CHECK_FALSE(out.interrupted);
+    CHECK(w.journal.entries().empty());
+    w.check_restored();
+    REQUIRE(out.restored.size() == 2);
+    for (const auto& r : out.restored) CHECK(r.note.empty());
+}
+
+TEST_CASE("A final restore that does not hold keeps the journal entry and fails the sweep after saving", "[unit]") {
+    World w;
+    TempDir dir;
+    nm::SweepOptions options;
+    options.output_path = dir.file("r.json");
+    // After the last cell's run, the next apply on nm-a is the final restore: the device refuses it.
+    w.traffic.on_run = [&](size_t n, const nm::TestSpec&) {
+        if (n == 2) w.local.fail_next_apply("nm-a", nm::ErrorKind::Failed);
+    };
+    const auto config = make_config(R"({"repetitions": 1, "mtu": [1500], "traffic": [{"streams": 1}]})");
+    CHECK_THROWS_WITH(w.run(config, options), Catch::Contains("nm-a") && Catch::Contains("journal keeps its original"));
+    CHECK(w.journal.entries().count("lab-a/nm-a") == 1);
+    CHECK(nm::load_results(dir.file("r.json")).cells.size() == 2);
+}
+
 TEST_CASE("An exception out of the engine still restores the interfaces", "[unit]") {
     World w;
     w.traffic.on_run = [](size_t, const nm::TestSpec&) { throw std::runtime_error("engine bug"); };
@@ -366,8 +423,10 @@ TEST_CASE("Time outside measuring is recorded per cell as overhead_s, and cooldo
     const auto out = w.run(config);
     CHECK(out.results.cells[0].overhead_s == Catch::Detail::Approx(0.25));
     CHECK(out.results.cells[1].overhead_s == Catch::Detail::Approx(0.5));   // with the reset to the original
-    // One cooldown (not after the last cell), plus the applies and the final restore.
-    CHECK(std::chrono::duration<double>(w.clock.now() - before).count() == Catch::Detail::Approx(3 + 0.25 + 0.5 + 0.25));
+    // One cooldown (not after the last cell), the applies, the final restore, and before each of the two
+    // repetitions the 200 ms look at the machine's load.
+    CHECK(w.load.samples == 2);
+    CHECK(std::chrono::duration<double>(w.clock.now() - before).count() == Catch::Detail::Approx(3 + 0.25 + 0.5 + 0.25 + 2 * 0.2));
 }
 
 TEST_CASE("plan_sweep lists the cells and the settings each end gets, and what a resumed file has", "[unit]") {

@@ -10,6 +10,7 @@
 #include "core/base/json_codec.hpp"
 #include "matrix/config.hpp"
 #include "matrix/results_store.hpp"
+#include "matrix/stats.hpp"
 #include "tests/support/matrix_world.hpp"
 
 namespace {
@@ -106,12 +107,16 @@ Json fake_sweep_results(const std::string& path) {
                                                     "fake");
     nm::SweepOptions options;
     options.output_path = path;
+    options.seed = 1;
     options.tool_version = "test";
     options.command = "nicmatrix sweep fake-lab.json --lab";
     w.run(config, options);
     Json j = read_json(path);
     j["run"]["started"] = "2026-01-01T00:00:00Z";
     j["run"]["finished"] = "2026-01-01T00:01:00Z";
+    for (auto& c : j["cells"]) {
+        for (auto& r : c["runs"]) r["started"] = "2026-01-01T00:00:30.000Z";
+    }
     for (auto* host : {&j["hosts"]["local"], &j["hosts"]["remote"]}) {
         (*host)["hostname"] = "lab";
         (*host)["kernel"] = "6.18.0";
@@ -138,10 +143,12 @@ TEST_CASE("Every example config uses only keys and values the sweep schema docum
     // The schema knows every key the C++ parser accepts, and no other.
     const auto props = schema.at("properties");
     for (const char* key : {"$schema", "name", "description", "offloads", "mtu", "traffic", "duration_s", "omit_s",
-                            "repetitions", "cooldown_s", "apply_to", "exclude"}) {
+                            "repetitions", "cooldown_s", "apply_to", "exclude", "precision", "order", "interference"}) {
         CHECK(props.contains(key));
     }
-    CHECK(props.size() == 12);
+    CHECK(props.size() == 15);
+    // The precision's metrics are the ones the sweep summarizes.
+    CHECK(props.at("precision").at("properties").at("metric").at("enum").get<std::vector<std::string>>() == nm::known_metrics());
     CHECK(schema.at("$defs").at("test").at("properties").size() == 13);
     CHECK_FALSE(validate(schema, Json::parse(R"({"offloads": [], "mtu": [1500], "traffic": [{"stream": 1}]})")).empty());
 }

@@ -52,3 +52,36 @@ TEST_CASE("execute_sweep: lab or peer, not both and not neither, before anything
     req.lab = false;
     CHECK_THROWS_WITH(nm::execute_sweep(req, p, none, nullptr, {}), "sweep: --iface needs --peer HOST (the machine running `nicmatrix serve`)");
 }
+
+TEST_CASE("parse_duration_s: seconds, or h/m/s in falling order; anything else names the flag", "[unit]") {
+    CHECK(nm::parse_duration_s("600", "--time-budget") == 600);
+    CHECK(nm::parse_duration_s("90s", "--time-budget") == 90);
+    CHECK(nm::parse_duration_s("15m", "--time-budget") == 900);
+    CHECK(nm::parse_duration_s("1h30m", "--time-budget") == 5400);
+    CHECK(nm::parse_duration_s("1h30m15s", "--time-budget") == 5415);
+    CHECK(nm::parse_duration_s("2.5m", "--time-budget") == 150);
+    for (const char* bad : {"", "0", "0s", "10x", "1h30", "30m1h", "1m1m", "-5", " 5", "inf", "m", "5 m"}) {
+        INFO("\"" << bad << "\"");
+        CHECK_THROWS_WITH(nm::parse_duration_s(bad, "--time-budget"),
+                          std::string("--time-budget ") + bad + ": expected a duration like 600 (seconds), 90s, 15m or 1h30m, above 0");
+    }
+}
+
+TEST_CASE("prepare_sweep: --precision sets the config's ci_pct (defaults for the rest), --time-budget is parsed", "[unit]") {
+    nm::test::TempDir dir;
+    const auto cfg = dir.file("c.json");
+    std::ofstream(cfg) << R"({"offloads": [{"name": "a", "features": {}}], "mtu": [1500], "traffic": [{}]})";
+    nm::SweepRequest r;
+    r.config_file = cfg;
+    r.output = dir.file("r.json");
+    r.precision_pct = 2.5;
+    r.time_budget = "10m";
+    const auto p = nm::prepare_sweep(r);
+    REQUIRE(p.config.precision);
+    CHECK(p.config.precision->ci_pct == 2.5);
+    CHECK(p.config.precision->confidence == 95);
+    CHECK(p.config.precision->max_repetitions == 12);
+    CHECK(p.time_budget_s == 600.0);
+    r.precision_pct = 0;
+    CHECK_THROWS_WITH(nm::prepare_sweep(r), "--precision 0: expected a half-width in percent of the median (0 < x <= 100)");
+}

@@ -22,6 +22,7 @@ nm::LinkState sample_state() {
     s.channels["rx_max"] = 2;
     s.counters.rx_crc_errors = 7;
     s.counters.tx_window_errors = 3;
+    s.identity = {4, 4026532999, 7, "", "veth"};
     return s;
 }
 
@@ -34,12 +35,20 @@ TEST_CASE("LinkState round-trips through JSON, with and without a speed", "[unit
     CHECK(back.features.at("rx-gro").wanted);
     CHECK(back.counters.rx_crc_errors == 7);
     CHECK(back.speed_mbps == 10000u);
+    CHECK(back.identity.netns_ino == 4026532999u);
+    CHECK(back.identity.ifindex == 7);
+    CHECK(back.identity.kind == "veth");
+    CHECK(back.identity.known());
+    // A state written before identities existed reads as one whose identity is unknown.
+    nm::Json old = nm::Json(s);
+    old.erase("identity");
+    CHECK_FALSE(old.get<nm::LinkState>().identity.known());
     s.speed_mbps.reset();
     CHECK(nm::Json(s).at("speed_mbps").is_null());
     CHECK_FALSE(nm::Json(s).get<nm::LinkState>().speed_mbps);
 }
 
-TEST_CASE("ApplyReport and LinkSettings round-trip; outcomes are words", "[unit]") {
+TEST_CASE("ApplyReport and LinkSettings round-trip, outcomes are words", "[unit]") {
     nm::ApplyReport r;
     r.ifname = "nm-a";
     r.path = "ioctl";
@@ -65,4 +74,35 @@ TEST_CASE("ApplyReport and LinkSettings round-trip; outcomes are words", "[unit]
                    nm::SettingOutcome::Unsupported, nm::SettingOutcome::SideEffect}) {
         CHECK(nm::Json(o).get<nm::SettingOutcome>() == o);
     }
+}
+
+TEST_CASE("Journal entries and restore reports round-trip, actions are words", "[unit]") {
+    nm::JournalEntry e;
+    e.owner = {4242, 123456, "0f5e6a4c-1d2b-4c3a-9e8f-7a6b5c4d3e2f", "nicmatrix sweep x.json --lab"};
+    e.original = sample_state();
+    e.where = "lab-a";
+    const nm::Json j = e;
+    CHECK(j.at("owner").at("pid") == 4242);
+    const auto back = j.get<nm::JournalEntry>();
+    CHECK(nm::Json(back) == j);
+    CHECK(back.owner == e.owner);
+
+    nm::JournalReport r;
+    r.action = nm::JournalAction::LeftAlone;
+    r.ifname = "nm-a";
+    r.where = "lab-a";
+    r.owner = e.owner;
+    r.note = "left alone";
+    nm::Json rj = r;
+    CHECK(rj.at("action") == "left_alone");
+    CHECK(rj.at("applied").is_null());
+    CHECK(nm::Json(rj.get<nm::JournalReport>()) == rj);
+    r.action = nm::JournalAction::Restored;
+    r.applied = nm::ApplyReport{};
+    r.applied->ifname = "nm-x";
+    rj = r;
+    CHECK(rj.at("action") == "restored");
+    CHECK(rj.get<nm::JournalReport>().applied->ifname == "nm-x");
+    rj["action"] = "vanished";
+    CHECK_THROWS_AS(rj.get<nm::JournalReport>(), nm::Error);
 }

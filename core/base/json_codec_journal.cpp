@@ -1,0 +1,69 @@
+#include "core/base/error.hpp"
+#include "core/base/json_codec.hpp"
+#include "core/base/json_optional_field.hpp"
+
+namespace nm {
+
+using codec::opt;
+
+namespace {
+
+constexpr std::pair<JournalAction, const char*> kActions[] = {
+    {JournalAction::Restored, "restored"}, {JournalAction::LeftAlone, "left_alone"}, {JournalAction::Kept, "kept"},
+    {JournalAction::Dropped, "dropped"},   {JournalAction::Forgotten, "forgotten"},
+};
+
+}  // namespace
+
+void to_json(Json& j, const JournalOwner& v) {
+    j = Json{{"pid", v.pid}, {"start_time", v.start_time}, {"boot_id", v.boot_id}, {"command", v.command}};
+}
+
+void from_json(const Json& j, JournalOwner& v) {
+    opt(j, "pid", v.pid);
+    opt(j, "start_time", v.start_time);
+    opt(j, "boot_id", v.boot_id);
+    opt(j, "command", v.command);
+}
+
+void to_json(Json& j, const JournalEntry& v) { j = Json{{"owner", v.owner}, {"where", v.where}, {"original", v.original}}; }
+
+void from_json(const Json& j, JournalEntry& v) {
+    opt(j, "owner", v.owner);
+    opt(j, "where", v.where);
+    j.at("original").get_to(v.original);
+}
+
+void to_json(Json& j, const JournalAction& v) {
+    for (const auto& [a, word] : kActions) {
+        if (a == v) j = word;
+    }
+}
+
+void from_json(const Json& j, JournalAction& v) {
+    const auto s = j.get<std::string>();
+    for (const auto& [a, word] : kActions) {
+        if (s == word) {
+            v = a;
+            return;
+        }
+    }
+    throw usage_error("action: expected restored, left_alone, kept, dropped or forgotten, got \"" + s + "\"");
+}
+
+void to_json(Json& j, const JournalReport& v) {
+    j = Json{{"action", v.action}, {"ifname", v.ifname}, {"where", v.where}, {"owner", v.owner},
+             {"note", v.note},     {"applied", nullptr}};
+    if (v.applied) j["applied"] = *v.applied;
+}
+
+void from_json(const Json& j, JournalReport& v) {
+    j.at("action").get_to(v.action);
+    j.at("ifname").get_to(v.ifname);
+    opt(j, "where", v.where);
+    opt(j, "owner", v.owner);
+    opt(j, "note", v.note);
+    if (const auto it = j.find("applied"); it != j.end() && !it->is_null()) v.applied = it->get<ApplyReport>();
+}
+
+}  // namespace nm

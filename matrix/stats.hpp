@@ -60,7 +60,9 @@ bool precision_met(const MetricSummary& s, const PrecisionSpec& p);
 
 /// The figures of one run a sweep summarizes, by metric name: throughput_bps, packets_per_s,
 /// cpu_sender_pct, cpu_receiver_pct, system_busy_pct, softirq_pct, steal_pct, tcp_retransmits, loss_pct
-/// (UDP), service_demand_us_per_kb.
+/// (UDP), service_demand_us_per_kb; request/response runs add rr_transactions_per_s, rr_mean_us,
+/// rr_p50_us, rr_p90_us, rr_p99_us, rr_p999_us, rr_max_us (latency, microseconds) and
+/// rr_cpu_us_per_transaction_sender/_receiver (each end's engine CPU per transaction).
 std::map<std::string, double> run_metrics(const RunResult& run);
 
 /// The names run_metrics can produce, in alphabetical order.

@@ -7,6 +7,7 @@
 #include <iostream>
 #include <mutex>
 #include <sstream>
+#include <vector>
 
 #include "cli/commands.hpp"
 #include "core/base/dscp.hpp"
@@ -93,16 +94,22 @@ void print_socket(const RunResult& r, std::ostream& o) {
     const SocketKnobs& k = r.socket;
     const SocketOptions& asked = r.spec.socket;
     const bool tcp = r.spec.protocol == Protocol::Tcp;
-    o << "Socket (" << (r.spec.direction == Direction::Reverse ? "server" : "client") << "'s, read back):";
-    if (tcp) o << " congestion " << (k.congestion.empty() ? "?" : k.congestion) << "  mss " << k.mss << "  nodelay " << (k.nodelay ? "on" : "off");
+    std::vector<std::string> parts;
+    if (tcp) {
+        parts.push_back("congestion " + (k.congestion.empty() ? std::string("?") : k.congestion));
+        parts.push_back("mss " + std::to_string(k.mss));
+        parts.push_back(std::string("nodelay ") + (k.nodelay ? "on" : "off"));
+    }
     if (k.tos >= 0) {
         const auto name = dscp_name(k.tos >> 2);
         char tos[8];
         std::snprintf(tos, sizeof tos, "0x%02x", static_cast<unsigned>(k.tos));
-        o << "  tos " << tos << " (dscp " << (k.tos >> 2) << (name ? " " + *name : std::string()) << ")";
+        parts.push_back(std::string("tos ") + tos + " (dscp " + std::to_string(k.tos >> 2) + (name ? " " + *name : std::string()) + ")");
     }
-    if (!k.bind_dev.empty()) o << "  bound to " << k.bind_dev;
-    if (k.skip_rx_copy) o << "  receiver MSG_TRUNC";
+    if (!k.bind_dev.empty()) parts.push_back("bound to " + k.bind_dev);
+    if (k.skip_rx_copy) parts.push_back("receiver MSG_TRUNC");
+    o << "Socket (" << (r.spec.direction == Direction::Reverse ? "server" : "client") << "'s, read back):";
+    for (size_t i = 0; i < parts.size(); ++i) o << (i == 0 ? " " : "  ") << parts[i];
     o << '\n';
     if (asked.zerocopy) {
         const auto& z = k.zerocopy;

@@ -12,6 +12,7 @@
 #include <optional>
 
 #include "core/base/clock.hpp"
+#include "core/socket_options.hpp"
 #include "core/stream_set.hpp"
 #include "core/token_bucket.hpp"
 #include "core/udp_tracker.hpp"
@@ -99,6 +100,7 @@ void udp_stream_send(WorkerJob& job) {
         msgs[b].msg_hdr.msg_iovlen = 1;
     }
     out.streams = stream_results(job.streams, plan.send_direction);
+    if (!job.streams.empty()) out.knobs = read_socket_knobs(job.streams.front().fd.get(), false);
     std::vector<SendState> st(job.streams.size());
     for (size_t i = 0; i < job.streams.size(); ++i) {
         out.streams[i].loss = LossStats{};
@@ -195,6 +197,7 @@ void udp_stream_receive(WorkerJob& job) {
     const Timeline tl = until_peer_done(job.timeline);
     WindowMeter meter(tl, out.window);
     const int fd = job.streams.at(0).fd.get();   // one socket per receiver thread
+    out.knobs = read_socket_knobs(fd, false);
     const size_t bufsize = plan.udp_gro ? kGroBufferBytes : std::max<size_t>(plan.write_size, UdpHeader::kSize);
     const size_t batch = std::clamp<size_t>(kRecvBatchBytes / bufsize, 1, kMaxMessagesPerCall);
     if (plan.udp_gro) {

@@ -74,7 +74,7 @@ std::vector<std::string> busy_sockets(const std::string& netns) {
 
 }  // namespace
 
-TEST_CASE("-C and -M: ss -tin shows the congestion control on the sender and the MSS on both ends", "[integration]") {
+TEST_CASE("Knobs -C and -M: ss -tin shows the congestion control on the sender and the MSS on both ends", "[integration]") {
     nm::test::require_net_admin();
     nm::test::ScopedLab lab;
     LabServer server(lab.server().netns);
@@ -115,7 +115,7 @@ TEST_CASE("-C and -M: ss -tin shows the congestion control on the sender and the
     CHECK(res.spec.socket.congestion == cc);
 }
 
-TEST_CASE("-C with a congestion control the namespace lacks: a usage error naming the kernel's list, nothing run", "[integration]") {
+TEST_CASE("Knob -C with a congestion control the namespace lacks: a usage error naming the kernel's list, nothing run", "[integration]") {
     nm::test::require_net_admin();
     nm::test::ScopedLab lab;
     LabServer server(lab.server().netns);
@@ -133,7 +133,7 @@ TEST_CASE("-C with a congestion control the namespace lacks: a usage error namin
     }
 }
 
-TEST_CASE("--dscp EF: a capture on the server's veth sees TOS 0xb8 on the data, both ways, IPv4 and IPv6", "[integration]") {
+TEST_CASE("Knob --dscp EF: a capture on the server's veth sees TOS 0xb8 on the data, both ways, IPv4 and IPv6", "[integration]") {
     nm::test::require_net_admin();
     nm::test::require_tool("tcpdump");
     nm::test::ScopedLab lab;
@@ -182,7 +182,7 @@ TEST_CASE("--dscp EF: a capture on the server's veth sees TOS 0xb8 on the data, 
     }
 }
 
-TEST_CASE("--bind-dev: ss shows the client's data socket bound to its veth; a device that is not there is a usage error", "[integration]") {
+TEST_CASE("Knob --bind-dev: ss shows the client's data socket bound to its veth; a device that is not there is a usage error", "[integration]") {
     nm::test::require_net_admin();
     nm::test::ScopedLab lab;
     LabServer server(lab.server().netns);
@@ -201,7 +201,7 @@ TEST_CASE("--bind-dev: ss shows the client's data socket bound to its veth; a de
     CHECK_THROWS_WITH(run_in(lab.client(), spec), Catch::Contains("bind-dev") && Catch::Contains("nm-none"));
 }
 
-TEST_CASE("-Z: zerocopy sends and their completions from the error queue; on veth the kernel copies, and it says so", "[integration]") {
+TEST_CASE("Knob -Z: zerocopy sends and their completions from the error queue; on veth the kernel copies, and it says so", "[integration]") {
     nm::test::require_net_admin();
     nm::test::ScopedLab lab;
     LabServer server(lab.server().netns);
@@ -223,7 +223,7 @@ TEST_CASE("-Z: zerocopy sends and their completions from the error queue; on vet
     CHECK(res.bytes > 1'000'000);
 }
 
-TEST_CASE("--skip-rx-copy: strace sees the receiving server read with MSG_TRUNC", "[integration]") {
+TEST_CASE("Knob --skip-rx-copy: strace sees the receiving server read with MSG_TRUNC", "[integration]") {
     nm::test::require_net_admin();
     nm::test::require_tool("strace");
     nm::test::ScopedLab lab;

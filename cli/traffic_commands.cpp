@@ -8,8 +8,10 @@
 #include <mutex>
 #include <sstream>
 #include <tuple>
+#include <vector>
 
 #include "cli/commands.hpp"
+#include "core/base/dscp.hpp"
 #include "core/base/error.hpp"
 #include "core/base/json_codec.hpp"
 #include "core/cidr.hpp"
@@ -96,7 +98,81 @@ std::string cpu_line(const char* role, const char* who, const EndMeasurement& m)
     return o.str();
 }
 
+// The socket knobs the sender's socket had (and where they were asked for, what became of them).
+void print_socket(const RunResult& r, std::ostream& o) {
+    const SocketKnobs& k = r.socket;
+    const SocketOptions& asked = r.spec.socket;
+    const bool tcp = r.spec.protocol == Protocol::Tcp;
+    std::vector<std::string> parts;
+    if (tcp) {
+        parts.push_back("congestion " + (k.congestion.empty() ? std::string("?") : k.congestion));
+        parts.push_back("mss " + std::to_string(k.mss));
+        parts.push_back(std::string("nodelay ") + (k.nodelay ? "on" : "off"));
+    }
+    if (k.tos >= 0) {
+        const auto name = dscp_name(k.tos >> 2);
+        char tos[8];
+        std::snprintf(tos, sizeof tos, "0x%02x", static_cast<unsigned>(k.tos));
+        parts.push_back(std::string("tos ") + tos + " (dscp " + std::to_string(k.tos >> 2) + (name ? " " + *name : std::string()) + ")");
+    }
+    if (!k.bind_dev.empty()) parts.push_back("bound to " + k.bind_dev);
+    if (k.skip_rx_copy) parts.push_back("receiver MSG_TRUNC");
+    o << "Socket (" << (r.spec.direction == Direction::Reverse ? "server" : "client") << "'s, read back):";
+    for (size_t i = 0; i < parts.size(); ++i) o << (i == 0 ? " " : "  ") << parts[i];
+    o << '\n';
+    if (asked.zerocopy) {
+        const auto& z = k.zerocopy;
+        o << "Zerocopy (MSG_ZEROCOPY): " << z.sends << " sends, " << z.completions << " completed, " << z.copied
+          << " of them copied by the kernel" << (z.fell_back ? "; fell back to plain sends: " + z.note : std::string()) << '\n';
+    }
+}
+
+// A request/response run, in the manner of netperf's TCP_RR table and neper's key=value lines.
+void print_rr_result(const RunResult& r, std::ostream& o) {
+    const RrStats rr = r.rr.value_or(RrStats{});
+    const bool udp = r.spec.protocol == Protocol::Udp;
+    const char* kind = r.spec.pattern == TrafficPattern::Crr ? "TCP_CRR" : udp ? "UDP_RR" : "TCP_RR";
+    if (!rr.intervals.empty()) {
+        o << "Intervals (client, by request time):\n";
+        for (const auto& iv : rr.intervals) {
+            o << "[SUM] " << pad(fixed(iv.start_s, 2), 6) << "-" << fixed(iv.end_s, 2) << " sec  " << pad(std::to_string(iv.transactions), 10)
+              << " transactions  " << pad(fixed(iv.transactions_per_s, 1), 11) << " trans/s\n";
+        }
+    }
+    o << kind << ": " << r.spec.streams << " flow(s) x " << r.spec.rr_burst << " in flight, request " << r.spec.request_size
+      << " bytes, response " << r.spec.response_size << " bytes\n";
+    o << "Request  Resp.    Elapsed  Trans.       Trans.\n"
+      << "Size     Size     Time     Count        Rate\n"
+      << "bytes    bytes    secs.                 per sec\n";
+    o << std::left;
+    o.width(9);
+    o << r.spec.request_size;
+    o.width(9);
+    o << r.spec.response_size;
+    o.width(9);
+    o << fixed(r.duration_s, 2);
+    o.width(13);
+    o << rr.transactions << fixed(rr.transactions_per_s, 2) << '\n' << std::right;
+    const auto& l = rr.latency_us;
+    o << "latency_us: mean=" << fixed(l.mean, 2) << " p50=" << fixed(l.p50, 2) << " p90=" << fixed(l.p90, 2) << " p99=" << fixed(l.p99, 2)
+      << " p99.9=" << fixed(l.p999, 2) << " max=" << fixed(l.max, 2) << " (request sent -> response received"
+      << (r.spec.pattern == TrafficPattern::Crr ? ", from connect()" : "") << "; percentiles within 0.4%)\n";
+    o << "transactions=" << rr.transactions << " (server counted " << rr.responder_transactions << ")";
+    if (udp) o << " lost=" << rr.lost << " late=" << rr.late;
+    o << '\n';
+    o << "CPU per transaction (engine threads): client " << fixed(rr.cpu_us_per_transaction_sender, 2) << " us, server "
+      << fixed(rr.cpu_us_per_transaction_receiver, 2) << " us\n";
+    o << cpu_line("client  ", "initiator", r.sender) << '\n';
+    o << cpu_line("server  ", "responder", r.receiver) << '\n';
+    print_socket(r, o);
+    if (r.status != RunStatus::Ok) o << "status: " << Json(r.status).get<std::string>() << ": " << r.error << '\n';
+}
+
 void print_result(const RunResult& r, std::ostream& o) {
+    if (r.spec.pattern != TrafficPattern::Stream) {
+        print_rr_result(r, o);
+        return;
+    }
     const bool udp = r.spec.protocol == Protocol::Udp;
     const std::string span = "0.00-" + fixed(r.duration_s, 2) + " sec";
     if (!r.intervals.empty()) {
@@ -167,6 +243,7 @@ void print_result(const RunResult& r, std::ostream& o) {
           << " packets; engine counted " << engine_bytes << " payload bytes" << (udp ? ", " + std::to_string(engine_packets) + " datagrams" : std::string())
           << "; softnet processed " << rx.napi.processed << ", dropped " << rx.napi.dropped << ", squeezed " << rx.napi.time_squeeze << '\n';
     }
+    print_socket(r, o);
     if (r.status != RunStatus::Ok) o << "status: " << Json(r.status).get<std::string>() << ": " << r.error << '\n';
 }
 
@@ -177,15 +254,20 @@ void print_server_record(const ServerTestRecord& t, bool json) {
     }
     const auto& r = t.report;
     const double d = r.measurement.duration_s;
-    std::cout << "test from " << t.client << ": " << Json(t.spec.protocol).get<std::string>() << " "
-              << Json(t.spec.direction).get<std::string>() << ", " << t.spec.streams << " stream(s): ";
-    if (r.received_bytes > 0 || r.sent_bytes == 0) {
-        std::cout << "received " << human_bytes(static_cast<double>(r.received_bytes)) << " = "
-                  << human_bits(d > 0 ? static_cast<double>(r.received_bytes) * 8 / d : 0);
-    }
-    if (r.sent_bytes > 0) {
-        std::cout << (r.received_bytes > 0 ? ", " : "") << "sent " << human_bytes(static_cast<double>(r.sent_bytes)) << " = "
-                  << human_bits(d > 0 ? static_cast<double>(r.sent_bytes) * 8 / d : 0);
+    std::cout << "test from " << t.client << ": " << Json(t.spec.protocol).get<std::string>() << " ";
+    if (r.rr) {
+        std::cout << Json(t.spec.pattern).get<std::string>() << ", " << t.spec.streams << " flow(s): answered " << r.rr->transactions
+                  << " requests = " << fixed(d > 0 ? static_cast<double>(r.rr->transactions) / d : 0, 1) << " trans/s";
+    } else {
+        std::cout << Json(t.spec.direction).get<std::string>() << ", " << t.spec.streams << " stream(s): ";
+        if (r.received_bytes > 0 || r.sent_bytes == 0) {
+            std::cout << "received " << human_bytes(static_cast<double>(r.received_bytes)) << " = "
+                      << human_bits(d > 0 ? static_cast<double>(r.received_bytes) * 8 / d : 0);
+        }
+        if (r.sent_bytes > 0) {
+            std::cout << (r.received_bytes > 0 ? ", " : "") << "sent " << human_bytes(static_cast<double>(r.sent_bytes)) << " = "
+                      << human_bits(d > 0 ? static_cast<double>(r.sent_bytes) * 8 / d : 0);
+        }
     }
     std::cout << " in " << fixed(d, 2) << " s; cpu user " << fixed(r.measurement.cpu.user_s, 2) << " s sys "
               << fixed(r.measurement.cpu.sys_s, 2) << " s; status " << Json(r.status).get<std::string>()
@@ -401,6 +483,9 @@ void add_traffic_commands(CLI::App& app, std::stop_token stop) {
         TestSpec spec;
         std::string rate, pps, length, window, bytes, key_file, affinity;
         bool udp = false, reverse = false, bidir = false, json = false;
+        bool rr = false, crr = false;
+        std::string rr_size, dscp;
+        CLI::Option* rr_burst = nullptr;
         bool rfc2544 = false;
         std::string frames, line_rate;
         Rfc2544Spec table;
@@ -431,6 +516,20 @@ void add_traffic_commands(CLI::App& app, std::stop_token stop) {
                     "CPUs joined by '+' (0+2); the server pins its own. Each run records where the threads ran (placement)");
     run->add_option("--iface", ro->spec.iface, "Local interface for counters (default: the one holding the local address)");
     run->add_option("--stall-timeout", ro->spec.stall_timeout_s, "Seconds without data that end the run as stalled")->capture_default_str();
+    run->add_flag("--rr", ro->rr,
+                  "Request/response (netperf TCP_RR; with -u UDP_RR): transactions/s and latency percentiles per flow");
+    run->add_flag("--crr", ro->crr, "Request/response with a new TCP connection per transaction (TCP_CRR)");
+    run->add_option("--rr-size", ro->rr_size, "--rr/--crr request and response bytes, REQ[,RESP] with K/M suffixes (default 1,1; one value sets both)");
+    ro->rr_burst = run->add_option("--rr-burst", ro->spec.rr_burst, "--rr/--crr transactions in flight per flow (1..128)")->capture_default_str();
+    run->add_option("-C,--congestion", ro->spec.socket.congestion,
+                    "TCP congestion control on the sending ends (one of /proc/sys/net/ipv4/tcp_available_congestion_control)");
+    run->add_flag("-N,--no-delay", ro->spec.socket.nodelay, "TCP_NODELAY on the sending ends");
+    run->add_option("-M,--set-mss", ro->spec.socket.mss, "TCP_MAXSEG on the client before it connects (its SYN caps both directions), 88..65495");
+    run->add_option("--dscp", ro->dscp, "DSCP on both ends' data sockets: 0..63 or a name (CS0..CS7, AF11..AF43, EF)");
+    run->add_flag("-Z,--zerocopy", ro->spec.socket.zerocopy,
+                  "TCP senders send with MSG_ZEROCOPY (completions counted; plain sends where the kernel copies anyway)");
+    run->add_flag("--skip-rx-copy", ro->spec.socket.skip_rx_copy, "TCP receivers read with MSG_TRUNC: the data is not copied to user space");
+    run->add_option("--bind-dev", ro->spec.socket.bind_dev, "SO_BINDTODEVICE: the client's data sockets use this interface only");
     run->add_flag("--json", ro->json, "Print the result as JSON");
     run->add_option("--key-file", ro->key_file,
                     "Pre-shared key: the test proves it holds it, and the server must prove it too, on every message (default "
@@ -467,6 +566,19 @@ void add_traffic_commands(CLI::App& app, std::stop_token stop) {
         if (!ro->bytes.empty()) spec.bytes = static_cast<uint64_t>(size(ro->bytes, "--bytes", 1e18));
         if (!ro->length.empty() && spec.write_size == 0) throw usage_error("--length: must be > 0");
         if (!ro->affinity.empty()) std::tie(spec.client_cpus, spec.server_cpus) = parse_affinity_option(ro->affinity);
+        if (ro->rr && ro->crr) throw usage_error("--rr and --crr: choose one");
+        spec.pattern = ro->crr ? TrafficPattern::Crr : ro->rr ? TrafficPattern::Rr : TrafficPattern::Stream;
+        if (spec.pattern == TrafficPattern::Stream && (!ro->rr_size.empty() || ro->rr_burst->count() > 0)) {
+            throw usage_error("--rr-size and --rr-burst: for request/response tests; add --rr or --crr");
+        }
+        if (!ro->rr_size.empty()) {
+            const auto comma = ro->rr_size.find(',');
+            const std::string req = ro->rr_size.substr(0, comma);
+            const std::string resp = comma == std::string::npos ? req : ro->rr_size.substr(comma + 1);
+            spec.request_size = static_cast<uint32_t>(size(req, "--rr-size", 4294967295.0));
+            spec.response_size = static_cast<uint32_t>(size(resp, "--rr-size", 4294967295.0));
+        }
+        if (!ro->dscp.empty()) spec.socket.dscp = parse_dscp(ro->dscp, "--dscp");
         if (!ro->json) {
             std::cout << "Connecting to host " << spec.host << ", port " << spec.port << std::endl;
         }

@@ -182,6 +182,12 @@ EndReport EndEngine::finish(RunStatus status, const std::string& error) {
     m.io_calls = r.send_calls + r.recv_calls;
     r.sent_intervals = merge_intervals(send_out_, interval_s, duration);
     r.received_intervals = merge_intervals(recv_out_, interval_s, duration);
+    if (plan_.pattern != TrafficPattern::Stream) {
+        // The initiator's intervals are transactions (window.interval_packets); the responder keeps none.
+        r.rr = merge_rr(has_senders() ? send_out_ : recv_out_, has_senders() ? interval_s : 0, duration);
+        r.sent_intervals.clear();
+    }
+    m.socket = merge_knobs({&send_out_, &recv_out_}, plan_.socket.skip_rx_copy && (has_receivers() || plan_.pattern != TrafficPattern::Stream));
     return r;
 }
 

@@ -21,6 +21,7 @@
 #include "core/base/unique_fd.hpp"
 #include "core/net.hpp"
 #include "core/proc_stats.hpp"
+#include "core/stream_layout.hpp"
 
 namespace nm {
 
@@ -39,11 +40,6 @@ struct Timeline {
 struct DataStream {
     UniqueFd fd;
     uint32_t id = 0;
-};
-
-/// How the data moves, besides the protocol: the second half of a test kind's name ("tcp_stream").
-enum class TrafficPattern {
-    Stream,   ///< bulk data one way per stream (netperf's TCP_STREAM/UDP_STREAM); request/response comes next
 };
 
 /// What one end does, fixed before it starts.
@@ -68,6 +64,15 @@ struct EnginePlan {
     uint32_t udp_cookie = 0;
     SocketAddress udp_peer;
     std::vector<uint32_t> cpus;         ///< CPUs every worker thread is pinned to; empty = not pinned
+    // Request/response tests (pattern Rr, Crr).
+    uint32_t request_size = 1;
+    uint32_t response_size = 1;
+    uint32_t rr_burst = 1;              ///< requests in flight per flow
+    SocketOptions socket;               ///< the test's socket knobs (workers apply zerocopy, MSG_TRUNC, CRR's per connection)
+    End end = End::Client;              ///< which end this plan is for
+    SocketAddress connect_to;           ///< CRR client: where each transaction's connection goes
+    std::string bind;                   ///< CRR client: the local address to connect from ("" = any)
+    SocketAddress peer;                 ///< the other end's control address: CRR and UDP RR responders answer only it
 };
 
 struct WorkerOutput;

@@ -128,10 +128,12 @@ UniqueFd listen_tcp(const std::string& bind, uint16_t port) {
     return fd;
 }
 
-UniqueFd connect_tcp(const SocketAddress& to, const std::string& bind, uint32_t window, Deadline deadline) {
+UniqueFd connect_tcp(const SocketAddress& to, const std::string& bind, uint32_t window, Deadline deadline,
+                     const std::function<void(int)>& prepare) {
     UniqueFd fd(::socket(to.family(), SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0));
     if (!fd) throw system_error("socket", errno);
     set_buffer_sizes(fd.get(), window);
+    if (prepare) prepare(fd.get());
     if (!bind.empty()) {
         const SocketAddress local = resolve_address(bind, 0);
         if (local.family() != to.family()) throw usage_error("--bind " + bind + ": not the address family of the server's address");

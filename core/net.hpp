@@ -6,6 +6,7 @@
 #include <array>
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <string>
 
 #include "core/base/unique_fd.hpp"
@@ -46,9 +47,11 @@ SocketAddress peer_address(int fd);
 UniqueFd listen_tcp(const std::string& bind, uint16_t port);
 
 /// Connects a TCP socket to `to` by `deadline` (from `bind` when not empty). `window` > 0 sets SO_SNDBUF
-/// and SO_RCVBUF before connecting, so the window scale is negotiated for it. The socket is returned
-/// non-blocking. Throws nm::Error (Failed): "connect to 198.18.0.2:5301: Connection refused".
-UniqueFd connect_tcp(const SocketAddress& to, const std::string& bind, uint32_t window, Deadline deadline);
+/// and SO_RCVBUF before connecting, so the window scale is negotiated for it; `prepare`, when given, is
+/// called with the socket before it binds or connects (options the SYN must carry; it may throw). The
+/// socket is returned non-blocking. Throws nm::Error (Failed): "connect to 198.18.0.2:5301: Connection refused".
+UniqueFd connect_tcp(const SocketAddress& to, const std::string& bind, uint32_t window, Deadline deadline,
+                     const std::function<void(int)>& prepare = {});
 
 void set_nonblocking(int fd, bool on);
 /// SO_SNDBUF and SO_RCVBUF to `bytes` (0: leave the kernel's autotuning alone).

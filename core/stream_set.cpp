@@ -11,11 +11,43 @@ namespace nm {
 StreamSet::StreamSet(std::vector<DataStream> streams, StreamSetArgs args)
     : epoll_(::epoll_create1(EPOLL_CLOEXEC)), args_(std::move(args)) {
     if (!epoll_) throw system_error("epoll_create1", errno);
-    streams_.reserve(streams.size());
     for (size_t i = 0; i < streams.size(); ++i) streams_.push_back(Stream(std::move(streams[i]), i, args_.events));
     for (Stream& s : streams_) add(s);
     open_ = streams_.size();
-    events_.resize(std::max<size_t>(streams_.size(), 1));
+    events_.resize(std::clamp<size_t>(streams_.size(), 1, kMaxEventsPerWait));
+}
+
+Stream& StreamSet::add(DataStream stream, uint32_t events) {
+    Stream* s = nullptr;
+    if (!free_.empty()) {
+        s = &streams_[free_.back()];
+        free_.pop_back();
+        s->fd_ = std::move(stream.fd);
+        s->id_ = stream.id;
+        s->events_ = events;
+        s->finished_ = false;
+        s->due_ = TimePoint::max();
+    } else {
+        streams_.push_back(Stream(std::move(stream), streams_.size(), events));
+        s = &streams_.back();
+        // Indexing events_ (not iterating it) in run() keeps a resize here harmless mid-batch.
+        if (events_.size() < kMaxEventsPerWait && events_.size() < streams_.size()) events_.resize(streams_.size());
+    }
+    ++open_;
+    try {
+        add(*s);
+    } catch (...) {
+        release(*s);
+        throw;
+    }
+    return *s;
+}
+
+void StreamSet::release(Stream& s) {
+    finish(s);
+    if (!s.fd_) return;
+    s.fd_ = UniqueFd();
+    free_.push_back(s.index_);
 }
 
 void StreamSet::run(std::stop_token stop) {

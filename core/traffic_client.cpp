@@ -1,6 +1,9 @@
 #include "core/traffic_client.hpp"
 
+#include <sys/socket.h>
+
 #include <algorithm>
+#include <cerrno>
 
 #include "core/base/error.hpp"
 #include "core/base/json_integer.hpp"
@@ -8,6 +11,7 @@
 #include "core/message_auth.hpp"
 #include "core/cpu_affinity.hpp"
 #include "core/proc_stats.hpp"
+#include "core/socket_options.hpp"
 #include "core/stream_layout.hpp"
 #include "core/test_auth.hpp"
 #include "core/traffic_session.hpp"
@@ -86,6 +90,9 @@ void TrafficClient::check_access(const TestSpec& requested) {
 RunResult TrafficClient::run(const TestSpec& requested, std::stop_token stop) {
     const TestSpec spec = resolve_spec(requested, engine_cores());
     check_cpus(spec.client_cpus, online_cpus(), "client");   // the server checks its own
+    const bool rr = spec.pattern != TrafficPattern::Stream;
+    // A congestion control this kernel does not have is the user's error before anything connects.
+    if (spec.protocol == Protocol::Tcp && (rr || StreamLayout::of(spec).sends(End::Client))) check_congestion(spec.socket.congestion);
     const SocketAddress server = resolve_address(spec.host, spec.port);
     ControlChannel ch(connect_tcp(server, spec.bind, 0, deadline_in(kHandshakeTimeout)));
     const Json ready = open_test(ch, requested, spec);
@@ -114,20 +121,48 @@ RunResult TrafficClient::run(const TestSpec& requested, std::stop_token stop) {
     plan.udp_cookie = cookie;   // the server's datagrams carry it and come from the address we reached it at
     plan.udp_peer = server;
     plan.cpus = spec.client_cpus;
+    plan.peer = server;
 
     std::vector<DataStream> sends, recvs;
     uint16_t client_udp_port = 0;
     if (udp) {
-        if (client_receives) plan.recv_groups = make_udp_receivers(local, 0, agreed.threads, spec.window, WindowSource::Local, client_udp_port);
+        if (client_receives) {
+            plan.recv_groups = make_udp_receivers(local, 0, agreed.threads, spec.window, WindowSource::Local, client_udp_port);
+            for (auto& g : plan.recv_groups) apply_udp_options(g.front().fd.get(), spec.socket, true);
+        }
         if (layout.sends(End::Client)) {
             SocketAddress peer = server;
             peer.set_port(server_udp_port);
             const StreamIds ids = layout.sent_by(End::Client);
-            for (uint32_t id = ids.first; id < ids.end; ++id) sends.push_back(make_udp_sender(peer, local, id, spec.window, WindowSource::Local));
+            for (uint32_t id = ids.first; id < ids.end; ++id) {
+                sends.push_back(make_udp_sender(peer, local, id, spec.window, WindowSource::Local));
+                apply_udp_options(sends.back().fd.get(), spec.socket, true);
+                if (rr) {
+                    // Room for a whole burst of answers of the largest size.
+                    const int bytes = 8 << 20;
+                    if (::setsockopt(sends.back().fd.get(), SOL_SOCKET, SO_RCVBUFFORCE, &bytes, sizeof bytes) != 0) {
+                        ::setsockopt(sends.back().fd.get(), SOL_SOCKET, SO_RCVBUF, &bytes, sizeof bytes);
+                    }
+                }
+            }
+        }
+    } else if (spec.pattern == TrafficPattern::Crr) {
+        // Each flow connects anew per transaction to the server's listener; its stream starts as an
+        // unconnected socket.
+        plan.connect_to = server;
+        plan.connect_to.set_port(ready.value("rr_port", uint16_t{0}));
+        if (plan.connect_to.port() == 0) throw Error(ErrorKind::Failed, "server " + where(spec) + ": no listener port for --crr");
+        plan.bind = spec.bind;
+        for (uint32_t id = 0; id < layout.n; ++id) {
+            UniqueFd fd(::socket(server.family(), SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
+            if (!fd) throw system_error("socket (CRR)", errno);
+            sends.push_back(DataStream{std::move(fd), id});
         }
     } else {
         for (uint32_t id = 0; id < layout.data_connections(); ++id) {
-            DataStream s{connect_tcp(server, spec.bind, spec.window, deadline_in(kHandshakeTimeout)), id};
+            const SocketRole role{.client = true, .sends = rr || layout.sender_of(id) == End::Client};
+            const auto prepare = [&](int fd) { apply_tcp_options(fd, spec.socket, role); };
+            DataStream s{connect_tcp(server, spec.bind, spec.window, deadline_in(kHandshakeTimeout), prepare), id};
             const auto header = DataHeader{cookie, id}.encode();
             send_all(s.fd.get(), header.data(), header.size(), deadline_in(kHandshakeTimeout), "data connection header");
             (layout.sender_of(id) == End::Client ? sends : recvs).push_back(std::move(s));

@@ -19,6 +19,8 @@
 #include "core/message_auth.hpp"
 #include "core/cpu_affinity.hpp"
 #include "core/proc_stats.hpp"
+#include "core/rr_setup.hpp"
+#include "core/socket_options.hpp"
 #include "core/stream_layout.hpp"
 #include "core/test_auth.hpp"
 #include "core/traffic_session.hpp"
@@ -437,17 +439,28 @@ void TrafficServer::run_session(ControlChannel ch, TestSpec spec, SocketAddress 
     try {
         const StreamLayout layout = StreamLayout::of(spec);
         const bool udp = spec.protocol == Protocol::Udp;
+        const bool rr = spec.pattern != TrafficPattern::Stream;
         const bool server_receives = layout.receives(End::Server);
         const SocketAddress local = local_address(ch.fd());
+        try {
+            if (!udp && (rr || layout.sends(End::Server))) check_congestion(spec.socket.congestion);
+        } catch (const Error& e) {
+            send_error(ch, e);
+            return;
+        }
 
         // The server's data flows to the client.
         EnginePlan plan = plan_for(spec, Direction::Reverse, iface_for_address(local.host()));
         plan.cpus = spec.server_cpus;
+        plan.peer = client_address;
 
         uint16_t udp_port = 0;
+        uint16_t rr_port = 0;
         if (udp && server_receives) {
             plan.recv_groups = make_udp_receivers(local, port_, spec.threads, spec.window, WindowSource::Remote, udp_port);
+            for (auto& g : plan.recv_groups) apply_udp_options(g.front().fd.get(), spec.socket, false);
         }
+        if (spec.pattern == TrafficPattern::Crr) plan.recv_groups = make_crr_listeners(local, spec.threads, rr_port);
         const uint32_t cookie = std::random_device{}();
         plan.udp_cookie = cookie;   // in every datagram both ways; the receivers count only the client's
         plan.udp_peer = client_address;
@@ -456,7 +469,7 @@ void TrafficServer::run_session(ControlChannel ch, TestSpec spec, SocketAddress 
             cookie_ = cookie;
             expected_streams_ = layout.data_connections();
         }
-        ch.send(Msg::Ready, Json{{"cookie", cookie}, {"udp_port", udp_port}, {"spec", spec}}, deadline_in(kHandshakeTimeout));
+        ch.send(Msg::Ready, Json{{"cookie", cookie}, {"udp_port", udp_port}, {"rr_port", rr_port}, {"spec", spec}}, deadline_in(kHandshakeTimeout));
         const auto start = receive_or_stop(ch, deadline_in(kHandshakeTimeout), stop);
         if (!start || !is(*start, Msg::Start)) return;   // the client gave up (abort, a closed connection) or we stop
 
@@ -480,16 +493,21 @@ void TrafficServer::run_session(ControlChannel ch, TestSpec spec, SocketAddress 
         std::vector<DataStream> sends, recvs;
         for (auto& s : tcp_streams) {
             set_buffer_sizes(s.fd.get(), spec.window);   // plain SO_SNDBUF/SO_RCVBUF: capped by the kernel
-            (layout.sender_of(s.id) == End::Server ? sends : recvs).push_back(std::move(s));
+            const bool sends_on_it = layout.sender_of(s.id) == End::Server;
+            apply_tcp_options(s.fd.get(), spec.socket, {.client = false, .sends = rr || sends_on_it});
+            (sends_on_it ? sends : recvs).push_back(std::move(s));
         }
         if (udp && layout.sends(End::Server)) {
             SocketAddress peer = client_address;
             peer.set_port(checked_integer_field<uint16_t>(*start, "udp_port"));
             const StreamIds ids = layout.sent_by(End::Server);
-            for (uint32_t id = ids.first; id < ids.end; ++id) sends.push_back(make_udp_sender(peer, local, id, spec.window, WindowSource::Remote));
+            for (uint32_t id = ids.first; id < ids.end; ++id) {
+                sends.push_back(make_udp_sender(peer, local, id, spec.window, WindowSource::Remote));
+                apply_udp_options(sends.back().fd.get(), spec.socket, false);
+            }
         }
         plan.send_groups = spread_streams(std::move(sends), spec.threads);
-        if (!udp) plan.recv_groups = spread_streams(std::move(recvs), spec.threads);
+        if (!udp && spec.pattern != TrafficPattern::Crr) plan.recv_groups = spread_streams(std::move(recvs), spec.threads);
 
         EndEngine engine(std::move(plan));
         const Timeline tl = make_timeline(spec, SteadyTime::now());

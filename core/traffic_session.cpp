@@ -13,6 +13,8 @@
 #include "core/base/json_integer.hpp"
 #include "core/payload_mix.hpp"
 #include "core/proc_stats.hpp"
+#include "core/rr_setup.hpp"
+#include "core/socket_options.hpp"
 #include "core/stream_layout.hpp"
 
 namespace nm {
@@ -42,6 +44,11 @@ void set_udp_buffer(int fd, bool receive, uint32_t window, int default_bytes, Wi
 void count_packets(RunResult& r, const TestSpec& spec, const EndMeasurement& client, const EndMeasurement& server, uint32_t pmtu) {
     if (spec.protocol == Protocol::Udp) {
         r.packets_source = "datagrams";
+        return;
+    }
+    if (spec.pattern != TrafficPattern::Stream) {
+        // Request/response: the messages the flows counted (both directions share the interfaces).
+        r.packets_source = "messages";
         return;
     }
     const auto rx_packets = [](const EndMeasurement& m) {
@@ -131,6 +138,8 @@ TestSpec resolve_spec(const TestSpec& in, unsigned cores, const std::optional<Ud
     if (s.window > 0 && (s.window < kMinWindow || s.window > kMaxWindow)) {
         throw usage_error("window: " + std::to_string(s.window) + " bytes; must be 2048..1 GiB");
     }
+    resolve_rr(s);
+    validate_socket_options(s);
     if (s.streams == 0) s.streams = udp && s.rate_bps == 0 && s.rate_pps == 0 ? cores : 1;
     s.streams = std::min(s.streams, kMaxStreams);   // cores beyond 256
     if (s.threads == 0) s.threads = cores;
@@ -172,6 +181,12 @@ EnginePlan plan_for(const TestSpec& spec, Direction send_direction, std::string 
     plan.send_direction = send_direction;
     plan.iface = std::move(iface);
     plan.stall_timeout = std::chrono::milliseconds(static_cast<int64_t>(spec.stall_timeout_s * 1000));
+    plan.pattern = spec.pattern;
+    plan.request_size = spec.request_size;
+    plan.response_size = spec.response_size;
+    plan.rr_burst = spec.rr_burst;
+    plan.socket = spec.socket;
+    plan.end = send_direction == Direction::Forward ? End::Client : End::Server;
     if (spec.bytes > 0) plan.bytes_per_stream = std::max<uint64_t>(1, spec.bytes / n);
     if (spec.protocol == Protocol::Udp) {
         double mean_payload = spec.write_size;
@@ -259,10 +274,10 @@ LoopOutcome run_end_loop(ControlChannel& channel, EndEngine& engine, const TestS
             send(Msg::Sent);
             sent_told = true;
         }
-        // UDP receivers cannot see an end of stream: they stop (after draining) once the peer's senders are
-        // done. TCP receivers end at EOF; the timer is only a safety net.
-        if (peer_sent && !receivers_stopped &&
-            (spec.protocol == Protocol::Udp || now - peer_sent_at > std::chrono::seconds(2))) {
+        // UDP receivers cannot see an end of stream, nor can CRR's listeners: they stop (after draining)
+        // once the peer's senders are done. TCP receivers end at EOF; the timer is only a safety net.
+        const bool no_eof = spec.protocol == Protocol::Udp || spec.pattern == TrafficPattern::Crr;
+        if (peer_sent && !receivers_stopped && (no_eof || now - peer_sent_at > std::chrono::seconds(2))) {
             engine.stop_receivers();
             receivers_stopped = true;
         }
@@ -490,7 +505,14 @@ RunResult combine_reports(const TestSpec& spec, const EndReport& client, const E
             }
         }
     };
-    if (spec.direction == Direction::Bidir) {
+    const bool rr = spec.pattern != TrafficPattern::Stream;
+    if (rr) {
+        // Request/response: the client's flows, each with the bytes and messages it sent and received.
+        duration = client.measurement.duration_s;
+        r.streams = client.sent;
+        for (const auto& s : r.streams) throughput += duration > 0 ? static_cast<double>(s.bytes) * 8 / duration : 0;
+        r.io_calls = client.send_calls + client.recv_calls + server.send_calls + server.recv_calls;
+    } else if (spec.direction == Direction::Bidir) {
         add_direction(client, server);
         add_direction(server, client);
     } else {
@@ -526,7 +548,43 @@ RunResult combine_reports(const TestSpec& spec, const EndReport& client, const E
     }
     count_packets(r, spec, client.measurement, server.measurement, pmtu);
     r.packets_per_s = duration > 0 ? static_cast<double>(r.packets) / duration : 0;
+    if (rr) r.rr = combine_rr(spec, client, server);
+    r.socket = effective_knobs(spec, client.measurement.socket, server.measurement.socket);
     return r;
+}
+
+RrStats combine_rr(const TestSpec& spec, const EndReport& client, const EndReport& server) {
+    RrStats rr;
+    const RrEndCounts initiator = client.rr.value_or(RrEndCounts{});
+    const RrEndCounts responder = server.rr.value_or(RrEndCounts{});
+    rr.transactions = initiator.transactions;
+    rr.responder_transactions = responder.transactions;
+    rr.lost = initiator.lost;
+    rr.late = initiator.late;
+    rr.histogram = initiator.latency;
+    rr.histogram.merge(responder.latency);   // empty: the responder times nothing
+    rr.latency_us = summarize_latency(rr.histogram);
+    rr.intervals = initiator.intervals;
+    // The transactions are those whose request went out inside the window: their rate is over the window's
+    // length, or over what the client measured when the run ended early.
+    const double measured = client.measurement.duration_s;
+    const double d = measured > 0 ? std::min(spec.duration_s, measured) : 0;
+    rr.transactions_per_s = d > 0 ? static_cast<double>(rr.transactions) / d : 0;
+    const auto per_transaction = [&](const ProcessCpu& cpu, uint64_t n) {
+        return n > 0 ? (cpu.user_s + cpu.sys_s) * 1e6 / static_cast<double>(n) : 0;
+    };
+    rr.cpu_us_per_transaction_sender = per_transaction(client.measurement.cpu, rr.transactions);
+    rr.cpu_us_per_transaction_receiver = per_transaction(server.measurement.cpu, responder.transactions);
+    return rr;
+}
+
+SocketKnobs effective_knobs(const TestSpec& spec, const SocketKnobs& client, const SocketKnobs& server) {
+    const bool reverse = spec.direction == Direction::Reverse;
+    SocketKnobs k = reverse ? server : client;
+    k.skip_rx_copy = (reverse ? client : server).skip_rx_copy;
+    k.bind_dev = client.bind_dev;
+    if (spec.direction == Direction::Bidir) k.zerocopy += server.zerocopy;
+    return k;
 }
 
 }  // namespace nm

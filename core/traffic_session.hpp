@@ -128,6 +128,14 @@ EndReport receive_report(ControlChannel& channel, const Json& first, Deadline de
 /// tcp_retrans_bytes and receiver filled in; `pmtu` is the fallback for an MSS no stream reported. Pure.
 void count_packets(RunResult& r, const TestSpec& spec, const EndMeasurement& client, const EndMeasurement& server, uint32_t pmtu);
 
+/// A request/response run's figures from both ends' counts: the client's transactions, latencies and
+/// intervals, the server's count beside them, each end's engine CPU per transaction; the rate is over
+/// the spec's duration (or the client's shorter measured window, when the run ended early). Pure.
+RrStats combine_rr(const TestSpec& spec, const EndReport& client, const EndReport& server);
+
+/// The socket knobs a run had, each from the end it concerns (see RunResult::socket). Pure.
+SocketKnobs effective_knobs(const TestSpec& spec, const SocketKnobs& client, const SocketKnobs& server);
+
 /// Merges the client's and the server's reports into what `run` prints. Pure; unit tested.
 RunResult combine_reports(const TestSpec& spec, const EndReport& client, const EndReport& server, RunStatus status,
                           const std::string& error);

@@ -12,6 +12,7 @@
 #include <optional>
 
 #include "core/base/clock.hpp"
+#include "core/socket_options.hpp"
 #include "core/stream_set.hpp"
 #include "core/token_bucket.hpp"
 #include "core/udp_tracker.hpp"
@@ -126,6 +127,7 @@ void udp_stream_send(WorkerJob& job) {
         msgs[b].msg_hdr.msg_iovlen = 1;
     }
     out.streams = stream_results(job.streams, plan.send_direction);
+    if (!job.streams.empty()) out.knobs = read_socket_knobs(job.streams.front().fd.get(), false);
     std::vector<SendState> st(job.streams.size());
     for (size_t i = 0; i < job.streams.size(); ++i) {
         out.streams[i].loss = LossStats{};
@@ -230,6 +232,7 @@ void udp_stream_receive(WorkerJob& job) {
     const Timeline tl = until_peer_done(job.timeline);
     WindowMeter meter(tl, out.window);
     const int fd = job.streams.at(0).fd.get();   // one socket per receiver thread
+    out.knobs = read_socket_knobs(fd, false);
     const ReceiveShape shape = receive_shape(plan);
     const size_t bufsize = shape.bufsize, batch = shape.batch;
     if (plan.udp_gro) {

@@ -37,4 +37,16 @@ void udp_stream_send(WorkerJob& job);
 void udp_stream_receive(WorkerJob& job);
 uint64_t udp_stream_memory(const EnginePlan& plan, bool sender, size_t streams);
 
+// Request/response (rr_workers.cpp). "send" is the initiator (the client: starts each transaction and
+// times it), "receive" the responder (the server: answers each request). TCP_RR on each flow's connection,
+// UDP_RR with sequence-matched datagrams and a retransmission-free timeout, TCP_CRR with a connection per
+// transaction (the responder's streams are listeners).
+void tcp_rr_send(WorkerJob& job);
+void tcp_rr_receive(WorkerJob& job);
+void udp_rr_send(WorkerJob& job);
+void udp_rr_receive(WorkerJob& job);
+void tcp_crr_send(WorkerJob& job);
+void tcp_crr_receive(WorkerJob& job);
+uint64_t rr_memory(const EnginePlan& plan, bool sender, size_t streams);
+
 }  // namespace nm

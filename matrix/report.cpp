@@ -249,6 +249,13 @@ std::string format_metric(const std::string& metric, double value) {
         if (std::fabs(value) >= 1e3) return sig3(value / 1e3) + " kbit/s";
         return sig3(value) + " bit/s";
     }
+    if (ends_with("transactions_per_s")) {
+        if (std::fabs(value) >= 1e3) return sig3(value / 1e3) + "k trans/s";
+        return sig3(value) + " trans/s";
+    }
+    if (ends_with("_us") || ends_with("_us_per_transaction_sender") || ends_with("_us_per_transaction_receiver")) {
+        return sig3(value) + " us";
+    }
     if (ends_with("_per_s")) {
         if (std::fabs(value) >= 1e6) return sig3(value / 1e6) + " Mpps";
         if (std::fabs(value) >= 1e3) return sig3(value / 1e3) + " kpps";

@@ -94,7 +94,8 @@ std::vector<std::string> comparison_notes(const Comparison& comparison);
 std::string render_against(const Comparison& comparison, TableFormat format);
 
 /// A metric value in human units: "9.41 Gbit/s" for *_bps, "812 kpps" for packets_per_s, "38.2%" for
-/// *_pct, plain otherwise.
+/// *_pct, "51.2k trans/s" for rr_transactions_per_s, "14.8 us" for latencies (*_us) and CPU per
+/// transaction, plain otherwise.
 std::string format_metric(const std::string& metric, double value);
 
 /// Lower-case status word as the results file writes it ("path_mtu_blackhole").

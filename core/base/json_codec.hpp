@@ -98,6 +98,26 @@ void to_json(Json& j, const RunResult& v);
 void from_json(const Json& j, RunResult& v);
 void to_json(Json& j, const EndReport& v);
 void from_json(const Json& j, EndReport& v);
+void to_json(Json& j, const TrafficPattern& v);
+void from_json(const Json& j, TrafficPattern& v);
+// Request/response results and socket knobs (json_codec_rr.cpp). A histogram is {"unit": "ns",
+// "sub_bucket_bits", "count", "sum", "min", "max", "buckets": [[index, count], ...]} (non-empty buckets
+// only); reading one of another layout is a usage error. SocketKnobs' tos is null when not read, with
+// "dscp" (tos >> 2) beside it.
+void to_json(Json& j, const LatencyHistogram& v);
+void from_json(const Json& j, LatencyHistogram& v);
+void to_json(Json& j, const LatencySummary& v);
+void from_json(const Json& j, LatencySummary& v);
+void to_json(Json& j, const RrInterval& v);
+void from_json(const Json& j, RrInterval& v);
+void to_json(Json& j, const RrEndCounts& v);
+void from_json(const Json& j, RrEndCounts& v);
+void to_json(Json& j, const RrStats& v);
+void from_json(const Json& j, RrStats& v);
+void to_json(Json& j, const ZeroCopyStats& v);
+void from_json(const Json& j, ZeroCopyStats& v);
+void to_json(Json& j, const SocketKnobs& v);
+void from_json(const Json& j, SocketKnobs& v);
 
 // Frame-size tables (json_codec_rfc2544.cpp): the spec as `run --json` and results files keep it (frames
 // as strings), trials, rows, the table. Readers are tolerant: missing keys keep their defaults.

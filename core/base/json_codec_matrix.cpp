@@ -8,6 +8,7 @@
 #include <set>
 #include <sstream>
 
+#include "core/base/dscp.hpp"
 #include "core/base/error.hpp"
 #include "core/base/json_codec.hpp"
 #include "core/base/json_integer.hpp"
@@ -143,9 +144,16 @@ private:
 constexpr uint32_t kMinMtu = 68;      // IPv4's minimum (RFC 791)
 constexpr uint32_t kMaxMtu = 65535;
 
-const std::vector<std::string> kTrafficKeys = {"name",   "protocol", "direction", "streams", "threads",  "write_size",
-                                               "length", "window",   "bytes",     "rate_bps", "rate_pps", "udp_gso",
-                                               "udp_gro"};
+const std::vector<std::string> kTrafficKeys = {
+    "name", "test", "protocol", "direction", "streams", "threads", "write_size", "length", "window", "bytes", "rate_bps",
+    "rate_pps", "udp_gso", "udp_gro",
+    // request/response ("test": "rr")
+    "request_size", "response_size", "burst", "connect_per_transaction",
+    // socket knobs
+    "congestion", "nodelay", "mss", "dscp", "zerocopy", "skip_rx_copy", "bind_dev"};
+// Keys of a stream test that a request/response entry does not take, and the other way round.
+const std::vector<std::string> kStreamOnlyKeys = {"write_size", "length", "bytes", "rate_bps", "rate_pps", "udp_gso", "udp_gro"};
+const std::vector<std::string> kRrOnlyKeys = {"request_size", "response_size", "burst", "connect_per_transaction"};
 
 const std::vector<std::string> kRfc2544Keys = {"name", "test", "protocol", "direction", "frames",
                                                "trial_s",   "resolution_pct", "max_trials", "loss_tolerance_pct",
@@ -200,9 +208,32 @@ std::string format_rate(double v) {
     return out.str();
 }
 
+// What a name says about the socket knobs that differ from the defaults.
+std::string knob_suffix(const SocketOptions& o) {
+    std::string name;
+    if (!o.congestion.empty()) name += "-C" + o.congestion;
+    if (o.nodelay) name += "-N";
+    if (o.mss != 0) name += "-M" + std::to_string(o.mss);
+    if (o.dscp >= 0) name += "-dscp" + std::to_string(o.dscp);
+    if (o.zerocopy) name += "-Z";
+    if (o.skip_rx_copy) name += "-skiprx";
+    if (!o.bind_dev.empty()) name += "-dev" + o.bind_dev;
+    return name;
+}
+
 // The name of a traffic entry without one: protocol, streams, then what differs from the defaults, in the
-// spirit of the flags (-P, -l, -w, -b, -R) people know from iperf.
+// spirit of the flags (-P, -l, -w, -b, -R) people know from iperf. A request/response entry is named as
+// netperf's tests with its sizes: "tcp-rr-1x1", "udp-rr-64x1024", "tcp-crr-1x1-p4".
 std::string derived_name(const TestSpec& t) {
+    if (t.pattern != TrafficPattern::Stream) {
+        std::string name = std::string(t.protocol == Protocol::Tcp ? "tcp" : "udp") + (t.pattern == TrafficPattern::Crr ? "-crr-" : "-rr-") +
+                           std::to_string(t.request_size) + "x" + std::to_string(t.response_size);
+        if (t.streams != 1) name += "-p" + std::to_string(t.streams);
+        if (t.rr_burst != 1) name += "-burst" + std::to_string(t.rr_burst);
+        if (t.window != 0) name += "-w" + std::to_string(t.window);
+        if (t.threads != 0) name += "-T" + std::to_string(t.threads);
+        return name + knob_suffix(t.socket);
+    }
     std::string name = (t.protocol == Protocol::Tcp ? "tcp-p" : "udp-p") + std::to_string(t.streams);
     if (t.protocol == Protocol::Udp && t.streams == 1) name = "udp";
     if (t.write_size != 0) name += "-l" + std::to_string(t.write_size);
@@ -215,7 +246,65 @@ std::string derived_name(const TestSpec& t) {
     if (t.udp_gro) name += "-gro";
     if (t.direction == Direction::Reverse) name += "-R";
     if (t.direction == Direction::Bidir) name += "-bidir";
-    return name;
+    return name + knob_suffix(t.socket);
+}
+
+// The socket knobs of an entry; which protocol and test each belongs to is checked here, with the pointer.
+void parse_knobs(const Node& n, TestSpec& t) {
+    auto& o = t.socket;
+    if (n.has("congestion")) {
+        o.congestion = n.child("congestion").string("a congestion control name (\"cubic\", \"bbr\", ...)");
+        const bool ok = !o.congestion.empty() && o.congestion.size() < 16 && std::all_of(o.congestion.begin(), o.congestion.end(), [](char c) {
+            return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-';
+        });
+        if (!ok) n.child("congestion").fail("a congestion control name (\"cubic\", \"bbr\", ...)");
+    }
+    if (n.has("nodelay")) o.nodelay = n.child("nodelay").boolean();
+    if (n.has("mss")) o.mss = static_cast<uint32_t>(n.child("mss").integer(88, 65495, "a TCP MSS in bytes from 88 to 65495"));
+    if (n.has("dscp")) {
+        const auto d = n.child("dscp");
+        if (d.json().is_string()) {
+            o.dscp = parse_dscp(d.json().get<std::string>(), d.pointer());
+        } else {
+            o.dscp = static_cast<int>(d.integer(0, 63, "a DSCP code point 0..63 or a name (\"EF\", \"AF41\", \"CS1\", ...)"));
+        }
+    }
+    if (n.has("zerocopy")) o.zerocopy = n.child("zerocopy").boolean();
+    if (n.has("skip_rx_copy")) o.skip_rx_copy = n.child("skip_rx_copy").boolean();
+    if (n.has("bind_dev")) {
+        o.bind_dev = n.child("bind_dev").string("an interface name");
+        if (o.bind_dev.empty() || o.bind_dev.size() >= 16) n.child("bind_dev").fail("an interface name of 1 to 15 characters");
+    }
+    if (t.protocol == Protocol::Udp) {
+        for (const char* key : {"congestion", "nodelay", "mss", "zerocopy", "skip_rx_copy"}) {
+            if (n.has(key)) n.child(key).fail_message("a TCP socket option; only for \"protocol\": \"tcp\"");
+        }
+    }
+    if (t.pattern != TrafficPattern::Stream && o.zerocopy) n.child("zerocopy").fail_message("MSG_ZEROCOPY is for stream tests");
+}
+
+// `{"test": "rr", "protocol": "tcp"|"udp", "request_size", "response_size", "burst", "streams",
+// "connect_per_transaction"}`: a request/response test (TCP_RR, UDP_RR, TCP_CRR).
+void parse_rr_fields(const Node& n, TrafficEntry& e) {
+    auto& t = e.test;
+    for (const auto& key : kStreamOnlyKeys) {
+        if (n.has(key)) n.child(key).fail_message("a stream test's field; a request/response test has request_size and response_size");
+    }
+    if (n.has("direction") && n.json().at("direction") != "forward") {
+        n.child("direction").fail("\"forward\" (the client starts every transaction)");
+    }
+    const bool udp = t.protocol == Protocol::Udp;
+    const uint64_t max = udp ? 65507 : 16u << 20;
+    const std::string expected = udp ? "a message size in bytes from 1 to 65507 (one UDP datagram)" : "a message size in bytes from 1 to 16777216";
+    if (n.has("request_size")) t.request_size = static_cast<uint32_t>(n.child("request_size").integer(1, max, expected));
+    if (n.has("response_size")) t.response_size = static_cast<uint32_t>(n.child("response_size").integer(1, max, expected));
+    if (n.has("burst")) t.rr_burst = static_cast<uint32_t>(n.child("burst").integer(1, 128, "transactions in flight per flow, 1 to 128"));
+    t.pattern = TrafficPattern::Rr;
+    if (n.has("connect_per_transaction") && n.child("connect_per_transaction").boolean()) {
+        if (udp) n.child("connect_per_transaction").fail_message("a connection per transaction is TCP; only for \"protocol\": \"tcp\"");
+        if (t.rr_burst != 1) n.child("burst").fail_message("a connection per transaction carries one transaction; drop \"burst\"");
+        t.pattern = TrafficPattern::Crr;
+    }
 }
 
 bool is_rfc2544_entry(const Node& n) {
@@ -302,6 +391,17 @@ TrafficEntry parse_traffic(const Node& n) {
     if (n.has("rate_pps")) t.rate_pps = n.child("rate_pps").number(0, 1e10, false, "a rate in packets/s (0 = unlimited)");
     if (n.has("udp_gso")) t.udp_gso = n.child("udp_gso").boolean();
     if (n.has("udp_gro")) t.udp_gro = n.child("udp_gro").boolean();
+    const std::string test = n.has("test") ? n.child("test").string("\"stream\", \"rr\" or \"rfc2544\"") : "stream";
+    if (test == "rr") {
+        parse_rr_fields(n, e);
+    } else if (test != "stream") {
+        n.child("test").fail("\"stream\", \"rr\" or \"rfc2544\"");
+    } else {
+        for (const auto& key : kRrOnlyKeys) {
+            if (n.has(key)) n.child(key).fail_message("a request/response field; only for \"test\": \"rr\"");
+        }
+    }
+    parse_knobs(n, t);
     if (t.protocol == Protocol::Tcp) {
         for (const char* key : {"udp_gso", "udp_gro", "rate_pps"}) {
             if (n.has(key) && n.json().at(key) != Json(false) && n.json().at(key) != Json(0)) {
@@ -324,9 +424,35 @@ Json traffic_fields(const TrafficEntry& v) {
         j["direction"] = t.direction;
         return j;
     }
-    return Json{{"name", v.name},           {"protocol", t.protocol}, {"direction", t.direction}, {"streams", t.streams},
-                {"threads", t.threads},     {"write_size", t.write_size}, {"window", t.window}, {"bytes", t.bytes},
-                {"rate_bps", t.rate_bps},   {"rate_pps", t.rate_pps}, {"udp_gso", t.udp_gso},   {"udp_gro", t.udp_gro}};
+    Json j;
+    if (t.pattern != TrafficPattern::Stream) {
+        j = Json{{"name", v.name},
+                 {"test", "rr"},
+                 {"protocol", t.protocol},
+                 {"direction", t.direction},
+                 {"streams", t.streams},
+                 {"threads", t.threads},
+                 {"window", t.window},
+                 {"request_size", t.request_size},
+                 {"response_size", t.response_size},
+                 {"burst", t.rr_burst},
+                 {"connect_per_transaction", t.pattern == TrafficPattern::Crr}};
+    } else {
+        j = Json{{"name", v.name},           {"test", "stream"},       {"protocol", t.protocol}, {"direction", t.direction},
+                 {"streams", t.streams},     {"threads", t.threads},   {"write_size", t.write_size}, {"window", t.window},
+                 {"bytes", t.bytes},         {"rate_bps", t.rate_bps}, {"rate_pps", t.rate_pps}, {"udp_gso", t.udp_gso},
+                 {"udp_gro", t.udp_gro}};
+    }
+    // Knobs only when set: an entry without them reads as before they existed.
+    const auto& o = t.socket;
+    if (!o.congestion.empty()) j["congestion"] = o.congestion;
+    if (o.nodelay) j["nodelay"] = true;
+    if (o.mss != 0) j["mss"] = o.mss;
+    if (o.dscp >= 0) j["dscp"] = o.dscp;
+    if (o.zerocopy) j["zerocopy"] = true;
+    if (o.skip_rx_copy) j["skip_rx_copy"] = true;
+    if (!o.bind_dev.empty()) j["bind_dev"] = o.bind_dev;
+    return j;
 }
 
 PrecisionSpec parse_precision(const Node& n) {

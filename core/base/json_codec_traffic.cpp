@@ -39,6 +39,9 @@ void enum_from_json(const Json& j, E& v, const std::array<std::pair<E, const cha
 constexpr std::array<std::pair<Protocol, const char*>, 2> kProtocols{{{Protocol::Tcp, "tcp"}, {Protocol::Udp, "udp"}}};
 constexpr std::array<std::pair<Direction, const char*>, 3> kDirections{
     {{Direction::Forward, "forward"}, {Direction::Reverse, "reverse"}, {Direction::Bidir, "bidir"}}};
+// A TestSpec's "test" word; CRR is "rr" with "connect_per_transaction", as a sweep's traffic entry says it.
+constexpr std::array<std::pair<TrafficPattern, const char*>, 3> kPatterns{
+    {{TrafficPattern::Stream, "stream"}, {TrafficPattern::Rr, "rr"}, {TrafficPattern::Crr, "crr"}}};
 constexpr std::array<std::pair<RunStatus, const char*>, 6> kStatuses{{{RunStatus::Ok, "ok"},
                                                                       {RunStatus::Stalled, "stalled"},
                                                                       {RunStatus::PeerLost, "peer_lost"},
@@ -88,6 +91,8 @@ void from_json(const Json& j, Protocol& v) { enum_from_json(j, v, kProtocols, "p
 void to_json(Json& j, const Direction& v) { enum_to_json(j, v, kDirections); }
 void from_json(const Json& j, Direction& v) { enum_from_json(j, v, kDirections, "direction"); }
 void to_json(Json& j, const RunStatus& v) { enum_to_json(j, v, kStatuses); }
+void to_json(Json& j, const TrafficPattern& v) { enum_to_json(j, v, kPatterns); }
+void from_json(const Json& j, TrafficPattern& v) { enum_from_json(j, v, kPatterns, "pattern"); }
 void from_json(const Json& j, RunStatus& v) { enum_from_json(j, v, kStatuses, "status"); }
 
 void to_json(Json& j, const TestSpec& v) {
@@ -109,7 +114,19 @@ void to_json(Json& j, const TestSpec& v) {
              {"udp_gso", v.udp_gso},
              {"udp_gro", v.udp_gro},
              {"iface", v.iface},
-             {"stall_timeout_s", v.stall_timeout_s}};
+             {"stall_timeout_s", v.stall_timeout_s},
+             {"test", v.pattern == TrafficPattern::Stream ? "stream" : "rr"},
+             {"connect_per_transaction", v.pattern == TrafficPattern::Crr},
+             {"request_size", v.request_size},
+             {"response_size", v.response_size},
+             {"burst", v.rr_burst},
+             {"congestion", v.socket.congestion},
+             {"nodelay", v.socket.nodelay},
+             {"mss", v.socket.mss},
+             {"dscp", v.socket.dscp >= 0 ? Json(v.socket.dscp) : Json(nullptr)},
+             {"zerocopy", v.socket.zerocopy},
+             {"skip_rx_copy", v.socket.skip_rx_copy},
+             {"bind_dev", v.socket.bind_dev}};
     // iperf3's -A: which CPUs each end pins its engine threads to; written only when asked.
     if (!v.client_cpus.empty() || !v.server_cpus.empty()) j["affinity"] = Json{{"client", v.client_cpus}, {"server", v.server_cpus}};
     if (!v.payload_mix.empty()) {
@@ -145,6 +162,22 @@ void from_json(const Json& j, TestSpec& v) {
         opt(*it, "client", v.client_cpus);
         opt(*it, "server", v.server_cpus);
     }
+    std::string test = "stream";
+    opt(j, "test", test);
+    if (test != "stream" && test != "rr") throw usage_error("test: expected \"stream\" or \"rr\", got \"" + test + "\"");
+    const bool per_transaction = j.value("connect_per_transaction", false);
+    v.pattern = test == "stream" ? TrafficPattern::Stream : per_transaction ? TrafficPattern::Crr : TrafficPattern::Rr;
+    opt(j, "request_size", v.request_size);
+    opt(j, "response_size", v.response_size);
+    opt(j, "burst", v.rr_burst);
+    opt(j, "congestion", v.socket.congestion);
+    opt(j, "nodelay", v.socket.nodelay);
+    opt(j, "mss", v.socket.mss);
+    v.socket.dscp = -1;
+    opt(j, "dscp", v.socket.dscp);
+    opt(j, "zerocopy", v.socket.zerocopy);
+    opt(j, "skip_rx_copy", v.socket.skip_rx_copy);
+    opt(j, "bind_dev", v.socket.bind_dev);
     v.payload_mix.clear();
     if (const auto it = j.find("payload_mix"); it != j.end() && it->is_array()) {
         for (const auto& m : *it) {
@@ -220,7 +253,8 @@ void to_json(Json& j, const EndMeasurement& v) {
              {"counters_after", counters_json(v.counters_after)},
              {"duration_s", v.duration_s},
              {"io_calls", v.io_calls},
-             {"placement", v.placement}};
+             {"placement", v.placement},
+             {"socket", v.socket}};
 }
 
 void from_json(const Json& j, EndMeasurement& v) {
@@ -233,6 +267,7 @@ void from_json(const Json& j, EndMeasurement& v) {
     opt(j, "duration_s", v.duration_s);
     opt(j, "io_calls", v.io_calls);
     opt(j, "placement", v.placement);
+    opt(j, "socket", v.socket);
 }
 
 void to_json(Json& j, const LossStats& v) {
@@ -347,8 +382,10 @@ void to_json(Json& j, const RunResult& v) {
                           {"receiver", nic_receiver},
                           {"engine", Json{{"bytes", v.bytes}, {"packets", v.packets}}}}},
              {"napi", Json{{"sender", v.sender.napi}, {"receiver", v.receiver.napi}}},
-             {"ends", Json{{"sender", Json{{"duration_s", v.sender.duration_s}, {"io_calls", v.sender.io_calls}}},
-                           {"receiver", Json{{"duration_s", v.receiver.duration_s}, {"io_calls", v.receiver.io_calls}}}}}};
+             {"ends", Json{{"sender", Json{{"duration_s", v.sender.duration_s}, {"io_calls", v.sender.io_calls}, {"socket", v.sender.socket}}},
+                           {"receiver", Json{{"duration_s", v.receiver.duration_s}, {"io_calls", v.receiver.io_calls}, {"socket", v.receiver.socket}}}}},
+             {"rr", v.rr ? Json(*v.rr) : Json(nullptr)},
+             {"socket", v.socket}};
     // A sweep's own fields; `nicmatrix run --json` has none of them.
     if (!v.started.empty()) j["started"] = v.started;
     if (v.background) {
@@ -419,12 +456,16 @@ void from_json(const Json& j, RunResult& v) {
         if (ends.contains("sender")) {
             opt(ends.at("sender"), "duration_s", v.sender.duration_s);
             opt(ends.at("sender"), "io_calls", v.sender.io_calls);
+            opt(ends.at("sender"), "socket", v.sender.socket);
         }
         if (ends.contains("receiver")) {
             opt(ends.at("receiver"), "duration_s", v.receiver.duration_s);
             opt(ends.at("receiver"), "io_calls", v.receiver.io_calls);
+            opt(ends.at("receiver"), "socket", v.receiver.socket);
         }
     }
+    if (const auto it = j.find("rr"); it != j.end() && !it->is_null()) v.rr = it->get<RrStats>();
+    opt(j, "socket", v.socket);
 }
 
 void to_json(Json& j, const EndReport& v) {
@@ -440,7 +481,8 @@ void to_json(Json& j, const EndReport& v) {
              {"sent", v.sent},
              {"received", v.received},
              {"sent_intervals", v.sent_intervals},
-             {"received_intervals", v.received_intervals}};
+             {"received_intervals", v.received_intervals},
+             {"rr", v.rr ? Json(*v.rr) : Json(nullptr)}};
 }
 
 void from_json(const Json& j, EndReport& v) {
@@ -457,6 +499,7 @@ void from_json(const Json& j, EndReport& v) {
     opt(j, "received", v.received);
     opt(j, "sent_intervals", v.sent_intervals);
     opt(j, "received_intervals", v.received_intervals);
+    if (const auto it = j.find("rr"); it != j.end() && !it->is_null()) v.rr = it->get<RrEndCounts>();
 }
 
 }  // namespace nm

@@ -9,6 +9,8 @@
 
 #include "core/base/cpu_types.hpp"
 #include "core/base/device_types.hpp"
+#include "core/base/rr_types.hpp"
+#include "core/base/socket_types.hpp"
 
 namespace nm {
 
@@ -25,6 +27,13 @@ enum class Direction {
 constexpr Direction opposite(Direction d) {
     return d == Direction::Forward ? Direction::Reverse : d == Direction::Reverse ? Direction::Forward : d;
 }
+
+/// How the data moves, besides the protocol: the second half of a test kind's name ("tcp_rr").
+enum class TrafficPattern {
+    Stream,   ///< bulk data one way per stream (netperf's TCP_STREAM/UDP_STREAM)
+    Rr,       ///< request/response on each flow's connection (TCP_RR, UDP_RR)
+    Crr,      ///< request/response on a new TCP connection per transaction (TCP_CRR)
+};
 
 inline constexpr uint16_t kDefaultPort = 5301;   ///< not iperf3's 5201, so both can run side by side
 /// The most streams per direction, and threads per direction, a test may have (resolve_spec, the sweep config).
@@ -64,6 +73,13 @@ struct TestSpec {
     /// the server's on the server's (the server pins its own when the spec tells it). Empty = not pinned.
     std::vector<uint32_t> client_cpus;
     std::vector<uint32_t> server_cpus;
+    /// Stream, or a request/response test (--rr, --crr): each flow keeps `rr_burst` requests of
+    /// request_size bytes in flight, each answered by response_size bytes. Forward only.
+    TrafficPattern pattern = TrafficPattern::Stream;
+    uint32_t request_size = 1;        ///< --rr-size REQ bytes
+    uint32_t response_size = 1;       ///< --rr-size ,RESP bytes
+    uint32_t rr_burst = 1;            ///< --rr-burst transactions in flight per flow
+    SocketOptions socket;             ///< -C, -N, -M, --dscp, -Z, --skip-rx-copy, --bind-dev
 };
 
 /// CPU used by one end's engine worker threads during the measured window (getrusage RUSAGE_THREAD of
@@ -117,6 +133,7 @@ struct EndMeasurement {
     /// The CPUs this end's engine worker threads were seen running on during the window (sched_getcpu
     /// at every turn of their loops), ascending; pinned or not.
     std::vector<uint32_t> placement;
+    SocketKnobs socket;               ///< this end's data sockets as read back (and its zerocopy counts)
 };
 
 /// UDP delivery: sequence numbers on every datagram.
@@ -229,6 +246,11 @@ struct RunResult {
     /// Bidir: the server's interface. Zero when the interface is unknown.
     uint64_t receiver_rx_bytes = 0;   ///< rx_bytes delta of the receiving interface
     uint64_t receiver_rx_packets = 0; ///< rx_packets delta of the receiving interface
+    std::optional<RrStats> rr;        ///< request/response tests only
+    /// The effective socket knobs, each from the end it concerns: congestion, nodelay, mss, tos and
+    /// zerocopy from the sender (RR: the client), skip_rx_copy from the receiver, bind_dev from the client.
+    /// Both ends' own read-backs are sender.socket and receiver.socket.
+    SocketKnobs socket;
     /// Set by a sweep, not by `nicmatrix run`: when the run began (UTC ISO 8601, milliseconds), the
     /// machine's load sampled just before it, and whether that load stayed above the sweep's thresholds
     /// (the run was measured under interference).
@@ -253,6 +275,7 @@ struct EndReport {
     std::vector<StreamResult> received;   ///< streams this end received (UDP: loss without `sent`)
     std::vector<IntervalSample> sent_intervals;
     std::vector<IntervalSample> received_intervals;
+    std::optional<RrEndCounts> rr;    ///< request/response tests only
 };
 
 }  // namespace nm

@@ -139,8 +139,8 @@ TEST_CASE("A signed channel: sequence numbers and MACs both ways; tampering, rep
     Pair q;
     nm::ControlChannel a(std::move(q.a));
     nm::ControlChannel b(std::move(q.b));
-    a.sign_with({"one key", "x"});
-    b.sign_with({"y", "another key"});
+    a.sign_with({"one key", "x", "c->s", "s->c"});   // the labels agree: only the key differs
+    b.sign_with({"y", "another key", "s->c", "c->s"});
     a.send(nm::Msg::Start, nm::Json::object(), soon(1000));
     CHECK_THROWS(b.receive(soon(1000)));
 }

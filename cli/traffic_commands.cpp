@@ -579,11 +579,12 @@ void add_traffic_commands(CLI::App& app, std::stop_token stop) {
             spec.response_size = static_cast<uint32_t>(size(resp, "--rr-size", 4294967295.0));
         }
         if (!ro->dscp.empty()) spec.socket.dscp = parse_dscp(ro->dscp, "--dscp");
+        // With a key the test itself is authenticated, both ways (core/test_auth.hpp); a bad key file is
+        // refused before anything is printed or connected.
+        TrafficClient client(client_options(ro->key_file));
         if (!ro->json) {
             std::cout << "Connecting to host " << spec.host << ", port " << spec.port << std::endl;
         }
-        // With a key the test itself is authenticated, both ways (core/test_auth.hpp).
-        TrafficClient client(client_options(ro->key_file));
         const RunResult r = client.run(spec, stop);
         if (ro->json) {
             std::cout << Json(r).dump(2) << '\n';

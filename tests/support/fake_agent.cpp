@@ -9,6 +9,7 @@
 #include "core/base/error.hpp"
 #include "core/base/version.hpp"
 #include "core/control_channel.hpp"
+#include "core/control_protocol.hpp"
 #include "core/message_auth.hpp"
 #include "ethtool_ctl/netlink_device_control.hpp"
 #include "ethtool_ctl/netns.hpp"
@@ -65,6 +66,19 @@ FakeAgent::FakeAgent(std::string netns, std::string ifname, SecretKey key, Mode 
                 NetlinkDeviceControl device(netns_);
                 uint64_t aseq = 0;
                 while (!stop.stop_requested()) {
+                    // A sweep asks the peer's server about its tests while it holds the agent's session: a
+                    // test's hello meanwhile is answered "busy", as a real server with a test running would.
+                    if (pollfd q{listener.get(), POLLIN, 0}; ::poll(&q, 1, 0) > 0) {
+                        if (UniqueFd other(::accept4(listener.get(), nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK)); other) {
+                            try {
+                                ControlChannel och(std::move(other));
+                                if (const auto hello = och.receive(deadline_in(std::chrono::seconds(2))); hello && is(*hello, Msg::Hello)) {
+                                    send_error(och, WireError::Busy, "the fake agent's session is running");
+                                }
+                            } catch (const Error&) {
+                            }
+                        }
+                    }
                     const auto msg = ch.receive(deadline_in(std::chrono::milliseconds(100)));
                     if (!msg || !is(*msg, Msg::Request)) continue;
                     const auto op = msg->value("op", std::string("?"));

@@ -15,6 +15,7 @@
 #include <random>
 
 #include "core/base/error.hpp"
+#include "core/base/thread_entry.hpp"
 #include "core/base/json_integer.hpp"
 #include "core/message_auth.hpp"
 #include "core/cpu_affinity.hpp"
@@ -375,7 +376,10 @@ void TrafficServer::start_test(Pending& p, const Json& spec_json, std::stop_toke
                                        std::stop_source both;
                                        std::stop_callback a(outer, [&] { both.request_stop(); });
                                        std::stop_callback b(own, [&] { both.request_stop(); });
-                                       run_session(std::move(*channel), spec, client, both.get_token(), release);
+                                       // A catch-all at the thread's entry: an exception leaving it would terminate
+                                       // the server (and the agent's restores with it).
+                                       guarded([&] { run_session(std::move(*channel), spec, client, both.get_token(), release); },
+                                               [&](const std::string& what) { if (options_.on_refused) options_.on_refused("test session of " + client.host() + " failed: " + what); });
                                        release(false);
                                        done->store(true);
                                    })});
@@ -415,7 +419,8 @@ void TrafficServer::start_control(Pending& p, Json first, std::stop_token stop) 
                                        std::stop_source both;
                                        std::stop_callback a(outer, [&] { both.request_stop(); });
                                        std::stop_callback b(own, [&] { both.request_stop(); });
-                                       options_.control->serve_control(std::move(*channel), std::move(*message), both.get_token());
+                                       guarded([&] { options_.control->serve_control(std::move(*channel), std::move(*message), both.get_token()); },
+                                               [&](const std::string& what) { if (options_.on_refused) options_.on_refused("settings-control connection failed: " + what); });
                                        done->store(true);
                                    })});
     } catch (const std::system_error& e) {

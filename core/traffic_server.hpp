@@ -51,7 +51,9 @@ struct ServerOptions {
     /// Called with one line for each connection refused or closed before it became a test (malformed,
     /// oversized or unknown first message, over a limit, not in --allow-from), e.g. "refused
     /// 198.18.0.1: control message: longer than 65536 bytes". At most 20 lines a second; the rest are
-    /// counted in a summary line. Must not throw; called from the thread that runs serve().
+    /// counted in a summary line. Must not throw; called from the thread that runs serve(), and from a
+    /// test's or control connection's thread when its body ends in an unexpected exception (so it must be
+    /// safe to call from several threads, as AgentServer's serialized log is).
     std::function<void(const std::string&)> on_refused;
     /// What one client may ask of this server.
     ServerLimits limits;

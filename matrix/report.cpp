@@ -490,7 +490,9 @@ std::string render_against(const Comparison& cmp, TableFormat format) {
     Grid g;
     g.header = {"offloads / traffic"};
     for (uint32_t mtu : mtus) g.header.push_back("MTU " + std::to_string(mtu));
-    for (const auto& [profile, traffic] : lines) {
+    for (const auto& pair : lines) {
+        const std::string& profile = pair.first;   // not a structured binding: clang 14 cannot capture one
+        const std::string& traffic = pair.second;
         std::vector<std::string> line{profile + " / " + traffic};
         for (uint32_t mtu : mtus) {
             const auto it = std::find_if(cmp.rows.begin(), cmp.rows.end(), [&](const CompareRow& r) {

@@ -5,6 +5,7 @@
 // (core/worker_kinds.hpp) are functions of this one signature.
 #include <atomic>
 #include <cstdint>
+#include <optional>
 #include <stop_token>
 #include <string>
 #include <vector>
@@ -29,6 +30,10 @@ struct WorkerOutput {
     WindowCounts window;                 ///< its thread CPU and per-interval counts over the window
     uint64_t calls = 0;                  ///< send/recv calls in the window
     std::string error;                   ///< the first error it met; "" = none. Any error fails the run.
+    RrEndCounts rr;                      ///< request/response workers: transactions, latencies (interval
+                                         ///< counts are window.interval_packets, by request time)
+    std::optional<SocketKnobs> knobs;    ///< its sockets' knobs as read back (the first one it could read)
+    ZeroCopyStats zerocopy;              ///< -Z senders
 };
 
 /// What one worker thread is given. The references outlive the thread (EndEngine owns them).

@@ -20,6 +20,8 @@ RUN_COLUMNS = [
     ("cpu_receiver_sys_s", ("cpu", "receiver", "sys_s")),
     *[(f"system_{end}_{f}_pct", ("cpu", "system", end, f"{f}_pct"))
       for end in ("sender", "receiver") for f in ("busy", "user", "sys", "irq", "softirq", "steal")],
+    *[(f"system_{end}_{f}", ("cpu", "system", end, f))
+      for end in ("sender", "receiver") for f in ("busiest_cpu", "busiest_cpu_busy_pct", "busy_cpu_s")],
     ("loss_sent", ("loss", "sent")),
     ("loss_received", ("loss", "received")),
     ("loss_lost", ("loss", "lost")),
@@ -152,11 +154,16 @@ class Results:
         duplicate_of, overhead_s, repetitions_run, precision_met (None when no precision was asked),
         `requested:<name>` for each feature the profile names, and what each end really had: mtu_local,
         mtu_remote, `local:<kernel feature>`, `remote:<kernel feature>`. Per run: started (UTC, when the
-        sweep started it), disturbed (measured under interference; None before the sweep sampled load).
+        sweep started it), disturbed (measured under interference; None before the sweep sampled load),
+        packets_source ("interface", "estimate" or "datagrams"), placement_sender and placement_receiver
+        (the CPUs the engine threads ran on, "0,1"; None in files written before it was recorded).
         Measurements (numeric, NaN where a cell has none): the sweep's metrics (throughput_bps,
-        packets_per_s, cpu_sender_pct, cpu_receiver_pct, system_busy_pct, softirq_pct, tcp_retransmits,
-        loss_pct, service_demand_us_per_kb, computed by the C++ core as for the summaries) and the run's raw
-        figures (bytes, duration_s, cpu_sender_user_s, cpu_sender_sys_s, system_receiver_softirq_pct,
+        packets_per_s, segments_per_packet, cpu_sender_pct, cpu_receiver_pct (the engines' own threads),
+        system_busy_pct, softirq_pct, busiest_cpu_busy_pct, tcp_retransmits, loss_pct,
+        engine_service_demand_us_per_kb, sender_service_demand_us_per_kb and
+        receiver_service_demand_us_per_kb (netperf's, per host), computed by the C++ core as for the
+        summaries) and the run's raw figures (bytes, duration_s, cpu_sender_user_s, cpu_sender_sys_s,
+        system_receiver_softirq_pct, system_sender_busiest_cpu, system_sender_busiest_cpu_busy_pct,
         system_sender_steal_pct, loss_lost, napi_receiver_processed, background_busy_pct, ...). With a kernel
         profile ("profile": true), `cpu_<category>_pct` per category (the share of sampled CPU time of the
         run's host; both hosts pooled when the ends are on two) and, for two hosts, `cpu_sender_<category>_pct`
@@ -169,7 +176,8 @@ class Results:
         for cell, cell_metrics in zip(self.cells, metrics):
             settings = self._settings(cell)
             if not cell["runs"]:
-                row = dict(settings, repetition=math.nan, run_status=None, run_error=None, started=None, disturbed=None)
+                row = dict(settings, repetition=math.nan, run_status=None, run_error=None, started=None, disturbed=None,
+                           packets_source=None, placement_sender=None, placement_receiver=None)
                 row.update({m: math.nan for m in metric_names})
                 row.update({c: math.nan for c, _ in RUN_COLUMNS})
                 row.update({profile_column(m): math.nan for m in profile_names})
@@ -181,6 +189,10 @@ class Results:
                 row.update({m: figures.get(m, math.nan) for m in metric_names})
                 row.update({c: _dig(run, path) for c, path in RUN_COLUMNS})
                 row.update({profile_column(m): figures.get(m, math.nan) for m in profile_names})
+                row["packets_source"] = run.get("packets_source") or None   # "" in files written before it
+                for end in ("sender", "receiver"):
+                    cpus = run.get("placement", {}).get(end)
+                    row[f"placement_{end}"] = ",".join(str(c) for c in cpus) if cpus else None
                 rows.append(row)
         df = pd.DataFrame(rows)
         numeric = (metric_names + [c for c, _ in RUN_COLUMNS] + [profile_column(m) for m in profile_names]

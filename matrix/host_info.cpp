@@ -6,6 +6,8 @@
 #include <sstream>
 #include <string>
 
+#include "core/kernel_cpu_accounting.hpp"
+
 namespace nm {
 
 HostInfo parse_cpuinfo(std::string_view cpuinfo) {
@@ -36,6 +38,7 @@ HostInfo read_host_info() {
         h.kernel = u.release;
         h.hostname = u.nodename;
     }
+    h.cpu_accounting = read_cpu_accounting();
     return h;
 }
 

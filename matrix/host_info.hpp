@@ -9,7 +9,8 @@ namespace nm {
 /// "processor" entries). Pure, for tests on canned text.
 HostInfo parse_cpuinfo(std::string_view cpuinfo);
 
-/// This host: hostname and kernel release (uname), CPU model and count (/proc/cpuinfo). The interface is
+/// This host: hostname and kernel release (uname), CPU model and count (/proc/cpuinfo), how its kernel
+/// accounts CPU time (read_cpu_accounting). The interface is
 /// left empty; the runner fills it in. Never throws: what cannot be read stays empty.
 HostInfo read_host_info();
 

@@ -13,4 +13,15 @@ bool ApplyReport::all_requested_hold() const {
     return features_hold && tuning_holds && (!mtu || holds(mtu->outcome));
 }
 
+LinkSettings settings_back_to(const LinkState& before, const LinkState& now) {
+    LinkSettings s;
+    if (now.mtu != before.mtu) s.mtu = before.mtu;
+    for (const auto& [name, f] : now.features) {
+        const auto it = before.features.find(name);
+        if (it != before.features.end() && !it->second.fixed && f.wanted != it->second.wanted) s.features[name] = it->second.wanted;
+    }
+    s.tuning = tuning_back_to(before.tuning, now.tuning);
+    return s;
+}
+
 }  // namespace nm

@@ -76,4 +76,12 @@ struct TuningState {
     std::map<std::string, std::string> unsupported;
 };
 
+/// Whether the root qdisc `now` is `original` again (a kernel-attached one: the same kind, attached by
+/// the kernel; one that was configured: the same kind, handle and options). True when nothing was known.
+bool qdisc_back(const std::optional<QdiscState>& original, const std::optional<QdiscState>& now);
+
+/// What to send to put the tuning `original` back over `now`: the original's value of every key that
+/// moved, and the original root qdisc when it is not back.
+TuningRequest tuning_back_to(const TuningState& original, const TuningState& now);
+
 }  // namespace nm

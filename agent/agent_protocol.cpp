@@ -1,10 +1,16 @@
 #include "agent/agent_protocol.hpp"
 
 #include <algorithm>
+#include <map>
+#include <set>
+#include <sstream>
 #include <initializer_list>
+#include <type_traits>
 #include <utility>
 
 #include "agent/log_line.hpp"
+#include "core/base/error.hpp"
+#include "core/base/sysctl_allow_list.hpp"
 #include "ethtool_ctl/feature_names.hpp"
 
 namespace nm {
@@ -37,8 +43,63 @@ const OpRow& row(AgentOp op) {
 [[noreturn]] void refuse(WireError kind, std::string message) { throw AgentRefusal{kind, std::move(message)}; }
 
 
+// settings.tuning, every field checked: {channels|rings|coalesce: {name: uint32}, rps|xps|irq_affinity:
+// {queue: text}, napi: {name: uint64}, sysctl: {allow-listed name: text}, qdisc: QdiscSpec, qdisc_original:
+// QdiscState}. Whether the device takes the values (a CPU list, a count) is the device's check.
+TuningRequest parse_tuning(const Json& j) {
+    const auto bad = [](const std::string& field, const std::string& expected, const Json& got) {
+        refuse(WireError::Usage, "bad request: \"settings.tuning" + (field.empty() ? "" : "." + field) + "\" must be " + expected + ", got " +
+                                     quoted_value(got));
+    };
+    if (!j.is_object()) bad("", "an object", j);
+    const auto counts = [&](const std::string& kind, const Json& v, uint64_t max, auto& out) {
+        if (!v.is_object()) bad(kind, "an object of name: integer", v);
+        for (const auto& [name, n] : v.items()) {
+            const auto u = as_unsigned(n);
+            if (!u || *u > max) bad(kind + "." + name, "an integer from 0 to " + std::to_string(max), n);
+            out[name] = static_cast<typename std::decay_t<decltype(out)>::mapped_type>(*u);
+        }
+    };
+    const auto texts = [&](const std::string& kind, const Json& v, auto& out) {
+        if (!v.is_object()) bad(kind, "an object of name: string", v);
+        for (const auto& [name, text] : v.items()) {
+            if (!text.is_string() || text.get_ref<const std::string&>().size() > 4096) bad(kind + "." + name, "a string", text);
+            out[name] = text.get<std::string>();
+        }
+    };
+    TuningRequest t;
+    for (const auto& [kind, v] : j.items()) {
+        if (kind == "channels") counts(kind, v, UINT32_MAX, t.channels);
+        else if (kind == "rings") counts(kind, v, UINT32_MAX, t.rings);
+        else if (kind == "coalesce") counts(kind, v, UINT32_MAX, t.coalesce);
+        else if (kind == "napi") counts(kind, v, UINT64_MAX, t.napi);
+        else if (kind == "rps") texts(kind, v, t.rps);
+        else if (kind == "xps") texts(kind, v, t.xps);
+        else if (kind == "irq_affinity") texts(kind, v, t.irq_affinity);
+        else if (kind == "sysctl") {
+            texts(kind, v, t.sysctl);
+            for (const auto& [name, value] : t.sysctl) {
+                if (find_sysctl(name) == nullptr) {
+                    refuse(WireError::Refused, "settings control refused: sysctl " + quoted_value(name) + " is not on the allow-list of network sysctls");
+                }
+            }
+        } else if (kind == "qdisc" || kind == "qdisc_original") {
+            if (!v.is_object()) bad(kind, "an object", v);
+            try {
+                if (kind == "qdisc") t.qdisc = v.get<QdiscSpec>();
+                else t.qdisc_original = v.get<QdiscState>();
+            } catch (const nlohmann::json::exception& e) {
+                bad(kind, std::string("a qdisc (") + e.what() + ")", v);
+            }
+        } else {
+            refuse(WireError::Usage, "bad request: unknown field " + quoted_value("settings.tuning." + kind));
+        }
+    }
+    return t;
+}
+
 LinkSettings parse_settings(const Json& j) {
-    if (!j.is_object()) refuse(WireError::Usage, "bad request: \"settings\" must be an object {mtu, features}");
+    if (!j.is_object()) refuse(WireError::Usage, "bad request: \"settings\" must be an object {mtu, features, tuning}");
     LinkSettings s;
     for (const auto& [key, value] : j.items()) {
         if (key == "mtu") {
@@ -59,10 +120,7 @@ LinkSettings parse_settings(const Json& j) {
                 s.features[name] = on.get<bool>();
             }
         } else if (key == "tuning") {
-            // The tuning kinds (channels, RPS, sysctls, qdisc, ...) need the agent's allow-list of kinds.
-            refuse(WireError::Refused, "settings control refused: the agent changes only the MTU and offloads; channels, rings, coalescing, "
-                                       "RPS/XPS, IRQ affinity, NAPI, sysctls and the qdisc are not allowed here (set \"apply_to\" for those "
-                                       "axes to \"local\")");
+            s.tuning = parse_tuning(value);
         } else {
             refuse(WireError::Usage, "bad request: unknown field " + quoted_value("settings." + key));
         }
@@ -88,6 +146,57 @@ bool agent_allows_feature(std::string_view typed) {
     if (std::find(kAgentFeatureGroups.begin(), kAgentFeatureGroups.end(), typed) != kAgentFeatureGroups.end()) return true;
     return std::any_of(kAgentFeaturePatterns.begin(), kAgentFeaturePatterns.end(),
                        [&](std::string_view pattern) { return feature_pattern_match(typed, pattern); });
+}
+
+std::vector<std::string> default_agent_kinds() {
+    std::vector<std::string> out;
+    for (const auto& k : kAgentSettingKinds) {
+        if (k.by_default) out.emplace_back(k.name);
+    }
+    return out;
+}
+
+std::vector<std::string> parse_agent_kinds(const std::vector<std::string>& words) {
+    std::set<std::string> chosen;
+    for (const auto& word : words) {
+        std::stringstream list(word);
+        std::string w;
+        bool any = false;
+        while (std::getline(list, w, ',')) {
+            any = true;
+            if (w == "default") {
+                for (const auto& k : default_agent_kinds()) chosen.insert(k);
+            } else if (w == "all") {
+                for (const auto& k : kAgentSettingKinds) chosen.emplace(k.name);
+            } else if (std::any_of(kAgentSettingKinds.begin(), kAgentSettingKinds.end(), [&](const auto& k) { return k.name == w; })) {
+                chosen.insert(w);
+            } else {
+                std::string names;
+                for (const auto& k : kAgentSettingKinds) names += std::string(names.empty() ? "" : ", ") + std::string(k.name);
+                throw usage_error("--allow-kinds " + word + ": unknown kind " + quoted_value(w) + "; expected default, all or kinds of " + names);
+            }
+        }
+        if (!any) throw usage_error("--allow-kinds: expected a comma-separated list of kinds");
+    }
+    std::vector<std::string> out;
+    for (const auto& k : kAgentSettingKinds) {
+        if (chosen.count(std::string(k.name))) out.emplace_back(k.name);
+    }
+    return out;
+}
+
+std::vector<std::string> setting_kinds(const LinkSettings& settings) {
+    const TuningRequest& t = settings.tuning;
+    const std::map<std::string_view, bool> touched = {
+        {"mtu", settings.mtu.has_value()}, {"offloads", !settings.features.empty()}, {"channels", !t.channels.empty()},
+        {"rings", !t.rings.empty()}, {"coalesce", !t.coalesce.empty()}, {"rps", !t.rps.empty()}, {"xps", !t.xps.empty()},
+        {"napi", !t.napi.empty()}, {"qdisc", t.qdisc.has_value() || t.qdisc_original.has_value()},
+        {"irq_affinity", !t.irq_affinity.empty()}, {"sysctl", !t.sysctl.empty()}};
+    std::vector<std::string> out;
+    for (const auto& k : kAgentSettingKinds) {
+        if (touched.at(k.name)) out.emplace_back(k.name);
+    }
+    return out;
 }
 
 AgentRequest parse_agent_request(const Json& message) {

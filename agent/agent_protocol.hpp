@@ -34,6 +34,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "core/base/device_types.hpp"
 #include "core/base/json_codec.hpp"
@@ -42,7 +43,7 @@
 namespace nm {
 
 /// Version of this protocol, in the challenge; a client refuses an agent that speaks another.
-inline constexpr int kAgentProtocolVersion = 2;
+inline constexpr int kAgentProtocolVersion = 3;   // 3: the challenge names the kinds of setting (`kinds`)
 
 /// The direction labels of the session's MACs (sign_message / verify_message).
 inline constexpr std::string_view kClientToAgent = "client->agent";
@@ -105,6 +106,41 @@ inline constexpr std::array<std::string_view, 9> kAgentFeaturePatterns{
 /// True when a client may change the feature named `typed` through the agent.
 bool agent_allows_feature(std::string_view typed);
 
+/// The kinds of setting an agent can let a client change (`nicmatrix serve --allow-kinds`), THE table:
+/// the MTU, the offloads (those of kAgentFeatureGroups/Patterns) and the tuning kinds by the names of the
+/// sweep's axes (kTuningAxes). `by_default`: what an agent started without --allow-kinds lets a client
+/// change; IRQ affinity and sysctls act beyond the interface (host-wide IRQs, the namespace's TCP stack)
+/// and are off unless named.
+struct AgentSettingKind {
+    std::string_view name;
+    bool by_default;
+    std::string_view what;
+};
+inline constexpr std::array<AgentSettingKind, 11> kAgentSettingKinds{{
+    {"mtu", true, "the MTU"},
+    {"offloads", true, "the offload features above"},
+    {"channels", true, "queue counts (ethtool -L)"},
+    {"rings", true, "ring sizes (ethtool -G)"},
+    {"coalesce", true, "interrupt coalescing (ethtool -C)"},
+    {"rps", true, "receive packet steering (queues/rx-N/rps_cpus)"},
+    {"xps", true, "transmit packet steering (queues/tx-N/xps_cpus)"},
+    {"napi", true, "gro_flush_timeout and napi_defer_hard_irqs"},
+    {"qdisc", true, "the root qdisc"},
+    {"irq_affinity", false, "the interface's IRQs' smp_affinity (host-wide)"},
+    {"sysctl", false, "the allow-listed network sysctls of the agent's namespace"},
+}};
+
+/// The kinds an agent allows when started without --allow-kinds (by_default), in table order.
+std::vector<std::string> default_agent_kinds();
+
+/// The kinds of `--allow-kinds` words (comma lists, repeatable; "default" stands for default_agent_kinds(),
+/// "all" for every kind), in table order. Throws nm::Error (Usage) naming an unknown word and the kinds.
+std::vector<std::string> parse_agent_kinds(const std::vector<std::string>& words);
+
+/// The kinds a change touches, in table order ("mtu" when it sets the MTU, "offloads" for features, the
+/// tuning kinds it names; "qdisc" also for a restore's qdisc_original).
+std::vector<std::string> setting_kinds(const LinkSettings& settings);
+
 /// A request the agent turns down, before or while acting: the kind goes back to the client, the text
 /// to the client and the log.
 struct AgentRefusal {
@@ -123,7 +159,8 @@ struct AgentRequest {
 
 /// Decodes and checks a request message before anything is done with it: a known op, exactly the fields
 /// that op takes (besides type, v, seq, mac), each of the right type and range; the settings an object
-/// {mtu: unsigned or null, features: {name: bool}} naming only allowed features. Throws AgentRefusal
+/// {mtu: unsigned or null, features: {name: bool}, tuning: {kind: ...}} naming only allowed features and
+/// allow-listed sysctls (which kinds this agent allows is the agent's check, PeerAgent). Throws AgentRefusal
 /// (Usage for a bad field, Refused for a feature that is not allowed, Protocol for an unknown op).
 AgentRequest parse_agent_request(const Json& message);
 

@@ -41,6 +41,7 @@ AgentServer::AgentServer(AgentServerOptions options) : options_(std::move(option
 
     PeerAgentOptions agent;
     agent.allowed.insert(options_.allow_control.begin(), options_.allow_control.end());
+    if (!options_.allow_kinds.empty()) agent.kinds = parse_agent_kinds(options_.allow_kinds);
     if (const auto key_file = key_file_from(options_.key_file); !key_file.empty()) agent.key = load_key(key_file);
     // With a key, every traffic test must prove it holds it too (core/test_auth.hpp).
     const std::string test_key = agent.key ? std::string(agent.key->bytes()) : std::string();
@@ -71,7 +72,8 @@ AgentServer::AgentServer(AgentServerOptions options) : options_(std::move(option
     }
     const auto caps = agent_->capabilities();
     if (caps.control) {
-        log("settings control allowed on " + joined(caps.interfaces) + " for clients holding the key");
+        log("settings control allowed on " + joined(caps.interfaces) + " for clients holding the key, of the kinds " +
+            (caps.kinds.empty() ? std::string("(none)") : joined(caps.kinds)));
     } else {
         log("settings changes refused: " + caps.why + "; traffic tests are served");
     }

@@ -24,6 +24,7 @@ struct AgentServerOptions {
     /// `on_refused` when it is empty: to `log`).
     ServerOptions server;
     std::vector<std::string> allow_control;              ///< --allow-control: interfaces a client may change
+    std::vector<std::string> allow_kinds;                ///< --allow-kinds words (parse_agent_kinds); none = the default kinds
     std::string key_file;                                ///< --key-file; "" = $NICMATRIX_KEY_FILE, else no key
     std::string journal = FileSettingsJournal::default_agent_path();   ///< used only when settings control is on
     std::chrono::milliseconds heartbeat_timeout{10000};  ///< --heartbeat-timeout
@@ -36,7 +37,7 @@ struct AgentServerOptions {
 class AgentServer {
 public:
     /// Loads the key (nm::Error Usage naming the file: unreadable, too short, readable by others, ...),
-    /// checks every --allow-control interface exists (Usage), opens the journal and restores what an
+    /// checks every --allow-control interface exists and every --allow-kinds word is a kind (Usage), opens the journal and restores what an
     /// agent that crashed or was killed left in it (only when settings control is on), says what it
     /// allows, and binds (Failed for a port in use).
     explicit AgentServer(AgentServerOptions options);

@@ -53,6 +53,7 @@ PeerAgent::PeerAgent(DeviceControl& device, SettingsJournal& journal, Clock& clo
 PeerCapabilities PeerAgent::capabilities() const {
     PeerCapabilities c;
     c.interfaces.assign(options_.allowed.begin(), options_.allowed.end());
+    c.kinds = options_.kinds;
     if (!options_.key) {
         c.why = "the agent has no key (start it with --key-file), so it changes no settings";
     } else if (options_.allowed.empty()) {
@@ -118,6 +119,7 @@ bool PeerAgent::handshake(Session& session, const Json& first) {
                          {"auth_required", options_.key.has_value()},
                          {"control", caps.control},
                          {"interfaces", caps.interfaces},
+                         {"kinds", caps.kinds},
                          {"why", caps.why},
                          {"heartbeat_timeout_ms", options_.heartbeat_timeout.count()},
                          {"protocol", kAgentProtocolVersion},
@@ -182,11 +184,22 @@ void PeerAgent::check_allowed(const std::string& ifname) const {
     }
 }
 
+void PeerAgent::check_kinds(const LinkSettings& settings) const {
+    for (const auto& kind : setting_kinds(settings)) {
+        if (std::find(options_.kinds.begin(), options_.kinds.end(), kind) == options_.kinds.end()) {
+            throw AgentRefusal{WireError::Refused, "settings control refused: " + kind + " is not a kind of setting this agent lets a client change (it allows " +
+                                                       (options_.kinds.empty() ? std::string("none") : joined(options_.kinds)) +
+                                                       "; start it with --allow-kinds to change that)"};
+        }
+    }
+}
+
 Json PeerAgent::dispatch(Session& session, const AgentRequest& request) {
     if (request.op == AgentOp::Ping) return Json::object();
     const auto caps = capabilities();
     if (!caps.control) throw AgentRefusal{WireError::Refused, "settings control refused: " + caps.why};
     if (!request.ifname.empty()) check_allowed(request.ifname);
+    if (request.op == AgentOp::Validate || request.op == AgentOp::Apply) check_kinds(request.settings);
     if (takes_control(request.op)) {
         std::lock_guard lock(device_mutex_);
         if (!session.controls) {

@@ -1,7 +1,8 @@
 #pragma once
 // The peer agent's settings control (`nicmatrix serve --allow-control IFACE --key-file F`): the engine's
 // server hands it every control connection that does not open with a test's "hello". It authenticates
-// the client (agent/agent_protocol.hpp), applies MTU and offloads on the allowed interfaces only,
+// the client (agent/agent_protocol.hpp), applies the allowed kinds of setting (MTU, offloads, channels,
+// RPS, ...: --allow-kinds) on the allowed interfaces only,
 // journals the originals before the first change, reverts changes that are not confirmed in time
 // (commit confirmed, with change ids), and restores everything when the controlling client disconnects,
 // goes silent, or the agent stops.
@@ -25,6 +26,8 @@ namespace nm {
 
 struct PeerAgentOptions {
     std::set<std::string> allowed;                  ///< interfaces a client may change (--allow-control)
+    /// Kinds of setting a client may change on them (--allow-kinds; agent_protocol.hpp kAgentSettingKinds).
+    std::vector<std::string> kinds = default_agent_kinds();
     std::optional<SecretKey> key;                   ///< the pre-shared key; none = every settings change is refused
     std::chrono::milliseconds heartbeat_timeout{10000};   ///< silence after which the controller is gone
     /// One line per refusal, restore or rollback (the CLI prints them on stderr); already made safe
@@ -36,6 +39,7 @@ struct PeerAgentOptions {
 struct PeerCapabilities {
     bool control = false;
     std::vector<std::string> interfaces;
+    std::vector<std::string> kinds;   ///< the kinds of setting a client may change there (kAgentSettingKinds names)
     std::string why;   ///< when !control
 };
 
@@ -69,6 +73,7 @@ private:
     void send_signed(Session& session, Msg type, Json body);
     void refuse(Session& session, WireError kind, const std::string& message, std::optional<uint64_t> seq);
     void check_allowed(const std::string& ifname) const;
+    void check_kinds(const LinkSettings& settings) const;
     void log(const std::string& line);
 
     // The journal, in one place: remembered before every change, restored when a controller goes away,

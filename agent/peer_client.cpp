@@ -124,6 +124,7 @@ PeerControlClient::Connection::Connection(const PeerClientOptions& options, std:
         if (!is_hex(nonce, 2 * kNonceBytes)) throw Error(ErrorKind::Failed, who + ": malformed challenge (the nonce is not 64 hex digits)");
         caps_.control = challenge.at("control").get<bool>();
         caps_.interfaces = challenge.at("interfaces").get<std::vector<std::string>>();
+        caps_.kinds = challenge.at("kinds").get<std::vector<std::string>>();
         caps_.why = challenge.at("why").get<std::string>();
         const auto hb = challenge.at("heartbeat_timeout_ms").get<int64_t>();
         if (hb < 100 || hb > 3600 * 1000) throw Error(ErrorKind::Failed, who + ": malformed challenge (heartbeat_timeout_ms " + std::to_string(hb) + ")");

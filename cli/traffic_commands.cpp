@@ -463,6 +463,7 @@ void add_traffic_commands(CLI::App& app, std::stop_token stop) {
         bool once = false;
         bool json = false;
         std::vector<std::string> allow_control;
+        std::vector<std::string> allow_kinds;
         std::string key_file;
         std::string journal = FileSettingsJournal::default_agent_path();
         double heartbeat_timeout_s = 10;
@@ -476,8 +477,16 @@ void add_traffic_commands(CLI::App& app, std::stop_token stop) {
     serve->add_flag("-1,--once", so->once, "Exit after one test");
     serve->add_flag("--json", so->json, "Print one JSON line per test (the server's own measurements)");
     serve->add_option("--allow-control", so->allow_control,
-                      "Let an authenticated client change the MTU and the offloads a sweep sweeps (checksums, sg, tso/gso and other "
-                      "segmentation offloads, gro, lro) on this interface (repeatable); needs --key-file");
+                      "Let an authenticated client change settings of this interface (repeatable): the kinds --allow-kinds names "
+                      "(by default the MTU, the offloads a sweep sweeps - checksums, sg, tso/gso and other segmentation offloads, "
+                      "gro, lro - channels, rings, coalescing, RPS, XPS, NAPI and the root qdisc); needs --key-file");
+    std::string kinds_help =
+        "Kinds of setting an authenticated client may change on the --allow-control interfaces (comma list, repeatable; "
+        "\"default\" = the kinds marked *, \"all\" = every kind; default: the kinds marked *). Kinds:";
+    for (const auto& k : kAgentSettingKinds) {
+        kinds_help += std::string("\n  ") + std::string(k.name) + (k.by_default ? " *" : "") + " - " + std::string(k.what);
+    }
+    serve->add_option("--allow-kinds", so->allow_kinds, kinds_help)->delimiter(',');
     serve->add_option("--key-file", so->key_file,
                       "Pre-shared key that clients must prove they hold, for settings changes and for every test (default "
                       "$NICMATRIX_KEY_FILE): a regular file of 32 to 4096 bytes, readable by its owner only (head -c 32 "
@@ -505,6 +514,7 @@ void add_traffic_commands(CLI::App& app, std::stop_token stop) {
             print_server_record(t, json);
         };
         opts.allow_control = so->allow_control;
+        opts.allow_kinds = so->allow_kinds;
         opts.key_file = so->key_file;
         opts.journal = so->journal;
         opts.heartbeat_timeout = std::chrono::milliseconds(static_cast<int64_t>(so->heartbeat_timeout_s * 1000));

@@ -4,10 +4,12 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cctype>
 #include <cmath>
 #include <cstdio>
 #include <ctime>
+#include <set>
 
 #include "core/base/atomic_file.hpp"
 #include "core/base/clock.hpp"
@@ -21,6 +23,7 @@
 #include "matrix/load_probe.hpp"
 #include "agent/key_file.hpp"
 #include "agent/peer_client.hpp"
+#include "matrix/runner.hpp"
 #include "matrix/results_store.hpp"
 
 namespace nm {
@@ -48,8 +51,9 @@ void make_parent(const std::string& path, const std::string& flag) {
 constexpr auto kPeerCheckTimeout = std::chrono::seconds(2);
 
 // Connects to the peer agent and checks, before anything changes anywhere, that it will change `iface`
-// ("" = the one interface it allows) for us. Returns the connection and sets `iface`.
-std::unique_ptr<PeerControlClient> connect_agent(const SweepRequest& request, const SecretKey& key, std::string& iface) {
+// ("" = the one interface it allows) for us, and every kind of setting `config` changes there. Returns the
+// connection and sets `iface`.
+std::unique_ptr<PeerControlClient> connect_agent(const SweepRequest& request, const SweepConfig& config, const SecretKey& key, std::string& iface) {
     PeerClientOptions options;
     options.host = request.peer;
     options.port = request.port;
@@ -62,6 +66,20 @@ std::unique_ptr<PeerControlClient> connect_agent(const SweepRequest& request, co
         iface = caps.interfaces.front();
     }
     client->require_control(iface);
+    // Every kind of setting the config changes on the peer must be one the agent lets a client change.
+    std::set<std::string> needed;
+    for (const auto& cell : expand_cells(config)) {
+        for (const auto& kind : setting_kinds(cell_settings(config, cell, true))) needed.insert(kind);
+    }
+    for (const auto& kind : needed) {
+        if (std::find(caps.kinds.begin(), caps.kinds.end(), kind) == caps.kinds.end()) {
+            std::string allows;
+            for (const auto& k : caps.kinds) allows += (allows.empty() ? "" : ", ") + k;
+            throw usage_error("sweep " + config.name + ": the config changes " + kind + " on the peer, which its agent does not let a client change (it allows " +
+                              (allows.empty() ? std::string("none") : allows) + "); start the agent with --allow-kinds naming " + kind +
+                              ", or set \"apply_to\" for " + kind + " to \"local\"");
+        }
+    }
     return client;
 }
 
@@ -188,7 +206,7 @@ SweepOutcome execute_sweep(const SweepRequest& request, const PreparedSweep& pre
     // The agent first: an agent that will not change the peer's side is a usage error (exit 2) whatever the
     // server would say about the tests.
     std::string peer_iface = request.peer_iface;
-    const auto agent = peer_changes ? connect_agent(request, *key, peer_iface) : nullptr;
+    const auto agent = peer_changes ? connect_agent(request, prepared.config, *key, peer_iface) : nullptr;
     // The peer's server takes each test of the config from us (its key, its limits), asked before any change.
     const auto traffic = backends.traffic(key ? std::string(key->bytes()) : std::string());
     for (size_t i = 0; i < prepared.config.traffic.size(); ++i) {

@@ -27,6 +27,30 @@ std::string link_mtu(const std::string& netns, const std::string& ifname) {
     return run_in_netns(netns, "cat /sys/class/net/" + ifname + "/mtu").output;
 }
 
+std::string ethtool_channels(const std::string& netns, const std::string& ifname) {
+    const auto r = run_in_netns(netns, "ethtool -l " + ifname);
+    std::istringstream in(r.output);
+    std::string line, out;
+    bool current = false;
+    while (std::getline(in, line)) {
+        if (line.rfind("Current hardware settings", 0) == 0) current = true;
+        if (!current || !(line.rfind("RX:", 0) == 0 || line.rfind("TX:", 0) == 0)) continue;
+        std::istringstream words(line);
+        std::string name, value;
+        words >> name >> value;
+        out += (out.empty() ? "" : " ") + name + " " + value;
+    }
+    return out;
+}
+
+std::string rps_masks(const std::string& netns, const std::string& ifname) {
+    const auto r = run_in_netns(netns, "cat /sys/class/net/" + ifname + "/queues/rx-*/rps_cpus");
+    std::istringstream in(r.output);
+    std::string mask, out;
+    while (in >> mask) out += (out.empty() ? "" : " ") + mask;
+    return out;
+}
+
 std::string results_schema_errors(const std::string& path) {
     const std::string src = NM_SOURCE_DIR;
     const std::string script =

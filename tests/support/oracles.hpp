@@ -14,6 +14,14 @@ std::map<std::string, bool> ethtool_features(const std::string& netns, const std
 /// The interface's MTU as /sys shows it, with its newline ("1500\n").
 std::string link_mtu(const std::string& netns, const std::string& ifname);
 
+/// The current channel counts `ethtool -l IFACE` prints inside `netns` (its "Current hardware settings"):
+/// "RX: 2 TX: 2" (the RX and TX lines, spaces collapsed); "" when ethtool prints none.
+std::string ethtool_channels(const std::string& netns, const std::string& ifname);
+
+/// Every rx queue's rps_cpus mask as sysfs prints it (`cat queues/rx-*/rps_cpus`), one per queue in
+/// queue order, e.g. "0 0" or "3 3".
+std::string rps_masks(const std::string& netns, const std::string& ifname);
+
 /// What Debian's python3-jsonschema (a full validator, not our code) says of the results file at `path`
 /// against results/results.schema.json: "" when it is valid, else the error.
 std::string results_schema_errors(const std::string& path);

@@ -28,8 +28,10 @@
 #include "tests/support/require.hpp"
 #include "tests/support/scoped_lab.hpp"
 
+using nm::test::ethtool_channels;
 using nm::test::ethtool_features;
 using nm::test::link_mtu;
+using nm::test::rps_masks;
 using namespace std::chrono_literals;
 
 namespace {
@@ -40,9 +42,11 @@ nm::Deadline soon() { return std::chrono::steady_clock::now() + 5s; }
 
 /// A lab whose server namespace runs the agent (in-process, on a thread that sits in that namespace).
 struct AgentWorld {
-    explicit AgentWorld(std::optional<std::string> key, std::chrono::milliseconds heartbeat = 10000ms) {
+    explicit AgentWorld(std::optional<std::string> key, std::chrono::milliseconds heartbeat = 10000ms,
+                        std::vector<std::string> kinds = nm::default_agent_kinds()) {
         nm::PeerAgentOptions opts;
         opts.allowed = {lab.server().ifname};
+        opts.kinds = std::move(kinds);
         if (key) opts.key.emplace(*key);
         opts.heartbeat_timeout = heartbeat;
         opts.log = [this](const std::string& line) { add_log(line); };
@@ -496,4 +500,66 @@ TEST_CASE("The client refuses an impostor: no authentication, a wrong proof, a t
     }
     CHECK(ethtool_features(b.netns, b.ifname) == features_before);
     CHECK(link_mtu(b.netns, b.ifname) == "1500\n");
+}
+
+TEST_CASE("The agent changes only the kinds of setting its allow-list names: others are refused by kind with nothing changed; "
+          "channels it changed are put back when the client leaves", "[integration]") {
+    nm::test::require_net_admin();
+    AgentWorld w(kKey, 10000ms, {"mtu", "offloads", "channels"});
+    const auto& b = w.lab.server();
+    const auto channels_before = ethtool_channels(b.netns, b.ifname);
+    const auto rps_before = rps_masks(b.netns, b.ifname);
+    REQUIRE(channels_before == "RX: 2 TX: 2");
+    {
+        auto client = w.connect(kKey);
+        REQUIRE(client->capabilities().control);
+        CHECK(client->capabilities().kinds == std::vector<std::string>{"mtu", "offloads", "channels"});
+        nm::LinkSettings rps;
+        rps.tuning.rps["*"] = "0";
+        const std::string refused = "settings control refused: rps is not a kind of setting this agent lets a client change (it allows mtu, "
+                                    "offloads, channels; start it with --allow-kinds to change that)";
+        CHECK_THROWS_WITH(client->apply(b.ifname, rps), Catch::Contains(refused));
+        CHECK_THROWS_WITH(client->validate(b.ifname, rps), Catch::Contains(refused));
+        nm::LinkSettings sysctl;
+        sysctl.tuning.sysctl["net.ipv4.tcp_rmem"] = "4096 131072 8388608";
+        CHECK_THROWS_WITH(client->apply(b.ifname, sysctl), Catch::Contains("sysctl is not a kind of setting this agent lets a client change"));
+        // A change naming an allowed and a refused kind is refused whole.
+        nm::LinkSettings both = rps;
+        both.tuning.channels["rx"] = 1;
+        CHECK_THROWS_WITH(client->apply(b.ifname, both), Catch::Contains("rps is not a kind"));
+        CHECK(ethtool_channels(b.netns, b.ifname) == channels_before);
+        CHECK(rps_masks(b.netns, b.ifname) == rps_before);
+        CHECK(w.log_text().find("refused") != std::string::npos);
+
+        nm::LinkSettings one;
+        one.tuning.channels = {{"rx", 1}, {"tx", 1}};
+        const auto report = client->apply(b.ifname, one);
+        CHECK(client->confirm() == nm::ConfirmedEnd::Confirmation::Confirmed);
+        CHECK(report.all_requested_hold());
+        CHECK(ethtool_channels(b.netns, b.ifname) == "RX: 1 TX: 1");
+    }
+    nm::wait_until([&] { return ethtool_channels(b.netns, b.ifname) == channels_before; }, 5s, "the agent to put the channels back");
+    CHECK(rps_masks(b.netns, b.ifname) == rps_before);
+    CHECK(w.journal.entries().empty());
+}
+
+TEST_CASE("An unconfirmed change of RPS is rolled back by the agent within its window", "[integration]") {
+    nm::test::require_net_admin();
+    AgentWorld w(kKey);
+    const auto& b = w.lab.server();
+    const auto rps_before = rps_masks(b.netns, b.ifname);
+    REQUIRE(rps_before == "0 0");
+    auto o = w.client_options(kKey);
+    o.confirm_window = 500ms;
+    std::unique_ptr<nm::PeerControlClient> client;
+    {
+        nm::NetnsScope in(w.lab.client().netns);
+        client = std::make_unique<nm::PeerControlClient>(o);
+    }
+    nm::LinkSettings rps;
+    rps.tuning.rps["*"] = "0";   // CPU 0 on every rx queue
+    client->apply(b.ifname, rps);
+    CHECK(rps_masks(b.netns, b.ifname) == "1 1");
+    CHECK(client->await_rollback(5s));
+    CHECK(rps_masks(b.netns, b.ifname) == rps_before);
 }

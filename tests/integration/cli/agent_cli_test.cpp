@@ -1,7 +1,8 @@
 // `nicmatrix serve --allow-control` and `nicmatrix sweep --peer --key-file` as processes in the lab, each
 // in its own namespace, checked from outside with ip and ethtool: a sweep refused before any change, a
 // client killed mid-sweep, a change that cuts the path rolled back on both ends, impostor and broken
-// agents, and an agent killed mid-sweep with and without a restart.
+// agents, an agent killed mid-sweep with and without a restart, and the peer's channels and RPS changed
+// through the agent (and refused by an agent whose allow-list does not name them).
 #include <catch2/catch.hpp>
 
 #include <fcntl.h>
@@ -12,14 +13,17 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
 #include "agent/key_file.hpp"
 #include "core/base/wait_until.hpp"
+#include "matrix/results_store.hpp"
 #include "tests/support/command.hpp"
 #include "tests/support/fake_agent.hpp"
 #include "tests/support/matrix_world.hpp"
@@ -66,6 +70,15 @@ public:
         nm::wait_until([&] { return ::waitpid(pid_, &status, WNOHANG) == pid_; }, limit, "the process to exit");
         pid_ = -1;
         return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    }
+    /// True (and the exit status in `status`) once the process has ended; false while it runs.
+    bool poll_exit(int& status) {
+        if (pid_ <= 0) return false;
+        int raw = 0;
+        if (::waitpid(pid_, &raw, WNOHANG) != pid_) return false;
+        pid_ = -1;
+        status = WIFEXITED(raw) ? WEXITSTATUS(raw) : 128 + WTERMSIG(raw);
+        return true;
     }
     std::string output() const {
         std::ifstream in(log_);
@@ -367,4 +380,116 @@ TEST_CASE("sweep --peer: the agent killed and restarted mid-sweep: the sweep rec
     CHECK(link_mtu(b.netns, b.ifname) == "1500\n");
     CHECK(ethtool_features(a.netns, a.ifname) == before_a);
     CHECK(ethtool_features(b.netns, b.ifname) == before_b);
+}
+
+namespace {
+
+// Channels 1 and 2 x RPS none and all, on the peer only (through its agent); the local end keeps its own.
+std::string peer_tuning_config(double duration_s) {
+    return R"({"name": "peer-queues", "offloads": [{"name": "as-is", "features": {}}], "mtu": [1500],
+               "channels": [{"name": "ch1", "rx": 1, "tx": 1}, {"name": "ch2", "rx": 2, "tx": 2}],
+               "rps": [{"name": "rps-none", "rps": "none"}, {"name": "rps-all", "rps": "all"}],
+               "traffic": [{"name": "tcp", "protocol": "tcp", "streams": 1}], "duration_s": )" +
+           std::to_string(duration_s) + R"(, "omit_s": 0, "repetitions": 1, "cooldown_s": 0, "order": "sequential",
+               "interference": {"max_wait_s": 0},
+               "apply_to": {"offloads": "local", "mtu": "local", "channels": "peer", "rps": "peer"}})";
+}
+
+// What ethtool -l and rps_cpus show on one end: "RX: 1 TX: 1 | 3".
+std::string queues_seen(const std::string& netns, const std::string& ifname) {
+    return nm::test::ethtool_channels(netns, ifname) + " | " + nm::test::rps_masks(netns, ifname);
+}
+
+}  // namespace
+
+TEST_CASE("sweep --peer: the agent changes the peer's channels and RPS cell by cell, as ethtool -l and rps_cpus in its namespace "
+          "show, and puts them back", "[integration]") {
+    nm::test::require_net_admin();
+    nm::test::ScopedLab lab;
+    nm::test::TempDir dir;
+    const auto& a = lab.client();
+    const auto& b = lab.server();
+    write_file(dir.file("sweep.json"), peer_tuning_config(1.5));
+    write_key(dir);
+    const auto before_a = queues_seen(a.netns, a.ifname);
+    const auto before_b = queues_seen(b.netns, b.ifname);
+    REQUIRE(before_b == "RX: 2 TX: 2 | 0 0");
+    const auto agent = start_agent(lab, dir, {"--allow-control", b.ifname, "--key-file", dir.file("key")});
+    CHECK(agent->output().find("of the kinds mtu, offloads, channels, rings, coalesce, rps, xps, napi, qdisc") != std::string::npos);
+
+    Spawned sweep(in_netns(a.netns, {"sweep", dir.file("sweep.json"), "--iface", a.ifname, "--peer", address(b.ipv4), "--key-file",
+                                     dir.file("key"), "--journal", dir.file("j.json"), "-o", dir.file("r.json")}),
+                  dir.file("sweep.log"));
+    // An outside reader in the peer's namespace, while the sweep runs: every state it passes through.
+    const unsigned cpus = std::thread::hardware_concurrency();
+    std::ostringstream all_mask;
+    all_mask << std::hex << ((1u << cpus) - 1);
+    std::set<std::string> seen;
+    int status = -1;
+    nm::wait_until(
+        [&] {
+            seen.insert(queues_seen(b.netns, b.ifname));
+            int s = 0;
+            if (sweep.poll_exit(s)) {
+                status = s;
+                return true;
+            }
+            return false;
+        },
+        std::chrono::seconds(120), "the sweep to finish");
+    INFO(sweep.output());
+    REQUIRE(status == 0);
+    for (const auto& want : {"RX: 1 TX: 1 | 0", "RX: 1 TX: 1 | " + all_mask.str(), "RX: 2 TX: 2 | " + all_mask.str() + " " + all_mask.str()}) {
+        INFO("seen: " << [&] { std::string t; for (const auto& x : seen) t += "[" + x + "] "; return t; }());
+        CHECK(seen.count(want) == 1);
+    }
+    // Each cell records what the peer had, under its labels.
+    const auto results = nm::load_results(dir.file("r.json"));
+    REQUIRE(results.cells.size() == 4);
+    for (const auto& c : results.cells) {
+        INFO(c.spec.key << ": " << c.error);
+        CHECK(c.status == nm::CellStatus::Ok);
+        REQUIRE(c.applied_remote);
+        REQUIRE(c.applied_remote->tuning);
+        const uint64_t n = c.spec.axes.at("channels") == "ch1" ? 1 : 2;
+        CHECK(c.applied_remote->tuning->channels.at("rx") == n);
+        CHECK(c.applied_remote->tuning->rps.size() == n);
+        for (const auto& [queue, list] : c.applied_remote->tuning->rps) CHECK(list == (c.spec.axes.at("rps") == "rps-all" ? "0-" + std::to_string(cpus - 1) : "none"));
+    }
+    // Afterwards both ends are as they were.
+    nm::wait_until([&] { return queues_seen(b.netns, b.ifname) == before_b; }, std::chrono::seconds(5), "the peer's queues to be back");
+    CHECK(queues_seen(a.netns, a.ifname) == before_a);
+}
+
+TEST_CASE("sweep --peer: an agent whose allow-list does not name channels and RPS refuses the sweep (exit 2, the kind named) "
+          "before anything changes", "[integration]") {
+    nm::test::require_net_admin();
+    nm::test::ScopedLab lab;
+    nm::test::TempDir dir;
+    const auto& a = lab.client();
+    const auto& b = lab.server();
+    write_file(dir.file("sweep.json"), peer_tuning_config(0.5));
+    write_key(dir);
+    const auto before_a = queues_seen(a.netns, a.ifname);
+    const auto before_b = queues_seen(b.netns, b.ifname);
+    const auto features_b = ethtool_features(b.netns, b.ifname);
+    const auto agent = start_agent(lab, dir, {"--allow-control", b.ifname, "--key-file", dir.file("key"), "--allow-kinds", "mtu,offloads"});
+
+    const auto r = nm::test::run_in_netns(a.netns, nicmatrix_binary() + " sweep " + dir.file("sweep.json") + " --iface " + a.ifname +
+                                                       " --peer " + address(b.ipv4) + " --key-file " + dir.file("key") + " --journal " +
+                                                       dir.file("j.json") + " -o " + dir.file("r.json"));
+    CHECK(r.exit_status == 2);
+    CHECK(r.output == "nicmatrix: sweep peer-queues: the config changes channels on the peer, which its agent does not let a client change "
+                      "(it allows mtu, offloads); start the agent with --allow-kinds naming channels, or set \"apply_to\" for channels to "
+                      "\"local\"\n");
+    CHECK(queues_seen(b.netns, b.ifname) == before_b);
+    CHECK(queues_seen(a.netns, a.ifname) == before_a);
+    CHECK(ethtool_features(b.netns, b.ifname) == features_b);
+    CHECK_FALSE(std::filesystem::exists(dir.file("r.json")));
+
+    // An unknown kind is a usage error of serve itself.
+    const auto bad = nm::test::run_in_netns(b.netns, nicmatrix_binary() + " serve --allow-control " + b.ifname + " --key-file " +
+                                                         dir.file("key") + " --allow-kinds mtu,ring --port 5399");
+    CHECK(bad.exit_status == 2);
+    CHECK(bad.output.find("--allow-kinds mtu,ring: unknown kind \"ring\"") != std::string::npos);
 }

@@ -1,7 +1,11 @@
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+
 #include "agent/agent_protocol.hpp"
 #include "agent/log_line.hpp"
+#include "core/base/error.hpp"
+#include "core/base/sweep_types.hpp"
 
 namespace {
 
@@ -94,6 +98,68 @@ TEST_CASE("Agent requests: only the offloads a sweep sweeps and the MTU may be c
     const auto r = refusal(nm::Json{{"op", "apply"}, {"ifname", "nm-b"}, {"settings", {{"features", {{"loopback", true}}}}}, {"confirm_ms", 3000}});
     CHECK(r.kind == nm::WireError::Refused);
     CHECK(r.message == "settings control refused: feature \"loopback\" is not an offload the agent lets a client change");
+}
+
+TEST_CASE("Agent requests: the tuning kinds decode, every field checked", "[unit]") {
+    const auto settings = [](nm::Json tuning) {
+        return nm::Json{{"op", "apply"}, {"ifname", "nm-b"}, {"settings", {{"tuning", std::move(tuning)}}}, {"confirm_ms", 3000}};
+    };
+    const auto req = nm::parse_agent_request(settings({{"channels", {{"rx", 1}, {"tx", 1}}},
+                                                       {"rps", {{"*", "0-1"}}},
+                                                       {"napi", {{"gro_flush_timeout", 20000}}},
+                                                       {"sysctl", {{"net.ipv4.tcp_rmem", "4096 131072 8388608"}}},
+                                                       {"qdisc", {{"kind", "tbf"}, {"rate_bps", 1000000000}, {"burst", 32768}}}}));
+    const nm::TuningRequest& t = req.settings.tuning;
+    CHECK(t.channels == std::map<std::string, uint32_t>{{"rx", 1}, {"tx", 1}});
+    CHECK(t.rps == std::map<std::string, std::string>{{"*", "0-1"}});
+    CHECK(t.napi.at("gro_flush_timeout") == 20000u);
+    CHECK(t.sysctl.at("net.ipv4.tcp_rmem") == "4096 131072 8388608");
+    REQUIRE(t.qdisc);
+    CHECK(t.qdisc->kind == "tbf");
+    CHECK(t.qdisc->rate_bps == 1000000000u);
+    CHECK(nm::setting_kinds(req.settings) == std::vector<std::string>{"channels", "rps", "napi", "qdisc", "sysctl"});
+
+    CHECK(refusal(settings({{"channels", {{"rx", -1}}}})).message ==
+          "bad request: \"settings.tuning.channels.rx\" must be an integer from 0 to 4294967295, got -1");
+    CHECK(refusal(settings({{"channels", {{"rx", 4294967296ULL}}}})).kind == nm::WireError::Usage);
+    CHECK(refusal(settings({{"rps", {{"rx-0", 3}}}})).message == "bad request: \"settings.tuning.rps.rx-0\" must be a string, got 3");
+    CHECK(refusal(settings({{"xps", "all"}})).kind == nm::WireError::Usage);
+    CHECK(refusal(settings({{"qdisc", {{"rate_bps", 1}}}})).kind == nm::WireError::Usage);   // no kind
+    CHECK(refusal(settings({{"speed", 1}})).message == "bad request: unknown field \"settings.tuning.speed\"");
+    CHECK(refusal(settings("channels")).kind == nm::WireError::Usage);
+    const auto sysctl = refusal(settings({{"sysctl", {{"kernel.core_pattern", "|/bin/sh"}}}}));
+    CHECK(sysctl.kind == nm::WireError::Refused);
+    CHECK(sysctl.message == "settings control refused: sysctl \"kernel.core_pattern\" is not on the allow-list of network sysctls");
+}
+
+TEST_CASE("Agent setting kinds: one table, sysctls and IRQ affinity off by default, --allow-kinds words checked", "[unit]") {
+    CHECK(nm::default_agent_kinds() == std::vector<std::string>{"mtu", "offloads", "channels", "rings", "coalesce", "rps", "xps", "napi", "qdisc"});
+    CHECK(nm::parse_agent_kinds({"channels,rps"}) == std::vector<std::string>{"channels", "rps"});
+    CHECK(nm::parse_agent_kinds({"rps", "mtu"}) == std::vector<std::string>{"mtu", "rps"});   // table order
+    auto with_sysctl = nm::default_agent_kinds();
+    with_sysctl.push_back("sysctl");
+    CHECK(nm::parse_agent_kinds({"default,sysctl"}) == with_sysctl);
+    CHECK(nm::parse_agent_kinds({"all"}).size() == nm::kAgentSettingKinds.size());
+    CHECK_THROWS_WITH(nm::parse_agent_kinds({"mtu,ring"}),
+                      "--allow-kinds mtu,ring: unknown kind \"ring\"; expected default, all or kinds of mtu, offloads, channels, rings, coalesce, "
+                      "rps, xps, napi, qdisc, irq_affinity, sysctl");
+    try {
+        nm::parse_agent_kinds({"x"});
+    } catch (const nm::Error& e) {
+        CHECK(e.kind() == nm::ErrorKind::Usage);
+    }
+    nm::LinkSettings s;
+    CHECK(nm::setting_kinds(s).empty());
+    s.mtu = 1400;
+    s.features["tso"] = false;
+    s.tuning.irq_affinity["*"] = "0";
+    s.tuning.qdisc_original = nm::QdiscState{};
+    CHECK(nm::setting_kinds(s) == std::vector<std::string>{"mtu", "offloads", "qdisc", "irq_affinity"});
+    // Every tuning axis of a sweep is a kind the agent can name.
+    for (const char* axis : nm::kTuningAxes) {
+        INFO(axis);
+        CHECK(std::any_of(nm::kAgentSettingKinds.begin(), nm::kAgentSettingKinds.end(), [&](const auto& k) { return k.name == axis; }));
+    }
 }
 
 TEST_CASE("Log lines cannot be forged or flooded by a client's bytes", "[unit]") {

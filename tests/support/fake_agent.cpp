@@ -47,6 +47,7 @@ FakeAgent::FakeAgent(std::string netns, std::string ifname, SecretKey key, Mode 
                                      {"auth_required", mode_ != Mode::SkipsAuth},
                                      {"control", true},
                                      {"interfaces", {ifname_}},
+                                     {"kinds", default_agent_kinds()},
                                      {"why", ""},
                                      {"heartbeat_timeout_ms", 10000},
                                      {"protocol", kAgentProtocolVersion},

@@ -1,5 +1,6 @@
 #include "tests/support/oracles.hpp"
 
+#include <algorithm>
 #include <sstream>
 #include <stdexcept>
 
@@ -47,7 +48,13 @@ std::string rps_masks(const std::string& netns, const std::string& ifname) {
     const auto r = run_in_netns(netns, "cat /sys/class/net/" + ifname + "/queues/rx-*/rps_cpus");
     std::istringstream in(r.output);
     std::string mask, out;
-    while (in >> mask) out += (out.empty() ? "" : " ") + mask;
+    while (in >> mask) {
+        // The kernel pads the mask to the possible CPUs and groups it by 32 bits ("00000000,00000003").
+        mask.erase(std::remove(mask.begin(), mask.end(), ','), mask.end());
+        const auto first = mask.find_first_not_of('0');
+        mask = first == std::string::npos ? "0" : mask.substr(first);
+        out += (out.empty() ? "" : " ") + mask;
+    }
     return out;
 }
 

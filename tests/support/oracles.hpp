@@ -19,7 +19,7 @@ std::string link_mtu(const std::string& netns, const std::string& ifname);
 std::string ethtool_channels(const std::string& netns, const std::string& ifname);
 
 /// Every rx queue's rps_cpus mask as sysfs prints it (`cat queues/rx-*/rps_cpus`), one per queue in
-/// queue order, e.g. "0 0" or "3 3".
+/// queue order, without the kernel's padding and commas, e.g. "0 0" or "3 3".
 std::string rps_masks(const std::string& netns, const std::string& ifname);
 
 /// What Debian's python3-jsonschema (a full validator, not our code) says of the results file at `path`

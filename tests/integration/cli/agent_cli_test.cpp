@@ -439,7 +439,8 @@ TEST_CASE("sweep --peer: the agent changes the peer's channels and RPS cell by c
         std::chrono::seconds(120), "the sweep to finish");
     INFO(sweep.output());
     REQUIRE(status == 0);
-    for (const auto& want : {"RX: 1 TX: 1 | 0", "RX: 1 TX: 1 | " + all_mask.str(), "RX: 2 TX: 2 | " + all_mask.str() + " " + all_mask.str()}) {
+    for (const std::string& want : std::vector<std::string>{"RX: 1 TX: 1 | 0", "RX: 1 TX: 1 | " + all_mask.str(),
+                                                            "RX: 2 TX: 2 | " + all_mask.str() + " " + all_mask.str()}) {
         INFO("seen: " << [&] { std::string t; for (const auto& x : seen) t += "[" + x + "] "; return t; }());
         CHECK(seen.count(want) == 1);
     }

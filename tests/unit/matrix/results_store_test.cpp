@@ -39,7 +39,7 @@ nm::ResultsFile sample() {
     r.local.interface = itf;
     nm::CellResult c;
     c.spec = nm::expand_cells(r.run.config).at(0);
-    c.applied_local = nm::EndSettings{9000, {{"tx-tcp-segmentation", false}}};
+    c.applied_local = nm::EndSettings{9000, {{"tx-tcp-segmentation", false}}, {}};
     c.overhead_s = 0.02;
     nm::RunResult run;
     run.throughput_bps = 1e8;

@@ -63,8 +63,8 @@ TuningRequest parse_tuning(const Json& j) {
     const auto texts = [&](const std::string& kind, const Json& v, auto& out) {
         if (!v.is_object()) bad(kind, "an object of name: string", v);
         for (const auto& [name, text] : v.items()) {
-            if (!text.is_string() || text.get_ref<const std::string&>().size() > 4096) bad(kind + "." + name, "a string", text);
-            out[name] = text.get<std::string>();
+            if (!text.is_string() || text.template get_ref<const std::string&>().size() > 4096) bad(kind + "." + name, "a string", text);
+            out[name] = text.template get<std::string>();
         }
     };
     TuningRequest t;

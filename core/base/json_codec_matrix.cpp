@@ -675,6 +675,8 @@ Json axis_value_json(const std::string& axis, const TuningProfile& p) {
         if (q.default_class) j["default"] = *q.default_class;
     }
     return j;
+}
+
 // `"affinity": {"client": [0], "server": [1]}`: CPU numbers; whether they exist is checked on the host
 // that pins them (matrix/sweep_request.cpp for this host, the server for its own).
 AffinitySpec parse_affinity(const Node& n) {

@@ -515,7 +515,7 @@ TEST_CASE("The agent changes only the kinds of setting its allow-list names: oth
         REQUIRE(client->capabilities().control);
         CHECK(client->capabilities().kinds == std::vector<std::string>{"mtu", "offloads", "channels"});
         nm::LinkSettings rps;
-        rps.tuning.rps["*"] = "0";
+        rps.tuning.rps.emplace("*", std::string("0"));
         const std::string refused = "settings control refused: rps is not a kind of setting this agent lets a client change (it allows mtu, "
                                     "offloads, channels; start it with --allow-kinds to change that)";
         CHECK_THROWS_WITH(client->apply(b.ifname, rps), Catch::Contains(refused));
@@ -557,7 +557,7 @@ TEST_CASE("An unconfirmed change of RPS is rolled back by the agent within its w
         client = std::make_unique<nm::PeerControlClient>(o);
     }
     nm::LinkSettings rps;
-    rps.tuning.rps["*"] = "0";   // CPU 0 on every rx queue
+    rps.tuning.rps.emplace("*", std::string("0"));   // CPU 0 on every rx queue
     client->apply(b.ifname, rps);
     CHECK(rps_masks(b.netns, b.ifname) == "1 1");
     CHECK(client->await_rollback(5s));

@@ -152,7 +152,7 @@ TEST_CASE("Agent setting kinds: one table, sysctls and IRQ affinity off by defau
     CHECK(nm::setting_kinds(s).empty());
     s.mtu = 1400;
     s.features["tso"] = false;
-    s.tuning.irq_affinity["*"] = "0";
+    s.tuning.irq_affinity.emplace("*", std::string("0"));
     s.tuning.qdisc_original = nm::QdiscState{};
     CHECK(nm::setting_kinds(s) == std::vector<std::string>{"mtu", "offloads", "qdisc", "irq_affinity"});
     // Every tuning axis of a sweep is a kind the agent can name.

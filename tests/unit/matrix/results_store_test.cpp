@@ -34,7 +34,7 @@ nm::ResultsFile sample() {
     itf.name = "nm-a";
     itf.driver = "veth";
     itf.mtu_max = 65535;
-    itf.original = {1500, {{"rx-gro", false}}};
+    itf.original = {1500, {{"rx-gro", false}}, {}};
     itf.rings = {{"rx", 256}};
     r.local.interface = itf;
     nm::CellResult c;

@@ -11,6 +11,7 @@
 #include "core/base/wait_until.hpp"
 #include "core/traffic_client.hpp"
 #include "core/traffic_server.hpp"
+#include "core/worker_merge.hpp"
 #include "ethtool_ctl/netns.hpp"
 #include "tests/support/command.hpp"
 #include "tests/support/lab_server.hpp"
@@ -81,7 +82,16 @@ void check_tcp_bytes_against_interface(const std::string& offloads) {
     CHECK(static_cast<double>(res.receiver_rx_bytes) == Approx(rx_bytes).epsilon(0.02));
     CHECK(res.receiver.iface == lab.server().ifname);
     CHECK(res.sender.iface == lab.client().ifname);
-    CHECK(res.intervals.size() >= 3);
+    // 1.5 s in intervals of 0.5: three of them, each a real half-second (no sliver of the window's last
+    // millisecond after them), and together they hold every byte of the window, as the interface saw it.
+    REQUIRE(res.intervals.size() == 3);
+    uint64_t interval_bytes = 0;
+    for (const auto& iv : res.intervals) {
+        CHECK(iv.end_s - iv.start_s >= 0.5 * nm::kIntervalSliver);
+        interval_bytes += iv.bytes;
+    }
+    CHECK(interval_bytes == res.bytes);
+    CHECK(res.intervals.back().end_s == Approx(res.duration_s));
     CHECK(res.receiver.cpu.user_s + res.receiver.cpu.sys_s > 0);
     CHECK(res.sender.system.busy_pct > 0);
 }

@@ -3,6 +3,7 @@ through the DevTools protocol. The page must make no request besides its own fil
 medians of the results file (read here with Python's json module, not with nicmatrix's reader) and the
 text report's entries, show the status and reason of cells not measured, show every repetition of a
 clicked cell, and compare two files as `nicmatrix compare --format json` does."""
+import datetime
 import json
 import os
 import re
@@ -110,7 +111,11 @@ def test_page_is_offline_and_shows_the_files_medians(browser, tmp_path):
     # Header: both hosts' identity and the run's times.
     body = page.evaluate("document.body.innerText")
     host = raw["hosts"]["local"]
-    for want in (host["kernel"], host["cpu"]["model"], host["interface"]["driver"], "10000 Mbit/s", raw["run"]["started"], "2 min 1 s"):
+    # The sweep's length from the file's own start and end (whole seconds there), as the page words it.
+    stamp = "%Y-%m-%dT%H:%M:%SZ"
+    took = (datetime.datetime.strptime(raw["run"]["finished"], stamp) - datetime.datetime.strptime(raw["run"]["started"], stamp)).total_seconds()
+    took_text = f"{took:.1f} s" if took < 120 else f"{int(took // 60)} min {round(took % 60)} s"
+    for want in (host["kernel"], host["cpu"]["model"], host["interface"]["driver"], "10000 Mbit/s", raw["run"]["started"], took_text):
         assert want in body
 
     # A click on a cell shows every repetition with the file's figures, and the intervals drawn.

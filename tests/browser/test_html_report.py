@@ -220,3 +220,27 @@ def test_hostile_strings_stay_text(browser, tmp_path):
     assert raw["hosts"]["local"]["hostname"] in page.evaluate("document.body.innerText")
     assert page.requests() == [page_file.as_uri()]
     assert page.console_errors() == []
+
+
+def test_profiled_file_shows_each_runs_kernel_profile(browser, tmp_path):
+    # The committed example of a sweep with "profile": true: a click on a cell shows the kernel profile of
+    # every run, its samples and the hottest symbols as the file has them.
+    example = os.path.join(SOURCE, "results", "example-profile-lab.json")
+    page_file = html_report(tmp_path, "profile.html", example)
+    page = browser.open(page_file.as_uri())
+    page.wait_for("document.body.dataset.ready === '1'")
+    assert page.requests() == [page_file.as_uri()]
+    with open(example) as f:
+        raw = json.load(f)
+    key = "all-off/mtu1500/tcp-p1"
+    cell = next(c for c in raw["cells"] if c["key"] == key)
+    page.click(f'td.cell[data-key="{key}"]')
+    page.wait_for("document.querySelectorAll('#nm-detail tr.run').length > 0")
+    detail = page.evaluate("document.getElementById('nm-detail').innerText")
+    assert "Kernel profile (where the CPU went)" in detail
+    for i, run_ in enumerate(cell["runs"]):
+        p = run_["cpu_profile"]["sender"]
+        assert f"run #{i + 1} sender: host {p['host']}, {p['samples']} samples at {p['hz']} Hz" in detail
+    assert cell["runs"][0]["cpu_profile"]["sender"]["top"][0]["symbol"] in page.evaluate("document.getElementById('nm-detail').textContent")
+    assert page.console_errors() == []
+    assert_png_not_blank(page.screenshot(artifact(tmp_path, "html-report-profile.png")), 1000, 1000)

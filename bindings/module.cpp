@@ -180,6 +180,7 @@ nm::SweepRequest sweep_request(const py::dict& args) {
     get("lab_name", r.lab_name);
     get("iface", r.iface);
     get("peer", r.peer);
+    get("ip_version", r.ip_version);
     get("port", r.port);
     get("output", r.output);
     get("resume", r.resume);

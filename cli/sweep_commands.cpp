@@ -173,7 +173,10 @@ void add_sweep_commands(CLI::App& app, std::stop_token stop) {
     sweep->add_option("config", r.config_file, "Sweep config (JSON, see configs/sweep.schema.json)")->required();
     auto* lab = sweep->add_flag("--lab", r.lab, "Run on a lab of its own (veth between two namespaces), taken down afterwards");
     auto* iface = sweep->add_option("--iface", r.iface, "Local interface to sweep (with --peer)");
-    sweep->add_option("--peer", r.peer, "IPv4 address of the peer running `nicmatrix serve`")->needs(iface);
+    sweep->add_option("--peer", r.peer, "The peer running `nicmatrix serve`: an IPv4 or IPv6 address, or a name (resolved once)")->needs(iface);
+    auto* v4 = sweep->add_flag_function("-4,--ipv4", [f](int64_t) { f->request.ip_version = 4; }, "Use IPv4: the lab's 198.18.0.0/24, or a --peer name's IPv4 address (the default on the lab)");
+    sweep->add_flag_function("-6,--ipv6", [f](int64_t) { f->request.ip_version = 6; }, "Use IPv6: the lab's 2001:2::/64, or a --peer name's IPv6 address; the path probe is then ICMPv6 with don't-fragment")
+        ->excludes(v4);
     sweep->add_option("--port", r.port, "The peer's control port")->capture_default_str();
     sweep->add_option("--peer-iface", r.peer_iface, "The peer's interface to change (default: the one its agent allows)");
     sweep->add_option("--key-file", r.key_file,

@@ -259,8 +259,13 @@ LoopOutcome run_end_loop(ControlChannel& channel, EndEngine& engine, const TestS
     return out;
 }
 
+uint32_t tcp_ip_header_bytes(int family) {
+    constexpr uint32_t kTcpWithTimestamps = 20 + 12;
+    return (family == AF_INET6 ? 40 : 20) + kTcpWithTimestamps;
+}
+
 RunResult combine_reports(const TestSpec& spec, const EndReport& client, const EndReport& server, RunStatus status,
-                          const std::string& error) {
+                          const std::string& error, int family) {
     RunResult r;
     r.spec = spec;
     r.status = status;
@@ -353,9 +358,10 @@ RunResult combine_reports(const TestSpec& spec, const EndReport& client, const E
         }
     }
     if (spec.protocol == Protocol::Tcp) {
-        // Segments are not counted by the application; estimate them from the MSS (path MTU - 52 bytes of
-        // IPv4 and TCP headers with timestamps).
-        const double mss = pmtu > 100 ? pmtu - 52.0 : 1448.0;
+        // Segments are not counted by the application; estimate them from the MSS (path MTU - the IP and
+        // TCP headers with timestamps: 52 bytes over IPv4, 72 over IPv6).
+        const double headers = tcp_ip_header_bytes(family);
+        const double mss = pmtu > 100 ? pmtu - headers : 1500.0 - headers;
         r.packets = static_cast<uint64_t>(std::ceil(static_cast<double>(r.bytes) / mss));
     }
     r.packets_per_s = duration > 0 ? static_cast<double>(r.packets) / duration : 0;

@@ -60,8 +60,13 @@ struct LoopOutcome {
 LoopOutcome run_end_loop(ControlChannel& channel, EndEngine& engine, const TestSpec& spec, const Timeline& timeline,
                          bool peer_sends, std::stop_token stop);
 
-/// Merges the client's and the server's reports into what `run` prints. Pure; unit tested.
+/// IP + TCP header bytes of a full TCP segment with timestamps: 20 + 32 over IPv4 (AF_INET), 40 + 32
+/// over IPv6 (AF_INET6). The path MTU minus this is the MSS.
+uint32_t tcp_ip_header_bytes(int family);
+
+/// Merges the client's and the server's reports into what `run` prints. Pure; unit tested. `family`:
+/// the data connections' address family (AF_INET or AF_INET6), for the segment count's header arithmetic.
 RunResult combine_reports(const TestSpec& spec, const EndReport& client, const EndReport& server, RunStatus status,
-                          const std::string& error);
+                          const std::string& error, int family = AF_INET);
 
 }  // namespace nm

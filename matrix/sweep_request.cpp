@@ -1,12 +1,17 @@
 #include "matrix/sweep_request.hpp"
 
+#include <arpa/inet.h>
 #include <linux/capability.h>
+#include <netdb.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
 #include <cctype>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
+#include <cstring>
 #include <ctime>
 
 #include "core/base/atomic_file.hpp"
@@ -47,9 +52,10 @@ constexpr auto kPeerCheckTimeout = std::chrono::seconds(2);
 
 // Connects to the peer agent and checks, before anything changes anywhere, that it will change `iface`
 // ("" = the one interface it allows) for us. Returns the connection and sets `iface`.
-std::unique_ptr<PeerControlClient> connect_agent(const SweepRequest& request, const std::string& key, std::string& iface) {
+std::unique_ptr<PeerControlClient> connect_agent(const SweepRequest& request, const std::string& peer, const std::string& key,
+                                                 std::string& iface) {
     PeerClientOptions options;
-    options.host = request.peer;
+    options.host = peer;
     options.port = request.port;
     options.key = key;
     auto client = std::make_unique<PeerControlClient>(std::move(options));
@@ -99,6 +105,26 @@ double parse_duration_s(const std::string& text, const std::string& flag) {
     return total;
 }
 
+std::string resolve_peer(const std::string& peer, int ip_version) {
+    if (ip_version != 0 && ip_version != 4 && ip_version != 6) {
+        throw usage_error("ip_version " + std::to_string(ip_version) + ": expected 4 or 6");
+    }
+    addrinfo hints{};
+    hints.ai_family = ip_version == 4 ? AF_INET : ip_version == 6 ? AF_INET6 : AF_UNSPEC;
+    hints.ai_socktype = SOCK_STREAM;
+    addrinfo* res = nullptr;
+    const int rc = ::getaddrinfo(peer.c_str(), nullptr, &hints, &res);
+    if (rc != 0 || res == nullptr) {
+        const std::string family = ip_version ? " (IPv" + std::to_string(ip_version) + ")" : "";
+        throw usage_error("--peer " + peer + ": " + (rc == EAI_SYSTEM ? std::string(std::strerror(errno)) : ::gai_strerror(rc)) + family);
+    }
+    char host[NI_MAXHOST];
+    const int nrc = ::getnameinfo(res->ai_addr, res->ai_addrlen, host, sizeof host, nullptr, 0, NI_NUMERICHOST);
+    ::freeaddrinfo(res);
+    if (nrc != 0) throw usage_error("--peer " + peer + ": " + ::gai_strerror(nrc));
+    return host;
+}
+
 bool has_net_admin() {
     __user_cap_header_struct header{_LINUX_CAPABILITY_VERSION_3, 0};
     __user_cap_data_struct data[2]{};
@@ -131,6 +157,9 @@ SweepOutcome execute_sweep(const SweepRequest& request, const PreparedSweep& pre
                            SweepObserver* observer, std::stop_token stop) {
     if (request.lab == !request.iface.empty()) throw usage_error("sweep: give either --lab or --iface IF --peer HOST");
     if (!request.lab && request.peer.empty()) throw usage_error("sweep: --iface needs --peer HOST (the machine running `nicmatrix serve`)");
+    if (request.ip_version != 0 && request.ip_version != 4 && request.ip_version != 6) {
+        throw usage_error("sweep: ip_version " + std::to_string(request.ip_version) + ": expected 4 or 6");
+    }
     if (!has_net_admin()) throw usage_error("sweep: changing interface settings needs CAP_NET_ADMIN; run as root");
 
     SweepOptions options;
@@ -150,7 +179,7 @@ SweepOutcome execute_sweep(const SweepRequest& request, const PreparedSweep& pre
         make_parent(request.journal, "--journal");
         const auto journal = backends.journal(request.journal);
         const std::string name = request.lab_name.empty() ? "nmsweep" + std::to_string(::getpid()) : request.lab_name;
-        LabSession lab(name, request.topology, backends.lab());
+        LabSession lab(name, request.topology, backends.lab(), request.ip_version == 6);
         SweepServices services{*journal, lab.traffic(), lab.probe(), clock, observer, host, host, &load};
         return run_sweep(prepared.config, lab.target(), services, options, std::move(stop));
     }
@@ -167,19 +196,20 @@ SweepOutcome execute_sweep(const SweepRequest& request, const PreparedSweep& pre
         }
         key = load_key(key_file);
     }
-    check_peer_reachable("", request.peer, request.port, kPeerCheckTimeout);
+    const std::string peer = resolve_peer(request.peer, request.ip_version);
+    check_peer_reachable("", peer, request.port, kPeerCheckTimeout);
     std::string peer_iface = request.peer_iface;
-    const auto agent = peer_changes ? connect_agent(request, key, peer_iface) : nullptr;
+    const auto agent = peer_changes ? connect_agent(request, peer, key, peer_iface) : nullptr;
     make_parent(prepared.output, "-o");
     make_parent(request.journal, "--journal");
     const auto journal = backends.journal(request.journal);
     const auto device = backends.device();
     const auto traffic = backends.traffic();
-    IcmpPathProbe probe("", request.peer);
+    IcmpPathProbe probe("", peer);
     SweepTarget target;
     target.local = SweepEnd{device.get(), request.iface, ""};
     target.remote = agent ? SweepEnd{agent.get(), peer_iface, "", agent.get()} : SweepEnd{nullptr, "", "the sweep changes nothing on the peer", nullptr};
-    target.base.host = request.peer;
+    target.base.host = peer;
     target.base.port = request.port;
     target.base.iface = request.iface;
     SweepServices services{*journal, *traffic, probe, clock, observer, host, HostInfo{}, &load};

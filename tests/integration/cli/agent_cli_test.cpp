@@ -9,6 +9,7 @@
 #include <sys/wait.h>
 
 #include <chrono>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -186,6 +187,56 @@ TEST_CASE("sweep --peer: a change that cuts the path (jumbo MTU through a 1500-b
     // The agent reverted its side by itself (no confirm came), not by the final restore.
     CHECK(agent->output().find("rolled back " + b.ifname + " for " + address(a.ipv4) + ": the change was not confirmed in time") !=
           std::string::npos);
+    CHECK(link_mtu(a.netns, a.ifname) == "1500\n");
+    CHECK(link_mtu(b.netns, b.ifname) == "1500\n");
+}
+
+TEST_CASE("sweep --peer NAME -6 through the agent: the name resolves to the peer's IPv6 address and the sweep runs over IPv6",
+          "[integration]") {
+    nm::test::require_net_admin();
+    nm::test::ScopedLab lab;
+    nm::test::TempDir dir;
+    const auto& a = lab.client();
+    const auto& b = lab.server();
+    nm::test::wait_for_lab_path(lab.info());
+    // `ip netns exec` shows /etc/netns/NS/hosts as /etc/hosts inside NS: the name exists only there.
+    const std::filesystem::path etc = "/etc/netns/" + a.netns;
+    std::filesystem::create_directories(etc);
+    struct RemoveEtc {
+        std::filesystem::path p;
+        ~RemoveEtc() { std::filesystem::remove_all(p); }
+    } remove_etc{etc};
+    write_file((etc / "hosts").string(), "127.0.0.1 localhost\n198.18.0.2 nm-peer\n" + address(b.ipv6) + " nm-peer\n");
+    write_file(dir.file("sweep.json"), config("4000", 1));
+    write_file(dir.file("key"), "0123456789abcdef0123456789abcdef");
+    const auto agent = start_agent(lab, dir, {"--allow-control", b.ifname, "--key-file", dir.file("key")});
+    const auto counter = [&](const std::string& cmd) {
+        const auto r = nm::test::run_in_netns(b.netns, cmd);
+        return r.output.empty() ? 0ULL : std::stoull(r.output);
+    };
+    const auto v6_octets = [&] { return counter("awk '$1==\"Ip6InOctets\"{print $2}' /proc/net/snmp6"); };
+    const auto v4_packets = [&] { return counter("awk '$1==\"Ip:\" && $2 ~ /^[0-9]+$/ {print $4}' /proc/net/snmp"); };
+    const auto v6_before = v6_octets();
+    const auto v4_before = v4_packets();
+
+    const auto r = nm::test::run_in_netns(a.netns, nicmatrix_binary() + " sweep " + dir.file("sweep.json") + " --iface " + a.ifname +
+                                                       " --peer nm-peer -6 --key-file " + dir.file("key") + " --journal " + dir.file("j.json") +
+                                                       " -q -o " + dir.file("r.json"),
+                                          std::chrono::seconds(60));
+    INFO(r.output << agent->output());
+    REQUIRE(r.exit_status == 0);
+    std::ifstream in(dir.file("r.json"));
+    const auto results = nlohmann::json::parse(in);
+    const auto& cells = results.at("cells");
+    REQUIRE(cells.size() == 1);
+    CHECK(cells[0].at("status") == "ok");
+    CHECK(cells[0].at("applied").at("remote").at("mtu") == 4000);
+    const auto& run = cells[0].at("runs").at(0);
+    CHECK(run.at("spec").at("host") == address(b.ipv6));
+    // The peer's own IPv6 counters carried at least the bytes measured; IPv4 saw no data (a 1-s TCP run
+    // at 4000 bytes would be thousands of packets).
+    CHECK(v6_octets() - v6_before >= run.at("bytes").get<uint64_t>());
+    CHECK(v4_packets() - v4_before < 100);
     CHECK(link_mtu(a.netns, a.ifname) == "1500\n");
     CHECK(link_mtu(b.netns, b.ifname) == "1500\n");
 }

@@ -17,6 +17,7 @@
 #include "matrix/runner.hpp"
 #include "matrix/stats.hpp"
 #include "matrix/sweep_request.hpp"
+#include "matrix/sweep_stream.hpp"
 
 namespace nm::cli {
 namespace {
@@ -132,6 +133,7 @@ struct SweepFlags {
     std::string topology = "pair";
     bool dry_run = false;
     bool quiet = false;
+    bool json_stream = false;
     std::string metric = "throughput_bps";
     double precision = 0;
     bool precision_given = false;
@@ -148,6 +150,14 @@ void sweep_command(SweepFlags& f, std::stop_token stop) {
     const PreparedSweep prepared = prepare_sweep(f.request);
     if (f.dry_run) {
         print_plan(plan_sweep(prepared.config, prepared.resume), prepared.config);
+        return;
+    }
+    if (f.json_stream) {
+        SweepStreamWriter stream(std::cout);
+        stream.start(prepared.config.name, plan_sweep(prepared.config, prepared.resume).size(), prepared.output, f.request.command);
+        const SweepOutcome outcome = execute_sweep(f.request, prepared, real_backends(), &stream, std::move(stop));
+        stream.end(prepared.output, outcome.results.cells.size(), outcome.interrupted, outcome.results.run.budget_reached);
+        if (outcome.interrupted) throw Error(ErrorKind::Failed, "sweep interrupted; interfaces restored; continue with --resume " + prepared.output);
         return;
     }
     ProgressPrinter printer;
@@ -190,6 +200,9 @@ void add_sweep_commands(CLI::App& app, std::stop_token stop) {
     sweep->add_option("--resume", r.resume, "Continue this results file: measure only what it is missing (cells not visited, repetitions still wanted)");
     sweep->add_flag("--dry-run", f->dry_run, "Print the cells and the settings each would apply; change nothing");
     sweep->add_flag("-q,--quiet", f->quiet, "No progress lines and no table; print only the results file");
+    sweep->add_flag("--json-stream", f->json_stream,
+                    "Print only JSON lines as the sweep goes: start, note, cell_start, interval, repetition, cell, end "
+                    "(results/STREAM.md, results/stream.schema.json)");
     sweep->add_option("--journal", r.journal,
                       "Where the original settings are journalled until restored (default $NICMATRIX_JOURNAL or "
                       "/run/nicmatrix/journal.json, as for restore). At start the entries of processes that are gone are "

@@ -20,6 +20,7 @@
 #include "matrix/peer_auth.hpp"
 #include "matrix/peer_client.hpp"
 #include "matrix/frame_table.hpp"
+#include "matrix/sweep_stream.hpp"
 
 namespace nm::cli {
 namespace {
@@ -328,7 +329,7 @@ void add_traffic_commands(CLI::App& app, std::stop_token stop) {
     struct RunOptions {
         TestSpec spec;
         std::string rate, pps, length, window, bytes, key_file;
-        bool udp = false, reverse = false, bidir = false, json = false;
+        bool udp = false, reverse = false, bidir = false, json = false, json_stream = false;
         bool rfc2544 = false;
         std::string frames, line_rate;
         Rfc2544Spec table;
@@ -356,7 +357,10 @@ void add_traffic_commands(CLI::App& app, std::stop_token stop) {
     run->add_option("-i,--interval", ro->spec.interval_s, "Seconds per interval sample; 0 = none")->capture_default_str();
     run->add_option("--iface", ro->spec.iface, "Local interface for counters (default: the one holding the local address)");
     run->add_option("--stall-timeout", ro->spec.stall_timeout_s, "Seconds without data that end the run as stalled")->capture_default_str();
-    run->add_flag("--json", ro->json, "Print the result as JSON");
+    auto* json_flag = run->add_flag("--json", ro->json, "Print the result as JSON");
+    run->add_flag("--json-stream", ro->json_stream,
+                  "Print JSON lines instead: run_start, each interval, run, run_end (results/STREAM.md, results/stream.schema.json)")
+        ->excludes(json_flag);
     run->add_option("--key-file", ro->key_file,
                     "Pre-shared key: the server must prove it holds it before the test (default $NICMATRIX_KEY_FILE)");
     run->add_flag("--rfc2544", ro->rfc2544,
@@ -402,12 +406,14 @@ void add_traffic_commands(CLI::App& app, std::stop_token stop) {
                                                     " does not authenticate (it was started without --key-file)");
             }
         }
-        if (!ro->json) {
-            std::cout << "Connecting to host " << spec.host << ", port " << spec.port << std::endl;
-        }
+        JsonLines lines(std::cout);
+        if (ro->json_stream) stream_run_start(lines, spec);
+        else if (!ro->json) std::cout << "Connecting to host " << spec.host << ", port " << spec.port << std::endl;
         TrafficClient client;
         const RunResult r = client.run(spec, stop);
-        if (ro->json) {
+        if (ro->json_stream) {
+            stream_run_done(lines, r);
+        } else if (ro->json) {
             std::cout << Json(r).dump(2) << '\n';
         } else {
             print_result(r, std::cout);

@@ -1,5 +1,7 @@
 #pragma once
+#include <string>
 #include <string_view>
+#include <vector>
 
 #include "core/base/sweep_types.hpp"
 
@@ -9,8 +11,13 @@ namespace nm {
 /// "processor" entries). Pure, for tests on canned text.
 HostInfo parse_cpuinfo(std::string_view cpuinfo);
 
-/// This host: hostname and kernel release (uname), CPU model and count (/proc/cpuinfo). The interface is
-/// left empty; the runner fills it in. Never throws: what cannot be read stays empty.
+/// The network sysctls a results file records (HostInfo::sysctls), by dotted name.
+std::vector<std::string> recorded_sysctls();
+
+/// This host: hostname and kernel release (uname), CPU model and count (/proc/cpuinfo), the recorded
+/// sysctls of the calling thread's network namespace (/proc/sys) and the kernel command line
+/// (/proc/cmdline). The interface is left empty; the runner fills it in. Never throws: what cannot be
+/// read stays empty.
 HostInfo read_host_info();
 
 }  // namespace nm

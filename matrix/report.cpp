@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <map>
 #include <set>
+#include <tuple>
 
 #include "core/base/error.hpp"
 #include "core/base/json_codec.hpp"
@@ -354,6 +355,27 @@ std::string render_matrix(const MatrixTable& table, TableFormat format) {
     return render_grid(g, format);
 }
 
+std::vector<std::string> host_differences(const ResultsFile& a, const ResultsFile& b) {
+    std::vector<std::string> out;
+    const auto differ = [&](const std::string& end, const std::string& what, const std::string& x, const std::string& y) {
+        if (!x.empty() && !y.empty() && x != y) out.push_back(end + " " + what + ": " + x + " vs " + y);
+    };
+    const auto sysctl = [](const HostInfo& h, const std::string& name) {
+        const auto it = h.sysctls.find(name);
+        return it == h.sysctls.end() ? std::string() : it->second;
+    };
+    for (const auto& [end, ha, hb] : {std::tuple{"local", &a.local, &b.local}, std::tuple{"remote", &a.remote, &b.remote}}) {
+        differ(end, "kernel", ha->kernel, hb->kernel);
+        differ(end, "CPU model", ha->cpu_model, hb->cpu_model);
+        if (ha->interface && hb->interface) {
+            differ(end, "driver", ha->interface->driver, hb->interface->driver);
+            differ(end, "firmware", ha->interface->firmware, hb->interface->firmware);
+        }
+        differ(end, "congestion control", sysctl(*ha, "net.ipv4.tcp_congestion_control"), sysctl(*hb, "net.ipv4.tcp_congestion_control"));
+    }
+    return out;
+}
+
 Comparison compare_results(const ResultsFile& a, const ResultsFile& b, const std::string& metric,
                            const std::string& label_a, const std::string& label_b, double confidence) {
     require_metric({&a, &b}, metric);
@@ -378,6 +400,7 @@ Comparison compare_results(const ResultsFile& a, const ResultsFile& b, const std
     for (const auto& cb : b.cells) {
         if (!matched_b.count(settings_key(cb))) cmp.only_b.push_back(cb.spec.key);
     }
+    cmp.host_differences = host_differences(a, b);
     return cmp;
 }
 
@@ -441,6 +464,7 @@ std::string render_comparison(const Comparison& cmp, TableFormat format) {
         g.rows.push_back({r.key_a, value(r.a, r.status_a) + ma, value(r.b, r.status_b) + mb, ratio_text(r, 2), interval_text(r)});
     }
     comparison_notes(cmp, g.notes);
+    for (const auto& d : cmp.host_differences) g.notes.push_back("warning: the files' hosts differ: " + d);
     if (marked) g.notes.push_back("? after a figure: its cell's asked precision was not met; ! : it was measured under interference");
     for (const auto& k : cmp.only_a) g.notes.push_back("only in A: " + k);
     for (const auto& k : cmp.only_b) g.notes.push_back("only in B: " + k);

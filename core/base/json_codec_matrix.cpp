@@ -623,6 +623,8 @@ void to_json(Json& j, const HostInfo& v) {
              {"kernel", v.kernel},
              {"cpu", {{"model", v.cpu_model}, {"count", v.cpu_count}}},
              {"interface", v.interface ? Json(*v.interface) : Json(nullptr)}};
+    if (!v.sysctls.empty()) j["sysctls"] = v.sysctls;
+    if (!v.kernel_cmdline.empty()) j["kernel_cmdline"] = v.kernel_cmdline;
 }
 
 void from_json(const Json& j, HostInfo& v) {
@@ -633,6 +635,8 @@ void from_json(const Json& j, HostInfo& v) {
         v.cpu_count = it->value("count", 0U);
     }
     if (const auto it = j.find("interface"); it != j.end() && !it->is_null()) v.interface = it->get<InterfaceInfo>();
+    v.sysctls = j.value("sysctls", std::map<std::string, std::string>{});
+    v.kernel_cmdline = j.value("kernel_cmdline", "");
 }
 
 void to_json(Json& j, const ResultsFile& v) {
@@ -717,7 +721,8 @@ void to_json(Json& j, const Comparison& v) {
              {"reference", v.reference.empty() ? Json(nullptr) : Json(v.reference)},
              {"rows", rows},
              {"only_a", v.only_a},
-             {"only_b", v.only_b}};
+             {"only_b", v.only_b},
+             {"host_differences", v.host_differences}};
 }
 
 }  // namespace nm

@@ -176,6 +176,10 @@ struct HostInfo {
     std::string kernel;     ///< uname -r
     std::string cpu_model;
     uint32_t cpu_count = 0;
+    /// Network sysctls that shape a measurement (congestion control, socket buffer limits, busy polling,
+    /// NAPI budget), by their dotted names, as /proc/sys shows them; empty when not read (a peer's).
+    std::map<std::string, std::string> sysctls;
+    std::string kernel_cmdline;   ///< /proc/cmdline; "" when not read
     std::optional<InterfaceInfo> interface;   ///< none when this end is not ours to read (peer without agent)
 };
 

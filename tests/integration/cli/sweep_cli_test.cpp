@@ -251,6 +251,19 @@ TEST_CASE("sweep --lab -6: every cell ok over IPv6, the server's IPv6 counters c
         // Segments estimated with IPv6's 72 header bytes: 1428 of payload per 1500-byte packet.
         if (cell.spec.mtu == 1500) CHECK(cell.runs[0].packets == (cell.runs[0].bytes + 1427) / 1428);
     }
+    // The host's sysctls and command line, as sysctl and cat read them independently (tabs shown as spaces).
+    for (const char* name : {"net.ipv4.tcp_congestion_control", "net.core.rmem_max", "net.ipv4.tcp_rmem", "net.core.busy_poll",
+                             "net.core.netdev_budget"}) {
+        INFO(name);
+        auto r = run_command(std::string("sysctl -n ") + name + " | tr '\\t' ' '");
+        REQUIRE(r.exit_status == 0);
+        while (!r.output.empty() && r.output.back() == '\n') r.output.pop_back();
+        REQUIRE(results.local.sysctls.count(name));
+        CHECK(results.local.sysctls.at(name) == r.output);
+    }
+    auto cmdline = run_command("cat /proc/cmdline");
+    while (!cmdline.output.empty() && cmdline.output.back() == '\n') cmdline.output.pop_back();
+    CHECK(results.local.kernel_cmdline == cmdline.output);
     CHECK(run_command("ip netns list | grep -q " + name).exit_status != 0);
 }
 

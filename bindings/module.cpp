@@ -181,6 +181,8 @@ nm::SweepRequest sweep_request(const py::dict& args) {
     get("iface", r.iface);
     get("peer", r.peer);
     get("ip_version", r.ip_version);
+    get("peer_iface", r.peer_iface);
+    get("key_file", r.key_file);
     get("port", r.port);
     get("output", r.output);
     get("resume", r.resume);

@@ -104,6 +104,6 @@ def test_run_json_stream_validates_and_its_run_is_what_crossed_the_wire(cli_lab)
     names = [e["event"] for e in events]
     assert names[0] == "run_start" and names[-2:] == ["run", "run_end"]
     run = events[-2]["run"]
-    assert names.count("interval") == len(run["intervals"]) == 2
+    assert names.count("interval") == len(run["intervals"]) > 0
     assert run["spec"]["host"] == "2001:2::2" and run["status"] == "ok"
     assert events[-1]["status"] == "ok"

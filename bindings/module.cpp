@@ -22,6 +22,8 @@
 #include "matrix/report.hpp"
 #include "matrix/results_store.hpp"
 #include "matrix/runner.hpp"
+#include "matrix/profile_metrics.hpp"
+#include "core/profile/categories.hpp"
 #include "matrix/stats.hpp"
 #include "matrix/sweep_request.hpp"
 
@@ -188,6 +190,7 @@ nm::SweepRequest sweep_request(const py::dict& args) {
     get("resume", r.resume);
     get("journal", r.journal);
     get("command", r.command);
+    get("profile_categories", r.profile_categories);
     if (args.contains("precision") && !args["precision"].is_none()) r.precision_pct = args["precision"].cast<double>();
     if (args.contains("seed") && !args["seed"].is_none()) r.seed = args["seed"].cast<uint64_t>();
     if (args.contains("time_budget") && !args["time_budget"].is_none()) r.time_budget = py::str(args["time_budget"]).cast<std::string>();
@@ -237,6 +240,10 @@ PYBIND11_MODULE(_nicmatrix, m) {
     m.def("save_results", &nm::save_results, py::arg("results"), py::arg("path"), py::call_guard<py::gil_scoped_release>(),
           "Writes a results file atomically.");
     m.def("known_metrics", &nm::known_metrics, "Metric names the summaries, report and compare know.");
+    m.def("profile_categories", [] { return nm::profile::builtin_category_table().categories; },
+          "The shipped category table's categories, in display order.");
+    m.def("is_profile_metric", &nm::is_profile_metric, py::arg("name"),
+          "True for the kernel profile's metrics: cpu:<category>, cpu:sender:<category>, cpu:receiver:<category>.");
     m.def("format_metric", &nm::format_metric, py::arg("metric"), py::arg("value"),
           "A metric value in human units, as report prints it: \"9.41 Gbit/s\", \"812 kpps\", \"38.2%\".");
 

@@ -62,13 +62,16 @@ struct PlotOptions {
     std::string kind;
     std::string metric;
     std::string cpu;
+    std::string cells;
+    std::string of;
+    std::string end;
 };
 
 [[noreturn]] void exec_plot(const PlotOptions& o) {
     std::vector<std::string> args{kPython, "-m", "nicmatrix.plot"};
     args.insert(args.end(), o.files.begin(), o.files.end());
     args.insert(args.end(), {"-o", o.output});
-    for (const auto& [flag, value] : {std::pair{"--kind", &o.kind}, {"--metric", &o.metric}, {"--cpu", &o.cpu}}) {
+    for (const auto& [flag, value] : {std::pair{"--kind", &o.kind}, {"--metric", &o.metric}, {"--cpu", &o.cpu}, {"--cells", &o.cells}, {"--of", &o.of}, {"--end", &o.end}}) {
         if (!value->empty()) args.insert(args.end(), {flag, *value});
     }
 
@@ -99,11 +102,20 @@ void add_plot_command(CLI::App& app) {
     plot->add_option("files", o->files, "One results file, or two for --kind bars")->required()->expected(1, 2);
     plot->add_option("-o,--output", o->output, "Image to write (PNG; the extension picks the format)")->required();
     plot->add_option("--kind", o->kind,
-                     "heatmap (a metric over offload profile x MTU, default for one file), scatter (metric against CPU "
-                     "per cell) or bars (two files side by side, default for two)")
-        ->check(CLI::IsMember({"heatmap", "scatter", "bars"}));
-    plot->add_option("--metric", o->metric, "Metric to plot, as for report (default throughput_bps)");
+                     "heatmap (a metric over offload profile x MTU with the median's interval, default for one file), scatter "
+                     "(metric against CPU per cell), bars (two files side by side, default for two), timeseries (the intervals "
+                     "of chosen cells over time), box (the repetitions of each cell), cdf (per-interval figures or latency) or "
+                     "breakdown (the kernel profile stacked per cell)")
+        ->check(CLI::IsMember({"heatmap", "scatter", "bars", "timeseries", "box", "cdf", "breakdown"}));
+    plot->add_option("--metric", o->metric, "Metric to plot, as for report (default throughput_bps; timeseries and cdf: "
+                                            "throughput_bps or packets_per_s of the intervals)");
     plot->add_option("--cpu", o->cpu, "scatter: the CPU metric on the x axis (default cpu_receiver_pct)");
+    plot->add_option("--cells", o->cells, "timeseries, box, cdf, breakdown: cells to draw, keys or patterns separated by commas "
+                                          "(all-on/*/tcp-p1); default every measured cell");
+    plot->add_option("--of", o->of, "cdf: intervals (per-interval figures, default) or latency (request/response)")
+        ->check(CLI::IsMember({"intervals", "latency"}));
+    plot->add_option("--end", o->end, "breakdown: whose kernel profile, sender or receiver (default receiver)")
+        ->check(CLI::IsMember({"sender", "receiver"}));
     plot->callback([o] { exec_plot(*o); });
 }
 

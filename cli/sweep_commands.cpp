@@ -5,6 +5,7 @@
 #include <fstream>
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <sstream>
 
 #include "cli/commands.hpp"
@@ -12,7 +13,11 @@
 #include "core/base/json_codec.hpp"
 #include "matrix/real_backends.hpp"
 #include "matrix/frame_table.hpp"
+#include "matrix/profile_report.hpp"
+#include "matrix/profile_metrics.hpp"
 #include "matrix/report.hpp"
+#include "matrix/report_html.hpp"
+#include "core/base/atomic_file.hpp"
 #include "matrix/results_store.hpp"
 #include "matrix/runner.hpp"
 #include "matrix/stats.hpp"
@@ -122,9 +127,10 @@ void print_plan(const std::vector<CellPlan>& plan, const SweepConfig& config) {
 
 void check_metric(const std::string& metric) {
     const auto known = known_metrics();
-    if (std::find(known.begin(), known.end(), metric) != known.end()) return;
+    if (std::find(known.begin(), known.end(), metric) != known.end() || is_profile_metric(metric)) return;
     std::string list;
     for (const auto& name : known) list += (list.empty() ? "" : ", ") + name;
+    list += ", cpu:<category> (a config with \"profile\": true)";
     throw usage_error("--metric " + metric + ": expected one of " + list);
 }
 
@@ -168,6 +174,11 @@ void sweep_command(SweepFlags& f, std::stop_token stop) {
     if (outcome.results.run.budget_reached) {
         std::cout << "time budget reached: some cells did not get all their repetitions; --resume " << prepared.output << " continues\n";
     }
+    if (!outcome.stopped_because.empty()) {
+        throw Error(ErrorKind::Failed, "sweep stopped: " + outcome.stopped_because + "; the local side is restored and the " +
+                                           std::to_string(outcome.results.cells.size()) + " finished cells are saved; continue with --resume " +
+                                           prepared.output);
+    }
     if (outcome.interrupted) {
         throw Error(ErrorKind::Failed, "sweep interrupted after " + std::to_string(outcome.results.cells.size()) +
                                            " cells; interfaces restored; continue with --resume " + prepared.output);
@@ -190,7 +201,10 @@ void add_sweep_commands(CLI::App& app, std::stop_token stop) {
     sweep->add_option("--port", r.port, "The peer's control port")->capture_default_str();
     sweep->add_option("--peer-iface", r.peer_iface, "The peer's interface to change (default: the one its agent allows)");
     sweep->add_option("--key-file", r.key_file,
-                      "Pre-shared key of the peer agent (default $NICMATRIX_KEY_FILE); needed when the config changes the peer's side");
+                      "Pre-shared key of the peer agent (default $NICMATRIX_KEY_FILE; 32 to 4096 bytes, readable by its owner only); "
+                      "needed when the config changes the peer's side. The agent must prove it holds the same key, or the sweep "
+                      "stops before changing anything; a lost agent is reconnected for up to 15 s, else the sweep restores this side, "
+                      "saves the finished cells and exits 1");
     lab->excludes(iface);
     sweep->add_option("--lab-name", r.lab_name, "Name of the lab --lab makes (default nmsweep<pid>); its namespaces are NAME-a, NAME-b");
     sweep->add_option("--topology", f->topology, "--lab shape: pair (veth between the ends) or bridge (a Linux bridge between, its ports at MTU 1500; \"apply_to\": \"dut\" sweeps the bridge's ports)")
@@ -216,6 +230,9 @@ void add_sweep_commands(CLI::App& app, std::stop_token stop) {
     sweep->add_option("--time-budget", r.time_budget, "Cap the whole sweep: no repetition starts that would end after DURATION (600, 90s, 15m, 1h30m)");
     sweep->add_option("--seed", f->seed, "Seed of the shuffled order (run.order.seed of a results file repeats its order)")
         ->each([f](const std::string&) { f->seed_given = true; });
+    sweep->add_option("--profile-categories", r.profile_categories,
+                      "Category table of the kernel profile a config with \"profile\": true takes (JSON, as "
+                      "configs/profile-categories.json; default: the shipped one)");
     sweep->footer(
         "Every way out restores the interfaces: the end, Ctrl-C, SIGTERM or SIGHUP (the cell being measured is dropped; a "
         "second signal is only counted, the restore is never cut short), an error, a closed stdout (`| head`: printing "
@@ -225,33 +242,63 @@ void add_sweep_commands(CLI::App& app, std::stop_token stop) {
     sweep->callback([f, stop] { sweep_command(*f, stop); });
 
     struct ReportOptions {
-        std::string file, other, format = "table", metric = "throughput_bps", against;
+        std::string file, other, format = "table", metric = "throughput_bps", against, output;
         double confidence = 95;
+        bool cpu_breakdown = false;
     };
     auto o = std::make_shared<ReportOptions>();
-    auto* report = app.add_subcommand("report", "Print a results file as the offload x traffic by MTU matrix, and the frame-size table of every rfc2544 cell");
+    auto* report = app.add_subcommand("report", "Print a results file as the offload x traffic by MTU matrix, and the frame-size table of every rfc2544 cell; "
+                                                "--format html writes one self-contained page");
     report->add_option("file", o->file, "Results file")->required();
-    report->add_option("--format", o->format, "table, md (Markdown), csv, or json (with --against)")
-        ->check(CLI::IsMember({"table", "md", "csv", "json"}))
+    report->add_option("file2", o->other, "A second results file (B): the page's compare view with html, the comparison table (as compare) otherwise");
+    report->add_option("--format", o->format, "table, md (Markdown), csv, json (with --against or two files), or html (a page that opens offline)")
+        ->check(CLI::IsMember({"table", "md", "csv", "json", "html"}))
         ->capture_default_str();
+    report->add_option("-o,--output", o->output, "Write the report to this file (atomically) instead of stdout");
     report->add_option("--metric", o->metric,
-                       "throughput_bps, packets_per_s, cpu_sender_pct, cpu_receiver_pct, system_busy_pct, softirq_pct, steal_pct, "
-                       "tcp_retransmits, loss_pct, service_demand_us_per_kb")
+                       "throughput_bps, packets_per_s, segments_per_packet, cpu_sender_pct, cpu_receiver_pct, system_busy_pct, "
+                       "softirq_pct, steal_pct, busiest_cpu_busy_pct, tcp_retransmits, loss_pct, engine_service_demand_us_per_kb, "
+                       "sender_service_demand_us_per_kb, receiver_service_demand_us_per_kb; with a kernel profile cpu:<category> "
+                       "(cpu:copy, cpu:gro, ...; two hosts: cpu:sender:<category>, cpu:receiver:<category>)")
         ->capture_default_str();
+    report->add_flag("--cpu-breakdown", o->cpu_breakdown,
+                     "Per cell, where the CPU went: the kernel profile's categories (median share of sampled CPU time), the "
+                     "ends side by side (a sweep with \"profile\": true)");
     report->add_option("--against", o->against,
                        "Print every cell relative to the cell of this offload profile at the same MTU and traffic: B/A with its interval, "
-                       "* where it excludes 1, ≈ where it includes 1");
-    report->add_option("--confidence", o->confidence, "Confidence of the intervals of B/A with --against, percent")
+                       "* where it excludes 1, ≈ where it includes 1 (html: under each cell's median)");
+    report->add_option("--confidence", o->confidence, "Confidence of the intervals of B/A with --against or two files, percent")
         ->check(CLI::Range(50.0, 99.9))
         ->capture_default_str();
     report->callback([o] {
         const auto results = load_results(o->file);
-        const auto format = parse_table_format(o->format);
-        if (!o->against.empty()) {
-            std::cout << render_against(compare_to_profile(results, o->metric, o->against, o->file, o->confidence), format);
-            return;
+        std::optional<ResultsFile> other;
+        if (!o->other.empty()) other = load_results(o->other);
+        std::string text;
+        if (o->format == "html") {
+            const HtmlReportRequest request{o->metric, o->against, o->confidence};
+            const HtmlReportFile a{results, o->file};
+            if (other) {
+                const HtmlReportFile b{*other, o->other};
+                text = render_html_report(a, &b, request);
+            } else {
+                text = render_html_report(a, nullptr, request);
+            }
+        } else {
+            const auto format = parse_table_format(o->format);
+            if (other && !o->against.empty()) throw usage_error("--against takes one results file (or --format html)");
+            if (other && o->cpu_breakdown) throw usage_error("--cpu-breakdown takes one results file");
+            if (o->cpu_breakdown) text = render_cpu_breakdown(results, format);
+            else if (other) text = render_comparison(compare_results(results, *other, o->metric, o->file, o->other, o->confidence), format);
+            else if (!o->against.empty()) text = render_against(compare_to_profile(results, o->metric, o->against, o->file, o->confidence), format);
+            else text = render_results(results, o->metric, format);
         }
-        std::cout << render_results(results, o->metric, format);
+        if (o->output.empty()) {
+            std::cout << text;
+        } else {
+            write_file_atomically(o->output, text, 0644);
+            std::cerr << "wrote " << o->output << '\n';
+        }
     });
 
     auto c = std::make_shared<ReportOptions>();

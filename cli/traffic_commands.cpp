@@ -7,18 +7,23 @@
 #include <iostream>
 #include <mutex>
 #include <sstream>
+#include <tuple>
+#include <vector>
 
 #include "cli/commands.hpp"
+#include "core/base/dscp.hpp"
 #include "core/base/error.hpp"
 #include "core/base/json_codec.hpp"
+#include "core/profile/categories.hpp"
+#include "core/cidr.hpp"
+#include "core/cpu_affinity.hpp"
 #include "core/rfc2544.hpp"
 #include "core/traffic_client.hpp"
 #include "core/traffic_server.hpp"
+#include "agent/agent_server.hpp"
+#include "agent/key_file.hpp"
 #include "ethtool_ctl/file_settings_journal.hpp"
 #include "ethtool_ctl/netlink_device_control.hpp"
-#include "matrix/peer_agent.hpp"
-#include "matrix/peer_auth.hpp"
-#include "matrix/peer_client.hpp"
 #include "matrix/frame_table.hpp"
 #include "matrix/sweep_stream.hpp"
 
@@ -43,6 +48,8 @@ double parse_scaled(const std::string& text, const std::string& flag, bool binar
     else if (suffix == "g" || suffix == "G") scale = k * k * k;
     else if (!suffix.empty()) throw usage_error(flag + ": \"" + text + "\": unknown suffix (use K, M or G)");
     if (!(v >= 0) || !std::isfinite(v)) throw usage_error(flag + ": \"" + text + "\" must be >= 0");
+    // Finite after scaling too: 1e308G is infinity (resolve_spec bounds what is left).
+    if (!std::isfinite(v * scale)) throw usage_error(flag + ": \"" + text + "\" is too large");
     return v * scale;
 }
 
@@ -84,11 +91,125 @@ std::string cpu_line(const char* role, const char* who, const EndMeasurement& m)
     o << "CPU " << role << " (" << who << (m.iface.empty() ? "" : ", " + m.iface) << "): user " << fixed(m.cpu.user_s, 2)
       << " s  sys " << fixed(m.cpu.sys_s, 2) << " s  util " << fixed(m.cpu.util_pct, 1) << "%  | system busy "
       << fixed(m.system.busy_pct, 1) << "%  usr " << fixed(m.system.user_pct, 1) << "%  sys " << fixed(m.system.sys_pct, 1)
-      << "%  irq " << fixed(m.system.irq_pct, 1) << "%  softirq " << fixed(m.system.softirq_pct, 1) << "%";
+      << "%  irq " << fixed(m.system.irq_pct, 1) << "%  softirq " << fixed(m.system.softirq_pct, 1) << "%  steal "
+      << fixed(m.system.steal_pct, 1) << "%";
+    if (m.system.busiest_cpu >= 0) {
+        o << "  busiest CPU " << m.system.busiest_cpu << " " << fixed(m.system.busiest_cpu_busy_pct, 1) << "%";
+    }
+    if (!m.placement.empty()) o << "  | engine on CPU " << format_cpu_list(m.placement);
     return o.str();
 }
 
+// "copy 31.2%  tcp_ip 14.0%  ...": the categories in the table's order, the empty ones left out.
+std::string category_line(const CpuProfile& p, const std::vector<std::string>& order) {
+    std::ostringstream o;
+    for (const auto& name : order) {
+        const auto it = p.categories.find(name);
+        if (it == p.categories.end() || it->second < 0.05) continue;
+        o << "  " << name << ' ' << fixed(it->second, 1) << '%';
+    }
+    return o.str();
+}
+
+void print_profile(const char* role, const CpuProfile& p, std::ostream& o) {
+    std::vector<std::string> order;
+    for (const auto& c : profile::builtin_category_table().categories) order.push_back(c);
+    for (const auto& [name, pct] : p.categories) {
+        if (std::find(order.begin(), order.end(), name) == order.end()) order.push_back(name);
+    }
+    o << "Profile " << role << " (host " << p.host << ", " << p.samples << " samples at " << p.hz << " Hz on " << p.cpus << " CPUs over "
+      << fixed(p.window_s, 2) << " s, " << p.lost << " lost):" << category_line(p, order) << '\n';
+    o << "  top:";
+    for (size_t i = 0; i < p.top.size() && i < 5; ++i) o << ' ' << p.top[i].symbol << ' ' << fixed(p.top[i].pct, 1) << "% (" << p.top[i].category << ')';
+    o << '\n';
+}
+
+// On one host both ends carry the same profile: print it once.
+void print_profiles(const RunResult& r, std::ostream& o) {
+    if (r.sender.profile && r.receiver.profile && !r.sender.profile->shared_with.empty()) {
+        print_profile("of both ends' host", *r.sender.profile, o);
+    } else {
+        if (r.sender.profile) print_profile("sender", *r.sender.profile, o);
+        if (r.receiver.profile) print_profile("receiver", *r.receiver.profile, o);
+    }
+}
+
+// The socket knobs the sender's socket had (and where they were asked for, what became of them).
+void print_socket(const RunResult& r, std::ostream& o) {
+    const SocketKnobs& k = r.socket;
+    const SocketOptions& asked = r.spec.socket;
+    const bool tcp = r.spec.protocol == Protocol::Tcp;
+    std::vector<std::string> parts;
+    if (tcp) {
+        parts.push_back("congestion " + (k.congestion.empty() ? std::string("?") : k.congestion));
+        parts.push_back("mss " + std::to_string(k.mss));
+        parts.push_back(std::string("nodelay ") + (k.nodelay ? "on" : "off"));
+    }
+    if (k.tos >= 0) {
+        const auto name = dscp_name(k.tos >> 2);
+        char tos[8];
+        std::snprintf(tos, sizeof tos, "0x%02x", static_cast<unsigned>(k.tos));
+        parts.push_back(std::string("tos ") + tos + " (dscp " + std::to_string(k.tos >> 2) + (name ? " " + *name : std::string()) + ")");
+    }
+    if (!k.bind_dev.empty()) parts.push_back("bound to " + k.bind_dev);
+    if (k.skip_rx_copy) parts.push_back("receiver MSG_TRUNC");
+    o << "Socket (" << (r.spec.direction == Direction::Reverse ? "server" : "client") << "'s, read back):";
+    for (size_t i = 0; i < parts.size(); ++i) o << (i == 0 ? " " : "  ") << parts[i];
+    o << '\n';
+    if (asked.zerocopy) {
+        const auto& z = k.zerocopy;
+        o << "Zerocopy (MSG_ZEROCOPY): " << z.sends << " sends, " << z.completions << " completed, " << z.copied
+          << " of them copied by the kernel" << (z.fell_back ? "; fell back to plain sends: " + z.note : std::string()) << '\n';
+    }
+}
+
+// A request/response run, in the manner of netperf's TCP_RR table and neper's key=value lines.
+void print_rr_result(const RunResult& r, std::ostream& o) {
+    const RrStats rr = r.rr.value_or(RrStats{});
+    const bool udp = r.spec.protocol == Protocol::Udp;
+    const char* kind = r.spec.pattern == TrafficPattern::Crr ? "TCP_CRR" : udp ? "UDP_RR" : "TCP_RR";
+    if (!rr.intervals.empty()) {
+        o << "Intervals (client, by request time):\n";
+        for (const auto& iv : rr.intervals) {
+            o << "[SUM] " << pad(fixed(iv.start_s, 2), 6) << "-" << fixed(iv.end_s, 2) << " sec  " << pad(std::to_string(iv.transactions), 10)
+              << " transactions  " << pad(fixed(iv.transactions_per_s, 1), 11) << " trans/s\n";
+        }
+    }
+    o << kind << ": " << r.spec.streams << " flow(s) x " << r.spec.rr_burst << " in flight, request " << r.spec.request_size
+      << " bytes, response " << r.spec.response_size << " bytes\n";
+    o << "Request  Resp.    Elapsed  Trans.       Trans.\n"
+      << "Size     Size     Time     Count        Rate\n"
+      << "bytes    bytes    secs.                 per sec\n";
+    o << std::left;
+    o.width(9);
+    o << r.spec.request_size;
+    o.width(9);
+    o << r.spec.response_size;
+    o.width(9);
+    o << fixed(r.duration_s, 2);
+    o.width(13);
+    o << rr.transactions << fixed(rr.transactions_per_s, 2) << '\n' << std::right;
+    const auto& l = rr.latency_us;
+    o << "latency_us: mean=" << fixed(l.mean, 2) << " p50=" << fixed(l.p50, 2) << " p90=" << fixed(l.p90, 2) << " p99=" << fixed(l.p99, 2)
+      << " p99.9=" << fixed(l.p999, 2) << " max=" << fixed(l.max, 2) << " (request sent -> response received"
+      << (r.spec.pattern == TrafficPattern::Crr ? ", from connect()" : "") << "; percentiles within 0.4%)\n";
+    o << "transactions=" << rr.transactions << " (server counted " << rr.responder_transactions << ")";
+    if (udp) o << " lost=" << rr.lost << " late=" << rr.late;
+    o << '\n';
+    o << "CPU per transaction (engine threads): client " << fixed(rr.cpu_us_per_transaction_sender, 2) << " us, server "
+      << fixed(rr.cpu_us_per_transaction_receiver, 2) << " us\n";
+    o << cpu_line("client  ", "initiator", r.sender) << '\n';
+    o << cpu_line("server  ", "responder", r.receiver) << '\n';
+    print_profiles(r, o);
+    print_socket(r, o);
+    if (r.status != RunStatus::Ok) o << "status: " << Json(r.status).get<std::string>() << ": " << r.error << '\n';
+}
+
 void print_result(const RunResult& r, std::ostream& o) {
+    if (r.spec.pattern != TrafficPattern::Stream) {
+        print_rr_result(r, o);
+        return;
+    }
     const bool udp = r.spec.protocol == Protocol::Udp;
     const std::string span = "0.00-" + fixed(r.duration_s, 2) + " sec";
     if (!r.intervals.empty()) {
@@ -135,7 +256,16 @@ void print_result(const RunResult& r, std::ostream& o) {
     o << cpu_line("sender  ", reverse ? "server" : "client", r.sender) << '\n';
     o << cpu_line("receiver", reverse ? "client" : "server", r.receiver) << '\n';
     o << "I/O: " << r.io_calls << " receive calls, " << fixed(r.calls_per_s, 0) << " calls/s, " << fixed(r.ms_per_call, 4)
-      << " ms/call; service demand " << fixed(r.service_demand_us_per_kb, 3) << " us/KB (both ends)\n";
+      << " ms/call\n";
+    o << "Service demand (us/KB): sender host " << fixed(r.sender_service_demand_us_per_kb, 3) << ", receiver host "
+      << fixed(r.receiver_service_demand_us_per_kb, 3) << " (netperf's: all CPUs of that host); engines "
+      << fixed(r.engine_service_demand_us_per_kb, 3) << " (both ends' engine threads)\n";
+    if (!udp) {
+        o << "Packets: " << fixed(r.packets_per_s, 0) << "/s "
+          << (r.packets_source == "interface" ? "counted by the receiving interface" : "estimated from bytes / MSS (no interface counters)");
+        if (r.segments_per_packet > 0) o << ", " << fixed(r.segments_per_packet, 2) << " segments per packet (GRO/TSO aggregation)";
+        o << '\n';
+    }
     // The cross-check: what the receiving interface saw next to what the engine counted into it (for
     // --bidir the server's interface and the client-to-server streams).
     const EndMeasurement& rx = r.receiver;
@@ -150,6 +280,8 @@ void print_result(const RunResult& r, std::ostream& o) {
           << " packets; engine counted " << engine_bytes << " payload bytes" << (udp ? ", " + std::to_string(engine_packets) + " datagrams" : std::string())
           << "; softnet processed " << rx.napi.processed << ", dropped " << rx.napi.dropped << ", squeezed " << rx.napi.time_squeeze << '\n';
     }
+    print_profiles(r, o);
+    print_socket(r, o);
     if (r.status != RunStatus::Ok) o << "status: " << Json(r.status).get<std::string>() << ": " << r.error << '\n';
 }
 
@@ -160,19 +292,33 @@ void print_server_record(const ServerTestRecord& t, bool json) {
     }
     const auto& r = t.report;
     const double d = r.measurement.duration_s;
-    std::cout << "test from " << t.client << ": " << Json(t.spec.protocol).get<std::string>() << " "
-              << Json(t.spec.direction).get<std::string>() << ", " << t.spec.streams << " stream(s): ";
-    if (r.received_bytes > 0 || r.sent_bytes == 0) {
-        std::cout << "received " << human_bytes(static_cast<double>(r.received_bytes)) << " = "
-                  << human_bits(d > 0 ? static_cast<double>(r.received_bytes) * 8 / d : 0);
-    }
-    if (r.sent_bytes > 0) {
-        std::cout << (r.received_bytes > 0 ? ", " : "") << "sent " << human_bytes(static_cast<double>(r.sent_bytes)) << " = "
-                  << human_bits(d > 0 ? static_cast<double>(r.sent_bytes) * 8 / d : 0);
+    std::cout << "test from " << t.client << ": " << Json(t.spec.protocol).get<std::string>() << " ";
+    if (r.rr) {
+        std::cout << Json(t.spec.pattern).get<std::string>() << ", " << t.spec.streams << " flow(s): answered " << r.rr->transactions
+                  << " requests = " << fixed(d > 0 ? static_cast<double>(r.rr->transactions) / d : 0, 1) << " trans/s";
+    } else {
+        std::cout << Json(t.spec.direction).get<std::string>() << ", " << t.spec.streams << " stream(s): ";
+        if (r.received_bytes > 0 || r.sent_bytes == 0) {
+            std::cout << "received " << human_bytes(static_cast<double>(r.received_bytes)) << " = "
+                      << human_bits(d > 0 ? static_cast<double>(r.received_bytes) * 8 / d : 0);
+        }
+        if (r.sent_bytes > 0) {
+            std::cout << (r.received_bytes > 0 ? ", " : "") << "sent " << human_bytes(static_cast<double>(r.sent_bytes)) << " = "
+                      << human_bits(d > 0 ? static_cast<double>(r.sent_bytes) * 8 / d : 0);
+        }
     }
     std::cout << " in " << fixed(d, 2) << " s; cpu user " << fixed(r.measurement.cpu.user_s, 2) << " s sys "
-              << fixed(r.measurement.cpu.sys_s, 2) << " s; status " << Json(r.status).get<std::string>()
+              << fixed(r.measurement.cpu.sys_s, 2) << " s"
+              << (r.measurement.profile ? "; profile " + std::to_string(r.measurement.profile->samples) + " samples" : std::string())
+              << (r.profile_shared ? "; profiled by the client (same host)" : "") << "; status " << Json(r.status).get<std::string>()
               << (r.error.empty() ? "" : " (" + r.error + ")") << std::endl;
+}
+
+// The test client's options from --key-file (or $NICMATRIX_KEY_FILE).
+TrafficClientOptions client_options(const std::string& key_file_flag) {
+    TrafficClientOptions o;
+    if (const auto key_file = key_file_from(key_file_flag); !key_file.empty()) o.key = std::string(load_key(key_file).bytes());
+    return o;
 }
 
 // Splits "64,128,imix" (imix:64x7/594x4 uses '/' between shares on the command line, where ',' separates sizes).
@@ -216,7 +362,7 @@ void run_rfc2544_command(const Options& ro, std::stop_token stop) {
     if (!ro.json) {
         std::cout << "RFC 2544 throughput to " << base.host << ":" << base.port << " from " << (iface.empty() ? "?" : iface) << std::endl;
     }
-    TrafficClient client;
+    TrafficClient client(client_options(ro.key_file));
     const auto on_row = [&ro](const FrameRow& row) {
         if (ro.json) return;
         std::cout << "  " << row.frame << ": " << (row.found ? fixed(row.throughput_fps, 0) + " frames/s" : std::string("no rate passed"))
@@ -232,6 +378,83 @@ void run_rfc2544_command(const Options& ro, std::stop_token stop) {
     if (result.interrupted) throw Error(ErrorKind::Failed, "rfc2544 interrupted");
 }
 
+// `serve`'s limits (core/server_limits.hpp), as flags; server_limits() turns them into ServerLimits.
+struct ServerLimitFlags {
+    double max_duration_s = 300;
+    double max_stall_timeout_s = 60;
+    std::string max_test_memory = "1G";
+    uint32_t max_threads = 0;
+    std::vector<std::string> allow_from;
+    uint32_t max_handshakes = 128;
+    uint32_t max_handshakes_per_source = 16;
+    double handshake_timeout_s = 2;
+    uint32_t max_control = 64;
+    uint32_t max_control_per_source = 8;
+};
+
+void add_server_limit_flags(CLI::App& serve, ServerLimitFlags& f) {
+    const std::string group = "Limits (no client can raise them)";
+    serve.add_option("--max-duration", f.max_duration_s,
+                     "Seconds a test may last (omit included); longer timed tests are refused at hello, a byte count (-n) is "
+                     "ended there with status limited")
+        ->check(CLI::Range(1.0, 90000.0))
+        ->capture_default_str()
+        ->group(group);
+    serve.add_option("--max-stall-timeout", f.max_stall_timeout_s, "Longest stall timeout (run --stall-timeout) a client may ask, seconds")
+        ->check(CLI::Range(0.1, 3600.0))
+        ->capture_default_str()
+        ->group(group);
+    serve.add_option("--max-test-memory", f.max_test_memory,
+                     "Engine buffers one test may make the server allocate (streams x threads x write size), K/M/G suffixes")
+        ->capture_default_str()
+        ->group(group);
+    serve.add_option("--max-threads", f.max_threads, "Worker threads per direction a test may use (default: the server's cores)")
+        ->check(CLI::Range(1, 256))
+        ->group(group);
+    serve.add_option("--allow-from", f.allow_from,
+                     "Accept connections only from these addresses or CIDR blocks (IPv4 and IPv6, repeatable; default: any)")
+        ->group(group);
+    serve.add_option("--max-handshakes", f.max_handshakes,
+                     "Connections that have not sent their first message yet, in all; at the cap the oldest is closed")
+        ->check(CLI::Range(1, 100000))
+        ->capture_default_str()
+        ->group(group);
+    serve.add_option("--max-handshakes-per-source", f.max_handshakes_per_source, "The same, per source address")
+        ->check(CLI::Range(1, 100000))
+        ->capture_default_str()
+        ->group(group);
+    serve.add_option("--handshake-timeout", f.handshake_timeout_s,
+                     "Seconds a new connection has to send its first message (and, with --key-file, a test its proof)")
+        ->check(CLI::Range(0.1, 60.0))
+        ->capture_default_str()
+        ->group(group);
+    serve.add_option("--max-control", f.max_control, "Settings-control connections (peer agent sessions) at once, in all")
+        ->check(CLI::Range(1, 100000))
+        ->capture_default_str()
+        ->group(group);
+    serve.add_option("--max-control-per-source", f.max_control_per_source, "The same, per source address")
+        ->check(CLI::Range(1, 100000))
+        ->capture_default_str()
+        ->group(group);
+}
+
+ServerLimits server_limits(const ServerLimitFlags& f) {
+    ServerLimits l;
+    l.max_duration = std::chrono::seconds(static_cast<int64_t>(std::ceil(f.max_duration_s)));
+    l.max_stall_timeout_s = f.max_stall_timeout_s;
+    const double memory = parse_scaled(f.max_test_memory, "--max-test-memory", true);
+    if (memory < 1024 * 1024 || memory > 1e15) throw usage_error("--max-test-memory: \"" + f.max_test_memory + "\": give 1M..1000T");
+    l.max_test_memory_bytes = static_cast<uint64_t>(memory);
+    l.max_threads = f.max_threads;
+    for (const auto& a : f.allow_from) l.allow_from.push_back(Cidr::parse(a));
+    l.max_handshakes = f.max_handshakes;
+    l.max_handshakes_per_source = f.max_handshakes_per_source;
+    l.handshake_timeout = std::chrono::milliseconds(static_cast<int64_t>(f.handshake_timeout_s * 1000));
+    l.max_control = f.max_control;
+    l.max_control_per_source = f.max_control_per_source;
+    return l;
+}
+
 }  // namespace
 
 void add_traffic_commands(CLI::App& app, std::stop_token stop) {
@@ -244,6 +467,7 @@ void add_traffic_commands(CLI::App& app, std::stop_token stop) {
         std::string key_file;
         std::string journal = FileSettingsJournal::default_agent_path();
         double heartbeat_timeout_s = 10;
+        ServerLimitFlags limits;
     };
     auto so = std::make_shared<ServeOptions>();
     auto* serve = app.add_subcommand("serve", "Run the traffic server: answers `nicmatrix run` clients, one test at a time");
@@ -253,83 +477,55 @@ void add_traffic_commands(CLI::App& app, std::stop_token stop) {
     serve->add_flag("-1,--once", so->once, "Exit after one test");
     serve->add_flag("--json", so->json, "Print one JSON line per test (the server's own measurements)");
     serve->add_option("--allow-control", so->allow_control,
-                      "Let an authenticated client change MTU and offloads on this interface (repeatable); needs --key-file");
+                      "Let an authenticated client change the MTU and the offloads a sweep sweeps (checksums, sg, tso/gso and other "
+                      "segmentation offloads, gro, lro) on this interface (repeatable); needs --key-file");
     serve->add_option("--key-file", so->key_file,
-                      "Pre-shared key (at least 16 bytes; head -c 32 /dev/urandom > key) that clients must prove they hold "
-                      "(default $NICMATRIX_KEY_FILE); without one, settings changes are refused");
+                      "Pre-shared key that clients must prove they hold, for settings changes and for every test (default "
+                      "$NICMATRIX_KEY_FILE): a regular file of 32 to 4096 bytes, readable by its owner only (head -c 32 "
+                      "/dev/urandom > key; chmod 600 key); without one, settings changes are refused and tests need no key");
     serve->add_option("--journal", so->journal,
                       "Where the agent journals the originals of the interfaces it changes (`nicmatrix restore` also looks "
                       "at the default); at start it restores the entries of an agent that is gone, never those of one that runs")
         ->capture_default_str();
     serve->add_option("--heartbeat-timeout", so->heartbeat_timeout_s,
-                      "Seconds without a message from the controlling client after which the agent restores its interfaces")
+                      "Seconds without a message from the controlling client after which the agent restores its interfaces "
+                      "(never inside a change's confirm window: an unconfirmed change is rolled back first)")
         ->check(CLI::Range(0.1, 3600.0))
         ->capture_default_str();
+    add_server_limit_flags(*serve, so->limits);
     serve->callback([so, stop] {
         std::mutex print;
-        ServerOptions opts;
-        opts.bind = so->bind;
-        opts.port = so->port;
-        opts.once = so->once;
+        AgentServerOptions opts;
+        opts.server.bind = so->bind;
+        opts.server.port = so->port;
+        opts.server.once = so->once;
+        opts.server.limits = server_limits(so->limits);
         const bool json = so->json;
-        opts.on_test = [&print, json](const ServerTestRecord& t) {
+        opts.server.on_test = [&print, json](const ServerTestRecord& t) {
             std::lock_guard lock(print);
             print_server_record(t, json);
         };
-        const auto log = [](const std::string& line) { std::cerr << "nicmatrix serve: " << line << std::endl; };
-        opts.on_refused = log;
-
-        // The settings control (the peer agent): it journals before its first change and restores a
-        // journal a crashed agent left before serving anyone.
-        PeerAgentOptions agent_opts;
-        agent_opts.allowed.insert(so->allow_control.begin(), so->allow_control.end());
-        if (const auto key_file = key_file_from(so->key_file); !key_file.empty()) agent_opts.key = load_key(key_file);
-        agent_opts.heartbeat_timeout = std::chrono::milliseconds(static_cast<int64_t>(so->heartbeat_timeout_s * 1000));
-        agent_opts.log = log;
-        NetlinkDeviceControl device;
-        for (const auto& iface : agent_opts.allowed) {
-            try {
-                device.read(iface);
-            } catch (const Error& e) {
-                throw usage_error("--allow-control " + iface + ": " + e.what());
-            }
-        }
-        // The journal is touched (its directory made, its file read) only by an agent that may change
-        // settings; it creates what it needs and reports problems as nm::Error.
-        FileSettingsJournal journal(so->journal);
-        PeerAgent agent(device, journal, agent_opts);
-        const auto caps = agent.capabilities();
-        if (caps.control) {
-            // Entries of an agent that is gone (crashed, killed) are restored; those of one that still
-            // runs (another agent on this journal) are its own and left alone. Nothing serves yet.
-            for (const auto& r : journal.restore(RestoreOptions{})) {
-                log(r.action == JournalAction::Restored ? "restored " + r.ifname + " from the journal a previous agent left" +
-                                                              (r.note.empty() ? "" : " (" + r.note + ")")
-                                                        : r.ifname + ": " + r.note);
-            }
-        }
-        if (caps.control) {
-            std::string list;
-            for (const auto& i : caps.interfaces) list += (list.empty() ? "" : ", ") + i;
-            log("settings control allowed on " + list + " for clients holding the key");
-        } else {
-            log("settings changes refused: " + caps.why + "; traffic tests are served");
-        }
-        opts.control = &agent;
-        TrafficServer server(opts);
+        opts.allow_control = so->allow_control;
+        opts.key_file = so->key_file;
+        opts.journal = so->journal;
+        opts.heartbeat_timeout = std::chrono::milliseconds(static_cast<int64_t>(so->heartbeat_timeout_s * 1000));
+        opts.log = [](const std::string& line) { std::cerr << "nicmatrix serve: " << line << std::endl; };
+        AgentServer server(std::move(opts));
         if (json) {
             std::cout << Json{{"listening", server.port()}}.dump() << std::endl;
         } else {
             std::cout << "Server listening on port " << server.port() << std::endl;
         }
         server.serve(stop);
-        for (const auto& r : agent.restore_all()) log("restored " + r.ifname + " on stop");
     });
 
     struct RunOptions {
         TestSpec spec;
-        std::string rate, pps, length, window, bytes, key_file;
+        std::string rate, pps, length, window, bytes, key_file, affinity;
         bool udp = false, reverse = false, bidir = false, json = false, json_stream = false;
+        bool rr = false, crr = false;
+        std::string rr_size, dscp;
+        CLI::Option* rr_burst = nullptr;
         bool rfc2544 = false;
         std::string frames, line_rate;
         Rfc2544Spec table;
@@ -355,14 +551,32 @@ void add_traffic_commands(CLI::App& app, std::stop_token stop) {
     run->add_flag("--gro", ro->spec.udp_gro, "UDP: receive with UDP_GRO (datagrams are still counted one by one)");
     run->add_option("-O,--omit", ro->spec.omit_s, "Warm-up seconds, not counted")->capture_default_str();
     run->add_option("-i,--interval", ro->spec.interval_s, "Seconds per interval sample; 0 = none")->capture_default_str();
+    run->add_option("-A,--affinity", ro->affinity,
+                    "Pin the engine threads: CLIENT_CPUS[,SERVER_CPUS] (iperf3's -A); a side is a CPU, a range 0-3 or "
+                    "CPUs joined by '+' (0+2); the server pins its own. Each run records where the threads ran (placement)");
     run->add_option("--iface", ro->spec.iface, "Local interface for counters (default: the one holding the local address)");
     run->add_option("--stall-timeout", ro->spec.stall_timeout_s, "Seconds without data that end the run as stalled")->capture_default_str();
+    run->add_flag("--rr", ro->rr,
+                  "Request/response (netperf TCP_RR; with -u UDP_RR): transactions/s and latency percentiles per flow");
+    run->add_flag("--crr", ro->crr, "Request/response with a new TCP connection per transaction (TCP_CRR)");
+    run->add_option("--rr-size", ro->rr_size, "--rr/--crr request and response bytes, REQ[,RESP] with K/M suffixes (default 1,1; one value sets both)");
+    ro->rr_burst = run->add_option("--rr-burst", ro->spec.rr_burst, "--rr/--crr transactions in flight per flow (1..128)")->capture_default_str();
+    run->add_option("-C,--congestion", ro->spec.socket.congestion,
+                    "TCP congestion control on the sending ends (one of /proc/sys/net/ipv4/tcp_available_congestion_control)");
+    run->add_flag("-N,--no-delay", ro->spec.socket.nodelay, "TCP_NODELAY on the sending ends");
+    run->add_option("-M,--set-mss", ro->spec.socket.mss, "TCP_MAXSEG on the client before it connects (its SYN caps both directions), 88..65495");
+    run->add_option("--dscp", ro->dscp, "DSCP on both ends' data sockets: 0..63 or a name (CS0..CS7, AF11..AF43, EF)");
+    run->add_flag("-Z,--zerocopy", ro->spec.socket.zerocopy,
+                  "TCP senders send with MSG_ZEROCOPY (completions counted; plain sends where the kernel copies anyway)");
+    run->add_flag("--skip-rx-copy", ro->spec.socket.skip_rx_copy, "TCP receivers read with MSG_TRUNC: the data is not copied to user space");
+    run->add_option("--bind-dev", ro->spec.socket.bind_dev, "SO_BINDTODEVICE: the client's data sockets use this interface only");
     auto* json_flag = run->add_flag("--json", ro->json, "Print the result as JSON");
     run->add_flag("--json-stream", ro->json_stream,
                   "Print JSON lines instead: run_start, each interval, run, run_end (results/STREAM.md, results/stream.schema.json)")
         ->excludes(json_flag);
     run->add_option("--key-file", ro->key_file,
-                    "Pre-shared key: the server must prove it holds it before the test (default $NICMATRIX_KEY_FILE)");
+                    "Pre-shared key: the test proves it holds it, and the server must prove it too, on every message (default "
+                    "$NICMATRIX_KEY_FILE); a server started with --key-file refuses tests without it");
     run->add_flag("--rfc2544", ro->rfc2544,
                   "Frame-size table: per frame size, the highest UDP rate with no loss (binary search over trials), "
                   "then a confirmation trial; prints frame size | % of line rate | frames/s | Mbit/s | CPU | loss | trials");
@@ -374,7 +588,18 @@ void add_traffic_commands(CLI::App& app, std::stop_token stop) {
     run->add_option("--max-trials", ro->table.max_trials, "--rfc2544 search trials per frame size (plus one confirmation)")->capture_default_str();
     run->add_option("--loss-tolerance", ro->table.loss_tolerance_pct, "--rfc2544 loss (percent) a passing trial may have")->capture_default_str();
     run->add_option("--line-rate", ro->line_rate, "--rfc2544 line rate in bit/s, K/M/G suffixes (default: the sending interface's link speed)");
+    auto* profile_flag = run->add_flag("--profile", ro->spec.profile,
+                  "Kernel profile of the measured window on every CPU of each end's host (perf_event_open; root or "
+                  "CAP_PERFMON): where the CPU went, by category (copy, checksum, gro, tcp_ip, ...), task and symbol");
+    run->add_option("--profile-hz", ro->spec.profile_hz, "--profile samples per second per CPU (1..10000)")
+        ->capture_default_str()
+        ->needs(profile_flag);
+    run->add_option("--profile-categories", ro->spec.profile_categories,
+                    "--profile category table (JSON, as configs/profile-categories.json; default: the shipped one)")
+        ->needs(profile_flag);
     run->callback([ro, stop] {
+        if (ro->rfc2544 && ro->spec.profile) throw usage_error("--profile: not with --rfc2544 (a table is many short trials)");
+        if (ro->rfc2544 && ro->json_stream) throw usage_error("--json-stream: not with --rfc2544 (use --json)");
         if (ro->rfc2544) {
             run_rfc2544_command(*ro, stop);
             return;
@@ -394,22 +619,26 @@ void add_traffic_commands(CLI::App& app, std::stop_token stop) {
         if (!ro->window.empty()) spec.window = static_cast<uint32_t>(size(ro->window, "--window", 4294967295.0));
         if (!ro->bytes.empty()) spec.bytes = static_cast<uint64_t>(size(ro->bytes, "--bytes", 1e18));
         if (!ro->length.empty() && spec.write_size == 0) throw usage_error("--length: must be > 0");
-        if (const auto key_file = key_file_from(ro->key_file); !key_file.empty()) {
-            // The server must prove it holds the key (the agent's mutual challenge-response) before the test.
-            PeerClientOptions po;
-            po.host = spec.host;
-            po.port = spec.port;
-            po.bind = spec.bind;
-            po.key = load_key(key_file);
-            if (!PeerControlClient(po).authenticated()) {
-                throw Error(ErrorKind::Refused, "server " + spec.host + ":" + std::to_string(spec.port) +
-                                                    " does not authenticate (it was started without --key-file)");
-            }
+        if (!ro->affinity.empty()) std::tie(spec.client_cpus, spec.server_cpus) = parse_affinity_option(ro->affinity);
+        if (ro->rr && ro->crr) throw usage_error("--rr and --crr: choose one");
+        spec.pattern = ro->crr ? TrafficPattern::Crr : ro->rr ? TrafficPattern::Rr : TrafficPattern::Stream;
+        if (spec.pattern == TrafficPattern::Stream && (!ro->rr_size.empty() || ro->rr_burst->count() > 0)) {
+            throw usage_error("--rr-size and --rr-burst: for request/response tests; add --rr or --crr");
         }
+        if (!ro->rr_size.empty()) {
+            const auto comma = ro->rr_size.find(',');
+            const std::string req = ro->rr_size.substr(0, comma);
+            const std::string resp = comma == std::string::npos ? req : ro->rr_size.substr(comma + 1);
+            spec.request_size = static_cast<uint32_t>(size(req, "--rr-size", 4294967295.0));
+            spec.response_size = static_cast<uint32_t>(size(resp, "--rr-size", 4294967295.0));
+        }
+        if (!ro->dscp.empty()) spec.socket.dscp = parse_dscp(ro->dscp, "--dscp");
+        // With a key the test itself is authenticated, both ways (core/test_auth.hpp); a bad key file is
+        // refused before anything is printed or connected.
+        TrafficClient client(client_options(ro->key_file));
         JsonLines lines(std::cout);
         if (ro->json_stream) stream_run_start(lines, spec);
         else if (!ro->json) std::cout << "Connecting to host " << spec.host << ", port " << spec.port << std::endl;
-        TrafficClient client;
         const RunResult r = client.run(spec, stop);
         if (ro->json_stream) {
             stream_run_done(lines, r);

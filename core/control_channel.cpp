@@ -6,6 +6,7 @@
 #include <cerrno>
 
 #include "core/base/error.hpp"
+#include "core/message_auth.hpp"
 
 namespace nm {
 
@@ -16,7 +17,8 @@ Json decode_control_message(std::string_view line) {
     Json j = Json::parse(line.begin(), line.end(), nullptr, false);
     if (j.is_discarded() || !j.is_object()) throw Error(ErrorKind::Failed, "control message: not a JSON object");
     const auto v = j.find("v");
-    if (v == j.end() || !v->is_number_integer() || v->get<int>() != kControlVersion) {
+    // Only the exact unsigned integer: a wrapping value (4294967297) or a float must not read as 1.
+    if (v == j.end() || !v->is_number_unsigned() || v->get<uint64_t>() != static_cast<uint64_t>(kControlVersion)) {
         throw Error(ErrorKind::Failed, "control message: protocol version " + (v == j.end() ? std::string("missing") : v->dump()) +
                                            ", this nicmatrix speaks version " + std::to_string(kControlVersion));
     }
@@ -34,9 +36,38 @@ std::string encode_control_message(Json body) {
 
 ControlChannel::ControlChannel(UniqueFd fd) : fd_(std::move(fd)) { set_nonblocking(fd_.get(), true); }
 
+void ControlChannel::sign_with(ChannelKeys keys, uint64_t sent, uint64_t received) {
+    keys_ = std::move(keys);
+    sent_ = sent;
+    received_ = received;
+}
+
+Json ControlChannel::verified(Json message) {
+    if (!keys_) return message;
+    const auto seq = message.find("seq");
+    const bool in_order = seq != message.end() && seq->is_number_unsigned() && seq->get<uint64_t>() == received_ + 1;
+    if (in_order && verify_message(message, keys_->receive, keys_->receive_direction)) {
+        ++received_;
+        return message;
+    }
+    if (is(message, Msg::Error)) {
+        // A refusal the peer could not sign, or signed with a key we do not share (a wrong key): its text
+        // says why; it proves nothing, and it only ends what was going on.
+        std::string text = "error";
+        if (const auto it = message.find("message"); it != message.end() && it->is_string()) text = it->get<std::string>();
+        throw Error(ErrorKind::Failed, text + " (an unauthenticated error message)");
+    }
+    throw Error(ErrorKind::Failed, "control message \"" + std::string(msg_type(message) ? msg_name(*msg_type(message)) : "?") +
+                                       "\": wrong MAC or sequence number (not from the holder of the key)");
+}
+
 void ControlChannel::send(Msg type, Json body, Deadline deadline) {
     if (body.is_null()) body = Json::object();
     body["type"] = msg_name(type);
+    if (keys_) {
+        body["seq"] = ++sent_;
+        sign_message(body, keys_->send, keys_->send_direction);
+    }
     const std::string line = encode_control_message(std::move(body));
     try {
         send_all(fd_.get(), line.data(), line.size(), deadline, "send control message \"" + std::string(msg_name(type)) + "\"");
@@ -52,7 +83,7 @@ std::optional<Json> ControlChannel::receive(Deadline deadline) {
         if (nl != std::string::npos) {
             Json j = decode_control_message(std::string_view(buffer_).substr(0, nl));
             buffer_.erase(0, nl + 1);
-            return j;
+            return verified(std::move(j));
         }
         if (buffer_.size() > kMaxControlMessage) {
             throw Error(ErrorKind::Failed, "control message: longer than " + std::to_string(kMaxControlMessage) + " bytes");

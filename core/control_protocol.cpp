@@ -17,6 +17,7 @@ constexpr std::pair<Msg, std::string_view> kMessages[] = {
     {Msg::Stalled, "stalled"},
     {Msg::Abort, "abort"},
     {Msg::Result, "result"},
+    {Msg::ResultPart, "result_part"},
     {Msg::Error, "error"},
     {Msg::ControlHello, "control_hello"},
     {Msg::Challenge, "challenge"},
@@ -42,6 +43,7 @@ constexpr WireErrorRow kWireErrors[] = {
     {WireError::Auth, "auth", ErrorKind::Refused},
     {WireError::Replay, "replay", ErrorKind::Refused},
     {WireError::Limit, "limit", ErrorKind::Refused},
+    {WireError::Expired, "expired", ErrorKind::Refused},
     {WireError::Protocol, "protocol", ErrorKind::Failed},
     {WireError::Failed, "failed", ErrorKind::Failed},
 };

@@ -7,13 +7,20 @@
 // kMaxControlMessage bytes (core/control_channel.hpp frames them). A test:
 //
 //   client                              server
-//   hello {spec}                 ->
+//   hello {spec[, client_nonce]} ->
 //                                <-     ready {cookie, udp_port, spec}  | error {kind, message}
 //   (TCP data connections, each opening with a DataHeader: "NMD1", cookie, stream id)
 //   start {udp_port}             ->
 //                                <-     started                         (both ends start their engines)
-//   sent / stalled / abort       <->    sent / stalled                  (an end's senders are done, ...)
-//                                <-     result {report}                 (the server's EndReport)
+//   sent / stalled / abort       <->    sent / stalled / error          (an end's senders are done, ...)
+//                                <-     result {parts, data}            (the server's EndReport as JSON text,
+//                                <-     result_part {part, data} ...     in parts that each fit the cap)
+//
+// A server started with a key (serve --key-file) answers hello with challenge {nonce} instead of ready;
+// the client proves it holds the key with auth {spec}, and from there on every message in both directions
+// carries "seq" and a "mac" under a per-direction key derived from the key and both nonces
+// (ControlChannel::sign_with, core/test_auth.hpp). A client holding a key refuses a server that answers
+// hello with ready. UDP datagrams carry the test's cookie in their header (core/udp_tracker.hpp).
 //
 // The peer agent's session opens with control_hello instead of hello; its messages (challenge, auth,
 // welcome, request, reply, heartbeat, rolled_back) are described where the session is implemented.
@@ -48,6 +55,7 @@ enum class Msg {
     Stalled,
     Abort,
     Result,
+    ResultPart,
     Error,
     // the peer agent's settings control
     ControlHello,
@@ -106,6 +114,7 @@ enum class WireError {
     Auth,       ///< authentication failed or a MAC was wrong
     Replay,     ///< a message out of sequence
     Limit,      ///< over one of the server's limits (duration, memory, threads)
+    Expired,    ///< a confirm named a change that was already rolled back (its window had passed)
     Protocol,   ///< a message that does not belong here
     Failed,     ///< it broke while doing it
 };

@@ -1,8 +1,14 @@
 #include "core/engine.hpp"
 
+#include <fcntl.h>
+#include <sys/socket.h>
+#include <pthread.h>
+#include <unistd.h>
+
 #include <algorithm>
 
 #include "core/base/error.hpp"
+#include "core/cpu_affinity.hpp"
 #include "core/worker.hpp"
 #include "core/worker_kinds.hpp"
 #include "core/worker_merge.hpp"
@@ -17,7 +23,9 @@ void napi_rates(NapiStats& napi, double duration_s) {
     napi.processed_per_interrupt = ratio(static_cast<double>(napi.processed), static_cast<double>(napi.interrupts));
 }
 
-EndEngine::EndEngine(EnginePlan plan) : plan_(std::move(plan)) {}
+uint64_t worker_memory_bytes(const EnginePlan& plan, bool sender, size_t streams) { return worker_kind(plan).memory(plan, sender, streams); }
+
+EndEngine::EndEngine(EnginePlan plan, WindowObserver* observer) : plan_(std::move(plan)), observer_(observer) {}
 
 EndEngine::~EndEngine() {
     send_stop_.request_stop();
@@ -26,17 +34,35 @@ EndEngine::~EndEngine() {
 
 void EndEngine::start(const Timeline& timeline) {
     timeline_ = timeline;
+    // A second handle on every data socket: finish() can shut one down while its worker still holds it.
+    for (const auto* groups : {&plan_.send_groups, &plan_.recv_groups}) {
+        for (const auto& g : *groups) {
+            for (const auto& st : g) sockets_.emplace_back(::fcntl(st.fd.get(), F_DUPFD_CLOEXEC, 0));
+        }
+    }
     const WorkerKind& kind = worker_kind(plan_);
     const auto launch = [&](std::vector<std::vector<DataStream>>& groups, WorkerFn fn, std::stop_source& stop,
                             std::vector<std::unique_ptr<WorkerProgress>>& progress,
-                            std::vector<std::unique_ptr<WorkerOutput>>& outs) {
+                            std::vector<std::unique_ptr<WorkerOutput>>& outs, const char* role) {
         for (auto& g : groups) {
             progress.push_back(std::make_unique<WorkerProgress>());
             outs.push_back(std::make_unique<WorkerOutput>());
+            const std::string name = std::string("nm-") + role + "-" + std::to_string(outs.size() - 1);
             try {
-                threads_.emplace_back([fn, streams = std::move(g), this, p = progress.back().get(), o = outs.back().get(),
+                threads_.emplace_back([fn, name, streams = std::move(g), this, p = progress.back().get(), o = outs.back().get(),
                                        token = stop.get_token()]() mutable {
+                    p->tid.store(static_cast<int32_t>(::gettid()));
+                    ::pthread_setname_np(::pthread_self(), name.c_str());
                     WorkerJob job{std::move(streams), plan_, timeline_, *p, token, *o};
+                    // Pinned before the first byte moves, so the window sees only the asked CPUs; a pin the
+                    // kernel refuses fails this worker, and so the end, with the reason.
+                    try {
+                        pin_current_thread(plan_.cpus);
+                    } catch (const Error& e) {
+                        o->error = e.what();
+                        p->done.store(true);
+                        return;
+                    }
                     run_worker(fn, job);
                 });
             } catch (const std::system_error& e) {
@@ -45,8 +71,8 @@ void EndEngine::start(const Timeline& timeline) {
             }
         }
     };
-    launch(plan_.send_groups, kind.send, send_stop_, send_progress_, send_out_);
-    launch(plan_.recv_groups, kind.receive, recv_stop_, recv_progress_, recv_out_);
+    launch(plan_.send_groups, kind.send, send_stop_, send_progress_, send_out_, "send");
+    launch(plan_.recv_groups, kind.receive, recv_stop_, recv_progress_, recv_out_, "recv");
     last_progress_at_ = timeline.start;
     started_ = true;
 }
@@ -59,18 +85,24 @@ bool EndEngine::receivers_done() const {
     return std::all_of(recv_progress_.begin(), recv_progress_.end(), [](const auto& p) { return p->done.load(); });
 }
 
+void EndEngine::take_start_snapshot(TimePoint now) {
+    snap_start_ = take_proc_snapshot(plan_.iface);
+    t_start_ = now;
+    if (observer_ != nullptr) observer_->window_started(now);
+}
+
+void EndEngine::take_end_snapshot(TimePoint now) {
+    if (observer_ != nullptr) observer_->window_ended(now);
+    snap_end_ = take_proc_snapshot(plan_.iface);
+    t_end_ = now;
+}
+
 void EndEngine::poll(TimePoint now) {
-    if (!snap_start_ && now >= timeline_.window_start) {
-        snap_start_ = take_proc_snapshot(plan_.iface);
-        t_start_ = now;
-    }
+    if (!snap_start_ && now >= timeline_.window_start) take_start_snapshot(now);
     // An end that only receives measures until its receivers are done (the peer's data has ended); an end
     // that sends measures its own window.
     const bool window_over = has_senders() && now >= timeline_.window_end;
-    if (snap_start_ && !snap_end_ && (window_over || all_done())) {
-        snap_end_ = take_proc_snapshot(plan_.iface);
-        t_end_ = now;
-    }
+    if (snap_start_ && !snap_end_ && (window_over || all_done())) take_end_snapshot(now);
 }
 
 bool EndEngine::stalled(TimePoint now) {
@@ -89,14 +121,18 @@ bool EndEngine::stalled(TimePoint now) {
 EndReport EndEngine::finish(RunStatus status, const std::string& error) {
     send_stop_.request_stop();
     recv_stop_.request_stop();
+    // Every worker looks at its stop token at least every poll (a UDP receiver drains for at most
+    // StreamSet::kDrainTime); one that has not ended in time is stuck in a socket, and shutting its
+    // sockets down gets it out.
+    const auto limit = std::chrono::steady_clock::now() + kFinishTime;
+    while (!all_done() && std::chrono::steady_clock::now() < limit) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    if (!all_done()) {
+        for (const auto& s : sockets_) ::shutdown(s.get(), SHUT_RDWR);
+    }
     for (auto& t : threads_) {
         if (t.joinable()) t.join();
     }
-    const auto now = std::chrono::steady_clock::now();
-    if (snap_start_ && !snap_end_) {
-        snap_end_ = take_proc_snapshot(plan_.iface);
-        t_end_ = now;
-    }
+    if (snap_start_ && !snap_end_) take_end_snapshot(std::chrono::steady_clock::now());
     EndReport r;
     r.status = status;
     r.error = error;
@@ -107,7 +143,7 @@ EndReport EndEngine::finish(RunStatus status, const std::string& error) {
     if (snap_start_ && snap_end_) {
         const auto& a = *snap_start_;
         const auto& b = *snap_end_;
-        m.system = system_cpu_between(a.cpu, b.cpu);
+        m.system = system_cpu_between(a.cpu, b.cpu, static_cast<double>(::sysconf(_SC_CLK_TCK)));
         m.napi.processed = counter_delta(a.softnet.processed, b.softnet.processed);
         m.napi.dropped = counter_delta(a.softnet.dropped, b.softnet.dropped);
         m.napi.time_squeeze = counter_delta(a.softnet.time_squeeze, b.softnet.time_squeeze);
@@ -122,6 +158,7 @@ EndReport EndEngine::finish(RunStatus status, const std::string& error) {
         for (const auto& o : *outs) {
             m.cpu.user_s += o->window.cpu.user_s;
             m.cpu.sys_s += o->window.cpu.sys_s;
+            m.placement.insert(m.placement.end(), o->window.cpus.begin(), o->window.cpus.end());
             if (o->error.empty()) continue;
             // A worker that failed fails the end: its figures are partial or none (`-u -l 65507 --gso` has
             // every send refused by the kernel and moves nothing).
@@ -129,6 +166,8 @@ EndReport EndEngine::finish(RunStatus status, const std::string& error) {
             if (r.error.empty()) r.error = o->error;
         }
     }
+    std::sort(m.placement.begin(), m.placement.end());
+    m.placement.erase(std::unique(m.placement.begin(), m.placement.end()), m.placement.end());
     m.cpu.util_pct = duration > 0 ? 100.0 * (m.cpu.user_s + m.cpu.sys_s) / duration : 0;
     const double interval_s = std::chrono::duration<double>(timeline_.interval).count();
     r.sent = merge_streams(send_out_, duration);
@@ -141,11 +180,19 @@ EndReport EndEngine::finish(RunStatus status, const std::string& error) {
         r.received_bytes += s.bytes;
         r.received_packets += s.packets;
     }
+    for (const auto& p : send_progress_) r.send_tids.push_back(p->tid.load());
+    for (const auto& p : recv_progress_) r.recv_tids.push_back(p->tid.load());
     for (const auto& o : send_out_) r.send_calls += o->calls;
     for (const auto& o : recv_out_) r.recv_calls += o->calls;
     m.io_calls = r.send_calls + r.recv_calls;
     r.sent_intervals = merge_intervals(send_out_, interval_s, duration);
     r.received_intervals = merge_intervals(recv_out_, interval_s, duration);
+    if (plan_.pattern != TrafficPattern::Stream) {
+        // The initiator's intervals are transactions (window.interval_packets); the responder keeps none.
+        r.rr = merge_rr(has_senders() ? send_out_ : recv_out_, has_senders() ? interval_s : 0, duration);
+        r.sent_intervals.clear();
+    }
+    m.socket = merge_knobs({&send_out_, &recv_out_}, plan_.socket.skip_rx_copy && (has_receivers() || plan_.pattern != TrafficPattern::Stream));
     return r;
 }
 

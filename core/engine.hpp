@@ -19,7 +19,9 @@
 #include "core/base/clock.hpp"
 #include "core/base/traffic_types.hpp"
 #include "core/base/unique_fd.hpp"
+#include "core/net.hpp"
 #include "core/proc_stats.hpp"
+#include "core/stream_layout.hpp"
 
 namespace nm {
 
@@ -40,11 +42,6 @@ struct DataStream {
     uint32_t id = 0;
 };
 
-/// How the data moves, besides the protocol: the second half of a test kind's name ("tcp_stream").
-enum class TrafficPattern {
-    Stream,   ///< bulk data one way per stream (netperf's TCP_STREAM/UDP_STREAM); request/response comes next
-};
-
 /// What one end does, fixed before it starts.
 struct EnginePlan {
     Protocol protocol = Protocol::Tcp;
@@ -62,20 +59,47 @@ struct EnginePlan {
     std::vector<std::vector<DataStream>> recv_groups;   ///< one group per receiver thread
     std::string iface;                  ///< interface for counters; "" = unknown
     std::chrono::milliseconds stall_timeout{3000};
+    /// UDP: the test's cookie, written into every datagram sent; a receiver counts only datagrams that
+    /// carry it and come from `udp_peer`'s address (when set: len > 0).
+    uint32_t udp_cookie = 0;
+    SocketAddress udp_peer;
+    std::vector<uint32_t> cpus;         ///< CPUs every worker thread is pinned to; empty = not pinned
+    // Request/response tests (pattern Rr, Crr).
+    uint32_t request_size = 1;
+    uint32_t response_size = 1;
+    uint32_t rr_burst = 1;              ///< requests in flight per flow
+    SocketOptions socket;               ///< the test's socket knobs (workers apply zerocopy, MSG_TRUNC, CRR's per connection)
+    End end = End::Client;              ///< which end this plan is for
+    SocketAddress connect_to;           ///< CRR client: where each transaction's connection goes
+    std::string bind;                   ///< CRR client: the local address to connect from ("" = any)
+    SocketAddress peer;                 ///< the other end's control address: CRR and UDP RR responders answer only it
 };
 
 struct WorkerOutput;
 struct WorkerProgress;
 
+/// Told when an end's measured window starts and ends, on the thread that calls EndEngine::poll() and
+/// finish(), with the same times the window's /proc snapshots are taken at. The kernel profile samples
+/// exactly this window through it; the engine knows nothing of what the observer does.
+class WindowObserver {
+public:
+    virtual ~WindowObserver() = default;
+    virtual void window_started(TimePoint at) = 0;
+    virtual void window_ended(TimePoint at) = 0;
+};
+
 /// Runs one end's workers and measures the window. Not copyable; the destructor stops and joins.
 class EndEngine {
 public:
-    explicit EndEngine(EnginePlan plan);
+    /// `observer` (may be null) is told the window's start and end; it must outlive the engine.
+    explicit EndEngine(EnginePlan plan, WindowObserver* observer = nullptr);
     ~EndEngine();
     EndEngine(const EndEngine&) = delete;
     EndEngine& operator=(const EndEngine&) = delete;
 
-    /// Starts the worker threads (they inherit the caller's network namespace).
+    /// Starts the worker threads (they inherit the caller's network namespace), each named
+    /// "nm-send-K"/"nm-recv-K" (top -H, /proc/PID/task/TID/comm) and pinned to plan.cpus when given; a
+    /// thread that cannot be pinned fails the end with that error.
     void start(const Timeline& timeline);
 
     /// Called often by the session loop: takes the window's /proc snapshots when they are due.
@@ -91,15 +115,24 @@ public:
     /// worker still running). A path that stops passing packets shows up here.
     bool stalled(TimePoint now);
 
-    /// UDP receivers drain what is queued, then end.
+    /// UDP receivers drain what is queued (for at most StreamSet::kDrainTime), then end.
     void stop_receivers() { recv_stop_.request_stop(); }
 
-    /// Stops everything, joins, and builds this end's report. A worker's error makes an Ok `status`
-    /// Failed and, when `error` is empty, becomes the report's error.
+    /// Stops everything, joins, and builds this end's report (with the workers' thread ids). A worker's
+    /// error makes an Ok `status` Failed and, when `error` is empty, becomes the report's error. Workers see
+    /// the stop within a poll; one that has not ended kFinishTime later gets its sockets shut down, so no
+    /// peer can keep it (and the end) going.
     EndReport finish(RunStatus status, const std::string& error);
 
+    /// How long finish() waits for the workers before it shuts their sockets down.
+    static constexpr std::chrono::milliseconds kFinishTime{2000};
+
 private:
+    void take_start_snapshot(TimePoint now);
+    void take_end_snapshot(TimePoint now);
+
     EnginePlan plan_;
+    WindowObserver* observer_ = nullptr;
     Timeline timeline_;
     std::stop_source send_stop_;
     std::stop_source recv_stop_;
@@ -108,12 +141,18 @@ private:
     std::vector<std::unique_ptr<WorkerOutput>> send_out_;
     std::vector<std::unique_ptr<WorkerOutput>> recv_out_;
     std::vector<std::jthread> threads_;
+    std::vector<UniqueFd> sockets_;   ///< a second handle on every data socket, to shut it down in finish()
     std::optional<ProcSnapshot> snap_start_, snap_end_;
     TimePoint t_start_{}, t_end_{};
     uint64_t last_progress_ = 0;
     TimePoint last_progress_at_{};
     bool started_ = false;
 };
+
+/// Bytes one worker thread of `plan` allocates for its buffers and per-stream state: a sender
+/// (`sender`) or a receiver with `streams` streams, sized as the workers size them. The kernel's socket
+/// buffers are not in it. For the server's memory budget (core/server_limits.hpp).
+uint64_t worker_memory_bytes(const EnginePlan& plan, bool sender, size_t streams);
 
 /// Fills the per-second and per-packet rates of `napi` from its counts over `duration_s` (0 where a
 /// divisor is 0). Pure.

@@ -24,11 +24,16 @@ std::string to_hex(const unsigned char* data, size_t n) {
     return out;
 }
 
-Json unsigned_part(const Json& message) {
+// What a MAC covers: the direction label, then the message without its "mac" and "v". A string that is
+// not valid UTF-8 is replaced, not thrown on (a hostile peer's bytes then fail the MAC).
+std::string signed_text(const Json& message, std::string_view direction) {
     Json body = message;
     body.erase("mac");
     body.erase("v");
-    return body;
+    std::string text(direction);
+    text += '\n';
+    text += body.dump(-1, ' ', false, Json::error_handler_t::replace);
+    return text;
 }
 
 }  // namespace
@@ -57,9 +62,11 @@ bool macs_equal(std::string_view a, std::string_view b) {
     return a.size() == b.size() && CRYPTO_memcmp(a.data(), b.data(), a.size()) == 0;
 }
 
-std::string handshake_proof(std::string_view key, std::string_view nonce, std::string_view client_nonce, std::string_view role) {
+std::string handshake_proof(std::string_view key, std::string_view nonce, std::string_view client_nonce, std::string_view role,
+                            std::string_view transcript) {
     std::string data;
     data.append(nonce).append(client_nonce).append("nicmatrix/control/v1 ").append(role);
+    if (!transcript.empty()) data.append("\n").append(transcript);
     return hmac_sha256_hex(key, data);
 }
 
@@ -67,11 +74,13 @@ std::string session_key(std::string_view key, std::string_view nonce, std::strin
     return handshake_proof(key, nonce, client_nonce, "session");
 }
 
-void sign_message(Json& message, std::string_view key) { message["mac"] = hmac_sha256_hex(key, unsigned_part(message).dump()); }
+void sign_message(Json& message, std::string_view key, std::string_view direction) {
+    message["mac"] = hmac_sha256_hex(key, signed_text(message, direction));
+}
 
-bool verify_message(const Json& message, std::string_view key) {
+bool verify_message(const Json& message, std::string_view key, std::string_view direction) {
     if (!message.is_object() || !message.contains("mac") || !message.at("mac").is_string()) return false;
-    return macs_equal(message.at("mac").get<std::string>(), hmac_sha256_hex(key, unsigned_part(message).dump()));
+    return macs_equal(message.at("mac").get<std::string>(), hmac_sha256_hex(key, signed_text(message, direction)));
 }
 
 }  // namespace nm

@@ -26,17 +26,22 @@ std::string hmac_sha256_hex(std::string_view key, std::string_view data);
 /// Constant-time comparison of two MACs (CRYPTO_memcmp); false when the lengths differ.
 bool macs_equal(std::string_view a, std::string_view b);
 
-/// The handshake proof of `role` ("client" or "agent") over both nonces.
-std::string handshake_proof(std::string_view key, std::string_view nonce, std::string_view client_nonce, std::string_view role);
+/// The handshake proof of `role` ("client" or "agent") over both nonces and `transcript`: what the proving
+/// end vouches for besides the nonces (the agent's challenge fields, so a changed challenge fails the
+/// proof). The same inputs give the same proof on both ends.
+std::string handshake_proof(std::string_view key, std::string_view nonce, std::string_view client_nonce, std::string_view role,
+                            std::string_view transcript = {});
 
 /// The key that signs a session's messages, derived from the pre-shared key and both nonces.
 std::string session_key(std::string_view key, std::string_view nonce, std::string_view client_nonce);
 
-/// Adds "mac": the HMAC of the message without "mac" and "v" (nlohmann's dump sorts keys, so both ends
-/// serialize alike). `message` must already carry its "type" and "seq".
-void sign_message(Json& message, std::string_view key);
+/// Adds "mac": the HMAC of `direction` (a label naming who sends to whom, e.g. "client->agent") and the
+/// message without "mac" and "v" (nlohmann's dump sorts keys, so both ends serialize alike). The label
+/// keeps a message signed for one direction from being reflected back as one of the other. `message`
+/// must already carry its "type" and sequence number.
+void sign_message(Json& message, std::string_view key, std::string_view direction);
 
-/// True when `message` carries a "mac" that matches its content under `key`.
-bool verify_message(const Json& message, std::string_view key);
+/// True when `message` carries a "mac" that matches its content and `direction` under `key`.
+bool verify_message(const Json& message, std::string_view key, std::string_view direction);
 
 }  // namespace nm

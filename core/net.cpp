@@ -52,6 +52,29 @@ void SocketAddress::set_port(uint16_t port) {
     if (family() == AF_INET6) reinterpret_cast<sockaddr_in6*>(&storage)->sin6_port = htons(port);
 }
 
+bool host_bytes(const sockaddr_storage& a, bool& v6, std::array<uint8_t, 16>& out) {
+    out.fill(0);
+    if (a.ss_family == AF_INET) {
+        v6 = false;
+        std::memcpy(out.data(), &reinterpret_cast<const sockaddr_in*>(&a)->sin_addr, 4);
+        return true;
+    }
+    if (a.ss_family == AF_INET6) {
+        const auto& addr = reinterpret_cast<const sockaddr_in6*>(&a)->sin6_addr;
+        v6 = !IN6_IS_ADDR_V4MAPPED(&addr);
+        if (v6) std::memcpy(out.data(), &addr, 16);
+        else std::memcpy(out.data(), &addr.s6_addr[12], 4);
+        return true;
+    }
+    return false;
+}
+
+bool same_host(const sockaddr_storage& a, const SocketAddress& b) {
+    bool v6a = false, v6b = false;
+    std::array<uint8_t, 16> x{}, y{};
+    return host_bytes(a, v6a, x) && host_bytes(b.storage, v6b, y) && v6a == v6b && x == y;
+}
+
 SocketAddress resolve_address(const std::string& host, uint16_t port) {
     if (host.empty()) throw usage_error("host: empty; give the server's address with -c HOST");
     addrinfo hints{};
@@ -105,10 +128,12 @@ UniqueFd listen_tcp(const std::string& bind, uint16_t port) {
     return fd;
 }
 
-UniqueFd connect_tcp(const SocketAddress& to, const std::string& bind, uint32_t window, Deadline deadline) {
+UniqueFd connect_tcp(const SocketAddress& to, const std::string& bind, uint32_t window, Deadline deadline,
+                     const std::function<void(int)>& prepare) {
     UniqueFd fd(::socket(to.family(), SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0));
     if (!fd) throw system_error("socket", errno);
     set_buffer_sizes(fd.get(), window);
+    if (prepare) prepare(fd.get());
     if (!bind.empty()) {
         const SocketAddress local = resolve_address(bind, 0);
         if (local.family() != to.family()) throw usage_error("--bind " + bind + ": not the address family of the server's address");

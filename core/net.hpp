@@ -3,8 +3,10 @@
 // step bounded by a deadline. Failures throw nm::Error naming the address.
 #include <sys/socket.h>
 
+#include <array>
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <string>
 
 #include "core/base/unique_fd.hpp"
@@ -27,6 +29,13 @@ struct SocketAddress {
     void set_port(uint16_t port);
 };
 
+/// The host part of `a` as 4 (IPv4, also for an IPv4-mapped IPv6 address) or 16 bytes (IPv6) in `out`;
+/// false for another family.
+bool host_bytes(const sockaddr_storage& a, bool& v6, std::array<uint8_t, 16>& out);
+
+/// True when `a` and `b` name the same host (ports ignored; ::ffff:198.18.0.1 is 198.18.0.1).
+bool same_host(const sockaddr_storage& a, const SocketAddress& b);
+
 /// Resolves `host` (numeric or a name) for `port`. Throws nm::Error (Usage) naming the host.
 SocketAddress resolve_address(const std::string& host, uint16_t port);
 
@@ -38,9 +47,11 @@ SocketAddress peer_address(int fd);
 UniqueFd listen_tcp(const std::string& bind, uint16_t port);
 
 /// Connects a TCP socket to `to` by `deadline` (from `bind` when not empty). `window` > 0 sets SO_SNDBUF
-/// and SO_RCVBUF before connecting, so the window scale is negotiated for it. The socket is returned
-/// non-blocking. Throws nm::Error (Failed): "connect to 198.18.0.2:5301: Connection refused".
-UniqueFd connect_tcp(const SocketAddress& to, const std::string& bind, uint32_t window, Deadline deadline);
+/// and SO_RCVBUF before connecting, so the window scale is negotiated for it; `prepare`, when given, is
+/// called with the socket before it binds or connects (options the SYN must carry; it may throw). The
+/// socket is returned non-blocking. Throws nm::Error (Failed): "connect to 198.18.0.2:5301: Connection refused".
+UniqueFd connect_tcp(const SocketAddress& to, const std::string& bind, uint32_t window, Deadline deadline,
+                     const std::function<void(int)>& prepare = {});
 
 void set_nonblocking(int fd, bool on);
 /// SO_SNDBUF and SO_RCVBUF to `bytes` (0: leave the kernel's autotuning alone).

@@ -6,11 +6,22 @@
 
 namespace nm {
 
+void check_payload_mix(const std::vector<PayloadShare>& mix) {
+    if (mix.size() > kMaxPayloadShares) {
+        throw usage_error("payload mix: " + std::to_string(mix.size()) + " shares; at most " + std::to_string(kMaxPayloadShares));
+    }
+    uint64_t total = 0;   // at most 16 x 2^32: no overflow
+    for (const auto& s : mix) total += s.weight;
+    if (total == 0) throw usage_error("payload mix: no datagrams (every weight is 0)");
+    if (total > kMaxPayloadPeriod) {
+        throw usage_error("payload mix: weights add up to " + std::to_string(total) + "; at most " + std::to_string(kMaxPayloadPeriod));
+    }
+}
+
 std::vector<uint32_t> payload_pattern(const std::vector<PayloadShare>& mix) {
+    check_payload_mix(mix);
     int64_t total = 0;
     for (const auto& s : mix) total += s.weight;
-    if (total <= 0) throw usage_error("payload mix: no datagrams (every weight is 0)");
-    if (total > 1'000'000) throw usage_error("payload mix: weights add up to " + std::to_string(total) + "; at most 1000000");
     // Smooth weighted round robin: each step every share gains its weight, the largest current value is
     // picked and pays back the total. Over one period each share is picked exactly `weight` times.
     std::vector<int64_t> current(mix.size(), 0);

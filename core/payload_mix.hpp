@@ -9,9 +9,18 @@
 
 namespace nm {
 
+/// The most shares a mix may have: IMIX definitions have 3 to 7; the cap keeps building the pattern cheap.
+inline constexpr size_t kMaxPayloadShares = 16;
+/// The most datagrams one period of the pattern may hold (the sum of the weights).
+inline constexpr uint64_t kMaxPayloadPeriod = 1'000'000;
+
+/// Checks a mix without building its pattern: at most kMaxPayloadShares shares, weights adding up to
+/// 1..kMaxPayloadPeriod. Throws nm::Error (Usage) saying which.
+void check_payload_mix(const std::vector<PayloadShare>& mix);
+
 /// One period of the send sequence: sum(weights) payload sizes, each share's size `weight` times, spread
 /// by smooth weighted round robin (nginx's algorithm: deterministic, maximally even). Shares with weight 0
-/// are left out. Throws nm::Error (Usage) when the mix has no datagram in it.
+/// are left out. Throws nm::Error (Usage) when check_payload_mix() does.
 std::vector<uint32_t> payload_pattern(const std::vector<PayloadShare>& mix);
 
 /// Largest payload of a mix, bytes (0 for an empty mix).

@@ -4,6 +4,7 @@
 #include <ifaddrs.h>
 #include <netinet/in.h>
 
+#include <algorithm>
 #include <cctype>
 #include <cerrno>
 #include <charconv>
@@ -51,19 +52,36 @@ uint64_t delta(uint64_t a, uint64_t b) { return b >= a ? b - a : 0; }
 
 }  // namespace
 
-CpuTimes parse_proc_stat(std::string_view text) {
+namespace {
+CpuTimes cpu_times(const std::vector<std::string_view>& f) {
     CpuTimes t;
-    bool found = false;
-    for_each_line(text, [&](std::string_view line) {
-        if (found || line.substr(0, 4) != "cpu ") return;
-        const auto f = split_ws(line);
-        uint64_t* fields[] = {&t.user, &t.nice, &t.system, &t.idle, &t.iowait, &t.irq, &t.softirq, &t.steal};
-        for (size_t i = 0; i < 8 && i + 1 < f.size(); ++i) to_u64(f[i + 1], *fields[i]);
-        found = true;
-    });
-    if (!found) throw Error(ErrorKind::Failed, "parse /proc/stat: no aggregate \"cpu\" line");
+    uint64_t* fields[] = {&t.user, &t.nice, &t.system, &t.idle, &t.iowait, &t.irq, &t.softirq, &t.steal};
+    for (size_t i = 0; i < 8 && i + 1 < f.size(); ++i) to_u64(f[i + 1], *fields[i]);
     return t;
 }
+}  // namespace
+
+ProcStat parse_proc_stat_cpus(std::string_view text) {
+    ProcStat s;
+    bool found = false;
+    for_each_line(text, [&](std::string_view line) {
+        if (line.substr(0, 3) != "cpu") return;
+        const auto f = split_ws(line);
+        if (f.empty()) return;
+        if (f[0] == "cpu") {
+            if (!found) s.all = cpu_times(f);
+            found = true;
+            return;
+        }
+        uint64_t n = 0;
+        if (!to_u64(f[0].substr(3), n) || n > UINT32_MAX) return;
+        s.cpus.push_back(CpuLine{static_cast<uint32_t>(n), cpu_times(f)});
+    });
+    if (!found) throw Error(ErrorKind::Failed, "parse /proc/stat: no aggregate \"cpu\" line");
+    return s;
+}
+
+CpuTimes parse_proc_stat(std::string_view text) { return parse_proc_stat_cpus(text).all; }
 
 SystemCpu system_cpu_between(const CpuTimes& a, const CpuTimes& b) {
     const uint64_t total = delta(a.total(), b.total());
@@ -75,6 +93,28 @@ SystemCpu system_cpu_between(const CpuTimes& a, const CpuTimes& b) {
     s.irq_pct = pct(delta(a.irq, b.irq), total);
     s.softirq_pct = pct(delta(a.softirq, b.softirq), total);
     s.steal_pct = pct(delta(a.steal, b.steal), total);
+    return s;
+}
+
+SystemCpu system_cpu_between(const ProcStat& a, const ProcStat& b, double ticks_per_s) {
+    SystemCpu s = system_cpu_between(a.all, b.all);
+    const uint64_t idle = delta(a.all.idle, b.all.idle) + delta(a.all.iowait, b.all.iowait);
+    const uint64_t total = delta(a.all.total(), b.all.total());
+    s.busy_cpu_s = ticks_per_s > 0 && total >= idle ? static_cast<double>(total - idle) / ticks_per_s : 0;
+    for (const auto& after : b.cpus) {
+        // Matched by number: a CPU that went offline (or came online) during the window has no figure.
+        const auto before = std::find_if(a.cpus.begin(), a.cpus.end(), [&](const CpuLine& l) { return l.cpu == after.cpu; });
+        if (before == a.cpus.end() || before->times.total() >= after.times.total()) continue;   // no tick: no figure
+        const SystemCpu one = system_cpu_between(before->times, after.times);
+        s.per_cpu.push_back(PerCpu{after.cpu, one.busy_pct, one.user_pct, one.sys_pct, one.irq_pct, one.softirq_pct, one.steal_pct});
+    }
+    std::sort(s.per_cpu.begin(), s.per_cpu.end(), [](const PerCpu& x, const PerCpu& y) { return x.cpu < y.cpu; });
+    for (const auto& c : s.per_cpu) {
+        if (s.busiest_cpu < 0 || c.busy_pct > s.busiest_cpu_busy_pct) {
+            s.busiest_cpu = static_cast<int32_t>(c.cpu);
+            s.busiest_cpu_busy_pct = c.busy_pct;
+        }
+    }
     return s;
 }
 
@@ -158,7 +198,7 @@ std::string read_proc_file(const std::string& path) {
 
 ProcSnapshot take_proc_snapshot(const std::string& iface) {
     ProcSnapshot s;
-    s.cpu = parse_proc_stat(read_proc_file("/proc/stat"));
+    s.cpu = parse_proc_stat_cpus(read_proc_file("/proc/stat"));
     s.softnet = parse_softnet_stat(read_proc_file("/proc/thread-self/net/softnet_stat"));
     if (!iface.empty()) {
         s.softnet.interrupts = parse_proc_interrupts(read_proc_file("/proc/interrupts"), iface);

@@ -7,6 +7,7 @@
 #include <map>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "core/base/device_types.hpp"
 #include "core/base/traffic_types.hpp"
@@ -26,8 +27,26 @@ struct CpuTimes {
 /// Parses the first ("cpu ") line of /proc/stat. Throws nm::Error (Failed) when it is missing.
 CpuTimes parse_proc_stat(std::string_view text);
 
+/// One "cpuN" line of /proc/stat.
+struct CpuLine {
+    uint32_t cpu = 0;
+    CpuTimes times;
+};
+
+/// The aggregate line and every "cpuN" line, in file order (an offline CPU has no line). Throws
+/// nm::Error (Failed) when the aggregate line is missing.
+struct ProcStat {
+    CpuTimes all;
+    std::vector<CpuLine> cpus;
+};
+ProcStat parse_proc_stat_cpus(std::string_view text);
+
 /// Percent of all CPUs between two readings; all zero when no tick passed.
 SystemCpu system_cpu_between(const CpuTimes& before, const CpuTimes& after);
+
+/// The same, with every CPU present in both readings (percent of that CPU), the busiest of them, and the
+/// busy CPU-seconds of the aggregate at `ticks_per_s` (USER_HZ, sysconf(_SC_CLK_TCK)). Pure.
+SystemCpu system_cpu_between(const ProcStat& before, const ProcStat& after, double ticks_per_s);
 
 /// /proc/net/softnet_stat summed over CPUs: processed, dropped, time_squeeze (hex columns 1-3).
 NapiStats parse_softnet_stat(std::string_view text);
@@ -45,7 +64,7 @@ std::string read_proc_file(const std::string& path);
 
 /// One reading of everything around a window, in the calling thread's network namespace.
 struct ProcSnapshot {
-    CpuTimes cpu;
+    ProcStat cpu;
     NapiStats softnet;            ///< interrupts filled from /proc/interrupts for `iface`
     LinkCounters counters;        ///< of `iface`; zero when the iface is unknown
 };

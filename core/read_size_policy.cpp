@@ -24,7 +24,7 @@ std::string ReadSizePolicy::read_thread_net_dev() { return read_proc_file("/proc
 ReadSizePolicy::ReadSizePolicy(uint32_t write_size, const std::string& iface, bool paced, TimePoint now, NetDevReader read)
     : iface_(iface),
       read_(std::move(read)),
-      buffer_size_(std::max<size_t>(write_size, kBigReadSize)),
+      buffer_size_(buffer_size_for(write_size)),
       read_size_(std::max<size_t>(write_size, kReadSize)),
       probe_end_(now + kProbeTime) {
     if (!paced && !iface_.empty()) probe_start_ = read_counters();

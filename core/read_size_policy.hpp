@@ -6,6 +6,7 @@
 // probes first: when the interface's received packets over the first 200 ms average at least 16 KiB
 // (TSO/GRO aggregates), it switches to big reads. Paced tests, and interfaces it cannot read, keep reading
 // as data comes.
+#include <algorithm>
 #include <cstdint>
 #include <functional>
 #include <optional>
@@ -54,6 +55,8 @@ public:
     size_t read_size() const { return read_size_; }
     /// The largest read_size() can become: the receive buffer to allocate.
     size_t buffer_size() const { return buffer_size_; }
+    /// buffer_size() of a policy for `write_size` (the server's memory budget counts it before a test runs).
+    static size_t buffer_size_for(uint32_t write_size) { return std::max<size_t>(write_size, kBigReadSize); }
 
     /// Called once per loop turn. Returns true once, on the turn the probe ends and switches to big reads:
     /// the caller then sets SO_RCVLOWAT to kRcvLowat on its sockets.

@@ -29,10 +29,11 @@ struct StreamLayout {
     Protocol protocol = Protocol::Tcp;
     Direction direction = Direction::Forward;
     uint32_t n = 1;
+    TrafficPattern pattern = TrafficPattern::Stream;
 
     /// The layout of a resolved spec (a spec with 0 streams is laid out as 1, as plan_for sizes it).
     static constexpr StreamLayout of(const TestSpec& spec) {
-        return {spec.protocol, spec.direction, spec.streams > 0 ? spec.streams : 1};
+        return {spec.protocol, spec.direction, spec.streams > 0 ? spec.streams : 1, spec.pattern};
     }
 
     /// Stream ids run below this: 2n for bidir, n otherwise.
@@ -58,8 +59,11 @@ struct StreamLayout {
     constexpr End sender_of(uint32_t id) const { return sent_by(End::Client).contains(id) ? End::Client : End::Server; }
 
     /// TCP data connections the client opens, one per stream id 0..total()-1 in either direction; UDP has
-    /// none (each sender's sockets reach the other end's receiver group).
-    constexpr uint32_t data_connections() const { return protocol == Protocol::Tcp ? total() : 0; }
+    /// none (each sender's sockets reach the other end's receiver group), nor has CRR (its flows connect
+    /// anew for every transaction, to a listener of the test's own).
+    constexpr uint32_t data_connections() const {
+        return protocol == Protocol::Tcp && pattern != TrafficPattern::Crr ? total() : 0;
+    }
 };
 
 }  // namespace nm

@@ -11,21 +11,56 @@ namespace nm {
 StreamSet::StreamSet(std::vector<DataStream> streams, StreamSetArgs args)
     : epoll_(::epoll_create1(EPOLL_CLOEXEC)), args_(std::move(args)) {
     if (!epoll_) throw system_error("epoll_create1", errno);
-    streams_.reserve(streams.size());
     for (size_t i = 0; i < streams.size(); ++i) streams_.push_back(Stream(std::move(streams[i]), i, args_.events));
     for (Stream& s : streams_) add(s);
     open_ = streams_.size();
-    events_.resize(std::max<size_t>(streams_.size(), 1));
+    events_.resize(std::clamp<size_t>(streams_.size(), 1, kMaxEventsPerWait));
+}
+
+Stream& StreamSet::add(DataStream stream, uint32_t events) {
+    Stream* s = nullptr;
+    if (!free_.empty()) {
+        s = &streams_[free_.back()];
+        free_.pop_back();
+        s->fd_ = std::move(stream.fd);
+        s->id_ = stream.id;
+        s->events_ = events;
+        s->finished_ = false;
+        s->due_ = TimePoint::max();
+    } else {
+        streams_.push_back(Stream(std::move(stream), streams_.size(), events));
+        s = &streams_.back();
+        // Indexing events_ (not iterating it) in run() keeps a resize here harmless mid-batch.
+        if (events_.size() < kMaxEventsPerWait && events_.size() < streams_.size()) events_.resize(streams_.size());
+    }
+    ++open_;
+    try {
+        add(*s);
+    } catch (...) {
+        release(*s);
+        throw;
+    }
+    return *s;
+}
+
+void StreamSet::release(Stream& s) {
+    finish(s);
+    if (!s.fd_) return;
+    s.fd_ = UniqueFd();
+    free_.push_back(s.index_);
 }
 
 void StreamSet::run(std::stop_token stop) {
     bool draining = false;
+    TimePoint drain_end = TimePoint::max();
     while (open_ > 0) {
+        const auto now = std::chrono::steady_clock::now();
         if (stop.stop_requested()) {
             if (args_.on_stop == OnStop::End) return;
+            if (!draining) drain_end = now + kDrainTime;
             draining = true;
         }
-        const auto now = std::chrono::steady_clock::now();
+        if (now >= drain_end) return;
         if (args_.on_turn && !args_.on_turn(*this, now)) return;
         if (postponed_ > 0) serve_due(now);
         const int n = wait(now, draining);

@@ -13,6 +13,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <stop_token>
 #include <vector>
@@ -70,7 +71,8 @@ private:
 /// What the set does when the stop token fires.
 enum class OnStop {
     End,     ///< leave the loop at once (senders, TCP receivers: TCP has its own end of stream)
-    Drain,   ///< serve what is ready right now, then leave (UDP receivers: the datagrams already queued count)
+    Drain,   ///< serve what is ready right now, then leave (UDP receivers: the datagrams already queued count),
+             ///< for at most StreamSet::kDrainTime
 };
 
 class StreamSet;
@@ -88,6 +90,7 @@ struct StreamSetArgs {
 };
 
 /// A worker's streams on one epoll loop. Not copyable or movable (epoll refers to streams by index).
+/// References to streams stay valid while the set lives (add() never moves a stream).
 class StreamSet {
 public:
     /// A stream that stays ready is served at most this many times per wake-up, so that one busy socket
@@ -97,6 +100,9 @@ public:
     /// How long the loop waits with nothing ready before it looks at the clock and the stop token again:
     /// the longest a worker takes to notice the end of its window or a stop while no data moves.
     static constexpr std::chrono::milliseconds kPollTime{10};
+    /// OnStop::Drain takes what is ready for at most this long: a flood that keeps the socket ready must
+    /// not keep the worker (and the test, and the server) from ending.
+    static constexpr std::chrono::milliseconds kDrainTime{200};
 
     /// Registers every stream with `args.events`. Throws nm::Error when epoll cannot be set up.
     StreamSet(std::vector<DataStream> streams, StreamSetArgs args);
@@ -118,11 +124,21 @@ public:
     /// served again, and the loop ends when no stream is left.
     void finish(Stream& s);
 
+    /// Adds a stream while the set runs (a connection a listener accepted), waiting for `events`. It
+    /// takes the slot of a released stream when there is one (same index), else a new one at size():
+    /// per-stream state indexed by Stream::index() must grow with size(). Throws nm::Error if epoll
+    /// refuses it.
+    Stream& add(DataStream stream, uint32_t events);
+
+    /// Finishes `s` and closes its socket now, so its slot can be reused by add() (a connection of a
+    /// connection-per-transaction test that is over; finish() keeps the socket until the set is destroyed).
+    void release(Stream& s);
+
     size_t size() const { return streams_.size(); }
     size_t open() const { return open_; }
     Stream& operator[](size_t i) { return streams_[i]; }
-    std::vector<Stream>::iterator begin() { return streams_.begin(); }
-    std::vector<Stream>::iterator end() { return streams_.end(); }
+    std::deque<Stream>::iterator begin() { return streams_.begin(); }
+    std::deque<Stream>::iterator end() { return streams_.end(); }
 
 private:
     void serve(Stream& s, TimePoint now);
@@ -131,9 +147,12 @@ private:
     void postpone(Stream& s, TimePoint at);
     void add(Stream& s);
     void remove(Stream& s);
+    /// The most events one epoll_wait returns: every stream, up to this.
+    static constexpr size_t kMaxEventsPerWait = 256;
 
     UniqueFd epoll_;
-    std::vector<Stream> streams_;
+    std::deque<Stream> streams_;
+    std::vector<size_t> free_;   ///< released slots, for add()
     StreamSetArgs args_;
     std::vector<epoll_event> events_;
     size_t open_ = 0;

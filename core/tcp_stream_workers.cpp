@@ -1,15 +1,20 @@
 // TCP stream workers: the sender writes plan.write_size bytes at a time on every stream until its window
 // ends (or its byte count is out); the receiver reads every byte until EOF. Both run on the stream-set
-// skeleton: non-blocking sockets, level-triggered epoll.
+// skeleton: non-blocking sockets, level-triggered epoll. With -Z the sender sends with MSG_ZEROCOPY and
+// counts the kernel's completions; with --skip-rx-copy the receiver reads with MSG_TRUNC.
 #include <linux/tcp.h>   // the uapi tcp_info: glibc's lacks tcpi_bytes_retrans
 #include <netinet/in.h>
 #include <sys/socket.h>
 
+#include <poll.h>
+
 #include <algorithm>
 #include <cerrno>
+#include <cstring>
 #include <optional>
 
 #include "core/read_size_policy.hpp"
+#include "core/socket_options.hpp"
 #include "core/stream_set.hpp"
 #include "core/window_meter.hpp"
 #include "core/worker_kinds.hpp"
@@ -38,6 +43,67 @@ struct SendState {
     uint64_t left = 0;                  ///< byte-count test: bytes still to send
     uint32_t retrans_start = 0;         ///< TCP_INFO at the window's start
     uint64_t retrans_bytes_start = 0;
+    uint64_t zc_unreaped = 0;           ///< zerocopy sends since its error queue was last read
+    uint64_t zc_sends = 0;              ///< zerocopy sends on this stream
+    uint64_t zc_done = 0;               ///< of them, completed
+};
+
+#ifndef MSG_ZEROCOPY
+#define MSG_ZEROCOPY 0x4000000
+#endif
+
+/// Read a zerocopy sender's error queue after this many sends: the notifications take socket memory
+/// (optmem) until read, and the kernel merges consecutive ones, so one read covers many sends.
+constexpr uint64_t kZerocopyReapEvery = 32;
+/// Completions to see before deciding the kernel copies every send anyway.
+constexpr uint64_t kZerocopyJudgeAfter = 64;
+
+// MSG_ZEROCOPY for one sender thread: on while the kernel really avoids the copy, off (with a note) when
+// it refuses SO_ZEROCOPY or reports every completion as copied (a local receiver, as veth and loopback
+// have: the pages are copied on delivery, and pinning them and reading notifications is then pure cost).
+class ZeroCopy {
+public:
+    ZeroCopy(bool wanted, ZeroCopyStats& stats) : on_(wanted), stats_(stats) { stats_.requested = wanted; }
+
+    void enable(int fd) {
+        if (!on_ || enable_zerocopy(fd)) return;
+        fall_back(std::string("SO_ZEROCOPY refused: ") + std::strerror(errno));
+    }
+    int flags() const { return on_ ? MSG_ZEROCOPY : 0; }
+    void sent(int fd, SendState& st) {
+        if (!on_) return;
+        ++stats_.sends;
+        ++st.zc_sends;
+        if (++st.zc_unreaped < kZerocopyReapEvery) return;
+        st.zc_unreaped = 0;
+        reap(fd, st);
+    }
+    void reap(int fd, SendState& st) {
+        st.zc_done += reap_zerocopy(fd, stats_);
+        if (on_ && stats_.completions >= kZerocopyJudgeAfter && stats_.copied == stats_.completions) {
+            fall_back("the kernel copied every one of " + std::to_string(stats_.completions) +
+                      " completed sends (SO_EE_CODE_ZEROCOPY_COPIED: a local receiver, as on veth); plain sends from then on");
+        }
+    }
+    // The stream's completions still in flight at the end, waited for a short while so they are counted.
+    void finish(int fd, SendState& st) {
+        const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(200);
+        for (;;) {
+            st.zc_done += reap_zerocopy(fd, stats_);
+            if (st.zc_done >= st.zc_sends || std::chrono::steady_clock::now() >= deadline) return;
+            pollfd p{fd, 0, 0};   // POLLERR (a notification queued) is reported whatever the events
+            ::poll(&p, 1, 10);
+        }
+    }
+
+private:
+    void fall_back(std::string why) {
+        on_ = false;
+        stats_.fell_back = true;
+        if (stats_.note.empty()) stats_.note = std::move(why);
+    }
+    bool on_;
+    ZeroCopyStats& stats_;
 };
 
 }  // namespace
@@ -50,8 +116,11 @@ void tcp_stream_send(WorkerJob& job) {
     const std::vector<char> buf = payload(plan.write_size);
     const bool by_bytes = plan.bytes_per_stream > 0;
     out.streams = stream_results(job.streams, plan.send_direction);
-    std::vector<SendState> st(job.streams.size(), SendState{plan.bytes_per_stream, 0, 0});
+    std::vector<SendState> st(job.streams.size(), SendState{plan.bytes_per_stream, 0, 0, 0, 0, 0});
+    ZeroCopy zc(plan.socket.zerocopy, out.zerocopy);
+    if (!job.streams.empty()) out.knobs = read_socket_knobs(job.streams.front().fd.get(), true);
     for (const auto& s : job.streams) {
+        zc.enable(s.fd.get());
         if (plan.rate_per_stream > 0) {
             // The kernel's pacing (fq or TCP internal pacing) holds the rate without a user-space timer.
             const auto rate = static_cast<uint64_t>(plan.rate_per_stream);
@@ -79,13 +148,19 @@ void tcp_stream_send(WorkerJob& job) {
         SendState& state = st[s.index()];
         size_t len = buf.size();
         if (by_bytes) len = static_cast<size_t>(std::min<uint64_t>(len, state.left));
-        const ssize_t w = ::send(s.fd(), buf.data(), len, MSG_NOSIGNAL | MSG_DONTWAIT);
+        const ssize_t w = ::send(s.fd(), buf.data(), len, MSG_NOSIGNAL | MSG_DONTWAIT | zc.flags());
         if (w < 0 && would_block(errno)) return Step::wait();
+        if (w < 0 && errno == ENOBUFS && zc.flags() != 0) {
+            // Too many zerocopy notifications unread (optmem): read them, then try again.
+            zc.reap(s.fd(), state);
+            return Step::again();
+        }
         if (w <= 0) {
             if (out.error.empty()) out.error = stream_error(s.id(), "send", w < 0 ? errno : EPIPE);
             return Step::done();
         }
         const auto bytes = static_cast<uint64_t>(w);
+        zc.sent(s.fd(), state);
         job.progress.bytes.fetch_add(bytes, std::memory_order_relaxed);
         if (in || by_bytes) {
             out.streams[s.index()].bytes += bytes;
@@ -106,6 +181,7 @@ void tcp_stream_send(WorkerJob& job) {
     set.run(job.stop);
     meter.close();
     for (const Stream& s : set) {
+        zc.finish(s.fd(), st[s.index()]);
         if (const auto info = read_tcp_info(s.fd())) {
             StreamResult& r = out.streams[s.index()];
             r.retransmits = info->tcpi_total_retrans - std::min(info->tcpi_total_retrans, st[s.index()].retrans_start);
@@ -113,13 +189,14 @@ void tcp_stream_send(WorkerJob& job) {
             r.cwnd = info->tcpi_snd_cwnd;
             r.rtt_us = info->tcpi_rtt;
             r.pmtu = info->tcpi_pmtu;
+            r.mss = info->tcpi_snd_mss;
         }
         ::shutdown(s.fd(), SHUT_WR);
     }
 }
 
-// Reads every stream to EOF (the sender's end of data; see until_peer_done). Reads copy every byte (no
-// MSG_TRUNC: the copy is part of what a receiver costs).
+// Reads every stream to EOF (the sender's end of data; see until_peer_done). Reads copy every byte unless
+// --skip-rx-copy asks for MSG_TRUNC (the copy is part of what a receiver costs).
 void tcp_stream_receive(WorkerJob& job) {
     const EnginePlan& plan = job.plan;
     WorkerOutput& out = job.out;
@@ -128,6 +205,9 @@ void tcp_stream_receive(WorkerJob& job) {
     ReadSizePolicy reads(plan.write_size, plan.iface, plan.rate_per_stream > 0, std::chrono::steady_clock::now());
     std::vector<char> buf(reads.buffer_size());
     out.streams = stream_results(job.streams, opposite(plan.send_direction));
+    if (!job.streams.empty()) out.knobs = read_socket_knobs(job.streams.front().fd.get(), true);
+    // --skip-rx-copy: the kernel frees the data without copying it out (tcp_recvmsg with MSG_TRUNC).
+    const int flags = MSG_DONTWAIT | (plan.socket.skip_rx_copy ? MSG_TRUNC : 0);
     bool in = false;
 
     const auto on_turn = [&](StreamSet& set, TimePoint now) {
@@ -141,7 +221,7 @@ void tcp_stream_receive(WorkerJob& job) {
     };
 
     const auto on_ready = [&](Stream& s, TimePoint now) {
-        const ssize_t r = ::recv(s.fd(), buf.data(), reads.read_size(), MSG_DONTWAIT);
+        const ssize_t r = ::recv(s.fd(), buf.data(), reads.read_size(), flags);
         if (r < 0 && would_block(errno)) return Step::wait();
         if (r <= 0) {   // EOF: the sender is done; or an error
             if (r < 0 && out.error.empty()) out.error = stream_error(s.id(), "recv", errno);
@@ -166,6 +246,12 @@ void tcp_stream_receive(WorkerJob& job) {
             out.streams[s.index()].pmtu = info->tcpi_pmtu;
         }
     }
+}
+
+uint64_t tcp_stream_memory(const EnginePlan& plan, bool sender, size_t streams) {
+    // The write buffer, or the read buffer; and per stream its result and state.
+    const uint64_t buffer = sender ? plan.write_size : ReadSizePolicy::buffer_size_for(plan.write_size);
+    return buffer + streams * (sizeof(StreamResult) + sizeof(SendState) + sizeof(Stream));
 }
 
 }  // namespace nm

@@ -29,7 +29,9 @@ Clock::time_point TokenBucket::next_available() const {
     const double elapsed = now > last_ ? std::chrono::duration<double>(now - last_).count() : 0.0;
     const double have = std::min(burst_, tokens_ + elapsed * rate_);
     if (have >= 1.0) return now;
-    const double wait_s = (1.0 - have) / rate_;
+    // Bounded before the conversion: a rate of 1e-300/s would otherwise overflow the duration (the
+    // caller sleeps in short slices anyway).
+    const double wait_s = std::min((1.0 - have) / rate_, 86400.0);
     return now + std::chrono::duration_cast<Clock::time_point::duration>(std::chrono::duration<double>(wait_s));
 }
 

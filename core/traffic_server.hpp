@@ -1,13 +1,22 @@
 #pragma once
-// The server end of the engine (`nicmatrix serve`): accepts a control connection, runs one test at a time
-// and reports its own measurements back. Usable in-process: the sweep constructs it on a thread that sits
-// in the server's network namespace (threads it spawns inherit the namespace).
+// The server end of the engine (`nicmatrix serve`): accepts connections, runs one test at a time and
+// reports its own measurements back. Usable in-process: the sweep constructs it on a thread that sits in
+// the server's network namespace (threads it spawns inherit the namespace).
+//
+// Strangers must not be able to take it down, so the thread that calls serve() only ever does
+// non-blocking work: it accepts, and classifies each new connection by its first bytes in an event loop
+// (a data connection's header, a test's hello, anything else for the ControlHandler), each within a short
+// handshake deadline, with caps per source address and in all (at a cap the oldest unclassified
+// connection goes). A test runs on a session thread of its own, a control connection on a thread of its
+// own (capped too); neither is ever joined while it runs. Out of file descriptors (EMFILE), it makes room
+// by closing the oldest unclassified connection, or accepts and closes with a reserved descriptor, and
+// backs off instead of spinning. Every test is checked against ServerLimits at hello.
 #include <atomic>
 #include <condition_variable>
-#include <memory>
 #include <cstdint>
 #include <functional>
 #include <future>
+#include <memory>
 #include <mutex>
 #include <stop_token>
 #include <string>
@@ -19,6 +28,7 @@
 #include "core/control_channel.hpp"
 #include "core/control_handler.hpp"
 #include "core/engine.hpp"
+#include "core/server_limits.hpp"
 
 namespace nm {
 
@@ -38,10 +48,17 @@ struct ServerOptions {
     /// Serves connections that open with anything but "hello" (the peer agent's settings control); null =
     /// such connections get an error. Not owned; must outlive serve().
     ControlHandler* control = nullptr;
-    /// Called with one line for each connection refused before it became a test (malformed, oversized or
-    /// unknown first message), e.g. "refused 198.18.0.1: control message: longer than 65536 bytes". Must
-    /// not throw; may be called from the accept loop.
+    /// Called with one line for each connection refused or closed before it became a test (malformed,
+    /// oversized or unknown first message, over a limit, not in --allow-from), e.g. "refused
+    /// 198.18.0.1: control message: longer than 65536 bytes". At most 20 lines a second; the rest are
+    /// counted in a summary line. Must not throw; called from the thread that runs serve(), and from a
+    /// test's or control connection's thread when its body ends in an unexpected exception (so it must be
+    /// safe to call from several threads, as AgentServer's serialized log is).
     std::function<void(const std::string&)> on_refused;
+    /// What one client may ask of this server.
+    ServerLimits limits;
+    /// When not empty, a test must prove it holds this key (core/test_auth.hpp) before it is run.
+    std::string key;
 };
 
 /// Listens when constructed (so a port in use is reported at once), serves tests until stopped.
@@ -62,37 +79,67 @@ public:
 
     /// Accepts and serves tests one at a time until `stop` is requested (a running test then ends with
     /// status Interrupted and the client is told), or after one test when `once`. A second client while a
-    /// test runs gets an error message "busy" and the running test goes on undisturbed.
+    /// test runs gets an error message "busy" and the running test goes on undisturbed. Returns after
+    /// every thread it started has ended.
     void serve(std::stop_token stop);
 
 private:
-    void handle_connection(UniqueFd fd, std::stop_token stop);
-    void run_session(ControlChannel channel, Json hello, std::stop_token stop, const std::function<void()>& release);
-    bool offer_data(uint32_t cookie, uint32_t id, UniqueFd fd);
+    struct Pending;
+    struct Worker {
+        std::shared_ptr<std::atomic<bool>> done;
+        std::string source;   ///< the peer's address (control connections are capped per source)
+        std::jthread thread;
+    };
+
+    void accept_ready(std::chrono::steady_clock::time_point now, std::stop_token stop);
+    void admit(UniqueFd fd, const SocketAddress& peer, std::chrono::steady_clock::time_point now, std::stop_token stop);
+    bool make_room_for_descriptor();
+    /// Reads what `p` has sent; true when it is finished with (handed on, refused or closed).
+    bool advance(Pending& p, std::stop_token stop);
+    /// advance(), with a failure logged (and told to the peer when it speaks the protocol): true when done.
+    bool step(Pending& p, std::stop_token stop);
+    bool on_first_message(Pending& p, Json message, std::stop_token stop);
+    /// `opening`: the hello (or, with a key, the auth) that asks for the test: its spec, and the client's
+    /// host id and profile category table when it wants a profile.
+    void start_test(Pending& p, const Json& opening, std::stop_token stop);
+    void start_control(Pending& p, Json first, std::stop_token stop);
+    /// Runs one test (`hello`: the message that opened it); calls release(true) once its figures are in
+    /// (before the result is sent, so the client's next test is not told "busy").
+    void run_session(ControlChannel channel, TestSpec spec, const Json& hello, SocketAddress client, std::stop_token stop,
+                     const std::function<void(bool)>& release);
+    bool offer_data(uint32_t cookie, uint32_t id, const std::string& source, UniqueFd fd);
+    void refuse(const std::string& line);
+    void reap();
+    void stop_all();
 
     ServerOptions options_;
     UniqueFd listener_;
+    UniqueFd reserve_fd_;   ///< closed to accept-and-close one connection when out of descriptors
     uint16_t port_ = 0;
     std::promise<uint16_t> ready_promise_;
     std::shared_future<uint16_t> ready_;
+    unsigned cores_ = 1;
 
-    // Handing data connections from the accept loop to the running session.
+    // The event loop's own state (only the serve() thread touches it).
+    std::vector<std::unique_ptr<Pending>> pending_;
+    uint64_t next_pending_id_ = 0;
+    std::chrono::steady_clock::time_point accept_paused_until_{};
+    std::chrono::steady_clock::time_point log_second_{};
+    int logged_this_second_ = 0;
+    uint64_t suppressed_logs_ = 0;
+
+    // Handing data connections from the event loop to the running session.
     std::mutex mutex_;
-    std::condition_variable data_arrived_;
+    std::condition_variable_any data_arrived_;
     bool session_active_ = false;
     uint32_t cookie_ = 0;
     uint32_t expected_streams_ = 0;
-    std::vector<DataStream> pending_;
-    std::jthread session_;
+    std::string session_client_;   ///< data connections must come from the test's client address
+    std::vector<DataStream> pending_data_;
     uint64_t sessions_done_ = 0;
 
-    // Control connections handed to options_.control, each on its own thread; finished ones are reaped
-    // by the accept loop.
-    struct ControlThread {
-        std::shared_ptr<std::atomic<bool>> done;
-        std::jthread thread;
-    };
-    std::vector<ControlThread> control_threads_;
+    std::vector<Worker> sessions_;
+    std::vector<Worker> controls_;
 };
 
 }  // namespace nm

@@ -7,33 +7,47 @@
 
 namespace nm {
 
-/// The first 18 bytes of every engine datagram (the smallest payload, a 64-byte Ethernet frame):
-/// sequence number, send time in ns, stream id. The stream id's top bit marks datagrams sent inside the
-/// sender's measured window; only those are counted, so sent and received refer to the same datagrams no
-/// matter how the two ends' windows are offset. Little-endian on the wire.
+/// The first 18 bytes of every engine datagram (the smallest payload, a 64-byte Ethernet frame): sequence
+/// number (48 bits), send time in ns since the sender's start (48 bits: 78 hours), stream id, and the
+/// test's cookie. The stream id's top bit marks datagrams sent inside the sender's measured window; only
+/// those are counted, so sent and received refer to the same datagrams no matter how the two ends'
+/// windows are offset. A receiver counts only datagrams that carry its test's cookie (and come from its
+/// peer's address), so datagrams from anyone else cannot fill in losses or fake jitter. Little-endian.
 struct UdpHeader {
     static constexpr size_t kSize = 18;
     static constexpr uint16_t kInWindow = 0x8000;
-    uint64_t seq = 0;
-    int64_t send_ns = 0;
-    uint16_t stream = 0;   ///< without the window bit
+    static constexpr uint64_t kMask48 = (uint64_t{1} << 48) - 1;
+    uint64_t seq = 0;          ///< only the low 48 bits travel
+    int64_t send_ns = 0;       ///< 0 .. 2^48-1: time since the sender's start
+    uint16_t stream = 0;       ///< without the window bit
     bool in_window = false;
+    uint32_t cookie = 0;       ///< the test's (the server's "ready" gives it)
 
     void write(unsigned char* p) const {
-        const uint16_t s = static_cast<uint16_t>(stream | (in_window ? kInWindow : 0));
-        std::memcpy(p, &seq, 8);
-        std::memcpy(p + 8, &send_ns, 8);
-        std::memcpy(p + 16, &s, 2);
+        put(p, seq & kMask48, 6);
+        put(p + 6, static_cast<uint64_t>(send_ns) & kMask48, 6);
+        put(p + 12, static_cast<uint16_t>(stream | (in_window ? kInWindow : 0)), 2);
+        put(p + 14, cookie, 4);
     }
     static UdpHeader read(const unsigned char* p) {
         UdpHeader h;
-        uint16_t s = 0;
-        std::memcpy(&h.seq, p, 8);
-        std::memcpy(&h.send_ns, p + 8, 8);
-        std::memcpy(&s, p + 16, 2);
+        h.seq = get(p, 6);
+        h.send_ns = static_cast<int64_t>(get(p + 6, 6));
+        const auto s = static_cast<uint16_t>(get(p + 12, 2));
         h.stream = static_cast<uint16_t>(s & ~kInWindow);
         h.in_window = (s & kInWindow) != 0;
+        h.cookie = static_cast<uint32_t>(get(p + 14, 4));
         return h;
+    }
+
+private:
+    static void put(unsigned char* p, uint64_t v, int bytes) {
+        for (int i = 0; i < bytes; ++i) p[i] = static_cast<unsigned char>(v >> (8 * i));
+    }
+    static uint64_t get(const unsigned char* p, int bytes) {
+        uint64_t v = 0;
+        for (int i = 0; i < bytes; ++i) v |= uint64_t{p[i]} << (8 * i);
+        return v;
     }
 };
 

@@ -12,6 +12,7 @@
 #include <optional>
 
 #include "core/base/clock.hpp"
+#include "core/socket_options.hpp"
 #include "core/stream_set.hpp"
 #include "core/token_bucket.hpp"
 #include "core/udp_tracker.hpp"
@@ -50,6 +51,12 @@ constexpr size_t kGroBufferBytes = 65536;
 /// The receive batch may hold kMaxMessagesPerCall datagrams of the largest size (64 x 64 KiB).
 constexpr size_t kRecvBatchBytes = 4u << 20;
 
+/// A stream stops at this many ECONNREFUSED: the receiver's port is closed (each one an ICMP port
+/// unreachable, which the peer's kernel rate-limits to about one a second after a burst). Once may be a
+/// peer that was not listening yet; again means nobody is, and the sender must not flood an address that
+/// does not want it.
+constexpr int kMaxRefused = 3;
+
 int64_t steady_ns(TimePoint t) { return std::chrono::duration_cast<std::chrono::nanoseconds>(t.time_since_epoch()).count(); }
 
 // The sender's per-stream state; the StreamSet keeps the rest.
@@ -57,7 +64,29 @@ struct SendState {
     uint64_t seq = 0;
     uint64_t left = 0;     ///< byte-count test: datagrams left
     std::optional<TokenBucket> bucket;
+    int refused = 0;       ///< ECONNREFUSED so far
 };
+
+// The batch shapes, in one place: the workers allocate by them and udp_stream_memory() adds them up.
+struct SendShape {
+    size_t segs;        ///< datagrams per message (GSO: one message carries `segs` datagrams)
+    size_t msg_bytes;
+    size_t batch;       ///< messages per sendmmsg
+};
+SendShape send_shape(const EnginePlan& plan) {
+    const size_t payload = std::max<size_t>(plan.write_size, 1);
+    const size_t segs = plan.udp_gso ? std::clamp<size_t>(kGsoMaxBytes / payload, 1, kGsoMaxSegments) : 1;
+    return {segs, payload * segs, plan.udp_gso ? kGsoMessagesPerCall : std::clamp<size_t>(kSendBatchBytes / payload, 1, kMaxMessagesPerCall)};
+}
+
+struct ReceiveShape {
+    size_t bufsize;     ///< one datagram, or one GRO super-datagram
+    size_t batch;       ///< messages per recvmmsg
+};
+ReceiveShape receive_shape(const EnginePlan& plan) {
+    const size_t bufsize = plan.udp_gro ? kGroBufferBytes : std::max<size_t>(plan.write_size, UdpHeader::kSize);
+    return {bufsize, std::clamp<size_t>(kRecvBatchBytes / bufsize, 1, kMaxMessagesPerCall)};
+}
 
 // The UDP_GRO control message's segment size: each datagram in a coalesced buffer is this long (the last
 // may be shorter). 0 when the buffer holds one datagram.
@@ -86,9 +115,8 @@ void udp_stream_send(WorkerJob& job) {
     const bool mixed = !pattern.empty();
     const bool by_bytes = plan.bytes_per_stream > 0;
     // With GSO one message carries `segs` datagrams of `payload` bytes.
-    const size_t segs = plan.udp_gso ? std::clamp<size_t>(kGsoMaxBytes / payload, 1, kGsoMaxSegments) : 1;
-    const size_t msg_bytes = payload * segs;
-    const size_t batch = plan.udp_gso ? kGsoMessagesPerCall : std::clamp<size_t>(kSendBatchBytes / payload, 1, kMaxMessagesPerCall);
+    const SendShape shape = send_shape(plan);
+    const size_t segs = shape.segs, msg_bytes = shape.msg_bytes, batch = shape.batch;
     std::vector<unsigned char> buf(msg_bytes * batch, 0);
     std::vector<iovec> iov(batch);
     std::vector<mmsghdr> msgs(batch);
@@ -99,6 +127,7 @@ void udp_stream_send(WorkerJob& job) {
         msgs[b].msg_hdr.msg_iovlen = 1;
     }
     out.streams = stream_results(job.streams, plan.send_direction);
+    if (!job.streams.empty()) out.knobs = read_socket_knobs(job.streams.front().fd.get(), false);
     std::vector<SendState> st(job.streams.size());
     for (size_t i = 0; i < job.streams.size(); ++i) {
         out.streams[i].loss = LossStats{};
@@ -135,13 +164,13 @@ void udp_stream_send(WorkerJob& job) {
         }
         // Headers for `want` datagrams in as many messages as they need. With a payload mix each message is
         // one datagram whose size follows the pattern by sequence number.
-        const int64_t ts = steady_ns(now);
+        const int64_t ts = steady_ns(now) - steady_ns(tl.start);   // since the start: fits the header's 48 bits
         size_t nmsg = 0;
         uint64_t d = 0;
         while (d < want) {
             const size_t in_msg = static_cast<size_t>(std::min<uint64_t>(segs, want - d));
             for (size_t k = 0; k < in_msg; ++k) {
-                UdpHeader h{state.seq + d + k, ts, static_cast<uint16_t>(s.id()), in};
+                UdpHeader h{state.seq + d + k, ts, static_cast<uint16_t>(s.id()), in, plan.udp_cookie};
                 h.write(buf.data() + nmsg * msg_bytes + k * payload);
             }
             iov[nmsg].iov_len = mixed ? pattern[(state.seq + d) % pattern.size()] : in_msg * payload;
@@ -154,6 +183,13 @@ void udp_stream_send(WorkerJob& job) {
             // Nothing went out. A full socket buffer (EAGAIN) or device queue (ENOBUFS): wait for room. An
             // ICMP port unreachable left by a peer that was not listening yet (ECONNREFUSED): try again.
             if (err == EAGAIN || err == EWOULDBLOCK || err == ENOBUFS) return Step::wait();
+            if (err == ECONNREFUSED && ++state.refused >= kMaxRefused) {
+                if (out.error.empty()) {
+                    out.error = "stream " + std::to_string(s.id()) + ": the receiver's port is closed (ECONNREFUSED " +
+                                std::to_string(kMaxRefused) + " times); stopped sending";
+                }
+                return Step::done();
+            }
             if (err == EINTR || err == ECONNREFUSED) return Step::again();
             if (out.error.empty()) out.error = stream_error(s.id(), "sendmmsg", err);
             return Step::done();
@@ -187,16 +223,18 @@ void udp_stream_send(WorkerJob& job) {
 }
 
 // With UDP_GRO a buffer holds several datagrams of gso_size bytes (the control message says), each counted.
-// Only datagrams the sender sent inside its window count; the window here only bounds this thread's CPU
-// figures. Receivers drain what is queued when stopped (the peer's senders are done by then).
+// Only datagrams the sender sent inside its window count, from the peer's address with the test's cookie;
+// the window here only bounds this thread's CPU figures. Receivers drain what is queued when stopped (the
+// peer's senders are done by then), for at most StreamSet::kDrainTime.
 void udp_stream_receive(WorkerJob& job) {
     const EnginePlan& plan = job.plan;
     WorkerOutput& out = job.out;
     const Timeline tl = until_peer_done(job.timeline);
     WindowMeter meter(tl, out.window);
     const int fd = job.streams.at(0).fd.get();   // one socket per receiver thread
-    const size_t bufsize = plan.udp_gro ? kGroBufferBytes : std::max<size_t>(plan.write_size, UdpHeader::kSize);
-    const size_t batch = std::clamp<size_t>(kRecvBatchBytes / bufsize, 1, kMaxMessagesPerCall);
+    out.knobs = read_socket_knobs(fd, false);
+    const ReceiveShape shape = receive_shape(plan);
+    const size_t bufsize = shape.bufsize, batch = shape.batch;
     if (plan.udp_gro) {
         const int one = 1;
         if (::setsockopt(fd, SOL_UDP, UDP_GRO, &one, sizeof one) != 0) {
@@ -209,11 +247,15 @@ void udp_stream_receive(WorkerJob& job) {
     std::vector<unsigned char> ctl(plan.udp_gro ? kCtl * batch : 0);
     std::vector<iovec> iov(batch);
     std::vector<mmsghdr> msgs(batch);
+    std::vector<sockaddr_storage> names(batch);   // who sent each: only the test's peer counts
+    const bool check_peer = plan.udp_peer.len > 0;
     for (size_t b = 0; b < batch; ++b) {
         iov[b] = {buf.data() + b * bufsize, bufsize};
         msgs[b] = {};
         msgs[b].msg_hdr.msg_iov = &iov[b];
         msgs[b].msg_hdr.msg_iovlen = 1;
+        msgs[b].msg_hdr.msg_name = &names[b];
+        msgs[b].msg_hdr.msg_namelen = sizeof(sockaddr_storage);
         if (plan.udp_gro) {
             msgs[b].msg_hdr.msg_control = ctl.data() + b * kCtl;
             msgs[b].msg_hdr.msg_controllen = kCtl;
@@ -245,6 +287,10 @@ void udp_stream_receive(WorkerJob& job) {
             auto& mh = msgs[k];
             const size_t len = mh.msg_len;
             total += len;
+            // Datagrams from anyone but the peer, or without the test's cookie, could fill in losses or fake
+            // jitter: they are not counted.
+            const bool from_peer = !check_peer || same_host(names[k], plan.udp_peer);
+            mh.msg_hdr.msg_namelen = sizeof(sockaddr_storage);
             size_t seg = len;
             if (plan.udp_gro) {
                 if (const size_t gso = gro_segment_size(mh.msg_hdr); gso > 0) seg = gso;
@@ -255,7 +301,7 @@ void udp_stream_receive(WorkerJob& job) {
                 const size_t dlen = std::min(seg, len - off);
                 if (dlen < UdpHeader::kSize) continue;
                 const UdpHeader h = UdpHeader::read(base + off);
-                if (!h.in_window || h.stream >= trackers.size()) continue;
+                if (!from_peer || h.cookie != plan.udp_cookie || !h.in_window || h.stream >= trackers.size()) continue;
                 trackers[h.stream].on_datagram(h.seq, h.send_ns, arrival);
                 per[h.stream].bytes += dlen;
                 ++per[h.stream].packets;
@@ -286,6 +332,20 @@ void udp_stream_receive(WorkerJob& job) {
         r.loss = loss;
         out.streams.push_back(r);
     }
+}
+
+uint64_t udp_stream_memory(const EnginePlan& plan, bool sender, size_t streams) {
+    const uint64_t per_stream = sizeof(StreamResult) + sizeof(SendState) + sizeof(Stream);
+    if (sender) {
+        const SendShape shape = send_shape(plan);
+        return shape.msg_bytes * shape.batch + shape.batch * (sizeof(iovec) + sizeof(mmsghdr)) + streams * per_stream;
+    }
+    const ReceiveShape shape = receive_shape(plan);
+    const uint64_t batch = shape.bufsize * shape.batch +
+                           shape.batch * (sizeof(iovec) + sizeof(mmsghdr) + sizeof(sockaddr_storage) + CMSG_SPACE(sizeof(int)));
+    // Every receiver socket may see every stream id: a tracker and a result for each.
+    return batch + uint64_t{plan.stream_count} * (sizeof(UdpSequenceTracker) + UdpSequenceTracker::kWindow / 8 + sizeof(StreamResult)) +
+           streams * per_stream;
 }
 
 }  // namespace nm

@@ -1,6 +1,9 @@
 #include "core/window_meter.hpp"
 
+#include <sched.h>
 #include <sys/resource.h>
+
+#include <algorithm>
 
 namespace nm {
 
@@ -11,6 +14,20 @@ ThreadCpu thread_cpu_now() {
     return {secs(ru.ru_utime), secs(ru.ru_stime)};
 }
 
+int current_cpu() { return ::sched_getcpu(); }
+
+// sched_getcpu is a vDSO call (no system call), cheap enough for every turn of a worker's loop; the set
+// is touched only when the CPU changed since the last tick.
+void WindowMeter::note_cpu() {
+    const int cpu = cpu_id_();
+    if (cpu < 0 || cpu == last_cpu_) return;
+    last_cpu_ = cpu;
+    auto& v = out_.cpus;
+    const auto c = static_cast<uint32_t>(cpu);
+    const auto it = std::lower_bound(v.begin(), v.end(), c);
+    if (it == v.end() || *it != c) v.insert(it, c);
+}
+
 bool WindowMeter::tick(TimePoint now) {
     began_ = false;
     if (state_ == State::Before && now >= tl_.window_start) {
@@ -19,6 +36,7 @@ bool WindowMeter::tick(TimePoint now) {
         began_ = true;
     }
     if (state_ == State::In && now >= tl_.window_end) close();
+    if (state_ == State::In) note_cpu();
     return state_ == State::In;
 }
 

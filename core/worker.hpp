@@ -5,6 +5,7 @@
 // (core/worker_kinds.hpp) are functions of this one signature.
 #include <atomic>
 #include <cstdint>
+#include <optional>
 #include <stop_token>
 #include <string>
 #include <vector>
@@ -20,6 +21,7 @@ namespace nm {
 struct alignas(64) WorkerProgress {
     std::atomic<uint64_t> bytes{0};   ///< moved so far, in or out of the window (relaxed)
     std::atomic<bool> done{false};    ///< the worker has ended (set by run_worker on every path)
+    std::atomic<int32_t> tid{0};      ///< the worker thread's kernel thread id (gettid), set when it starts
 };
 
 /// What a worker measured, read only after join().
@@ -28,6 +30,10 @@ struct WorkerOutput {
     WindowCounts window;                 ///< its thread CPU and per-interval counts over the window
     uint64_t calls = 0;                  ///< send/recv calls in the window
     std::string error;                   ///< the first error it met; "" = none. Any error fails the run.
+    RrEndCounts rr;                      ///< request/response workers: transactions, latencies (interval
+                                         ///< counts are window.interval_packets, by request time)
+    std::optional<SocketKnobs> knobs;    ///< its sockets' knobs as read back (the first one it could read)
+    ZeroCopyStats zerocopy;              ///< -Z senders
 };
 
 /// What one worker thread is given. The references outlive the thread (EndEngine owns them).

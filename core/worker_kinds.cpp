@@ -6,8 +6,11 @@ namespace nm {
 namespace {
 
 constexpr WorkerKind kWorkerKinds[] = {
-    {Protocol::Tcp, TrafficPattern::Stream, "tcp_stream", tcp_stream_send, tcp_stream_receive},
-    {Protocol::Udp, TrafficPattern::Stream, "udp_stream", udp_stream_send, udp_stream_receive},
+    {Protocol::Tcp, TrafficPattern::Stream, "tcp_stream", tcp_stream_send, tcp_stream_receive, tcp_stream_memory},
+    {Protocol::Udp, TrafficPattern::Stream, "udp_stream", udp_stream_send, udp_stream_receive, udp_stream_memory},
+    {Protocol::Tcp, TrafficPattern::Rr, "tcp_rr", tcp_rr_send, tcp_rr_receive, rr_memory},
+    {Protocol::Udp, TrafficPattern::Rr, "udp_rr", udp_rr_send, udp_rr_receive, rr_memory},
+    {Protocol::Tcp, TrafficPattern::Crr, "tcp_crr", tcp_crr_send, tcp_crr_receive, rr_memory},
 };
 
 }  // namespace

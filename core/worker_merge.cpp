@@ -47,4 +47,36 @@ std::vector<IntervalSample> merge_intervals(const std::vector<std::unique_ptr<Wo
     return v;
 }
 
+RrEndCounts merge_rr(const std::vector<std::unique_ptr<WorkerOutput>>& outs, double interval_s, double duration_s) {
+    RrEndCounts r;
+    for (const auto& o : outs) {
+        r.transactions += o->rr.transactions;
+        r.lost += o->rr.lost;
+        r.late += o->rr.late;
+        r.latency.merge(o->rr.latency);
+    }
+    for (const auto& iv : merge_intervals(outs, interval_s, duration_s)) {
+        r.intervals.push_back({iv.start_s, iv.end_s, iv.packets, iv.packets_per_s});
+    }
+    return r;
+}
+
+SocketKnobs merge_knobs(const std::vector<const std::vector<std::unique_ptr<WorkerOutput>>*>& outs, bool skip_rx_copy) {
+    SocketKnobs k;
+    bool have = false;
+    ZeroCopyStats zc;
+    for (const auto* group : outs) {
+        for (const auto& o : *group) {
+            if (!have && o->knobs) {
+                k = *o->knobs;
+                have = true;
+            }
+            zc += o->zerocopy;
+        }
+    }
+    k.zerocopy = zc;
+    k.skip_rx_copy = skip_rx_copy;
+    return k;
+}
+
 }  // namespace nm

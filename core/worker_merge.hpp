@@ -18,4 +18,13 @@ std::vector<StreamResult> merge_streams(const std::vector<std::unique_ptr<Worker
 std::vector<IntervalSample> merge_intervals(const std::vector<std::unique_ptr<WorkerOutput>>& outs, double interval_s,
                                             double duration_s);
 
+/// A request/response end's counts over its workers: transactions, lost and late add, the latency
+/// histograms merge, and the intervals are the workers' window.interval_packets (transactions by request
+/// time) summed as merge_intervals does.
+RrEndCounts merge_rr(const std::vector<std::unique_ptr<WorkerOutput>>& outs, double interval_s, double duration_s);
+
+/// An end's socket knobs: the first read-back among `outs` (senders first, as given), with every worker's
+/// zerocopy counts added and `skip_rx_copy` as the end applied it.
+SocketKnobs merge_knobs(const std::vector<const std::vector<std::unique_ptr<WorkerOutput>>*>& outs, bool skip_rx_copy);
+
 }  // namespace nm

@@ -1,9 +1,11 @@
 // Fuzzes what the agent and the server do with a line from the network: decode it, then read the fields
-// a test's hello and a settings request carry. Every failure must be an nm::Error or a JSON exception.
+// a test's hello and a settings request carry. Every failure must be an nm::Error, a JSON exception or an
+// agent refusal; the sanitizers catch the rest.
 #include <cstddef>
 #include <cstdint>
 #include <string_view>
 
+#include "agent/agent_protocol.hpp"
 #include "core/base/error.hpp"
 #include "core/base/json_codec.hpp"
 #include "core/control_channel.hpp"
@@ -17,6 +19,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         if (j.contains("report")) (void)j.at("report").get<nm::ApplyReport>();
         if (j.contains("state")) (void)j.at("state").get<nm::LinkState>();
         if (j.contains("seq")) (void)j.at("seq").get<uint64_t>();
+        try {
+            (void)nm::parse_agent_request(j);
+        } catch (const nm::AgentRefusal&) {
+        }
+        (void)nm::challenge_transcript(j);
         (void)nm::encode_control_message(j);
     } catch (const nm::Error&) {
     } catch (const nlohmann::json::exception&) {

@@ -8,6 +8,7 @@
 #include "core/base/error.hpp"
 #include "core/base/json_codec.hpp"
 #include "core/frame_size.hpp"
+#include "core/traffic_session.hpp"
 #include "matrix/stats.hpp"
 
 namespace nm {
@@ -25,6 +26,34 @@ void check_rfc2544_entries(const SweepConfig& config, const std::string& source)
             } catch (const Error& e) {
                 throw usage_error(source + ": /traffic/" + std::to_string(i) + "/frames/" + std::to_string(k) + ": " + e.what());
             }
+        }
+    }
+}
+
+// The engine's own checks (resolve_spec) on every test of the sweep as the runner will give it, so a
+// config the engine would refuse fails here, before anything is journaled or changed, and not in every
+// cell. The GSO rule needs the path MTU: each cell's MTU is the MTU its path will have.
+void check_engine_limits(const SweepConfig& config, const std::string& source) {
+    for (size_t i = 0; i < config.traffic.size(); ++i) {
+        if (config.traffic[i].rfc2544) continue;   // its trials are made by run_rfc2544, checked there
+        TestSpec spec = config.traffic[i].test;
+        spec.duration_s = config.duration_s;
+        spec.omit_s = config.omit_s;
+        try {
+            resolve_spec(spec, engine_cores());
+        } catch (const Error& e) {
+            throw usage_error(source + ": /traffic/" + std::to_string(i) + ": " + e.what());
+        }
+    }
+    for (const auto& cell : expand_cells(config)) {
+        if (cell.traffic.rfc2544) continue;
+        TestSpec spec = cell.traffic.test;
+        spec.duration_s = config.duration_s;
+        spec.omit_s = config.omit_s;
+        try {
+            resolve_spec(spec, engine_cores(), UdpPath{cell.mtu, 28, ""});
+        } catch (const Error& e) {
+            throw usage_error(source + ": /traffic/" + std::to_string(cell.traffic_index) + ": in cell " + cell.key + ": " + e.what());
         }
     }
 }
@@ -63,6 +92,7 @@ SweepConfig parse_sweep_config_text(const std::string& text, const std::string& 
         throw usage_error(source + ": " + e.what());
     }
     check_rfc2544_entries(config, source);
+    check_engine_limits(config, source);
     check_precision_metric(config, source);
     return config;
 }

@@ -8,7 +8,7 @@ namespace nm {
 
 /// Reads and checks a sweep config file. Throws nm::Error (Usage) whose message starts with the file
 /// name and the JSON pointer of the offending value and says what was expected, e.g.
-/// `configs/x.json: /traffic/1/streams: expected a positive integer (at most 1024), got -3`.
+/// `configs/x.json: /traffic/1/streams: expected a positive integer (at most 256), got -3`.
 /// A config without a "name" is named after its file ("offload-mtu" for configs/offload-mtu.json).
 SweepConfig load_sweep_config(const std::string& path);
 

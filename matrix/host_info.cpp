@@ -6,6 +6,8 @@
 #include <sstream>
 #include <string>
 
+#include "core/kernel_cpu_accounting.hpp"
+
 namespace nm {
 
 HostInfo parse_cpuinfo(std::string_view cpuinfo) {
@@ -68,6 +70,7 @@ HostInfo read_host_info() {
         if (std::string value = read_trimmed(path); !value.empty()) h.sysctls[name] = value;
     }
     h.kernel_cmdline = read_trimmed("/proc/cmdline");
+    h.cpu_accounting = read_cpu_accounting();
     return h;
 }
 

@@ -2,6 +2,7 @@
 
 #include "core/traffic_client.hpp"
 #include "core/traffic_server.hpp"
+#include "core/traffic_session.hpp"
 #include "ethtool_ctl/file_settings_journal.hpp"
 #include "ethtool_ctl/netlink_device_control.hpp"
 
@@ -11,7 +12,7 @@ SweepBackends real_backends() {
     SweepBackends b;
     b.journal = [](const std::string& path) { return std::make_unique<FileSettingsJournal>(path); };
     b.device = [] { return std::make_unique<NetlinkDeviceControl>(); };
-    b.traffic = [] { return std::make_unique<TrafficClient>(); };
+    b.traffic = [](const std::string& key) { return std::make_unique<TrafficClient>(TrafficClientOptions{key}); };
     b.lab = [] {
         LabFactories f;
         // NetlinkDeviceControl opens its sockets in the namespace it is given; TrafficClient and
@@ -21,6 +22,9 @@ SweepBackends real_backends() {
         f.server = [] {
             ServerOptions options;
             options.port = 0;   // any free port: the lab's server namespace is ours alone
+            // The lab's own server serves only this sweep: whatever the config asks is the user's choice.
+            options.limits.max_duration = std::chrono::seconds(static_cast<int64_t>(kMaxDurationS + kMaxOmitS));
+            options.limits.max_stall_timeout_s = kMaxStallTimeoutS;
             return std::make_unique<LabServerAdapter<TrafficServer>>(std::move(options));
         };
         return f;

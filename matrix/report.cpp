@@ -132,6 +132,8 @@ size_t disturbed_runs(const CellResult& c) {
     return static_cast<size_t>(std::count_if(c.runs.begin(), c.runs.end(), [](const RunResult& run) { return run.disturbed; }));
 }
 
+bool shows_cpu(const std::string& metric) { return metric != "cpu_sender_pct" && metric != "cpu_receiver_pct"; }
+
 std::string entry_text(const MatrixEntry& e, const std::string& metric, bool with_cpu) {
     if (!e.present) return "-";
     if (e.status != CellStatus::Ok || !e.value) return status_name(e.status);
@@ -150,15 +152,17 @@ std::string pct_text(double v) {
     return buf;
 }
 
+}  // namespace
+
 // B/A with its mark: "*" the interval excludes 1, "≈" it includes 1, none when nothing can be claimed.
-std::string ratio_text(const CompareRow& r, int digits) {
+std::string comparison_ratio_text(const CompareRow& r, int digits) {
     if (!r.ratio) return "";
     // No mark still takes the mark's room, so the figures stay aligned in a right-aligned column.
     const std::string mark = r.verdict == RatioVerdict::Significant ? " *" : r.verdict == RatioVerdict::NotSignificant ? " ≈" : "  ";
     return fixed(*r.ratio, digits) + mark;
 }
 
-std::string interval_text(const CompareRow& r) {
+std::string comparison_interval_text(const CompareRow& r) {
     if ((r.verdict == RatioVerdict::Significant || r.verdict == RatioVerdict::NotSignificant) && r.ratio_ci_low && r.ratio_ci_high) {
         return fixed(*r.ratio_ci_low, 3) + ".." + fixed(*r.ratio_ci_high, 3);
     }
@@ -167,7 +171,8 @@ std::string interval_text(const CompareRow& r) {
 
 // The notes every comparison carries: what the ratio and its interval are, the marks, and how many marks
 // chance alone would give.
-void comparison_notes(const Comparison& cmp, std::vector<std::string>& notes) {
+std::vector<std::string> comparison_notes(const Comparison& cmp) {
+    std::vector<std::string> notes;
     const std::string conf = pct_text(cmp.confidence) + "%";
     notes.push_back("B/A = median B / median A of " + cmp.metric + "; interval: the " + conf +
                     " Hodges-Lehmann/Mann-Whitney interval of B/A (exact, distribution-free, on log values; it assumes B is A scaled)");
@@ -179,7 +184,11 @@ void comparison_notes(const Comparison& cmp, std::vector<std::string>& notes) {
         notes.push_back(std::to_string(tested) + " cells tested: even if nothing differed, about " +
                         fixed(static_cast<double>(tested) * (1 - cmp.confidence / 100), 1) + " of them would be marked * by chance");
     }
+    for (const auto& d : cmp.host_differences) notes.push_back("warning: the files' hosts differ: " + d);
+    return notes;
 }
+
+namespace {
 
 CompareRow make_row(const CellResult& ca, const CellResult& cb, const std::string& metric, double confidence) {
     CompareRow row;
@@ -222,6 +231,11 @@ std::string settings_key(const CellResult& c) {
 
 }  // namespace
 
+std::string render_table(const std::vector<std::string>& header, const std::vector<std::vector<std::string>>& rows,
+                         const std::vector<std::string>& notes, TableFormat format) {
+    return render_grid(Grid{header, rows, notes}, format);
+}
+
 TableFormat parse_table_format(const std::string& name) {
     if (name == "table" || name == "text") return TableFormat::Text;
     if (name == "md" || name == "markdown") return TableFormat::Markdown;
@@ -242,12 +256,19 @@ std::string format_metric(const std::string& metric, double value) {
         if (std::fabs(value) >= 1e3) return sig3(value / 1e3) + " kbit/s";
         return sig3(value) + " bit/s";
     }
+    if (ends_with("transactions_per_s")) {
+        if (std::fabs(value) >= 1e3) return sig3(value / 1e3) + "k trans/s";
+        return sig3(value) + " trans/s";
+    }
+    if (ends_with("_us") || ends_with("_us_per_transaction_sender") || ends_with("_us_per_transaction_receiver")) {
+        return sig3(value) + " us";
+    }
     if (ends_with("_per_s")) {
         if (std::fabs(value) >= 1e6) return sig3(value / 1e6) + " Mpps";
         if (std::fabs(value) >= 1e3) return sig3(value / 1e3) + " kpps";
         return sig3(value) + " pps";
     }
-    if (ends_with("_pct")) return fixed(value, 1) + "%";
+    if (ends_with("_pct") || metric.rfind("cpu:", 0) == 0) return fixed(value, 1) + "%";
     return sig3(value);
 }
 
@@ -259,6 +280,7 @@ MatrixTable build_matrix(const ResultsFile& results, const std::string& metric) 
     t.mtus = config.mtu;
     t.precision = config.precision;
     t.interference = config.interference;
+    t.cpu_accounting = results.local.cpu_accounting;
     std::map<std::string, const CellResult*> by_key;
     for (const auto& c : results.cells) by_key[c.spec.key] = &c;
     for (const auto& p : config.offloads) {
@@ -296,10 +318,43 @@ MatrixTable build_matrix(const ResultsFile& results, const std::string& metric) 
     return t;
 }
 
+std::string matrix_entry_text(const MatrixEntry& entry, const std::string& metric) { return entry_text(entry, metric, shows_cpu(metric)); }
+
+std::vector<std::string> matrix_notes(const MatrixTable& table) {
+    size_t measured = 0, imprecise = 0, disturbed = 0;
+    for (const auto& row : table.rows) {
+        for (const auto& e : row.entries) {
+            if (!e.present || e.status != CellStatus::Ok || !e.value) continue;
+            ++measured;
+            imprecise += e.precision_met && !*e.precision_met ? 1 : 0;
+            disturbed += e.disturbed_runs > 0 ? 1 : 0;
+        }
+    }
+    std::vector<std::string> head{std::string("median ") + table.metric + (shows_cpu(table.metric) ? " (sender/receiver engine CPU, % of one core)" : "") + "; - = not run"};
+    if (table.precision) {
+        const auto& p = *table.precision;
+        head.push_back("? = desired precision not achieved (the " + pct_text(p.confidence) + "% interval of the median " + p.metric + " within ±" +
+                       pct_text(p.ci_pct) + "%, in " + std::to_string(p.max_repetitions) + " repetitions at most): " + std::to_string(imprecise) +
+                       " of " + std::to_string(measured) + " cells");
+    }
+    if (disturbed > 0) {
+        head.push_back("! = measured under interference (before a repetition, busy above " + pct_text(table.interference.max_busy_pct) +
+                       "% or steal above " + pct_text(table.interference.max_steal_pct) + "% of all CPUs, for longer than the sweep waited): " +
+                       std::to_string(disturbed) + " of " + std::to_string(measured) + " cells");
+    }
+    if (shows_cpu(table.metric) && table.cpu_accounting.softirq_in_task_time() == KernelOption::Yes) {
+        // The kernel charges a tick that lands in softirq to the task it interrupted as well.
+        head.push_back("engine CPU may include softirq: this kernel does not account IRQ time (CONFIG_IRQ_TIME_ACCOUNTING off, " +
+                       table.cpu_accounting.source + "), so receive-path work done in an engine thread's context counts as its CPU; "
+                       "the hosts' figures are cpu.system (per_cpu, busiest_cpu) and the per-end service demand");
+    }
+    return head;
+}
+
 std::string render_matrix(const MatrixTable& table, TableFormat format) {
     if (format == TableFormat::JsonDocument) throw usage_error("--format json: only compare and report --against print JSON; the results file is JSON already");
     Grid g;
-    const bool with_cpu = table.metric != "cpu_sender_pct" && table.metric != "cpu_receiver_pct";
+    const bool with_cpu = shows_cpu(table.metric);
     if (format == TableFormat::Csv) {
         g.header = {"profile", "traffic", "mtu", "key", "status", table.metric + "_median", table.metric + "_mean",
                     table.metric + "_ci95", "n", "cpu_sender_pct_median", "cpu_receiver_pct_median", table.metric + "_median_ci_low",
@@ -330,27 +385,7 @@ std::string render_matrix(const MatrixTable& table, TableFormat format) {
         }
         g.rows.push_back(std::move(line));
     }
-    size_t measured = 0, imprecise = 0, disturbed = 0;
-    for (const auto& row : table.rows) {
-        for (const auto& e : row.entries) {
-            if (!e.present || e.status != CellStatus::Ok || !e.value) continue;
-            ++measured;
-            imprecise += e.precision_met && !*e.precision_met ? 1 : 0;
-            disturbed += e.disturbed_runs > 0 ? 1 : 0;
-        }
-    }
-    std::vector<std::string> head{std::string("median ") + table.metric + (with_cpu ? " (sender/receiver engine CPU, % of one core)" : "") + "; - = not run"};
-    if (table.precision) {
-        const auto& p = *table.precision;
-        head.push_back("? = desired precision not achieved (the " + pct_text(p.confidence) + "% interval of the median " + p.metric + " within ±" +
-                       pct_text(p.ci_pct) + "%, in " + std::to_string(p.max_repetitions) + " repetitions at most): " + std::to_string(imprecise) +
-                       " of " + std::to_string(measured) + " cells");
-    }
-    if (disturbed > 0) {
-        head.push_back("! = measured under interference (before a repetition, busy above " + pct_text(table.interference.max_busy_pct) +
-                       "% or steal above " + pct_text(table.interference.max_steal_pct) + "% of all CPUs, for longer than the sweep waited): " +
-                       std::to_string(disturbed) + " of " + std::to_string(measured) + " cells");
-    }
+    const auto head = matrix_notes(table);
     g.notes.insert(g.notes.begin(), head.begin(), head.end());
     return render_grid(g, format);
 }
@@ -461,10 +496,9 @@ std::string render_comparison(const Comparison& cmp, TableFormat format) {
         const std::string ma = r.a ? marks(r.precision_met_a, r.disturbed_a) : "";
         const std::string mb = r.b ? marks(r.precision_met_b, r.disturbed_b) : "";
         marked = marked || !ma.empty() || !mb.empty();
-        g.rows.push_back({r.key_a, value(r.a, r.status_a) + ma, value(r.b, r.status_b) + mb, ratio_text(r, 2), interval_text(r)});
+        g.rows.push_back({r.key_a, value(r.a, r.status_a) + ma, value(r.b, r.status_b) + mb, comparison_ratio_text(r, 2), comparison_interval_text(r)});
     }
-    comparison_notes(cmp, g.notes);
-    for (const auto& d : cmp.host_differences) g.notes.push_back("warning: the files' hosts differ: " + d);
+    for (auto& n : comparison_notes(cmp)) g.notes.push_back(std::move(n));
     if (marked) g.notes.push_back("? after a figure: its cell's asked precision was not met; ! : it was measured under interference");
     for (const auto& k : cmp.only_a) g.notes.push_back("only in A: " + k);
     for (const auto& k : cmp.only_b) g.notes.push_back("only in B: " + k);
@@ -485,7 +519,9 @@ std::string render_against(const Comparison& cmp, TableFormat format) {
     Grid g;
     g.header = {"offloads / traffic"};
     for (uint32_t mtu : mtus) g.header.push_back("MTU " + std::to_string(mtu));
-    for (const auto& [profile, traffic] : lines) {
+    for (const auto& pair : lines) {
+        const std::string& profile = pair.first;   // not a structured binding: clang 14 cannot capture one
+        const std::string& traffic = pair.second;
         std::vector<std::string> line{profile + " / " + traffic};
         for (uint32_t mtu : mtus) {
             const auto it = std::find_if(cmp.rows.begin(), cmp.rows.end(), [&](const CompareRow& r) {
@@ -498,15 +534,15 @@ std::string render_against(const Comparison& cmp, TableFormat format) {
             } else if (it->status_a != CellStatus::Ok) {
                 line.push_back(cmp.reference + ": " + status_name(it->status_a));
             } else {
-                std::string text = ratio_text(*it, 2);
-                if (it->verdict == RatioVerdict::Significant || it->verdict == RatioVerdict::NotSignificant) text += " [" + interval_text(*it) + "]";
+                std::string text = comparison_ratio_text(*it, 2);
+                if (it->verdict == RatioVerdict::Significant || it->verdict == RatioVerdict::NotSignificant) text += " [" + comparison_interval_text(*it) + "]";
                 line.push_back(text.empty() ? "-" : text);
             }
         }
         g.rows.push_back(std::move(line));
     }
     g.notes.push_back("each cell against " + cmp.reference + " at the same MTU and traffic (A = " + cmp.reference + ", B = the cell)");
-    comparison_notes(cmp, g.notes);
+    for (auto& n : comparison_notes(cmp)) g.notes.push_back(std::move(n));
     for (const auto& r : cmp.rows) {
         if (r.verdict == RatioVerdict::TooFew || r.verdict == RatioVerdict::NotTestable) {
             if (r.status_a == CellStatus::Ok && r.status_b == CellStatus::Ok) g.notes.push_back(r.key_b + ": " + r.why);

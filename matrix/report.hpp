@@ -42,11 +42,20 @@ struct MatrixTable {
     std::vector<Row> rows;
     std::optional<PrecisionSpec> precision;   ///< the sweep's, for the marks' note
     InterferenceSpec interference;
+    CpuAccounting cpu_accounting;             ///< the local host's, for the note on engine CPU
 };
 
 /// Builds the matrix of `metric` (a name summarize_runs produces, e.g. "throughput_bps") from a results
 /// file, in its config's order. Throws nm::Error (Usage) for a metric no cell has, listing those it has.
 MatrixTable build_matrix(const ResultsFile& results, const std::string& metric);
+
+/// The text of one entry as every rendering of the matrix shows it: the median of the metric in human
+/// units (with both engines' CPU unless the metric is one of them) and its marks ("?" precision not met,
+/// "!" measured under interference), the status word of a cell not measured, "-" for a cell not run.
+std::string matrix_entry_text(const MatrixEntry& entry, const std::string& metric);
+
+/// The notes under a matrix: what the figures are, and how many cells carry each mark and why.
+std::vector<std::string> matrix_notes(const MatrixTable& table);
 
 /// Renders a matrix; each entry is "median (CPU%)" or the cell's status, marked "?" where the asked
 /// precision was not met and "!" where a repetition was measured under interference, with notes that
@@ -76,11 +85,26 @@ Comparison compare_to_profile(const ResultsFile& results, const std::string& met
 /// file only. Json: the codec's JSON of the comparison.
 std::string render_comparison(const Comparison& comparison, TableFormat format);
 
+/// Renders a table of strings as every report does (text aligned, Markdown, CSV); `notes` follow the
+/// table in text and Markdown. For the other reports of a results file (matrix/profile_report.hpp).
+std::string render_table(const std::vector<std::string>& header, const std::vector<std::vector<std::string>>& rows,
+                         const std::vector<std::string>& notes, TableFormat format);
+/// B/A of a row to `digits` decimals with its mark (" *", " ≈", or two spaces for none); "" without a ratio.
+std::string comparison_ratio_text(const CompareRow& row, int digits);
+
+/// The row's interval of B/A as "low..high" (3 decimals) when a verdict was reached, else why not.
+std::string comparison_interval_text(const CompareRow& row);
+
+/// The notes every comparison carries: what B/A and its interval are, the marks, and how many marks
+/// chance alone would give.
+std::vector<std::string> comparison_notes(const Comparison& comparison);
+
 /// Renders report --against: the matrix of B/A against the reference profile, with the same marks.
 std::string render_against(const Comparison& comparison, TableFormat format);
 
 /// A metric value in human units: "9.41 Gbit/s" for *_bps, "812 kpps" for packets_per_s, "38.2%" for
-/// *_pct, plain otherwise.
+/// *_pct, "51.2k trans/s" for rr_transactions_per_s, "14.8 us" for latencies (*_us) and CPU per
+/// transaction, plain otherwise.
 std::string format_metric(const std::string& metric, double value);
 
 /// Lower-case status word as the results file writes it ("path_mtu_blackhole").

@@ -116,6 +116,14 @@ struct EndRuntime {
     bool claimed = false;          // journalled under this process: ours to restore at the end
 };
 
+// How long the check after each cell waits for the peer agent's answer before counting it as lost.
+constexpr auto kAgentAliveTimeout = std::chrono::seconds(5);
+
+// The peer agent was lost and did not come back: the sweep stops, restoring its own side (Sweep::run).
+struct AgentGone {
+    std::string why;
+};
+
 // A cell's place in the sweep: whether its first visit has decided it, and whether it wants more visits.
 struct CellState {
     size_t index = 0;           // in the config's cell order
@@ -148,6 +156,7 @@ private:
     void prepare_results();
     void measure_cells();
     void visit(size_t index, bool all_repetitions);
+    bool attempt_visit(const CellSpec& cell, CellResult& fresh, CellResult* rec, bool all_repetitions);
     void apply_cell(const CellSpec& cell, CellResult& result, bool& confirmed);
     void decide(const CellSpec& cell, CellResult& result, bool confirmed);
     bool apply_end(EndRuntime& end, const CellSpec& cell, CellResult& result);
@@ -165,6 +174,8 @@ private:
     const CellResult* recorded(const std::string& key) const;
     std::vector<size_t> shuffled(std::vector<size_t> order);
     uint64_t draw(uint64_t bound);
+    bool agent_lost() const;
+    void recover_agent();
     void record(CellResult result);
     void save() {
         if (!options_.output_path.empty()) save_results(outcome_.results, options_.output_path);
@@ -201,6 +212,7 @@ private:
     uint32_t round_ = 0;                // 1-based round of the shuffled order; 0 for sequential
     Clock::time_point started_{};
     size_t repetitions_done_ = 0;       // by this call, for the estimate
+    std::string agent_gone_;            // why the peer agent was lost for good; empty while it is not
 };
 
 void Sweep::prepare_results() {
@@ -299,9 +311,11 @@ SweepOutcome Sweep::run() {
         note(r.note);
         not_restored += (not_restored.empty() ? "" : "; ") + r.note;
     }
-    if (target_.remote.agent != nullptr) {
+    // The agent puts its side back itself when its connection is gone (and a lost agent is not asked).
+    if (target_.remote.agent != nullptr && agent_gone_.empty() && target_.remote.agent->connected()) {
         for (auto& r : target_.remote.agent->restore()) outcome_.restored.push_back(std::move(r));
     }
+    if (!agent_gone_.empty()) outcome_.stopped_because = "lost the peer agent: " + agent_gone_;
     if (!outcome_.interrupted) outcome_.results.run.finished = utc_now();
     save();
     if (!not_restored.empty()) throw Error(ErrorKind::Failed, "sweep " + config_.name + ": " + not_restored);
@@ -379,12 +393,15 @@ bool Sweep::apply_end(EndRuntime& end, const CellSpec& cell, CellResult& result)
 }
 
 // Commit confirmed: with the peer agent, a cell's change stands only when the peer still answers on the
-// control path and full-size DF frames cross the data path at the cell's MTU. Otherwise the agent reverts
-// its side by itself (no confirm comes) and this end reverts its own; the cell is not measured.
+// control path, full-size DF frames cross the data path at the cell's MTU, and the agent takes the
+// confirm (it refuses one that comes after its window: it has reverted the change already). Otherwise
+// the agent reverts its side by itself (no confirm comes, or it came too late) and this end reverts its
+// own; the cell is not measured, so it is never recorded under settings it did not have.
 bool Sweep::confirm_change(const CellSpec& cell, CellResult& result, const std::vector<LinkState>& before) {
     ConfirmedEnd* agent = target_.remote.agent;
     const uint32_t mtu = result.applied_local ? result.applied_local->mtu : cell.mtu;
     std::string why;
+    bool peer_said = false;
     if (!agent->ping(options_.probe_timeout)) {
         why = "the peer agent did not answer on the control path";
     } else {
@@ -392,28 +409,54 @@ bool Sweep::confirm_change(const CellSpec& cell, CellResult& result, const std::
         if (!probe.passed) why = "the data path failed: " + probe.detail;
     }
     if (why.empty()) {
-        agent->confirm();
-        return true;
+        if (agent->confirm() == ConfirmedEnd::Confirmation::Confirmed) return true;
+        why = "the peer agent had already rolled the change back when the confirmation came (its confirm window had passed)";
+        peer_said = true;
     }
     for (size_t i = 0; i < ends_.size(); ++i) {
         auto& end = ends_[i];
         if (end.end->agent != nullptr) continue;
-        const LinkState now = end.end->device->read(end.end->ifname);
-        LinkSettings back;
-        if (now.mtu != before[i].mtu) back.mtu = before[i].mtu;
-        for (const auto& [name, f] : now.features) {
-            const auto it = before[i].features.find(name);
-            if (it != before[i].features.end() && !it->second.fixed && f.wanted != it->second.wanted) back.features[name] = it->second.wanted;
-        }
+        const LinkSettings back = settings_back_to(before[i], end.end->device->read(end.end->ifname));
         if (!back.empty()) end.end->device->apply(end.end->ifname, back);
     }
-    const bool peer_said = agent->await_rollback(options_.rollback_wait);
+    if (!peer_said) peer_said = agent->await_rollback(options_.rollback_wait);
     result.status = CellStatus::UnreachableAfterChange;
     result.error = "after the change (" + describe_settings(cell_settings(config_, cell, true)) + " on the peer): " + why +
                    "; both ends reverted it" + (peer_said ? "" : " (the peer did not report its rollback in time)");
     current_profile_.reset();
     for (auto& end : ends_) end.features_dirty = true;
     return false;
+}
+
+// True when the peer agent's control connection is gone. A round trip settles it: the connection may have
+// died a moment ago (the agent killed while the cell measured) without its reader having seen it yet.
+bool Sweep::agent_lost() const {
+    ConfirmedEnd* agent = target_.remote.agent;
+    return agent != nullptr && (!agent->connected() || !agent->ping(kAgentAliveTimeout));
+}
+
+// After a loss: reconnect within options_.agent_reconnect and check the peer is back at its originals.
+void Sweep::recover_agent() {
+    ConfirmedEnd& agent = *target_.remote.agent;
+    // Every end is out of step with what the last cell left: the next apply starts from the originals.
+    current_profile_.reset();
+    for (auto& end : ends_) end.features_dirty = true;
+    note("lost the control connection to the peer agent (it restores its side by itself); reconnecting for up to " +
+         std::to_string(std::chrono::duration_cast<std::chrono::seconds>(options_.agent_reconnect).count()) + " s");
+    try {
+        agent.reconnect(options_.agent_reconnect);
+        for (const auto& end : ends_) {
+            if (end.end->agent == nullptr) continue;
+            const LinkSettings differs = settings_back_to(end.original, end.end->device->read(end.end->ifname));
+            if (!differs.empty()) {
+                note("after the reconnect the peer's " + end.end->ifname + " is not at its original state (" + describe_settings(differs) +
+                     " would put it back); the next cell starts over from the originals");
+            }
+        }
+    } catch (const Error& e) {
+        throw AgentGone{e.what()};
+    }
+    note("reconnected to the peer agent; its side is at its original state");
 }
 
 CellResult* Sweep::recorded(const std::string& key) {
@@ -516,33 +559,38 @@ void Sweep::measure_cells() {
     states_.clear();
     for (size_t i = 0; i < cells_.size(); ++i) states_.push_back({i, false});
     const auto stopped = [&] { return stop_.stop_requested() || !budget_allows_another(); };
-    if (config_.order == SweepOrder::Sequential) {
-        for (size_t i = 0; i < cells_.size(); ++i) {
-            if (!wants_visit(i)) continue;
-            if (stopped()) break;
-            visit(i, true);
-        }
-    } else {
-        for (round_ = 1;; ++round_) {
-            std::vector<size_t> order;
+    try {
+        if (config_.order == SweepOrder::Sequential) {
             for (size_t i = 0; i < cells_.size(); ++i) {
-                if (wants_visit(i)) order.push_back(i);
+                if (!wants_visit(i)) continue;
+                if (stopped()) break;
+                visit(i, true);
             }
-            if (order.empty()) break;
-            bool cut = false;
-            for (size_t i : shuffled(std::move(order))) {
-                if (stopped()) {
-                    cut = true;
-                    break;
+        } else {
+            for (round_ = 1;; ++round_) {
+                std::vector<size_t> order;
+                for (size_t i = 0; i < cells_.size(); ++i) {
+                    if (wants_visit(i)) order.push_back(i);
                 }
-                visit(i, false);
+                if (order.empty()) break;
+                bool cut = false;
+                for (size_t i : shuffled(std::move(order))) {
+                    if (stopped()) {
+                        cut = true;
+                        break;
+                    }
+                    visit(i, false);
+                }
+                if (cut) break;
             }
-            if (cut) break;
         }
+    } catch (const AgentGone& gone) {
+        // Nothing more is changed: run() restores this side and saves what is recorded.
+        agent_gone_ = gone.why.empty() ? "it did not come back" : gone.why;
     }
     bool unfinished = false;
     for (size_t i = 0; i < cells_.size(); ++i) unfinished = unfinished || wants_visit(i);
-    outcome_.interrupted = unfinished && stop_.stop_requested();
+    outcome_.interrupted = unfinished && (stop_.stop_requested() || !agent_gone_.empty());
     outcome_.results.run.budget_reached = unfinished && !outcome_.interrupted && options_.time_budget_s.has_value();
     for (const auto& st : states_) outcome_.cells_run += st.visited ? 1 : 0;
     if (outcome_.results.run.budget_reached) {
@@ -552,6 +600,10 @@ void Sweep::measure_cells() {
 
 // One visit: apply the cell's settings (every visit, so each repetition runs under them whatever ran
 // before), decide the cell at its first visit, measure one repetition (all of them, sequential), record.
+// With the peer agent, a visit during which its control connection dropped is no result (the agent put
+// its side back when the connection went, so the figures were not taken under the cell's settings): what
+// it did is undone and, once the agent is back, the visit runs again from the originals. Throws AgentGone
+// when the agent does not come back.
 void Sweep::visit(size_t index, bool all_repetitions) {
     const auto& cell = cells_[index];
     CellProgress progress = progress_for(index);
@@ -559,13 +611,73 @@ void Sweep::visit(size_t index, bool all_repetitions) {
     progress.repetition = static_cast<uint32_t>(before != nullptr ? before->runs.size() + 1 : 1);
     if (s_.observer) s_.observer->on_cell_start(progress);
     last_visited_ = index;
+    if (agent_lost()) recover_agent();   // lost between visits: this visit has changed nothing yet
 
-    const auto t0 = s_.clock.now();
+    CellResult* rec = recorded(cell.key);
+    const bool first = rec == nullptr;
+    const std::optional<CellResult> kept = first ? std::nullopt : std::optional<CellResult>(*rec);
+    const size_t repetitions_before = repetitions_done_;
     CellResult fresh;
-    fresh.spec = cell;
+    bool measured = false;
+    for (int attempt = 1;; ++attempt) {
+        fresh = CellResult{};
+        fresh.spec = cell;
+        measured = attempt_visit(cell, fresh, rec, all_repetitions);
+        if (!agent_lost()) break;
+        // Undo the visit: a first try is no result (its settings are not a duplicate of themselves), and
+        // a recorded cell goes back to what it had.
+        if (first) std::erase_if(measured_, [&](const auto& m) { return m.second == cell.key; });
+        if (rec != nullptr) *rec = *kept;
+        repetitions_done_ = repetitions_before;
+        measured = false;
+        if (attempt == 1) {
+            recover_agent();
+            continue;
+        }
+        const std::string why = "the peer agent's control connection was lost twice during this visit (the agent restored its side each time)";
+        if (first) {
+            fresh = CellResult{};
+            fresh.spec = cell;
+            fresh.status = CellStatus::Failed;
+            fresh.error = why;
+        } else {
+            rec->status = CellStatus::Failed;
+            rec->error = "repetition " + std::to_string(rec->runs.size() + 1) + ": " + why;
+        }
+        current_profile_.reset();
+        for (auto& end : ends_) end.features_dirty = true;
+        break;
+    }
+
+    if (first) {
+        // A cell cut short by the user before it had any figure is not a result: leave it for --resume.
+        const bool cut = stop_.stop_requested() && fresh.runs.empty() && fresh.status != CellStatus::Duplicate &&
+                         fresh.status != CellStatus::Infeasible;
+        if (cut) return;
+        record(std::move(fresh));
+        states_[index].visited = true;
+    } else {
+        states_[index].visited = true;
+        save();
+    }
+    const CellResult& done = *recorded(cell.key);
+    progress = progress_for(index);
+    progress.repetition = static_cast<uint32_t>(done.runs.size());
+    progress.final = !wants_more(done);
+    if (s_.observer) s_.observer->on_cell_done(progress, done);
+    if (!measured) return;
+    bool more = false;
+    for (size_t i = 0; i < cells_.size() && !more; ++i) more = wants_visit(i);
+    if (more) cooldown();
+}
+
+// The work of one visit: the settings applied into `fresh`, the cell decided (first visit: `rec` null)
+// or checked against its first visit (`rec`), and its repetitions measured into `fresh` (first visit) or
+// `*rec`. True when it measured something.
+bool Sweep::attempt_visit(const CellSpec& cell, CellResult& fresh, CellResult* rec, bool all_repetitions) {
+    const auto t0 = s_.clock.now();
     bool confirmed = false;
     apply_cell(cell, fresh, confirmed);
-    CellResult* rec = recorded(cell.key);
     const bool first = rec == nullptr;
     if (first) {
         decide(cell, fresh, confirmed);
@@ -595,28 +707,7 @@ void Sweep::visit(size_t index, bool all_repetitions) {
         }
     }
     finish_summary(target);
-    const bool measured = target.runs.size() > runs_before || target.rfc2544.has_value();
-
-    if (first) {
-        // A cell cut short by the user before it had any figure is not a result: leave it for --resume.
-        const bool cut = stop_.stop_requested() && target.runs.empty() && target.status != CellStatus::Duplicate &&
-                         target.status != CellStatus::Infeasible;
-        if (cut) return;
-        record(std::move(fresh));
-        states_[index].visited = true;
-    } else {
-        states_[index].visited = true;
-        save();
-    }
-    const CellResult& done = *recorded(cell.key);
-    progress = progress_for(index);
-    progress.repetition = static_cast<uint32_t>(done.runs.size());
-    progress.final = !wants_more(done);
-    if (s_.observer) s_.observer->on_cell_done(progress, done);
-    if (!measured) return;
-    bool more = false;
-    for (size_t i = 0; i < cells_.size() && !more; ++i) more = wants_visit(i);
-    if (more) cooldown();
+    return target.runs.size() > runs_before || target.rfc2544.has_value();
 }
 
 void Sweep::apply_cell(const CellSpec& cell, CellResult& result, bool& confirmed) {
@@ -675,9 +766,17 @@ TestSpec Sweep::test_spec(const CellSpec& cell) const {
     spec.port = target_.base.port;
     spec.bind = target_.base.bind;
     spec.iface = target_.base.iface;
+    spec.client_cpus = config_.affinity.client;
+    spec.server_cpus = config_.affinity.server;
     spec.duration_s = config_.duration_s;
     spec.omit_s = config_.omit_s;
     spec.interval_s = target_.base.interval_s;
+    // Frame-size tables are many short trials: only streams are profiled.
+    if (!cell.traffic.rfc2544) {
+        spec.profile = config_.profile;
+        spec.profile_hz = config_.profile_hz;
+        spec.profile_categories = target_.base.profile_categories;
+    }
     return spec;
 }
 
@@ -720,6 +819,7 @@ bool Sweep::measure_one(const TestSpec& spec, CellResult& result) {
                 result.runs.push_back(std::move(run));
                 return false;
             case RunStatus::PeerLost:
+            case RunStatus::Limited:
                 result.status = CellStatus::Failed;
                 result.error = rep + (run.error.empty() ? "the server end vanished" : run.error);
                 result.runs.push_back(std::move(run));

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "agent/confirmed_end.hpp"
 #include "core/base/clock.hpp"
 #include "core/base/sweep_types.hpp"
 #include "core/traffic_runner.hpp"
@@ -14,23 +15,6 @@
 #include "matrix/path_probe.hpp"
 
 namespace nm {
-
-/// An end changed through the peer agent, like a router's "commit confirmed": the end journals its own
-/// originals, reverts by itself a change that is not confirmed in time, and restores when asked or when
-/// the controlling client goes away.
-class ConfirmedEnd {
-public:
-    virtual ~ConfirmedEnd() = default;
-    /// True when the end answers on the control path within `timeout`.
-    virtual bool ping(std::chrono::milliseconds timeout) = 0;
-    /// Keeps the last change. Throws nm::Error when the end cannot be told.
-    virtual void confirm() = 0;
-    /// Waits for the end to say it reverted the last (unconfirmed) change; false when it did not within
-    /// `timeout` (the end still reverts on its own, or restores when the control connection drops).
-    virtual bool await_rollback(std::chrono::milliseconds timeout) = 0;
-    /// Puts back everything the end journalled. Throws nm::Error.
-    virtual std::vector<ApplyReport> restore() = 0;
-};
 
 /// One end of the measured path, as the sweep reaches it.
 struct SweepEnd {
@@ -112,6 +96,9 @@ struct SweepOptions {
     std::string tool_version;
     std::chrono::milliseconds probe_timeout{1000};   ///< the path probe's wait for its echo (resent every 250 ms)
     std::chrono::milliseconds rollback_wait{6000};   ///< how long to wait for the peer agent to report a rollback
+    /// How long the sweep tries to reach the peer agent again after losing its control connection; when
+    /// it does not come back, the sweep restores this side, saves what it has and stops.
+    std::chrono::milliseconds agent_reconnect{15000};
     std::optional<uint64_t> seed;             ///< the shuffled order's seed; none = the resumed file's, or random
     std::optional<double> time_budget_s;      ///< no repetition starts that would end after this many seconds of measuring
 };
@@ -119,7 +106,10 @@ struct SweepOptions {
 /// How a sweep ended.
 struct SweepOutcome {
     ResultsFile results;
-    bool interrupted = false;          ///< stopped by the stop token; unfinished cells are missing
+    bool interrupted = false;          ///< stopped early (the stop token, or stopped_because); unfinished cells are missing
+    /// Why the sweep stopped on its own before the end (the peer agent was lost and did not come back);
+    /// empty when it ran to its end or was stopped by the stop token.
+    std::string stopped_because;
     size_t cells_run = 0;              ///< cells visited by this call
     std::vector<ApplyReport> restored; ///< what the final restore did
 };
@@ -161,6 +151,10 @@ void check_sweep(const SweepConfig& config, const SweepTarget& target);
 /// Per-cell failures are recorded in the cell; input errors (before any change), an interface another live
 /// process holds (nm::Error Refused naming it, before any change), failures to save, and a final restore
 /// that did not hold (after saving) throw.
+/// With the peer agent, each visit's change on the peer stands only once confirmed (confirm_change); a
+/// lost control connection is reconnected (SweepOptions::agent_reconnect) and the visit it cut is run
+/// again from the originals (what it measured is dropped); when the agent does not come back the sweep
+/// restores its own side, saves what it has and returns with `stopped_because` set, changing nothing more.
 SweepOutcome run_sweep(const SweepConfig& config, const SweepTarget& target, SweepServices& services,
                        const SweepOptions& options, std::stop_token stop);
 

@@ -9,6 +9,8 @@
 #include <boost/math/distributions/normal.hpp>
 #include <boost/math/distributions/students_t.hpp>
 
+#include "matrix/profile_metrics.hpp"
+
 namespace nm {
 namespace {
 
@@ -188,16 +190,36 @@ std::map<std::string, double> run_metrics(const RunResult& run) {
         {"system_busy_pct", std::max(run.sender.system.busy_pct, run.receiver.system.busy_pct)},
         {"softirq_pct", std::max(run.sender.system.softirq_pct, run.receiver.system.softirq_pct)},
         {"steal_pct", std::max(run.sender.system.steal_pct, run.receiver.system.steal_pct)},
+        {"busiest_cpu_busy_pct", std::max(run.sender.system.busiest_cpu_busy_pct, run.receiver.system.busiest_cpu_busy_pct)},
         {"tcp_retransmits", static_cast<double>(run.tcp_retransmits)},
-        {"service_demand_us_per_kb", run.service_demand_us_per_kb},
+        {"engine_service_demand_us_per_kb", run.engine_service_demand_us_per_kb},
+        {"sender_service_demand_us_per_kb", run.sender_service_demand_us_per_kb},
+        {"receiver_service_demand_us_per_kb", run.receiver_service_demand_us_per_kb},
     };
     if (run.loss) m["loss_pct"] = run.loss->percent;
+    add_profile_metrics(run, m);
+    if (run.segments_per_packet > 0) m["segments_per_packet"] = run.segments_per_packet;
+    if (run.rr) {
+        // Request/response runs: their rate and the latency summary of each run's merged histogram.
+        const RrStats& rr = *run.rr;
+        m["rr_transactions_per_s"] = rr.transactions_per_s;
+        m["rr_mean_us"] = rr.latency_us.mean;
+        m["rr_p50_us"] = rr.latency_us.p50;
+        m["rr_p90_us"] = rr.latency_us.p90;
+        m["rr_p99_us"] = rr.latency_us.p99;
+        m["rr_p999_us"] = rr.latency_us.p999;
+        m["rr_max_us"] = rr.latency_us.max;
+        m["rr_cpu_us_per_transaction_sender"] = rr.cpu_us_per_transaction_sender;
+        m["rr_cpu_us_per_transaction_receiver"] = rr.cpu_us_per_transaction_receiver;
+    }
     return m;
 }
 
 std::vector<std::string> known_metrics() {
     RunResult udp;
     udp.loss = LossStats{};
+    udp.segments_per_packet = 1;   // not UDP's, but a name the set must hold
+    udp.rr = RrStats{};
     std::vector<std::string> names;
     for (const auto& [name, value] : run_metrics(udp)) names.push_back(name);
     return names;

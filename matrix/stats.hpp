@@ -59,8 +59,12 @@ size_t repetitions_for_ratio(double confidence);
 bool precision_met(const MetricSummary& s, const PrecisionSpec& p);
 
 /// The figures of one run a sweep summarizes, by metric name: throughput_bps, packets_per_s,
-/// cpu_sender_pct, cpu_receiver_pct, system_busy_pct, softirq_pct, steal_pct, tcp_retransmits, loss_pct
-/// (UDP), service_demand_us_per_kb.
+/// cpu_sender_pct, cpu_receiver_pct (the engines' threads), system_busy_pct, softirq_pct, steal_pct,
+/// busiest_cpu_busy_pct (system-wide, the larger of the two ends), tcp_retransmits, loss_pct (UDP),
+/// segments_per_packet (TCP, when the interface counters gave it), engine_service_demand_us_per_kb,
+/// sender_service_demand_us_per_kb, receiver_service_demand_us_per_kb (netperf's, per end); request/response runs add rr_transactions_per_s, rr_mean_us,
+/// rr_p50_us, rr_p90_us, rr_p99_us, rr_p999_us, rr_max_us (latency, microseconds) and
+/// rr_cpu_us_per_transaction_sender/_receiver (each end's engine CPU per transaction).
 std::map<std::string, double> run_metrics(const RunResult& run);
 
 /// The names run_metrics can produce, in alphabetical order.

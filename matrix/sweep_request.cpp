@@ -11,19 +11,20 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
-#include <cstring>
 #include <ctime>
 
 #include "core/base/atomic_file.hpp"
 #include "core/base/clock.hpp"
 #include "core/base/error.hpp"
 #include "core/base/version.hpp"
+#include "core/end_profiler.hpp"
+#include "core/cpu_affinity.hpp"
 #include "matrix/config.hpp"
 #include "matrix/host_info.hpp"
 #include "matrix/icmp_path_probe.hpp"
 #include "matrix/load_probe.hpp"
-#include "matrix/peer_auth.hpp"
-#include "matrix/peer_client.hpp"
+#include "agent/key_file.hpp"
+#include "agent/peer_client.hpp"
 #include "matrix/results_store.hpp"
 
 namespace nm {
@@ -52,7 +53,7 @@ constexpr auto kPeerCheckTimeout = std::chrono::seconds(2);
 
 // Connects to the peer agent and checks, before anything changes anywhere, that it will change `iface`
 // ("" = the one interface it allows) for us. Returns the connection and sets `iface`.
-std::unique_ptr<PeerControlClient> connect_agent(const SweepRequest& request, const std::string& peer, const std::string& key,
+std::unique_ptr<PeerControlClient> connect_agent(const SweepRequest& request, const std::string& peer, const SecretKey& key,
                                                  std::string& iface) {
     PeerClientOptions options;
     options.host = peer;
@@ -161,6 +162,20 @@ SweepOutcome execute_sweep(const SweepRequest& request, const PreparedSweep& pre
         throw usage_error("sweep: ip_version " + std::to_string(request.ip_version) + ": expected 4 or 6");
     }
     if (!has_net_admin()) throw usage_error("sweep: changing interface settings needs CAP_NET_ADMIN; run as root");
+    // "profile": true is checked here, before a lab is made or a setting changed.
+    TestSpec profiled;
+    profiled.profile = prepared.config.profile;
+    profiled.profile_hz = prepared.config.profile_hz;
+    profiled.profile_categories = request.profile_categories;
+    try {
+        check_profiling(profiled);
+    } catch (const Error& e) {
+        throw Error(e.kind(), "sweep " + prepared.config.name + ": \"profile\": true: " + e.what());
+    }
+    // Both ends of the lab run on this host; a peer checks its own CPUs when a test asks for them.
+    const auto cpus = online_cpus();
+    check_cpus(prepared.config.affinity.client, cpus, "client");
+    if (request.lab) check_cpus(prepared.config.affinity.server, cpus, "server");
 
     SweepOptions options;
     options.output_path = prepared.output;
@@ -181,30 +196,50 @@ SweepOutcome execute_sweep(const SweepRequest& request, const PreparedSweep& pre
         const std::string name = request.lab_name.empty() ? "nmsweep" + std::to_string(::getpid()) : request.lab_name;
         LabSession lab(name, request.topology, backends.lab(), request.ip_version == 6);
         SweepServices services{*journal, lab.traffic(), lab.probe(), clock, observer, host, host, &load};
-        return run_sweep(prepared.config, lab.target(), services, options, std::move(stop));
+        SweepTarget target = lab.target();
+        target.base.profile_categories = request.profile_categories;
+        return run_sweep(prepared.config, target, services, options, std::move(stop));
     }
     // Peer mode: find a missing key, an unreachable peer, and an agent that will not change its side,
     // before anything changes.
     const bool peer_changes = sweep_changes_end(prepared.config, true);
-    std::string key;
-    if (peer_changes) {
-        const std::string key_file = key_file_from(request.key_file);
-        if (key_file.empty()) {
-            throw usage_error("sweep " + prepared.config.name +
-                              ": the config changes the peer's side, which its agent does only for a client holding the key: give "
-                              "--key-file (or NICMATRIX_KEY_FILE), or set \"apply_to\" to \"local\"");
-        }
-        key = load_key(key_file);
+    // The key also authenticates every test (a server started with --key-file wants it), so it is loaded
+    // whenever one is given, not only when the peer's side changes.
+    const std::string key_file = key_file_from(request.key_file);
+    if (peer_changes && key_file.empty()) {
+        throw usage_error("sweep " + prepared.config.name +
+                          ": the config changes the peer's side, which its agent does only for a client holding the key: give "
+                          "--key-file (or NICMATRIX_KEY_FILE), or set \"apply_to\" to \"local\"");
     }
+    const std::optional<SecretKey> key = key_file.empty() ? std::nullopt : std::optional<SecretKey>(load_key(key_file));
     const std::string peer = resolve_peer(request.peer, request.ip_version);
     check_peer_reachable("", peer, request.port, kPeerCheckTimeout);
+    // The agent first: an agent that will not change the peer's side is a usage error (exit 2) whatever the
+    // server would say about the tests.
     std::string peer_iface = request.peer_iface;
-    const auto agent = peer_changes ? connect_agent(request, peer, key, peer_iface) : nullptr;
+    const auto agent = peer_changes ? connect_agent(request, peer, *key, peer_iface) : nullptr;
+    // The peer's server takes each test of the config from us (its key, its limits), asked before any change.
+    const auto traffic = backends.traffic(key ? std::string(key->bytes()) : std::string());
+    for (size_t i = 0; i < prepared.config.traffic.size(); ++i) {
+        const auto& entry = prepared.config.traffic[i];
+        if (entry.rfc2544) continue;
+        TestSpec spec = entry.test;
+        spec.host = peer;
+        spec.port = request.port;
+        spec.iface = request.iface;
+        spec.duration_s = prepared.config.duration_s;
+        spec.omit_s = prepared.config.omit_s;
+        try {
+            traffic->check_access(spec);
+        } catch (const Error& e) {
+            throw Error(e.kind(), "sweep: the server on " + request.peer + " refuses the test /traffic/" + std::to_string(i) + " (" + entry.name +
+                                      "): " + e.what());
+        }
+    }
     make_parent(prepared.output, "-o");
     make_parent(request.journal, "--journal");
     const auto journal = backends.journal(request.journal);
     const auto device = backends.device();
-    const auto traffic = backends.traffic();
     IcmpPathProbe probe("", peer);
     SweepTarget target;
     target.local = SweepEnd{device.get(), request.iface, ""};
@@ -212,6 +247,7 @@ SweepOutcome execute_sweep(const SweepRequest& request, const PreparedSweep& pre
     target.base.host = peer;
     target.base.port = request.port;
     target.base.iface = request.iface;
+    target.base.profile_categories = request.profile_categories;
     SweepServices services{*journal, *traffic, probe, clock, observer, host, HostInfo{}, &load};
     return run_sweep(prepared.config, target, services, options, std::move(stop));
 }

@@ -27,12 +27,13 @@ struct SweepRequest {
     int ip_version = 0;                        ///< 4 or 6: the address family to use (--lab: which of the lab's addresses; a
                                                ///< --peer name: which of its addresses); 0 = IPv4 on the lab, the first a name resolves to
     std::string peer_iface;                    ///< the peer's interface; "" = the only one its agent allows
-    std::string key_file;                      ///< pre-shared key for the peer agent; "" = $NICMATRIX_KEY_FILE or none
+    std::string key_file;                      ///< pre-shared key for the peer agent and every test; "" = $NICMATRIX_KEY_FILE or none
     uint16_t port = kDefaultPort;
     std::string output;                        ///< "" = the resumed file, or results/<config name>-<UTC stamp>.json
     std::string resume;                        ///< a results file to complete
     std::string journal;                       ///< "" = the journal's default ($NICMATRIX_JOURNAL or /run/nicmatrix/journal.json), as `nicmatrix restore` reads
     std::string command;                       ///< the command line, for the results file
+    std::string profile_categories;            ///< the profile's category table ("" = the shipped one), for "profile": true
     std::optional<double> precision_pct;       ///< --precision: sets the config's precision.ci_pct (defaults for the rest)
     std::optional<uint64_t> seed;              ///< --seed: the shuffled order's seed
     std::string time_budget;                   ///< --time-budget DURATION ("90s", "15m", "1h30m", seconds); "" = none
@@ -43,7 +44,8 @@ struct SweepBackends {
     std::function<std::unique_ptr<SettingsJournal>(const std::string& path)> journal;
     std::function<LabFactories()> lab;
     std::function<std::unique_ptr<DeviceControl>()> device;    ///< for the caller's namespace (peer mode)
-    std::function<std::unique_ptr<TrafficRunner>()> traffic;   ///< the engine's client (peer mode)
+    /// The engine's client (peer mode), proving it holds `key` when it is not empty (the sweep's key).
+    std::function<std::unique_ptr<TrafficRunner>(const std::string& key)> traffic;
 };
 
 /// The inputs of a request, loaded and checked without touching the system.
@@ -64,9 +66,10 @@ double parse_duration_s(const std::string& text, const std::string& flag);
 PreparedSweep prepare_sweep(const SweepRequest& request);
 
 /// Runs a prepared sweep: checks the choice of lab or peer, the permission to change settings, that the
-/// peer (peer mode) is reachable and, when the config changes the peer's side, that its agent accepts
-/// our key and allows control of its interface — all before anything is changed (nm::Error Usage or
-/// Refused) — then builds the lab or the peer's target and runs run_sweep.
+/// peer (peer mode) is reachable, that its server takes every test of the config from us (its key and
+/// limits: TrafficRunner::check_access) and, when the config changes the peer's side, that its agent
+/// accepts our key and allows control of its interface — all before anything is changed (nm::Error Usage
+/// or Refused) — then builds the lab or the peer's target and runs run_sweep.
 SweepOutcome execute_sweep(const SweepRequest& request, const PreparedSweep& prepared, const SweepBackends& backends,
                            SweepObserver* observer, std::stop_token stop);
 

@@ -9,7 +9,8 @@ bash scripts/build.sh
 # The Debian package: built from build/, installed, used, removed and purged, the machine left as it was
 # (about a minute once built; its check tools come from install-deps.sh package-check).
 bash scripts/check-package.sh
-# The libFuzzer targets (control-message decoder, sweep config parser): built with clang in build-fuzz/,
+# The libFuzzer targets (control messages, sweep configs, test specs, the agent's session): the layers built
+# with clang, ASan and UBSan in build-fuzz/ (a few minutes on an idle 2-core machine),
 # 15 s each on the committed corpus (fuzz/corpus/).
 timeout 600 fuzz/run.sh 15
 cd build

@@ -66,7 +66,7 @@ def known_metrics():
 
 def sweep(config, lab=False, iface=None, peer=None, port=None, output=None, resume=None, lab_name=None,
           topology="pair", journal=None, progress=None, precision=None, time_budget=None, seed=None,
-          ip_version=None, peer_iface=None, key_file=None):
+          ip_version=None, peer_iface=None, key_file=None, profile_categories=None):
     """Runs a sweep through the C++ engine, exactly as `nicmatrix sweep` does, and returns its Results.
 
     config: a sweep config file (path) or the config itself as a dict (written to a temporary file).
@@ -79,7 +79,8 @@ def sweep(config, lab=False, iface=None, peer=None, port=None, output=None, resu
     seed: as --seed (the shuffled order's). progress: a callable given one dict per event ({"event":
     "cell_start"|"cell_done"|"note", "number", "total", "key", "round", "repetition", "final", "status",
     "cell", ...}; one cell_start and one cell_done per visit of a cell); an exception in it stops the
-    sweep and is raised.
+    sweep and is raised. profile_categories: the category table of a config with "profile": true
+    (default: the shipped configs/profile-categories.json).
 
     Needs CAP_NET_ADMIN. The GIL is released while the sweep runs. Ctrl-C (KeyboardInterrupt) stops the
     sweep through its normal path: the interfaces are restored, the file keeps every finished cell (resume
@@ -102,6 +103,7 @@ def sweep(config, lab=False, iface=None, peer=None, port=None, output=None, resu
             "output": _os.fspath(output) if output is not None else None,
             "resume": _os.fspath(resume) if resume is not None else None,
             "lab_name": lab_name, "topology": topology, "journal": journal,
+            "profile_categories": _os.fspath(profile_categories) if profile_categories is not None else None,
             "precision": precision, "seed": seed, "time_budget": None if time_budget is None else str(time_budget),
             "command": " ".join(_shlex.quote(a) for a in [_sys.executable, *_sys.argv]) + " (nicmatrix.sweep)",
         }
@@ -157,12 +159,19 @@ class _StopOnSignals:
 
 def run(host, port=None, protocol="tcp", streams=None, threads=None, write_size=None, window=None,
         duration_s=None, bytes=None, omit_s=None, interval_s=None, rate_bps=None, rate_pps=None,
-        direction="forward", udp_gso=None, udp_gro=None, bind=None, iface=None, stall_timeout_s=None):
+        direction="forward", udp_gso=None, udp_gro=None, bind=None, iface=None, stall_timeout_s=None,
+        test=None, request_size=None, response_size=None, burst=None, connect_per_transaction=None,
+        congestion=None, nodelay=None, mss=None, dscp=None, zerocopy=None, skip_rx_copy=None, bind_dev=None,
+        profile=None, profile_hz=None, profile_categories=None):
     """One test against a `nicmatrix serve` through the C++ engine (TrafficClient), like `nicmatrix run`.
 
     Arguments are `nicmatrix run`'s, by their JSON names: protocol "tcp"|"udp", direction
     "forward"|"reverse"|"bidir", streams (-P), write_size (-l, bytes; the UDP payload), window (-w,
-    bytes), duration_s (-t), bytes (-n), omit_s, rate_bps (-b), rate_pps (--pps), udp_gso, udp_gro.
+    bytes), duration_s (-t), bytes (-n), omit_s, rate_bps (-b), rate_pps (--pps), udp_gso, udp_gro;
+    a request/response test with test="rr" (--rr), connect_per_transaction=True (--crr), request_size,
+    response_size (--rr-size), burst (--rr-burst); the socket knobs congestion (-C), nodelay (-N), mss
+    (-M), dscp (--dscp, 0..63), zerocopy (-Z), skip_rx_copy, bind_dev; profile (--profile: the kernel
+    profile of the window, in the result's cpu_profile), profile_hz, profile_categories (a table file).
     Returns the result as a dict, keyed as `nicmatrix run --json` prints it (throughput_bps, cpu, ...).
     Runs in the caller's network namespace with the GIL released. Raises Error for bad input or an
     unreachable server; Ctrl-C ends the run and raises KeyboardInterrupt."""
@@ -171,5 +180,10 @@ def run(host, port=None, protocol="tcp", streams=None, threads=None, write_size=
         "write_size": write_size, "window": window, "duration_s": duration_s, "bytes": bytes,
         "omit_s": omit_s, "interval_s": interval_s, "rate_bps": rate_bps, "rate_pps": rate_pps,
         "direction": direction, "udp_gso": udp_gso, "udp_gro": udp_gro, "bind": bind, "iface": iface,
-        "stall_timeout_s": stall_timeout_s}.items() if v is not None}
+        "stall_timeout_s": stall_timeout_s, "test": test, "request_size": request_size,
+        "response_size": response_size, "burst": burst, "connect_per_transaction": connect_per_transaction,
+        "congestion": congestion, "nodelay": nodelay, "mss": mss, "dscp": dscp, "zerocopy": zerocopy,
+        "skip_rx_copy": skip_rx_copy, "bind_dev": bind_dev, "profile": profile, "profile_hz": profile_hz,
+        "profile_categories": _os.fspath(profile_categories) if profile_categories is not None else None}.items()
+        if v is not None}
     return _nicmatrix.run(spec)

@@ -20,6 +20,8 @@ RUN_COLUMNS = [
     ("cpu_receiver_sys_s", ("cpu", "receiver", "sys_s")),
     *[(f"system_{end}_{f}_pct", ("cpu", "system", end, f"{f}_pct"))
       for end in ("sender", "receiver") for f in ("busy", "user", "sys", "irq", "softirq", "steal")],
+    *[(f"system_{end}_{f}", ("cpu", "system", end, f))
+      for end in ("sender", "receiver") for f in ("busiest_cpu", "busiest_cpu_busy_pct", "busy_cpu_s")],
     ("loss_sent", ("loss", "sent")),
     ("loss_received", ("loss", "received")),
     ("loss_lost", ("loss", "lost")),
@@ -52,10 +54,34 @@ COMPARE_COLUMNS = ("ratio", "ratio_ci_low", "ratio_ci_high", "ratio_ci_confidenc
 
 
 def check_metric(metric):
-    """Raises Error unless `metric` is one the C++ core summarizes (the CLI's --metric message)."""
+    """Raises Error unless `metric` is one the C++ core summarizes (the CLI's --metric message), or a
+    kernel profile's cpu:<category> (cpu:sender:<category>, cpu:receiver:<category>)."""
     known = list(_nicmatrix.known_metrics())
-    if metric not in known:
-        raise _nicmatrix.Error(f"--metric {metric}: expected one of {', '.join(known)}")
+    if metric not in known and not _nicmatrix.is_profile_metric(metric):
+        raise _nicmatrix.Error(f"--metric {metric}: expected one of {', '.join(known)}, "
+                               f"cpu:<category> (a sweep with \"profile\": true)")
+
+
+def profile_column(metric):
+    """The DataFrame column of a profile metric: cpu:copy -> cpu_copy_pct, cpu:sender:gro -> cpu_sender_gro_pct."""
+    return metric.replace(":", "_") + "_pct"
+
+
+def _profile_metrics(cells):
+    """The profile metrics the cells' summaries have, in first-seen order."""
+    found = {}
+    for cell in cells:
+        for name in cell.get("summary", {}):
+            if _nicmatrix.is_profile_metric(name):
+                found[name] = True
+    return list(found)
+
+
+def require_metric(summary, metric):
+    """Raises Error when no cell of a summary DataFrame has `metric` (a profile metric of an unprofiled file)."""
+    if f"{metric}_median" not in summary or summary[f"{metric}_median"].isna().all():
+        raise _nicmatrix.Error(f"--metric {metric}: no cell has this metric"
+                               + ("; sweep with \"profile\": true" if _nicmatrix.is_profile_metric(metric) else ""))
 
 
 def _dig(value, path):
@@ -128,22 +154,33 @@ class Results:
         duplicate_of, overhead_s, repetitions_run, precision_met (None when no precision was asked),
         `requested:<name>` for each feature the profile names, and what each end really had: mtu_local,
         mtu_remote, `local:<kernel feature>`, `remote:<kernel feature>`. Per run: started (UTC, when the
-        sweep started it), disturbed (measured under interference; None before the sweep sampled load).
+        sweep started it), disturbed (measured under interference; None before the sweep sampled load),
+        packets_source ("interface", "estimate" or "datagrams"), placement_sender and placement_receiver
+        (the CPUs the engine threads ran on, "0,1"; None in files written before it was recorded).
         Measurements (numeric, NaN where a cell has none): the sweep's metrics (throughput_bps,
-        packets_per_s, cpu_sender_pct, cpu_receiver_pct, system_busy_pct, softirq_pct, tcp_retransmits,
-        loss_pct, service_demand_us_per_kb, computed by the C++ core as for the summaries) and the run's raw
-        figures (bytes, duration_s, cpu_sender_user_s, cpu_sender_sys_s, system_receiver_softirq_pct,
-        system_sender_steal_pct, loss_lost, napi_receiver_processed, background_busy_pct, ...). A cell without runs (duplicate, infeasible, blackhole,
+        packets_per_s, segments_per_packet, cpu_sender_pct, cpu_receiver_pct (the engines' own threads),
+        system_busy_pct, softirq_pct, busiest_cpu_busy_pct, tcp_retransmits, loss_pct,
+        engine_service_demand_us_per_kb, sender_service_demand_us_per_kb and
+        receiver_service_demand_us_per_kb (netperf's, per host), computed by the C++ core as for the
+        summaries) and the run's raw figures (bytes, duration_s, cpu_sender_user_s, cpu_sender_sys_s,
+        system_receiver_softirq_pct, system_sender_busiest_cpu, system_sender_busiest_cpu_busy_pct,
+        system_sender_steal_pct, loss_lost, napi_receiver_processed, background_busy_pct, ...). With a kernel
+        profile ("profile": true), `cpu_<category>_pct` per category (the share of sampled CPU time of the
+        run's host; both hosts pooled when the ends are on two) and, for two hosts, `cpu_sender_<category>_pct`
+        and `cpu_receiver_<category>_pct`. A cell without runs (duplicate, infeasible, blackhole,
         failed before measuring) is one row with repetition NaN: no cell is dropped."""
         metrics = self._native.run_metrics()
         metric_names = list(_nicmatrix.known_metrics())
+        profile_names = _profile_metrics(self.cells)
         rows = []
         for cell, cell_metrics in zip(self.cells, metrics):
             settings = self._settings(cell)
             if not cell["runs"]:
-                row = dict(settings, repetition=math.nan, run_status=None, run_error=None, started=None, disturbed=None)
+                row = dict(settings, repetition=math.nan, run_status=None, run_error=None, started=None, disturbed=None,
+                           packets_source=None, placement_sender=None, placement_receiver=None)
                 row.update({m: math.nan for m in metric_names})
                 row.update({c: math.nan for c, _ in RUN_COLUMNS})
+                row.update({profile_column(m): math.nan for m in profile_names})
                 rows.append(row)
                 continue
             for number, (run, figures) in enumerate(zip(cell["runs"], cell_metrics), start=1):
@@ -151,9 +188,15 @@ class Results:
                            started=run.get("started"), disturbed=run.get("disturbed"))
                 row.update({m: figures.get(m, math.nan) for m in metric_names})
                 row.update({c: _dig(run, path) for c, path in RUN_COLUMNS})
+                row.update({profile_column(m): figures.get(m, math.nan) for m in profile_names})
+                row["packets_source"] = run.get("packets_source") or None   # "" in files written before it
+                for end in ("sender", "receiver"):
+                    cpus = run.get("placement", {}).get(end)
+                    row[f"placement_{end}"] = ",".join(str(c) for c in cpus) if cpus else None
                 rows.append(row)
         df = pd.DataFrame(rows)
-        numeric = metric_names + [c for c, _ in RUN_COLUMNS] + ["repetition", "overhead_s", "mtu_local", "mtu_remote", "repetitions_run"]
+        numeric = (metric_names + [c for c, _ in RUN_COLUMNS] + [profile_column(m) for m in profile_names]
+                   + ["repetition", "overhead_s", "mtu_local", "mtu_remote", "repetitions_run"])
         for column in numeric:
             if column in df:
                 df[column] = pd.to_numeric(df[column], errors="coerce")
@@ -164,8 +207,9 @@ class Results:
         `<metric>_<stat>` for stat in n, median, median_ci_low, median_ci_high, median_ci_confidence (the
         median's order-statistic interval and its exact coverage in percent), mean, stddev, min, max, ci95
         (half-width of the mean's 95% t interval), as the sweep computed them; NaN for a cell that was not
-        measured, and for the median's interval in files written before it was recorded or with one run."""
-        metric_names = list(_nicmatrix.known_metrics())
+        measured, and for the median's interval in files written before it was recorded or with one run. A
+        profiled file also has them for every cpu:<category> metric (columns `cpu:copy_median`, ...)."""
+        metric_names = list(_nicmatrix.known_metrics()) + _profile_metrics(self.cells)
         rows = []
         for cell in self.cells:
             row = self._settings(cell)
@@ -186,6 +230,7 @@ class Results:
         values the cell's median of `metric`, or NaN where the cell has no figure (see status_matrix)."""
         check_metric(metric)
         s = self.summary()
+        require_metric(s, metric)
         column = f"{metric}_median"
         return s.pivot_table(index=["profile", "traffic"], columns="mtu", values=column, aggfunc="first", sort=False)
 

@@ -1,13 +1,18 @@
 """Plots of results files (matplotlib): a heatmap of a metric over offload profile x MTU, throughput against
-CPU per cell, and two results files side by side. Each function returns a matplotlib Figure (made without
+CPU per cell, two results files side by side, the per-interval samples of chosen cells over time, the
+repetitions of each cell as box plots, CDFs of per-interval throughput or of request/response latency, and
+the kernel profile's breakdown stacked per cell. Each function returns a matplotlib Figure (made without
 pyplot, so it works under any backend and in threads); save it with `save(fig, "out.png")`.
 
-The command line is this module: `python3 -m nicmatrix.plot FILE [FILE2] -o out.png [--kind heatmap|scatter|bars]
-[--metric M]`; `nicmatrix plot ...` runs it.
+The command line is this module: `python3 -m nicmatrix.plot FILE [FILE2] -o out.png
+[--kind heatmap|scatter|bars|timeseries|box|cdf|breakdown] [--metric M] [--cells KEY,...] [--of intervals|latency]
+[--end sender|receiver]`; `nicmatrix plot ...` runs it.
 """
 import argparse
+import fnmatch
 import math
 import os
+import statistics
 import sys
 
 try:
@@ -17,9 +22,10 @@ except ImportError as _e:
                       name="matplotlib") from _e
 
 from . import _nicmatrix
-from ._results import Results, _as_results, check_metric, compare
+from ._results import Results, _as_results, check_metric, compare, require_metric
 
-KINDS = ("heatmap", "scatter", "bars")
+KINDS = ("heatmap", "scatter", "bars", "timeseries", "box", "cdf", "breakdown")
+INTERVAL_METRICS = ("throughput_bps", "packets_per_s")
 
 
 def _human(metric, value):
@@ -35,10 +41,13 @@ def _axis(metric):
 
 def heatmap(results, metric="throughput_bps"):
     """One panel per traffic pattern: rows offload profile, columns MTU, colour and label the cell's median
-    of `metric`; a cell without a figure shows its status (duplicate, infeasible, ...)."""
+    of `metric` with the interval of that median below it (as the file records it), "?" after a median
+    whose cell did not reach the asked precision; a cell without a figure shows its status (duplicate,
+    infeasible, ...)."""
     check_metric(metric)
     res = _as_results(results)
     s = res.summary()
+    require_metric(s, metric)
     traffics = list(dict.fromkeys(s["traffic"]))
     profiles = list(dict.fromkeys(s["profile"]))
     mtus = sorted(set(s["mtu"]))
@@ -57,7 +66,10 @@ def heatmap(results, metric="throughput_bps"):
             value = row[f"{metric}_median"]
             if row["status"] == "ok" and not math.isnan(value):
                 grid[i][j] = value
-                labels[i][j] = _human(metric, value)
+                labels[i][j] = _human(metric, value) + (" ?" if row.get("precision_met") is False else "")
+                lo, hi = row.get(f"{metric}_median_ci_low", math.nan), row.get(f"{metric}_median_ci_high", math.nan)
+                if not (math.isnan(lo) or math.isnan(hi)):
+                    labels[i][j] += f"\n[{_human(metric, lo)} .. {_human(metric, hi)}]"
             else:
                 labels[i][j] = row["status"]
         image = ax.imshow(grid, cmap="viridis", vmin=vmin, vmax=vmax, aspect="auto")
@@ -70,8 +82,11 @@ def heatmap(results, metric="throughput_bps"):
         ax.set_yticks(range(len(profiles)), profiles)
         ax.set_title(f"{traffic}: median {metric}")
     if image is not None:
-        fig.colorbar(image, ax=list(axes), label=metric)
-    fig.suptitle(f"{res.config['name']} ({os.path.basename(res.path or '')})")
+        fig.colorbar(image, ax=list(axes), label=_axis(metric)[1].replace("(Gbit/s)", "(bit/s)"))
+    foot = "[..] = the distribution-free interval of the median over the cell's repetitions"
+    if (s["precision_met"] == False).any():  # noqa: E712 (None means no precision was asked)
+        foot += "; ? = the asked precision was not met"
+    fig.suptitle(f"{res.config['name']} ({os.path.basename(res.path or '')})\n{foot}", fontsize=9)
     return fig
 
 
@@ -84,6 +99,8 @@ def scatter(results, metric="throughput_bps", cpu="cpu_receiver_pct"):
     check_metric(cpu)
     res = _as_results(results)
     s = res.summary()
+    require_metric(s, metric)
+    require_metric(s, cpu)
     s = s[(s["status"] == "ok") & s[f"{metric}_median"].notna() & s[f"{cpu}_median"].notna()]
     fig = Figure(figsize=(8, 5.5), layout="constrained")
     ax = fig.subplots()
@@ -143,6 +160,170 @@ def bars(a, b, metric="throughput_bps"):
     return fig
 
 
+def _chosen_cells(res, cells):
+    """The cells named by `cells` (keys or shell-style patterns such as "all-on/*/tcp-p1"), in the file's
+    order; every measured cell when None. Raises Error for a pattern no cell matches, listing the keys."""
+    measured = [c for c in res.cells if c["status"] == "ok" and c["runs"]]
+    if not cells:
+        return measured
+    if isinstance(cells, str):
+        cells = [c for c in cells.split(",") if c]
+    out = []
+    for pattern in cells:
+        hits = [c for c in res.cells if fnmatch.fnmatchcase(c["key"], pattern)]
+        if not hits:
+            raise _nicmatrix.Error(f"--cells {pattern}: no such cell; the file has {', '.join(c['key'] for c in res.cells)}")
+        out.extend(c for c in hits if c not in out)
+    return out
+
+
+def _runs_of(cells, field):
+    """(cell, run) pairs of the runs that recorded `field`."""
+    return [(c, r) for c in cells for r in c["runs"] if r.get(field)]
+
+
+def timeseries(results, cells=None, metric="throughput_bps"):
+    """The per-interval samples of the chosen cells over the measured window: one colour per cell, one line
+    per repetition. `metric` is an interval field: throughput_bps (payload received) or packets_per_s."""
+    if metric not in INTERVAL_METRICS:
+        raise _nicmatrix.Error(f"--metric {metric}: timeseries draws the intervals' {' or '.join(INTERVAL_METRICS)}")
+    res = _as_results(results)
+    chosen = _chosen_cells(res, cells)
+    pairs = _runs_of(chosen, "intervals")
+    if not pairs:
+        raise _nicmatrix.Error(f"timeseries: no run of the chosen cells has intervals (runs[].intervals; sweep with an interval)")
+    div, label = _axis(metric)
+    if metric == "packets_per_s":
+        div, label = 1e3, "packets_per_s (kpps)"
+    fig = Figure(figsize=(9, 5.5), layout="constrained")
+    ax = fig.subplots()
+    colours = {c["key"]: f"C{k % 10}" for k, c in enumerate(chosen)}
+    labelled = set()
+    for cell, run in pairs:
+        xs = [iv["end_s"] for iv in run["intervals"]]
+        ys = [iv[metric] / div for iv in run["intervals"]]
+        key = cell["key"]
+        ax.plot(xs, ys, marker="o", markersize=3, color=colours[key], alpha=0.8, label=None if key in labelled else key)
+        labelled.add(key)
+    ax.set_xlabel("seconds into the measured window (end of each interval)")
+    ax.set_ylabel(f"{label}, per interval")
+    ax.set_ylim(bottom=0)
+    ax.set_title(f"{res.config['name']}: {metric} per interval, one line per repetition", fontsize=10)
+    ax.grid(True, alpha=0.3)
+    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1))
+    return fig
+
+
+def box(results, metric="throughput_bps", cells=None):
+    """The repetitions of each measured cell as a box plot of `metric` (box: quartiles, line: the median,
+    whiskers: 1.5 IQR), every repetition drawn as a point over it."""
+    check_metric(metric)
+    res = _as_results(results)
+    df = res.to_dataframe()
+    keys = [c["key"] for c in _chosen_cells(res, cells)]
+    data = [(k, df[(df["key"] == k) & df[metric].notna()][metric].tolist()) for k in keys]
+    data = [(k, v) for k, v in data if v]
+    if not data:
+        raise _nicmatrix.Error(f"box: no measured cell has {metric}")
+    div, label = _axis(metric)
+    fig = Figure(figsize=(max(6.0, 0.55 * len(data) + 2), 5.5), layout="constrained")
+    ax = fig.subplots()
+    ax.boxplot([[x / div for x in v] for _, v in data], widths=0.6)
+    for i, (_, v) in enumerate(data, start=1):
+        ax.plot([i] * len(v), [x / div for x in v], "o", color="C1", markersize=3, alpha=0.8)
+    ax.set_xticks(range(1, len(data) + 1), [k.replace("/", "\n") for k, _ in data], fontsize=7)
+    ax.set_ylabel(label)
+    ax.set_title(f"{res.config['name']}: {metric}, every repetition of each cell (box: quartiles, line: median)", fontsize=10)
+    ax.grid(True, axis="y", alpha=0.3)
+    return fig
+
+
+def _latency_points(rr):
+    """(latency µs, cumulative fraction) of one run's request/response latency: the percentiles it recorded
+    (p50, p90, p99, p99.9, max)."""
+    lat = rr.get("latency_us") or {}
+    return [(lat[p], q) for p, q in (("p50", 0.5), ("p90", 0.9), ("p99", 0.99), ("p999", 0.999), ("max", 1.0)) if lat.get(p) is not None]
+
+
+def cdf(results, of="intervals", cells=None, metric="throughput_bps"):
+    """Cumulative distributions, one line per chosen cell: of="intervals" the per-interval `metric` of
+    every repetition pooled; of="latency" the request/response latency (runs[].rr)."""
+    res = _as_results(results)
+    chosen = _chosen_cells(res, cells)
+    fig = Figure(figsize=(9, 5.5), layout="constrained")
+    ax = fig.subplots()
+    if of == "latency":
+        pairs = _runs_of(chosen, "rr")
+        if not pairs:
+            raise _nicmatrix.Error("cdf --of latency: no run of the chosen cells has rr (request/response latency: a tcp_rr, udp_rr or tcp_crr test)")
+        for k, cell in enumerate(chosen):
+            pts = [p for c, r in pairs if c is cell for p in _latency_points(r["rr"])]
+            if pts:
+                pts.sort()
+                ax.step([p[0] for p in pts], [p[1] for p in pts], where="post", color=f"C{k % 10}", label=cell["key"], marker=".")
+        ax.set_xscale("log")
+        ax.set_xlabel("request/response latency (µs, log scale)")
+        ax.set_title(f"{res.config['name']}: latency CDF per cell, through each run's recorded percentiles (p50, p90, p99, p99.9, max)", fontsize=10)
+    elif of == "intervals":
+        if metric not in INTERVAL_METRICS:
+            raise _nicmatrix.Error(f"--metric {metric}: cdf --of intervals takes {' or '.join(INTERVAL_METRICS)}")
+        pairs = _runs_of(chosen, "intervals")
+        if not pairs:
+            raise _nicmatrix.Error("cdf: no run of the chosen cells has intervals (runs[].intervals)")
+        div, label = _axis(metric)
+        for k, cell in enumerate(chosen):
+            values = sorted(iv[metric] / div for c, r in pairs if c is cell for iv in r["intervals"])
+            if values:
+                ax.step(values, [(i + 1) / len(values) for i in range(len(values))], where="post", color=f"C{k % 10}", label=cell["key"])
+        ax.set_xlabel(f"{label}, per interval")
+        ax.set_title(f"{res.config['name']}: CDF of per-interval {metric}, every repetition pooled per cell", fontsize=10)
+    else:
+        raise _nicmatrix.Error(f"--of {of}: expected intervals or latency")
+    ax.set_ylabel("fraction of samples at or below")
+    ax.set_ylim(0, 1.02)
+    ax.grid(True, alpha=0.3)
+    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1))
+    return fig
+
+
+def breakdown(results, end="receiver", cells=None):
+    """The kernel profile (runs[].cpu_profile) stacked per cell: for each cell, the median over its
+    repetitions of each category's share of all samples on `end`'s host (percent, idle included), as
+    `report --cpu-breakdown` gives it; categories in the category table's order."""
+    if end not in ("sender", "receiver"):
+        raise _nicmatrix.Error(f"--end {end}: expected sender or receiver")
+    res = _as_results(results)
+    chosen = _chosen_cells(res, cells)
+    rows = []
+    for cell in chosen:
+        shares = [r["cpu_profile"][end]["categories"] for r in cell["runs"]
+                  if isinstance(r.get("cpu_profile"), dict) and isinstance(r["cpu_profile"].get(end), dict)
+                  and r["cpu_profile"][end].get("categories")]
+        if shares:
+            cats = list(dict.fromkeys(k for s in shares for k in s))
+            rows.append((cell["key"], {k: statistics.median(s.get(k, 0.0) for s in shares) for k in cats}, len(shares)))
+    if not rows:
+        raise _nicmatrix.Error(f"breakdown: no run in {res.path or 'the results'} has cpu_profile.{end} (the kernel profile; "
+                               "a sweep whose config has \"profile\": true records it)")
+    seen = list(dict.fromkeys(k for _, s, _ in rows for k in s))
+    order = list(_nicmatrix.profile_categories())
+    cats = [c for c in order if c in seen] + [c for c in seen if c not in order]
+    fig = Figure(figsize=(max(7.0, 0.6 * len(rows) + 3), 5.5), layout="constrained")
+    ax = fig.subplots()
+    xs = list(range(len(rows)))
+    bottom = [0.0] * len(rows)
+    for k, cat in enumerate(cats):
+        heights = [s.get(cat, 0.0) for _, s, _ in rows]
+        ax.bar(xs, heights, bottom=bottom, label=cat, color=f"C{k % 10}")
+        bottom = [b + h for b, h in zip(bottom, heights)]
+    ax.set_xticks(xs, [key.replace("/", "\n") + f"\n({n} runs)" for key, _, n in rows], fontsize=7)
+    ax.set_ylabel(f"% of all samples on the {end}'s host")
+    ax.set_ylim(0, 105)
+    ax.set_title(f"{res.config['name']}: where the {end}'s CPU went (kernel profile, median over repetitions)", fontsize=10)
+    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1))
+    return fig
+
+
 def save(fig, path, dpi=100):
     """Writes a figure as PNG (or any format matplotlib knows from the file's extension)."""
     fig.savefig(os.fspath(path), dpi=dpi)
@@ -154,9 +335,15 @@ def main(argv=None):
     parser = argparse.ArgumentParser(prog="nicmatrix plot", description="Plot one results file, or two side by side.")
     parser.add_argument("files", nargs="+", metavar="FILE", help="results file(s): one, or two for --kind bars")
     parser.add_argument("-o", "--output", required=True, help="image to write (PNG; the extension picks the format)")
-    parser.add_argument("--kind", choices=KINDS, help="heatmap (default for one file), scatter, or bars (default for two)")
-    parser.add_argument("--metric", default="throughput_bps", help="metric to plot (as for nicmatrix report)")
+    parser.add_argument("--kind", choices=KINDS, help="heatmap (default for one file), scatter, bars (default for two), "
+                        "timeseries, box, cdf or breakdown")
+    parser.add_argument("--metric", default="throughput_bps", help="metric to plot (as for nicmatrix report; timeseries and "
+                        "cdf: throughput_bps or packets_per_s of the intervals)")
     parser.add_argument("--cpu", default="cpu_receiver_pct", help="scatter: the CPU metric on the x axis")
+    parser.add_argument("--cells", help="timeseries, box, cdf, breakdown: the cells to draw, keys or patterns separated by "
+                        "commas (all-on/*/tcp-p1); default every measured cell")
+    parser.add_argument("--of", default="intervals", choices=("intervals", "latency"), help="cdf: of per-interval figures or of request/response latency")
+    parser.add_argument("--end", default="receiver", choices=("sender", "receiver"), help="breakdown: whose kernel profile")
     args = parser.parse_args(argv)
     if len(args.files) > 2:
         parser.error("at most two results files")
@@ -166,8 +353,18 @@ def main(argv=None):
     try:
         if kind == "bars":
             fig = bars(args.files[0], args.files[1], metric=args.metric)
+        elif kind == "breakdown":
+            fig = breakdown(args.files[0])
         elif kind == "scatter":
             fig = scatter(args.files[0], metric=args.metric, cpu=args.cpu)
+        elif kind == "timeseries":
+            fig = timeseries(args.files[0], cells=args.cells, metric=args.metric)
+        elif kind == "box":
+            fig = box(args.files[0], metric=args.metric, cells=args.cells)
+        elif kind == "cdf":
+            fig = cdf(args.files[0], of=args.of, cells=args.cells, metric=args.metric)
+        elif kind == "breakdown":
+            fig = breakdown(args.files[0], end=args.end, cells=args.cells)
         else:
             fig = heatmap(args.files[0], metric=args.metric)
         save(fig, args.output)
@@ -181,7 +378,7 @@ def main(argv=None):
     return 0
 
 
-__all__ = ["bars", "heatmap", "main", "save", "scatter", "Results"]
+__all__ = ["bars", "box", "breakdown", "cdf", "heatmap", "main", "save", "scatter", "timeseries", "Results"]
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -12,4 +12,14 @@ bool ApplyReport::all_requested_hold() const {
     return features_hold && (!mtu || holds(mtu->outcome));
 }
 
+LinkSettings settings_back_to(const LinkState& before, const LinkState& now) {
+    LinkSettings s;
+    if (now.mtu != before.mtu) s.mtu = before.mtu;
+    for (const auto& [name, f] : now.features) {
+        const auto it = before.features.find(name);
+        if (it != before.features.end() && !it->second.fixed && f.wanted != it->second.wanted) s.features[name] = it->second.wanted;
+    }
+    return s;
+}
+
 }  // namespace nm

@@ -123,4 +123,9 @@ struct ApplyReport {
     bool all_requested_hold() const;
 };
 
+/// What puts an interface that is now in `now` back to `before`: the MTU when it differs, and the wanted
+/// state of every feature `before` could change whose wanted state differs (in kernel names). Empty when
+/// nothing differs.
+LinkSettings settings_back_to(const LinkState& before, const LinkState& now);
+
 }  // namespace nm

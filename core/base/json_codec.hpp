@@ -4,6 +4,7 @@
 // files and control-channel messages all go through it.
 #include <nlohmann/json.hpp>
 
+#include "core/base/cpu_profile.hpp"
 #include "core/base/device_types.hpp"
 #include "core/base/journal_types.hpp"
 #include "core/base/lab_types.hpp"
@@ -58,7 +59,7 @@ void from_json(const Json& j, JournalReport& v);
 // Traffic (json_codec_traffic.cpp). Enums are lower-case words ("tcp", "reverse", "stalled"). RunResult's
 // layout is the one `nicmatrix run --json` prints: throughput_bps, packets_per_s, bytes, duration_s,
 // streams, loss, tcp{retransmits}, cpu{sender, receiver, system{sender, receiver}}, io_calls, calls_per_s,
-// ms_per_call, service_demand_us_per_kb, intervals, nic, napi, status, error. from_json throws nm::Error
+// ms_per_call, engine_service_demand_us_per_kb (old files: service_demand_us_per_kb), intervals, nic, napi, status, error. from_json throws nm::Error
 // (Usage) naming the key on a bad enum word; missing optional keys keep their defaults. LinkCounters inside
 // them are written with json_codec_device.cpp's field names (rx_bytes, ...) by a local helper, so the
 // device codec stays the one owner of to_json(LinkCounters).
@@ -70,6 +71,14 @@ void to_json(Json& j, const RunStatus& v);
 void from_json(const Json& j, RunStatus& v);
 void to_json(Json& j, const TestSpec& v);
 void from_json(const Json& j, TestSpec& v);
+// Where CPU time went (json_codec_cpu.cpp): one CPU over a window, and a host's CPU-time accounting
+// ({source, irq_time_accounting, cputime, no_hz_full, softirq_in_task_time}; "yes"/"no"/"unknown").
+void to_json(Json& j, const PerCpu& v);
+void from_json(const Json& j, PerCpu& v);
+void to_json(Json& j, const KernelOption& v);
+void from_json(const Json& j, KernelOption& v);
+void to_json(Json& j, const CpuAccounting& v);
+void from_json(const Json& j, CpuAccounting& v);
 void to_json(Json& j, const ProcessCpu& v);
 void from_json(const Json& j, ProcessCpu& v);
 void to_json(Json& j, const SystemCpu& v);
@@ -90,6 +99,35 @@ void to_json(Json& j, const RunResult& v);
 void from_json(const Json& j, RunResult& v);
 void to_json(Json& j, const EndReport& v);
 void from_json(const Json& j, EndReport& v);
+void to_json(Json& j, const TrafficPattern& v);
+void from_json(const Json& j, TrafficPattern& v);
+// Request/response results and socket knobs (json_codec_rr.cpp). A histogram is {"unit": "ns",
+// "sub_bucket_bits", "count", "sum", "min", "max", "buckets": [[index, count], ...]} (non-empty buckets
+// only); reading one of another layout is a usage error. SocketKnobs' tos is null when not read, with
+// "dscp" (tos >> 2) beside it.
+void to_json(Json& j, const LatencyHistogram& v);
+void from_json(const Json& j, LatencyHistogram& v);
+void to_json(Json& j, const LatencySummary& v);
+void from_json(const Json& j, LatencySummary& v);
+void to_json(Json& j, const RrInterval& v);
+void from_json(const Json& j, RrInterval& v);
+void to_json(Json& j, const RrEndCounts& v);
+void from_json(const Json& j, RrEndCounts& v);
+void to_json(Json& j, const RrStats& v);
+void from_json(const Json& j, RrStats& v);
+void to_json(Json& j, const ZeroCopyStats& v);
+void from_json(const Json& j, ZeroCopyStats& v);
+void to_json(Json& j, const SocketKnobs& v);
+void from_json(const Json& j, SocketKnobs& v);
+
+// Kernel profiles and their category table (json_codec_profile.cpp). A profile is read tolerantly; the table
+// (configs/profile-categories.json) strictly: parse_category_table throws nm::Error (Usage) starting with
+// the JSON pointer of the bad value (`/rules/3/category: expected one of ...`). to_json(CategoryTable)
+// writes the file's form without its source.
+void to_json(Json& j, const CpuProfile& v);
+void from_json(const Json& j, CpuProfile& v);
+void to_json(Json& j, const CategoryTable& v);
+CategoryTable parse_category_table(const Json& j);
 
 // Frame-size tables (json_codec_rfc2544.cpp): the spec as `run --json` and results files keep it (frames
 // as strings), trials, rows, the table. Readers are tolerant: missing keys keep their defaults.

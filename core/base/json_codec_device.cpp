@@ -81,7 +81,7 @@ void from_json(const Json& j, LinkState& v) {
     opt(j, "netns", v.netns);
     opt(j, "identity", v.identity);
     opt(j, "driver", v.driver);
-    if (const auto it = j.find("speed_mbps"); it != j.end() && !it->is_null()) v.speed_mbps = it->get<uint32_t>();
+    if (const auto it = j.find("speed_mbps"); it != j.end() && !it->is_null()) v.speed_mbps = checked_integer<uint32_t>(*it, "speed_mbps");
     opt(j, "duplex", v.duplex);
     opt(j, "operstate", v.operstate);
     j.at("mtu").get_to(v.mtu);
@@ -101,7 +101,7 @@ void to_json(Json& j, const LinkSettings& v) {
 }
 
 void from_json(const Json& j, LinkSettings& v) {
-    if (const auto it = j.find("mtu"); it != j.end() && !it->is_null()) v.mtu = it->get<uint32_t>();
+    if (const auto it = j.find("mtu"); it != j.end() && !it->is_null()) v.mtu = checked_integer<uint32_t>(*it, "mtu");
     opt(j, "features", v.features);
 }
 

@@ -8,8 +8,10 @@
 #include <set>
 #include <sstream>
 
+#include "core/base/dscp.hpp"
 #include "core/base/error.hpp"
 #include "core/base/json_codec.hpp"
+#include "core/base/json_integer.hpp"
 
 namespace nm {
 namespace {
@@ -87,12 +89,21 @@ public:
         return s;
     }
 
+    // Integers are read exactly: a JSON integer as itself, a whole float (people write 1e9) only when it
+    // is below 2^64, so the conversion is defined; the range check is on the integer, not on a double.
     uint64_t integer(uint64_t min, uint64_t max, const std::string& expected) const {
-        if (!j_.is_number_integer() && !(j_.is_number_float() && std::floor(j_.get<double>()) == j_.get<double>())) fail(expected);
-        if (j_.is_number_integer() && !j_.is_number_unsigned() && j_.get<int64_t>() < 0) fail(expected);
-        const double d = j_.get<double>();
-        if (d < static_cast<double>(min) || d > static_cast<double>(max)) fail(expected);
-        return j_.is_number_unsigned() ? j_.get<uint64_t>() : static_cast<uint64_t>(d);
+        uint64_t v = 0;
+        if (j_.is_number_unsigned()) {
+            v = j_.get<uint64_t>();
+        } else if (j_.is_number_float()) {
+            const double d = j_.get<double>();
+            if (!(d >= 0) || d >= 18446744073709551616.0 || std::floor(d) != d) fail(expected);
+            v = static_cast<uint64_t>(d);
+        } else {
+            fail(expected);   // a negative integer, a string, ...
+        }
+        if (v < min || v > max) fail(expected);
+        return v;
     }
 
     double number(double min, double max, bool min_exclusive, const std::string& expected) const {
@@ -133,9 +144,16 @@ private:
 constexpr uint32_t kMinMtu = 68;      // IPv4's minimum (RFC 791)
 constexpr uint32_t kMaxMtu = 65535;
 
-const std::vector<std::string> kTrafficKeys = {"name",   "protocol", "direction", "streams", "threads",  "write_size",
-                                               "length", "window",   "bytes",     "rate_bps", "rate_pps", "udp_gso",
-                                               "udp_gro"};
+const std::vector<std::string> kTrafficKeys = {
+    "name", "test", "protocol", "direction", "streams", "threads", "write_size", "length", "window", "bytes", "rate_bps",
+    "rate_pps", "udp_gso", "udp_gro",
+    // request/response ("test": "rr")
+    "request_size", "response_size", "burst", "connect_per_transaction",
+    // socket knobs
+    "congestion", "nodelay", "mss", "dscp", "zerocopy", "skip_rx_copy", "bind_dev"};
+// Keys of a stream test that a request/response entry does not take, and the other way round.
+const std::vector<std::string> kStreamOnlyKeys = {"write_size", "length", "bytes", "rate_bps", "rate_pps", "udp_gso", "udp_gro"};
+const std::vector<std::string> kRrOnlyKeys = {"request_size", "response_size", "burst", "connect_per_transaction"};
 
 const std::vector<std::string> kRfc2544Keys = {"name", "test", "protocol", "direction", "frames",
                                                "trial_s",   "resolution_pct", "max_trials", "loss_tolerance_pct",
@@ -190,9 +208,32 @@ std::string format_rate(double v) {
     return out.str();
 }
 
+// What a name says about the socket knobs that differ from the defaults.
+std::string knob_suffix(const SocketOptions& o) {
+    std::string name;
+    if (!o.congestion.empty()) name += "-C" + o.congestion;
+    if (o.nodelay) name += "-N";
+    if (o.mss != 0) name += "-M" + std::to_string(o.mss);
+    if (o.dscp >= 0) name += "-dscp" + std::to_string(o.dscp);
+    if (o.zerocopy) name += "-Z";
+    if (o.skip_rx_copy) name += "-skiprx";
+    if (!o.bind_dev.empty()) name += "-dev" + o.bind_dev;
+    return name;
+}
+
 // The name of a traffic entry without one: protocol, streams, then what differs from the defaults, in the
-// spirit of the flags (-P, -l, -w, -b, -R) people know from iperf.
+// spirit of the flags (-P, -l, -w, -b, -R) people know from iperf. A request/response entry is named as
+// netperf's tests with its sizes: "tcp-rr-1x1", "udp-rr-64x1024", "tcp-crr-1x1-p4".
 std::string derived_name(const TestSpec& t) {
+    if (t.pattern != TrafficPattern::Stream) {
+        std::string name = std::string(t.protocol == Protocol::Tcp ? "tcp" : "udp") + (t.pattern == TrafficPattern::Crr ? "-crr-" : "-rr-") +
+                           std::to_string(t.request_size) + "x" + std::to_string(t.response_size);
+        if (t.streams != 1) name += "-p" + std::to_string(t.streams);
+        if (t.rr_burst != 1) name += "-burst" + std::to_string(t.rr_burst);
+        if (t.window != 0) name += "-w" + std::to_string(t.window);
+        if (t.threads != 0) name += "-T" + std::to_string(t.threads);
+        return name + knob_suffix(t.socket);
+    }
     std::string name = (t.protocol == Protocol::Tcp ? "tcp-p" : "udp-p") + std::to_string(t.streams);
     if (t.protocol == Protocol::Udp && t.streams == 1) name = "udp";
     if (t.write_size != 0) name += "-l" + std::to_string(t.write_size);
@@ -205,7 +246,65 @@ std::string derived_name(const TestSpec& t) {
     if (t.udp_gro) name += "-gro";
     if (t.direction == Direction::Reverse) name += "-R";
     if (t.direction == Direction::Bidir) name += "-bidir";
-    return name;
+    return name + knob_suffix(t.socket);
+}
+
+// The socket knobs of an entry; which protocol and test each belongs to is checked here, with the pointer.
+void parse_knobs(const Node& n, TestSpec& t) {
+    auto& o = t.socket;
+    if (n.has("congestion")) {
+        o.congestion = n.child("congestion").string("a congestion control name (\"cubic\", \"bbr\", ...)");
+        const bool ok = !o.congestion.empty() && o.congestion.size() < 16 && std::all_of(o.congestion.begin(), o.congestion.end(), [](char c) {
+            return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-';
+        });
+        if (!ok) n.child("congestion").fail("a congestion control name (\"cubic\", \"bbr\", ...)");
+    }
+    if (n.has("nodelay")) o.nodelay = n.child("nodelay").boolean();
+    if (n.has("mss")) o.mss = static_cast<uint32_t>(n.child("mss").integer(88, 65495, "a TCP MSS in bytes from 88 to 65495"));
+    if (n.has("dscp")) {
+        const auto d = n.child("dscp");
+        if (d.json().is_string()) {
+            o.dscp = parse_dscp(d.json().get<std::string>(), d.pointer());
+        } else {
+            o.dscp = static_cast<int>(d.integer(0, 63, "a DSCP code point 0..63 or a name (\"EF\", \"AF41\", \"CS1\", ...)"));
+        }
+    }
+    if (n.has("zerocopy")) o.zerocopy = n.child("zerocopy").boolean();
+    if (n.has("skip_rx_copy")) o.skip_rx_copy = n.child("skip_rx_copy").boolean();
+    if (n.has("bind_dev")) {
+        o.bind_dev = n.child("bind_dev").string("an interface name");
+        if (o.bind_dev.empty() || o.bind_dev.size() >= 16) n.child("bind_dev").fail("an interface name of 1 to 15 characters");
+    }
+    if (t.protocol == Protocol::Udp) {
+        for (const char* key : {"congestion", "nodelay", "mss", "zerocopy", "skip_rx_copy"}) {
+            if (n.has(key)) n.child(key).fail_message("a TCP socket option; only for \"protocol\": \"tcp\"");
+        }
+    }
+    if (t.pattern != TrafficPattern::Stream && o.zerocopy) n.child("zerocopy").fail_message("MSG_ZEROCOPY is for stream tests");
+}
+
+// `{"test": "rr", "protocol": "tcp"|"udp", "request_size", "response_size", "burst", "streams",
+// "connect_per_transaction"}`: a request/response test (TCP_RR, UDP_RR, TCP_CRR).
+void parse_rr_fields(const Node& n, TrafficEntry& e) {
+    auto& t = e.test;
+    for (const auto& key : kStreamOnlyKeys) {
+        if (n.has(key)) n.child(key).fail_message("a stream test's field; a request/response test has request_size and response_size");
+    }
+    if (n.has("direction") && n.json().at("direction") != "forward") {
+        n.child("direction").fail("\"forward\" (the client starts every transaction)");
+    }
+    const bool udp = t.protocol == Protocol::Udp;
+    const uint64_t max = udp ? 65507 : 16u << 20;
+    const std::string expected = udp ? "a message size in bytes from 1 to 65507 (one UDP datagram)" : "a message size in bytes from 1 to 16777216";
+    if (n.has("request_size")) t.request_size = static_cast<uint32_t>(n.child("request_size").integer(1, max, expected));
+    if (n.has("response_size")) t.response_size = static_cast<uint32_t>(n.child("response_size").integer(1, max, expected));
+    if (n.has("burst")) t.rr_burst = static_cast<uint32_t>(n.child("burst").integer(1, 128, "transactions in flight per flow, 1 to 128"));
+    t.pattern = TrafficPattern::Rr;
+    if (n.has("connect_per_transaction") && n.child("connect_per_transaction").boolean()) {
+        if (udp) n.child("connect_per_transaction").fail_message("a connection per transaction is TCP; only for \"protocol\": \"tcp\"");
+        if (t.rr_burst != 1) n.child("burst").fail_message("a connection per transaction carries one transaction; drop \"burst\"");
+        t.pattern = TrafficPattern::Crr;
+    }
 }
 
 bool is_rfc2544_entry(const Node& n) {
@@ -243,7 +342,7 @@ TrafficEntry parse_rfc2544(const Node& n) {
     if (n.has("max_trials")) r.max_trials = static_cast<uint32_t>(n.child("max_trials").integer(1, 1000, "a number of trials from 1 to 1000"));
     if (n.has("loss_tolerance_pct")) r.loss_tolerance_pct = n.child("loss_tolerance_pct").number(0, 99.999, false, "a loss tolerance in percent (0 <= x < 100)");
     if (n.has("line_rate_bps")) r.line_rate_bps = n.child("line_rate_bps").number(0, 1e13, false, "a line rate in bits/s (0 = the link speed)");
-    if (n.has("streams")) r.streams = static_cast<uint32_t>(n.child("streams").integer(0, 256, "a number of generator streams from 0 (auto) to 256"));
+    if (n.has("streams")) r.streams = static_cast<uint32_t>(n.child("streams").integer(0, kMaxStreams, "a number of generator streams from 0 (auto) to " + std::to_string(kMaxStreams)));
     if (n.has("direction") && n.json().at("direction") != "forward") n.child("direction").fail("\"forward\" (the table measures one direction)");
     e.test.streams = r.streams;
     e.rfc2544 = r;
@@ -272,8 +371,11 @@ TrafficEntry parse_traffic(const Node& n) {
         else if (s == "bidir") t.direction = Direction::Bidir;
         else d.fail("\"forward\", \"reverse\" or \"bidir\"");
     }
-    if (n.has("streams")) t.streams = static_cast<uint32_t>(n.child("streams").integer(1, 1024, "a positive integer (at most 1024)"));
-    if (n.has("threads")) t.threads = static_cast<uint32_t>(n.child("threads").integer(0, 1024, "an integer from 0 (one per core) to 1024"));
+    const std::string most = std::to_string(kMaxStreams);   // the engine's limit (resolve_spec)
+    if (n.has("streams")) t.streams = static_cast<uint32_t>(n.child("streams").integer(1, kMaxStreams, "a positive integer (at most " + most + ")"));
+    if (n.has("threads")) {
+        t.threads = static_cast<uint32_t>(n.child("threads").integer(0, kMaxStreams, "an integer from 0 (one per core) to " + most));
+    }
     if (n.has("write_size") && n.has("length")) n.child("length").fail_message("give write_size or its alias length, not both");
     for (const char* key : {"write_size", "length"}) {
         if (n.has(key)) {
@@ -289,6 +391,17 @@ TrafficEntry parse_traffic(const Node& n) {
     if (n.has("rate_pps")) t.rate_pps = n.child("rate_pps").number(0, 1e10, false, "a rate in packets/s (0 = unlimited)");
     if (n.has("udp_gso")) t.udp_gso = n.child("udp_gso").boolean();
     if (n.has("udp_gro")) t.udp_gro = n.child("udp_gro").boolean();
+    const std::string test = n.has("test") ? n.child("test").string("\"stream\", \"rr\" or \"rfc2544\"") : "stream";
+    if (test == "rr") {
+        parse_rr_fields(n, e);
+    } else if (test != "stream") {
+        n.child("test").fail("\"stream\", \"rr\" or \"rfc2544\"");
+    } else {
+        for (const auto& key : kRrOnlyKeys) {
+            if (n.has(key)) n.child(key).fail_message("a request/response field; only for \"test\": \"rr\"");
+        }
+    }
+    parse_knobs(n, t);
     if (t.protocol == Protocol::Tcp) {
         for (const char* key : {"udp_gso", "udp_gro", "rate_pps"}) {
             if (n.has(key) && n.json().at(key) != Json(false) && n.json().at(key) != Json(0)) {
@@ -311,9 +424,35 @@ Json traffic_fields(const TrafficEntry& v) {
         j["direction"] = t.direction;
         return j;
     }
-    return Json{{"name", v.name},           {"protocol", t.protocol}, {"direction", t.direction}, {"streams", t.streams},
-                {"threads", t.threads},     {"write_size", t.write_size}, {"window", t.window}, {"bytes", t.bytes},
-                {"rate_bps", t.rate_bps},   {"rate_pps", t.rate_pps}, {"udp_gso", t.udp_gso},   {"udp_gro", t.udp_gro}};
+    Json j;
+    if (t.pattern != TrafficPattern::Stream) {
+        j = Json{{"name", v.name},
+                 {"test", "rr"},
+                 {"protocol", t.protocol},
+                 {"direction", t.direction},
+                 {"streams", t.streams},
+                 {"threads", t.threads},
+                 {"window", t.window},
+                 {"request_size", t.request_size},
+                 {"response_size", t.response_size},
+                 {"burst", t.rr_burst},
+                 {"connect_per_transaction", t.pattern == TrafficPattern::Crr}};
+    } else {
+        j = Json{{"name", v.name},           {"test", "stream"},       {"protocol", t.protocol}, {"direction", t.direction},
+                 {"streams", t.streams},     {"threads", t.threads},   {"write_size", t.write_size}, {"window", t.window},
+                 {"bytes", t.bytes},         {"rate_bps", t.rate_bps}, {"rate_pps", t.rate_pps}, {"udp_gso", t.udp_gso},
+                 {"udp_gro", t.udp_gro}};
+    }
+    // Knobs only when set: an entry without them reads as before they existed.
+    const auto& o = t.socket;
+    if (!o.congestion.empty()) j["congestion"] = o.congestion;
+    if (o.nodelay) j["nodelay"] = true;
+    if (o.mss != 0) j["mss"] = o.mss;
+    if (o.dscp >= 0) j["dscp"] = o.dscp;
+    if (o.zerocopy) j["zerocopy"] = true;
+    if (o.skip_rx_copy) j["skip_rx_copy"] = true;
+    if (!o.bind_dev.empty()) j["bind_dev"] = o.bind_dev;
+    return j;
 }
 
 PrecisionSpec parse_precision(const Node& n) {
@@ -332,6 +471,8 @@ PrecisionSpec parse_precision(const Node& n) {
     }
     // The name is checked against the metrics the sweep summarizes by matrix/config.cpp.
     if (n.has("metric")) p.metric = n.child("metric").string("a metric name such as \"throughput_bps\"");
+    // The engines' CPU per KB was called service_demand_us_per_kb before netperf's per-end figures came.
+    if (p.metric == "service_demand_us_per_kb") p.metric = "engine_service_demand_us_per_kb";
     return p;
 }
 
@@ -344,6 +485,26 @@ InterferenceSpec parse_interference(const Node& n) {
     if (n.has("sample_ms")) f.sample_ms = static_cast<uint32_t>(n.child("sample_ms").integer(0, 5000, "milliseconds from 0 (no check) to 5000"));
     if (n.has("max_wait_s")) f.max_wait_s = n.child("max_wait_s").number(0, 3600, false, "a number of seconds, 0 or more");
     return f;
+}
+
+// `"affinity": {"client": [0], "server": [1]}`: CPU numbers; whether they exist is checked on the host
+// that pins them (matrix/sweep_request.cpp for this host, the server for its own).
+AffinitySpec parse_affinity(const Node& n) {
+    n.expect_object({"client", "server"}, "CPUs to pin the engine threads to {\"client\": [0], \"server\": [1]}");
+    AffinitySpec a;
+    const auto cpus = [](const Node& list) {
+        std::vector<uint32_t> out;
+        for (const auto& c : list.array("an array of CPU numbers", false)) {
+            const auto cpu = static_cast<uint32_t>(c.integer(0, 8191, "a CPU number from 0 to 8191"));
+            if (std::find(out.begin(), out.end(), cpu) != out.end()) c.fail("a CPU not listed before");
+            out.push_back(cpu);
+        }
+        std::sort(out.begin(), out.end());
+        return out;
+    };
+    if (n.has("client")) a.client = cpus(n.child("client"));
+    if (n.has("server")) a.server = cpus(n.child("server"));
+    return a;
 }
 
 }  // namespace
@@ -395,15 +556,23 @@ void to_json(Json& j, const SweepConfig& v) {
              {"order", v.order},
              {"interference", v.interference}};
     if (v.precision) j["precision"] = *v.precision;
+    if (!v.affinity.client.empty() || !v.affinity.server.empty()) {
+        j["affinity"] = Json{{"client", v.affinity.client}, {"server", v.affinity.server}};
+    }
     // A config read from a file without a name is named after the file later; "" is not a valid name.
     if (!v.name.empty()) j["name"] = v.name;
     if (!v.description.empty()) j["description"] = v.description;
+    if (v.profile) {
+        j["profile"] = true;
+        j["profile_hz"] = v.profile_hz;
+    }
 }
 
 SweepConfig parse_sweep_config(const Json& j) {
     const Node root(j, "");
     root.expect_object({"$schema", "name", "description", "offloads", "mtu", "traffic", "duration_s", "omit_s",
-                        "repetitions", "cooldown_s", "apply_to", "exclude", "precision", "order", "interference"},
+                        "repetitions", "cooldown_s", "apply_to", "exclude", "precision", "order", "interference", "affinity",
+                        "profile", "profile_hz"},
                        "a sweep config object");
     SweepConfig c;
     if (root.has("$schema")) root.child("$schema").string();
@@ -447,10 +616,15 @@ SweepConfig parse_sweep_config(const Json& j) {
     if (root.has("omit_s")) c.omit_s = root.child("omit_s").number(0, 3600, false, "a number of seconds, 0 or more");
     if (root.has("repetitions")) c.repetitions = static_cast<uint32_t>(root.child("repetitions").integer(1, 1000, "a positive integer"));
     if (root.has("cooldown_s")) c.cooldown_s = root.child("cooldown_s").number(0, 3600, false, "a number of seconds, 0 or more");
+    if (root.has("profile")) c.profile = root.child("profile").boolean();
+    if (root.has("profile_hz")) {
+        c.profile_hz = static_cast<uint32_t>(root.child("profile_hz").integer(1, 10000, "samples per second per CPU from 1 to 10000"));
+    }
 
     if (root.has("precision")) c.precision = parse_precision(root.child("precision"));
     if (root.has("order")) c.order = enum_value(root.child("order"), kSweepOrders);
     if (root.has("interference")) c.interference = parse_interference(root.child("interference"));
+    if (root.has("affinity")) c.affinity = parse_affinity(root.child("affinity"));
 
     if (root.has("apply_to")) {
         const auto a = root.child("apply_to");
@@ -584,6 +758,11 @@ void from_json(const Json& j, CellResult& v) {
     v.overhead_s = j.value("overhead_s", 0.0);
     j.at("runs").get_to(v.runs);
     j.at("summary").get_to(v.summary);
+    // Files written before the rename summarize the engines' CPU per KB as service_demand_us_per_kb.
+    if (const auto old = v.summary.find("service_demand_us_per_kb"); old != v.summary.end()) {
+        v.summary.try_emplace("engine_service_demand_us_per_kb", old->second);
+        v.summary.erase(old);
+    }
     if (const auto it = j.find("precision_met"); it != j.end() && it->is_boolean()) v.precision_met = it->get<bool>();
     if (const auto it = j.find("rfc2544"); it != j.end() && !it->is_null()) v.rfc2544 = it->get<Rfc2544Result>();
 }
@@ -609,7 +788,7 @@ void from_json(const Json& j, InterfaceInfo& v) {
     j.at("driver").get_to(v.driver);
     v.firmware = j.value("firmware", "");
     v.bus_info = j.value("bus_info", "");
-    if (const auto it = j.find("speed_mbps"); it != j.end() && !it->is_null()) v.speed_mbps = it->get<uint32_t>();
+    if (const auto it = j.find("speed_mbps"); it != j.end() && !it->is_null()) v.speed_mbps = checked_integer<uint32_t>(*it, "speed_mbps");
     j.at("mtu_min").get_to(v.mtu_min);
     j.at("mtu_max").get_to(v.mtu_max);
     j.at("original").get_to(v.original);
@@ -622,6 +801,7 @@ void to_json(Json& j, const HostInfo& v) {
     j = Json{{"hostname", v.hostname},
              {"kernel", v.kernel},
              {"cpu", {{"model", v.cpu_model}, {"count", v.cpu_count}}},
+             {"cpu_accounting", v.cpu_accounting},
              {"interface", v.interface ? Json(*v.interface) : Json(nullptr)}};
     if (!v.sysctls.empty()) j["sysctls"] = v.sysctls;
     if (!v.kernel_cmdline.empty()) j["kernel_cmdline"] = v.kernel_cmdline;
@@ -634,6 +814,7 @@ void from_json(const Json& j, HostInfo& v) {
         v.cpu_model = it->value("model", "");
         v.cpu_count = it->value("count", 0U);
     }
+    if (const auto it = j.find("cpu_accounting"); it != j.end() && it->is_object()) v.cpu_accounting = it->get<CpuAccounting>();
     if (const auto it = j.find("interface"); it != j.end() && !it->is_null()) v.interface = it->get<InterfaceInfo>();
     v.sysctls = j.value("sysctls", std::map<std::string, std::string>{});
     v.kernel_cmdline = j.value("kernel_cmdline", "");

@@ -39,10 +39,14 @@ void enum_from_json(const Json& j, E& v, const std::array<std::pair<E, const cha
 constexpr std::array<std::pair<Protocol, const char*>, 2> kProtocols{{{Protocol::Tcp, "tcp"}, {Protocol::Udp, "udp"}}};
 constexpr std::array<std::pair<Direction, const char*>, 3> kDirections{
     {{Direction::Forward, "forward"}, {Direction::Reverse, "reverse"}, {Direction::Bidir, "bidir"}}};
-constexpr std::array<std::pair<RunStatus, const char*>, 5> kStatuses{{{RunStatus::Ok, "ok"},
+// A TestSpec's "test" word; CRR is "rr" with "connect_per_transaction", as a sweep's traffic entry says it.
+constexpr std::array<std::pair<TrafficPattern, const char*>, 3> kPatterns{
+    {{TrafficPattern::Stream, "stream"}, {TrafficPattern::Rr, "rr"}, {TrafficPattern::Crr, "crr"}}};
+constexpr std::array<std::pair<RunStatus, const char*>, 6> kStatuses{{{RunStatus::Ok, "ok"},
                                                                       {RunStatus::Stalled, "stalled"},
                                                                       {RunStatus::PeerLost, "peer_lost"},
                                                                       {RunStatus::Interrupted, "interrupted"},
+                                                                      {RunStatus::Limited, "limited"},
                                                                       {RunStatus::Failed, "failed"}}};
 
 // The stats64 fields by their rtnl_link_stats64 names.
@@ -87,6 +91,8 @@ void from_json(const Json& j, Protocol& v) { enum_from_json(j, v, kProtocols, "p
 void to_json(Json& j, const Direction& v) { enum_to_json(j, v, kDirections); }
 void from_json(const Json& j, Direction& v) { enum_from_json(j, v, kDirections, "direction"); }
 void to_json(Json& j, const RunStatus& v) { enum_to_json(j, v, kStatuses); }
+void to_json(Json& j, const TrafficPattern& v) { enum_to_json(j, v, kPatterns); }
+void from_json(const Json& j, TrafficPattern& v) { enum_from_json(j, v, kPatterns, "pattern"); }
 void from_json(const Json& j, RunStatus& v) { enum_from_json(j, v, kStatuses, "status"); }
 
 void to_json(Json& j, const TestSpec& v) {
@@ -108,7 +114,24 @@ void to_json(Json& j, const TestSpec& v) {
              {"udp_gso", v.udp_gso},
              {"udp_gro", v.udp_gro},
              {"iface", v.iface},
-             {"stall_timeout_s", v.stall_timeout_s}};
+             {"stall_timeout_s", v.stall_timeout_s},
+             {"test", v.pattern == TrafficPattern::Stream ? "stream" : "rr"},
+             {"connect_per_transaction", v.pattern == TrafficPattern::Crr},
+             {"request_size", v.request_size},
+             {"response_size", v.response_size},
+             {"burst", v.rr_burst},
+             {"congestion", v.socket.congestion},
+             {"nodelay", v.socket.nodelay},
+             {"mss", v.socket.mss},
+             {"dscp", v.socket.dscp >= 0 ? Json(v.socket.dscp) : Json(nullptr)},
+             {"zerocopy", v.socket.zerocopy},
+             {"skip_rx_copy", v.socket.skip_rx_copy},
+             {"bind_dev", v.socket.bind_dev},
+             {"profile", v.profile},
+             {"profile_hz", v.profile_hz}};
+    if (!v.profile_categories.empty()) j["profile_categories"] = v.profile_categories;
+    // iperf3's -A: which CPUs each end pins its engine threads to; written only when asked.
+    if (!v.client_cpus.empty() || !v.server_cpus.empty()) j["affinity"] = Json{{"client", v.client_cpus}, {"server", v.server_cpus}};
     if (!v.payload_mix.empty()) {
         Json mix = Json::array();
         for (const auto& m : v.payload_mix) mix.push_back({{"payload_bytes", m.payload_bytes}, {"weight", m.weight}});
@@ -136,9 +159,36 @@ void from_json(const Json& j, TestSpec& v) {
     opt(j, "udp_gro", v.udp_gro);
     opt(j, "iface", v.iface);
     opt(j, "stall_timeout_s", v.stall_timeout_s);
+    opt(j, "profile", v.profile);
+    opt(j, "profile_hz", v.profile_hz);
+    opt(j, "profile_categories", v.profile_categories);
+    v.client_cpus.clear();
+    v.server_cpus.clear();
+    if (const auto it = j.find("affinity"); it != j.end() && it->is_object()) {
+        opt(*it, "client", v.client_cpus);
+        opt(*it, "server", v.server_cpus);
+    }
+    std::string test = "stream";
+    opt(j, "test", test);
+    if (test != "stream" && test != "rr") throw usage_error("test: expected \"stream\" or \"rr\", got \"" + test + "\"");
+    const bool per_transaction = j.value("connect_per_transaction", false);
+    v.pattern = test == "stream" ? TrafficPattern::Stream : per_transaction ? TrafficPattern::Crr : TrafficPattern::Rr;
+    opt(j, "request_size", v.request_size);
+    opt(j, "response_size", v.response_size);
+    opt(j, "burst", v.rr_burst);
+    opt(j, "congestion", v.socket.congestion);
+    opt(j, "nodelay", v.socket.nodelay);
+    opt(j, "mss", v.socket.mss);
+    v.socket.dscp = -1;
+    opt(j, "dscp", v.socket.dscp);
+    opt(j, "zerocopy", v.socket.zerocopy);
+    opt(j, "skip_rx_copy", v.socket.skip_rx_copy);
+    opt(j, "bind_dev", v.socket.bind_dev);
     v.payload_mix.clear();
     if (const auto it = j.find("payload_mix"); it != j.end() && it->is_array()) {
-        for (const auto& m : *it) v.payload_mix.push_back({m.at("payload_bytes").get<uint32_t>(), m.at("weight").get<uint32_t>()});
+        for (const auto& m : *it) {
+            v.payload_mix.push_back({checked_integer_field<uint32_t>(m, "payload_bytes"), checked_integer_field<uint32_t>(m, "weight")});
+        }
     }
 }
 
@@ -156,7 +206,11 @@ void to_json(Json& j, const SystemCpu& v) {
              {"sys_pct", v.sys_pct},
              {"irq_pct", v.irq_pct},
              {"softirq_pct", v.softirq_pct},
-             {"steal_pct", v.steal_pct}};
+             {"steal_pct", v.steal_pct},
+             {"busy_cpu_s", v.busy_cpu_s},
+             {"per_cpu", v.per_cpu},
+             {"busiest_cpu", v.busiest_cpu >= 0 ? Json(v.busiest_cpu) : Json(nullptr)},
+             {"busiest_cpu_busy_pct", v.busiest_cpu >= 0 ? Json(v.busiest_cpu_busy_pct) : Json(nullptr)}};
 }
 
 void from_json(const Json& j, SystemCpu& v) {
@@ -166,6 +220,10 @@ void from_json(const Json& j, SystemCpu& v) {
     opt(j, "irq_pct", v.irq_pct);
     opt(j, "softirq_pct", v.softirq_pct);
     opt(j, "steal_pct", v.steal_pct);
+    opt(j, "busy_cpu_s", v.busy_cpu_s);
+    opt(j, "per_cpu", v.per_cpu);
+    opt(j, "busiest_cpu", v.busiest_cpu);
+    opt(j, "busiest_cpu_busy_pct", v.busiest_cpu_busy_pct);
 }
 
 void to_json(Json& j, const NapiStats& v) {
@@ -200,7 +258,10 @@ void to_json(Json& j, const EndMeasurement& v) {
              {"counters_before", counters_json(v.counters_before)},
              {"counters_after", counters_json(v.counters_after)},
              {"duration_s", v.duration_s},
-             {"io_calls", v.io_calls}};
+             {"io_calls", v.io_calls},
+             {"placement", v.placement},
+             {"socket", v.socket}};
+    if (v.profile) j["cpu_profile"] = *v.profile;
 }
 
 void from_json(const Json& j, EndMeasurement& v) {
@@ -212,6 +273,9 @@ void from_json(const Json& j, EndMeasurement& v) {
     if (j.contains("counters_after")) v.counters_after = counters_from(j.at("counters_after"));
     opt(j, "duration_s", v.duration_s);
     opt(j, "io_calls", v.io_calls);
+    if (const auto it = j.find("cpu_profile"); it != j.end() && it->is_object()) v.profile = it->get<CpuProfile>();
+    opt(j, "placement", v.placement);
+    opt(j, "socket", v.socket);
 }
 
 void to_json(Json& j, const LossStats& v) {
@@ -244,7 +308,8 @@ void to_json(Json& j, const StreamResult& v) {
              {"retrans_bytes", v.retrans_bytes},
              {"cwnd", v.cwnd},
              {"rtt_us", v.rtt_us},
-             {"pmtu", v.pmtu}};
+             {"pmtu", v.pmtu},
+             {"mss", v.mss}};
     if (v.loss) j["loss"] = *v.loss;
 }
 
@@ -259,6 +324,7 @@ void from_json(const Json& j, StreamResult& v) {
     opt(j, "cwnd", v.cwnd);
     opt(j, "rtt_us", v.rtt_us);
     opt(j, "pmtu", v.pmtu);
+    opt(j, "mss", v.mss);
     if (j.contains("loss") && !j.at("loss").is_null()) v.loss = j.at("loss").get<LossStats>();
 }
 
@@ -301,6 +367,8 @@ void to_json(Json& j, const RunResult& v) {
              {"error", v.error},
              {"throughput_bps", v.throughput_bps},
              {"packets_per_s", v.packets_per_s},
+             {"packets_source", v.packets_source},
+             {"segments_per_packet", v.segments_per_packet > 0 ? Json(v.segments_per_packet) : Json(nullptr)},
              {"bytes", v.bytes},
              {"packets", v.packets},
              {"duration_s", v.duration_s},
@@ -309,18 +377,25 @@ void to_json(Json& j, const RunResult& v) {
              {"tcp", Json{{"retransmits", v.tcp_retransmits}, {"retrans_bytes", v.tcp_retrans_bytes}}},
              {"cpu", Json{{"sender", cpu_end(v.sender)},
                           {"receiver", cpu_end(v.receiver)},
-                          {"system", Json{{"sender", v.sender.system}, {"receiver", v.receiver.system}}}}},
+                          {"system", Json{{"sender", v.sender.system}, {"receiver", v.receiver.system}}},
+                          {"service_demand_us_per_kb",
+                           Json{{"sender", v.sender_service_demand_us_per_kb}, {"receiver", v.receiver_service_demand_us_per_kb}}}}},
+             {"placement", Json{{"sender", v.sender.placement}, {"receiver", v.receiver.placement}}},
              {"io_calls", v.io_calls},
              {"calls_per_s", v.calls_per_s},
              {"ms_per_call", v.ms_per_call},
-             {"service_demand_us_per_kb", v.service_demand_us_per_kb},
+             {"engine_service_demand_us_per_kb", v.engine_service_demand_us_per_kb},
              {"intervals", v.intervals},
              {"nic", Json{{"sender", end_nic_json(v.sender)},
                           {"receiver", nic_receiver},
                           {"engine", Json{{"bytes", v.bytes}, {"packets", v.packets}}}}},
              {"napi", Json{{"sender", v.sender.napi}, {"receiver", v.receiver.napi}}},
-             {"ends", Json{{"sender", Json{{"duration_s", v.sender.duration_s}, {"io_calls", v.sender.io_calls}}},
-                           {"receiver", Json{{"duration_s", v.receiver.duration_s}, {"io_calls", v.receiver.io_calls}}}}}};
+             {"ends", Json{{"sender", Json{{"duration_s", v.sender.duration_s}, {"io_calls", v.sender.io_calls}, {"socket", v.sender.socket}}},
+                           {"receiver", Json{{"duration_s", v.receiver.duration_s}, {"io_calls", v.receiver.io_calls}, {"socket", v.receiver.socket}}}}},
+             {"cpu_profile", Json{{"sender", v.sender.profile ? Json(*v.sender.profile) : Json(nullptr)},
+                                  {"receiver", v.receiver.profile ? Json(*v.receiver.profile) : Json(nullptr)}}},
+             {"rr", v.rr ? Json(*v.rr) : Json(nullptr)},
+             {"socket", v.socket}};
     // A sweep's own fields; `nicmatrix run --json` has none of them.
     if (!v.started.empty()) j["started"] = v.started;
     if (v.background) {
@@ -335,6 +410,8 @@ void from_json(const Json& j, RunResult& v) {
     opt(j, "error", v.error);
     opt(j, "throughput_bps", v.throughput_bps);
     opt(j, "packets_per_s", v.packets_per_s);
+    opt(j, "packets_source", v.packets_source);
+    opt(j, "segments_per_packet", v.segments_per_packet);
     opt(j, "bytes", v.bytes);
     opt(j, "packets", v.packets);
     opt(j, "duration_s", v.duration_s);
@@ -352,11 +429,21 @@ void from_json(const Json& j, RunResult& v) {
             opt(cpu.at("system"), "sender", v.sender.system);
             opt(cpu.at("system"), "receiver", v.receiver.system);
         }
+        if (const auto sd = cpu.find("service_demand_us_per_kb"); sd != cpu.end() && sd->is_object()) {
+            opt(*sd, "sender", v.sender_service_demand_us_per_kb);
+            opt(*sd, "receiver", v.receiver_service_demand_us_per_kb);
+        }
+    }
+    if (const auto it = j.find("placement"); it != j.end() && it->is_object()) {
+        opt(*it, "sender", v.sender.placement);
+        opt(*it, "receiver", v.receiver.placement);
     }
     opt(j, "io_calls", v.io_calls);
     opt(j, "calls_per_s", v.calls_per_s);
     opt(j, "ms_per_call", v.ms_per_call);
-    opt(j, "service_demand_us_per_kb", v.service_demand_us_per_kb);
+    // Files written before the rename call the engines' figure service_demand_us_per_kb.
+    opt(j, "service_demand_us_per_kb", v.engine_service_demand_us_per_kb);
+    opt(j, "engine_service_demand_us_per_kb", v.engine_service_demand_us_per_kb);
     opt(j, "intervals", v.intervals);
     opt(j, "started", v.started);
     if (const auto it = j.find("background"); it != j.end() && !it->is_null()) v.background = it->get<BackgroundLoad>();
@@ -379,12 +466,21 @@ void from_json(const Json& j, RunResult& v) {
         if (ends.contains("sender")) {
             opt(ends.at("sender"), "duration_s", v.sender.duration_s);
             opt(ends.at("sender"), "io_calls", v.sender.io_calls);
+            opt(ends.at("sender"), "socket", v.sender.socket);
         }
         if (ends.contains("receiver")) {
             opt(ends.at("receiver"), "duration_s", v.receiver.duration_s);
             opt(ends.at("receiver"), "io_calls", v.receiver.io_calls);
+            opt(ends.at("receiver"), "socket", v.receiver.socket);
         }
     }
+    if (const auto it = j.find("cpu_profile"); it != j.end() && it->is_object()) {
+        for (auto [key, end] : {std::pair{"sender", &v.sender}, {"receiver", &v.receiver}}) {
+            if (const auto p = it->find(key); p != it->end() && p->is_object()) end->profile = p->get<CpuProfile>();
+        }
+    }
+    if (const auto it = j.find("rr"); it != j.end() && !it->is_null()) v.rr = it->get<RrStats>();
+    opt(j, "socket", v.socket);
 }
 
 void to_json(Json& j, const EndReport& v) {
@@ -400,7 +496,10 @@ void to_json(Json& j, const EndReport& v) {
              {"sent", v.sent},
              {"received", v.received},
              {"sent_intervals", v.sent_intervals},
-             {"received_intervals", v.received_intervals}};
+             {"received_intervals", v.received_intervals},
+             {"threads", Json{{"send", v.send_tids}, {"recv", v.recv_tids}}},
+             {"profile_shared", v.profile_shared},
+             {"rr", v.rr ? Json(*v.rr) : Json(nullptr)}};
 }
 
 void from_json(const Json& j, EndReport& v) {
@@ -417,6 +516,12 @@ void from_json(const Json& j, EndReport& v) {
     opt(j, "received", v.received);
     opt(j, "sent_intervals", v.sent_intervals);
     opt(j, "received_intervals", v.received_intervals);
+    if (const auto it = j.find("threads"); it != j.end() && it->is_object()) {
+        opt(*it, "send", v.send_tids);
+        opt(*it, "recv", v.recv_tids);
+    }
+    opt(j, "profile_shared", v.profile_shared);
+    if (const auto it = j.find("rr"); it != j.end() && !it->is_null()) v.rr = it->get<RrEndCounts>();
 }
 
 }  // namespace nm

@@ -73,6 +73,13 @@ struct InterferenceSpec {
     double max_wait_s = 2;       ///< 0 = do not wait, only mark
 };
 
+/// Where the engine's worker threads run (iperf3's -A for every cell): CPUs of the client's host and of
+/// the server's. Empty = not pinned.
+struct AffinitySpec {
+    std::vector<uint32_t> client;
+    std::vector<uint32_t> server;
+};
+
 /// A sweep as its config file describes it: the axes and how each cell is measured.
 struct SweepConfig {
     std::string name;
@@ -87,9 +94,12 @@ struct SweepConfig {
     ApplyTo apply_offloads_to = ApplyTo::Both;
     ApplyTo apply_mtu_to = ApplyTo::Both;
     std::vector<ExcludeRule> exclude;
+    bool profile = false;                   ///< a kernel profile of every run's window (TestSpec::profile)
+    uint32_t profile_hz = kDefaultProfileHz;   ///< its samples per second per CPU
     std::optional<PrecisionSpec> precision;   ///< none: every cell gets `repetitions`
     SweepOrder order = SweepOrder::Shuffled;
     InterferenceSpec interference;
+    AffinitySpec affinity;
 };
 
 /// One point of the matrix: a profile, an MTU and a traffic pattern.
@@ -180,6 +190,9 @@ struct HostInfo {
     /// NAPI budget), by their dotted names, as /proc/sys shows them; empty when not read (a peer's).
     std::map<std::string, std::string> sysctls;
     std::string kernel_cmdline;   ///< /proc/cmdline; "" when not read
+    /// How this host's kernel accounts CPU time (whether softirq may hide in task time); all "unknown"
+    /// for a host nicmatrix could not read (a peer without an agent that reports it).
+    CpuAccounting cpu_accounting;
     std::optional<InterfaceInfo> interface;   ///< none when this end is not ours to read (peer without agent)
 };
 

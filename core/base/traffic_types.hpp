@@ -7,7 +7,11 @@
 #include <string>
 #include <vector>
 
+#include "core/base/cpu_profile.hpp"
+#include "core/base/cpu_types.hpp"
 #include "core/base/device_types.hpp"
+#include "core/base/rr_types.hpp"
+#include "core/base/socket_types.hpp"
 
 namespace nm {
 
@@ -25,7 +29,17 @@ constexpr Direction opposite(Direction d) {
     return d == Direction::Forward ? Direction::Reverse : d == Direction::Reverse ? Direction::Forward : d;
 }
 
+/// How the data moves, besides the protocol: the second half of a test kind's name ("tcp_rr").
+enum class TrafficPattern {
+    Stream,   ///< bulk data one way per stream (netperf's TCP_STREAM/UDP_STREAM)
+    Rr,       ///< request/response on each flow's connection (TCP_RR, UDP_RR)
+    Crr,      ///< request/response on a new TCP connection per transaction (TCP_CRR)
+};
+
 inline constexpr uint16_t kDefaultPort = 5301;   ///< not iperf3's 5201, so both can run side by side
+inline constexpr uint32_t kDefaultProfileHz = 1000;   ///< perf record's default rate
+/// The most streams per direction, and threads per direction, a test may have (resolve_spec, the sweep config).
+inline constexpr uint32_t kMaxStreams = 256;
 
 /// One share of a UDP payload-size mix: `weight` datagrams of `payload_bytes` in every sum(weights).
 struct PayloadShare {
@@ -57,9 +71,26 @@ struct TestSpec {
     /// UDP: datagrams of several payload sizes interleaved by weight (an IMIX); empty = every datagram is
     /// write_size bytes. When given, write_size is the largest share (resolve_spec sets it); no GSO.
     std::vector<PayloadShare> payload_mix;
+    /// --profile: a kernel profile of the measured window on every CPU of each end's host (perf_event_open);
+    /// the server profiles its own host unless it is the client's (one sampler then covers both ends).
+    bool profile = false;
+    uint32_t profile_hz = kDefaultProfileHz;   ///< --profile-hz: samples per second per CPU
+    std::string profile_categories;   ///< --profile-categories: the category table's file; "" = the shipped one
+    /// CPUs the engine's worker threads are pinned to (iperf3's -A): the client's on the client's host,
+    /// the server's on the server's (the server pins its own when the spec tells it). Empty = not pinned.
+    std::vector<uint32_t> client_cpus;
+    std::vector<uint32_t> server_cpus;
+    /// Stream, or a request/response test (--rr, --crr): each flow keeps `rr_burst` requests of
+    /// request_size bytes in flight, each answered by response_size bytes. Forward only.
+    TrafficPattern pattern = TrafficPattern::Stream;
+    uint32_t request_size = 1;        ///< --rr-size REQ bytes
+    uint32_t response_size = 1;       ///< --rr-size ,RESP bytes
+    uint32_t rr_burst = 1;            ///< --rr-burst transactions in flight per flow
+    SocketOptions socket;             ///< -C, -N, -M, --dscp, -Z, --skip-rx-copy, --bind-dev
 };
 
-/// CPU used by one end's engine during the measured window (getrusage, measured window only).
+/// CPU used by one end's engine worker threads during the measured window (getrusage RUSAGE_THREAD of
+/// each worker, measured window only): the engine's own CPU, not the host's.
 struct ProcessCpu {
     double user_s = 0;
     double sys_s = 0;
@@ -75,6 +106,12 @@ struct SystemCpu {
     double irq_pct = 0;
     double softirq_pct = 0;
     double steal_pct = 0;             ///< time a hypervisor ran something else while this guest wanted the CPU
+    /// CPU-seconds the host was busy over the window, summed over its CPUs (busy ticks / USER_HZ): what
+    /// netperf's per-end service demand divides by the bytes moved.
+    double busy_cpu_s = 0;
+    std::vector<PerCpu> per_cpu;      ///< every CPU over the same window, by CPU number
+    int32_t busiest_cpu = -1;         ///< the CPU of per_cpu with the highest busy_pct; -1 = none read
+    double busiest_cpu_busy_pct = 0;  ///< its busy_pct: one saturated core the aggregate hides
 };
 
 /// NAPI and interrupt figures over the measured window: /proc/net/softnet_stat and /proc/interrupts.
@@ -100,6 +137,11 @@ struct EndMeasurement {
     LinkCounters counters_after;
     double duration_s = 0;            ///< this end's measured window
     uint64_t io_calls = 0;            ///< send/recv system calls of this end's engine in the window
+    std::optional<CpuProfile> profile;   ///< where this end's host spent its CPU (--profile); none when not asked
+    /// The CPUs this end's engine worker threads were seen running on during the window (sched_getcpu
+    /// at every turn of their loops), ascending; pinned or not.
+    std::vector<uint32_t> placement;
+    SocketKnobs socket;               ///< this end's data sockets as read back (and its zerocopy counts)
 };
 
 /// UDP delivery: sequence numbers on every datagram.
@@ -136,6 +178,7 @@ struct StreamResult {
     uint32_t cwnd = 0;                ///< segments, at the end
     double rtt_us = 0;                ///< smoothed RTT at the end
     uint32_t pmtu = 0;                ///< path MTU at the end
+    uint32_t mss = 0;                 ///< TCP_INFO tcpi_snd_mss at the end (sender): payload bytes per full segment
     uint64_t packets = 0;             ///< UDP datagrams (receiver's count); TCP: 0
     std::optional<LossStats> loss;   ///< UDP only: this stream's delivery
 };
@@ -156,6 +199,7 @@ enum class RunStatus {
     Stalled,      ///< data stopped flowing (a path that drops packets): ended early, not hung
     PeerLost,     ///< the other end vanished
     Interrupted,  ///< stopped by the user (SIGINT)
+    Limited,      ///< ended by one of the server's limits (a byte count still running at serve --max-duration)
     Failed,       ///< a worker failed (a send or receive error, a socket option refused): see error
 };
 
@@ -174,7 +218,17 @@ struct RunResult {
     RunStatus status = RunStatus::Ok;
     std::string error;                ///< why, when status is not Ok
     double throughput_bps = 0;        ///< payload bits/s received (bidir: both directions summed)
-    double packets_per_s = 0;         ///< datagrams (UDP) or TCP segments (estimated from bytes/MSS) per second
+    /// Per second: UDP datagrams the engine received; TCP packets the receiving interface received
+    /// (rx_packets over the window; see packets_source).
+    double packets_per_s = 0;
+    /// Where `packets` and packets_per_s come from: "datagrams" (UDP, the engine's count), "interface"
+    /// (TCP, the receiving interface's rx_packets delta; bidir: both ends' interfaces summed, which
+    /// includes each direction's ACKs), "estimate" (TCP without readable counters: bytes / (path MTU - 52)).
+    std::string packets_source;
+    /// TCP: payload segments (bytes + retransmitted bytes over the MSS) per packet the receiving interface
+    /// counted: >1 where GRO/TSO hand the interface counters aggregates (veth passes TSO super-packets
+    /// whole). 0 when not known (UDP, bidir, no counters).
+    double segments_per_packet = 0;
     uint64_t bytes = 0;
     uint64_t packets = 0;
     double duration_s = 0;            ///< the measured window
@@ -187,12 +241,24 @@ struct RunResult {
     uint64_t io_calls = 0;            ///< ttcp's figures, on the receiver
     double calls_per_s = 0;
     double ms_per_call = 0;
-    double service_demand_us_per_kb = 0;   ///< netperf: CPU µs (both ends) per KB moved
+    /// The engines' own CPU (both ends' worker threads, rusage) in µs per KB (1024 bytes) moved. Not
+    /// netperf's figure: see sender/receiver_service_demand_us_per_kb. Old files call it
+    /// "service_demand_us_per_kb".
+    double engine_service_demand_us_per_kb = 0;
+    /// netperf's per-end service demand: that host's system-wide busy CPU time over its window (all CPUs,
+    /// SystemCpu::busy_cpu_s) in µs per KB moved. On the lab both ends are one host: each counts both.
+    double sender_service_demand_us_per_kb = 0;
+    double receiver_service_demand_us_per_kb = 0;
     std::vector<IntervalSample> intervals;
     /// The cross-check of the engine's counts against the receiving interface's stats64 over the window.
     /// Bidir: the server's interface. Zero when the interface is unknown.
     uint64_t receiver_rx_bytes = 0;   ///< rx_bytes delta of the receiving interface
     uint64_t receiver_rx_packets = 0; ///< rx_packets delta of the receiving interface
+    std::optional<RrStats> rr;        ///< request/response tests only
+    /// The effective socket knobs, each from the end it concerns: congestion, nodelay, mss, tos and
+    /// zerocopy from the sender (RR: the client), skip_rx_copy from the receiver, bind_dev from the client.
+    /// Both ends' own read-backs are sender.socket and receiver.socket.
+    SocketKnobs socket;
     /// Set by a sweep, not by `nicmatrix run`: when the run began (UTC ISO 8601, milliseconds), the
     /// machine's load sampled just before it, and whether that load stayed above the sweep's thresholds
     /// (the run was measured under interference).
@@ -217,6 +283,13 @@ struct EndReport {
     std::vector<StreamResult> received;   ///< streams this end received (UDP: loss without `sent`)
     std::vector<IntervalSample> sent_intervals;
     std::vector<IntervalSample> received_intervals;
+    /// The engine's worker threads by kernel thread id: who sent and who received (a profile of the host
+    /// both ends share sorts samples by them).
+    std::vector<int32_t> send_tids;
+    std::vector<int32_t> recv_tids;
+    /// The server did not profile because it runs on the client's host (the client's sampler covers it).
+    bool profile_shared = false;
+    std::optional<RrEndCounts> rr;    ///< request/response tests only
 };
 
 }  // namespace nm

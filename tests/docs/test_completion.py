@@ -54,7 +54,7 @@ def test_bash_completes_values(completions, tmp_path):
     (tmp_path / "other").write_text("")
     assert bash_complete(completions, "nicmatrix sweep con", cwd=tmp_path) == ["conf-a.json"]
     assert bash_complete(completions, "nicmatrix sweep x.json -o con", cwd=tmp_path) == ["conf-a.json"]
-    assert bash_complete(completions, "nicmatrix report x.json --format ") == ["csv", "json", "md", "table"]
+    assert bash_complete(completions, "nicmatrix report x.json --format ") == ["csv", "html", "json", "md", "table"]
     assert bash_complete(completions, "nicmatrix sweep x.json --topology b") == ["bridge"]
     # An option's value is not taken for a subcommand or a positional argument: after `--name up` the
     # path is still `lab up`.
@@ -75,6 +75,6 @@ def test_zsh_completes_subcommands_options_and_values(completions, tmp_path):
     assert zsh_complete("nicmatrix sw") == ["sweep"]
     assert zsh_complete("nicmatrix lab ") == sorted(help_subcommands("lab"))
     assert set(zsh_complete("nicmatrix sweep --")) >= {o for o in help_options("sweep") if o.startswith("--")}
-    assert zsh_complete("nicmatrix report x.json --format ") == ["csv", "json", "md", "table"]
+    assert zsh_complete("nicmatrix report x.json --format ") == ["csv", "html", "json", "md", "table"]
     (tmp_path / "conf-a.json").write_text("{}")
     assert "conf-a.json" in zsh_complete("nicmatrix sweep con")

@@ -39,7 +39,7 @@ def test_example_notebook_runs_and_writes_its_plots(tmp_path, monkeypatch):
             assert not [o for o in cell.outputs if o.output_type == "error"]
     executable = [c for c in nb.cells if c.cell_type == "code"]
     assert all(c.execution_count for c in executable)
-    for name in ("heatmap.png", "scatter.png", "bars.png"):
+    for name in ("heatmap.png", "scatter.png", "timeseries.png", "box.png", "cdf.png", "breakdown.png", "bars.png"):
         path = plots / name
         assert path.stat().st_size > 0
         with Image.open(path) as img:
@@ -48,5 +48,5 @@ def test_example_notebook_runs_and_writes_its_plots(tmp_path, monkeypatch):
             assert hi - lo > 50
     # The notebook showed the images it wrote.
     shown = [o for c in executable for o in c.outputs if "image/png" in o.get("data", {})]
-    assert len(shown) == 3
+    assert len(shown) == 7
     shutil.rmtree(plots)

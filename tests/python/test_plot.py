@@ -7,7 +7,7 @@ import pytest
 from PIL import Image
 
 import nicmatrix as nm
-from nicmatrix import plot
+from nicmatrix import _nicmatrix, plot
 from conftest import EXAMPLE_A, EXAMPLE_B, FAKE_LAB, run
 
 
@@ -90,3 +90,118 @@ def test_python_dash_m_nicmatrix_plot(tmp_path):
     check_png(out)
     res = subprocess.run([sys.executable, "-m", "nicmatrix"], capture_output=True, text=True, timeout=60)
     assert res.returncode == 2 and "usage" in res.stderr
+
+
+def _lines(fig):
+    return [line for ax in fig.axes for line in ax.get_lines()]
+
+
+def test_heatmap_shows_the_median_interval_and_precision_marks(tmp_path):
+    res = nm.load(FAKE_LAB)
+    fig = plot.heatmap(res)
+    texts = [t.get_text() for ax in fig.axes for t in ax.texts]
+    s = res.summary()
+    for _, row in s[(s["status"] == "ok")].iterrows():
+        lo, hi = row["throughput_bps_median_ci_low"], row["throughput_bps_median_ci_high"]
+        want = f"[{_nicmatrix.format_metric('throughput_bps', lo)} .. {_nicmatrix.format_metric('throughput_bps', hi)}]"
+        assert any(want in t for t in texts), (row["key"], want, texts)
+    # A cell whose precision was not met carries "?" after its median.
+    res.data["cells"][0]["precision_met"] = False
+    texts = [t.get_text() for ax in plot.heatmap(res).axes for t in ax.texts]
+    assert any(t.split("\n")[0].endswith(" ?") for t in texts)
+    check_png(plot.save(fig, tmp_path / "heatmap.png"))
+
+
+def test_timeseries_draws_every_repetitions_intervals(tmp_path):
+    res = nm.load(EXAMPLE_A)
+    fig = plot.timeseries(res, cells="all-on/*/tcp-p1")
+    chosen = [c for c in res.cells if c["key"].startswith("all-on/") and c["key"].endswith("/tcp-p1")]
+    lines = _lines(fig)
+    assert len(lines) == sum(len(c["runs"]) for c in chosen)
+    # The y values are the file's interval throughputs, in Gbit/s, in order.
+    want = [[iv["throughput_bps"] / 1e9 for iv in r["intervals"]] for c in chosen for r in c["runs"]]
+    assert [list(line.get_ydata()) for line in lines] == [pytest.approx(w) for w in want]
+    ax = fig.axes[0]
+    assert "Gbit/s" in ax.get_ylabel() and "seconds" in ax.get_xlabel() and ax.get_title()
+    check_png(plot.save(fig, tmp_path / "timeseries.png"))
+
+
+def test_box_has_one_box_per_cell_with_its_repetitions(tmp_path):
+    res = nm.load(EXAMPLE_A)
+    fig = plot.box(res)
+    ax = fig.axes[0]
+    ok = [c for c in res.cells if c["status"] == "ok"]
+    assert len(ax.get_xticklabels()) == len(ok)
+    # The orange points are the repetitions, one point per run.
+    points = [line for line in ax.get_lines() if line.get_marker() == "o" and line.get_color() == "C1"]
+    assert sorted(len(p.get_ydata()) for p in points) == sorted(len(c["runs"]) for c in ok)
+    check_png(plot.save(fig, tmp_path / "box.png"))
+
+
+def test_cdf_of_intervals_reaches_one_per_cell(tmp_path):
+    res = nm.load(EXAMPLE_A)
+    fig = plot.cdf(res, cells="all-off/mtu1500/*")
+    lines = _lines(fig)
+    assert len(lines) == 2
+    for line in lines:
+        y = list(line.get_ydata())
+        assert y == sorted(y) and y[-1] == pytest.approx(1.0)
+    with pytest.raises(nm.Error, match="no run of the chosen cells has rr"):
+        plot.cdf(res, of="latency")
+    check_png(plot.save(fig, tmp_path / "cdf.png"))
+
+
+def test_cdf_of_latency_goes_through_the_recorded_percentiles(tmp_path):
+    res = nm.load(FAKE_LAB)
+    cell = next(c for c in res.cells if c["status"] == "ok")
+    for k, run in enumerate(cell["runs"]):
+        run["rr"] = {"transactions": 1000, "latency_us": {"mean": 30 + k, "p50": 25 + k, "p90": 40 + k, "p99": 80 + k, "p999": 150 + k, "max": 300 + k}}
+    fig = plot.cdf(res, of="latency", cells=cell["key"])
+    (line,) = _lines(fig)
+    xs = sorted(v for r in cell["runs"] for p, v in r["rr"]["latency_us"].items() if p != "mean")
+    assert list(line.get_xdata()) == xs
+    assert fig.axes[0].get_xscale() == "log" and "µs" in fig.axes[0].get_xlabel()
+    check_png(plot.save(fig, tmp_path / "latency.png"))
+
+
+def test_breakdown_stacks_the_profile_and_names_the_missing_field(tmp_path, nicmatrix_bin):
+    # The committed example files predate the kernel profile: the error names the field.
+    with pytest.raises(nm.Error, match="has cpu_profile.receiver"):
+        plot.breakdown(EXAMPLE_A)
+    res = run(nicmatrix_bin, "plot", EXAMPLE_A, "--kind", "breakdown", "-o", str(tmp_path / "b.png"), check=False)
+    assert res.returncode == 2 and "cpu_profile" in res.stderr and not (tmp_path / "b.png").exists()
+    # A profile in the agreed shape (RUN_RECORD: cpu_profile.{sender,receiver}.categories, percent of all
+    # samples) is stacked per cell as the mean over the repetitions.
+    r = nm.load(EXAMPLE_A)
+    cells = [c for c in r.cells if c["key"].endswith("mtu1500/tcp-p1")]
+    for c in cells:
+        for k, run_ in enumerate(c["runs"]):
+            cats = {"copy": 20.0 + k, "checksum": 10.0 if c["key"].startswith("all-off") else 1.0, "idle": 50.0 - k}
+            run_["cpu_profile"] = {"sender": None, "receiver": {"host": "vm", "samples": 4000, "categories": cats}}
+    fig = plot.breakdown(r, cells="*/mtu1500/tcp-p1")
+    ax = fig.axes[0]
+    bars = {}
+    for patch, label in zip(ax.patches, [h.get_label() for h in ax.containers for _ in h]):
+        bars.setdefault(label, []).append(patch.get_height())
+    assert bars["copy"] == pytest.approx([21.0, 21.0]) and bars["checksum"] == pytest.approx([1.0, 10.0])
+    assert "% of all samples" in ax.get_ylabel()
+    check_png(plot.save(fig, tmp_path / "breakdown.png"))
+
+
+@pytest.mark.parametrize("kind", ["timeseries", "box", "cdf"])
+def test_cli_new_kinds_write_png(tmp_path, nicmatrix_bin, kind):
+    out = tmp_path / f"{kind}.png"
+    res = run(nicmatrix_bin, "plot", EXAMPLE_A, "--kind", kind, "--cells", "all-on/*", "-o", str(out), timeout=120)
+    assert res.stdout.strip() == str(out)
+    check_png(out, min_size=(600, 400))
+
+
+def test_cli_new_kinds_bad_input(tmp_path, nicmatrix_bin):
+    out = tmp_path / "x.png"
+    res = run(nicmatrix_bin, "plot", EXAMPLE_A, "--kind", "timeseries", "--cells", "nope/*", "-o", str(out), check=False)
+    assert res.returncode == 2 and "--cells nope/*: no such cell" in res.stderr
+    res = run(nicmatrix_bin, "plot", EXAMPLE_A, "--kind", "timeseries", "--metric", "cpu_sender_pct", "-o", str(out), check=False)
+    assert res.returncode == 2 and "timeseries draws the intervals'" in res.stderr
+    res = run(nicmatrix_bin, "plot", EXAMPLE_A, "--kind", "cdf", "--of", "nope", "-o", str(out), check=False)
+    assert res.returncode == 2
+    assert not out.exists()

@@ -27,6 +27,20 @@ std::string link_mtu(const std::string& netns, const std::string& ifname) {
     return run_in_netns(netns, "cat /sys/class/net/" + ifname + "/mtu").output;
 }
 
+std::string results_schema_errors(const std::string& path) {
+    const std::string src = NM_SOURCE_DIR;
+    const std::string script =
+        "import json, sys, jsonschema\n"
+        "src = sys.argv[1]\n"
+        "load = lambda p: json.load(open(p))\n"
+        "sweep = load(src + '/configs/sweep.schema.json'); results = load(src + '/results/results.schema.json')\n"
+        "store = {sweep['\\$id']: sweep, results['\\$id']: results}\n"
+        "resolver = jsonschema.RefResolver.from_schema(results, store=store)\n"
+        "jsonschema.Draft202012Validator(results, resolver=resolver).validate(load(sys.argv[2]))\n";
+    const auto r = run_command("/usr/bin/python3 -W ignore -c \"" + script + "\" " + src + " " + path);
+    return r.exit_status == 0 ? std::string() : r.output;
+}
+
 void wait_for_lab_path(const LabInfo& lab) {
     const auto& client = lab.by_role("client");
     const std::string server = strip_prefix(lab.by_role("server").ipv4);

@@ -6,6 +6,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <string>
 
 namespace nm::test {
 
@@ -15,6 +16,14 @@ void require_net_admin() {
     const bool have = ::syscall(SYS_capget, &header, data) == 0 && (data[0].effective & (1U << CAP_NET_ADMIN)) != 0;
     if (!have) {
         std::fputs("SKIPPED: this integration test needs CAP_NET_ADMIN (run as root)\n", stderr);
+        std::exit(77);
+    }
+}
+
+void require_tool(const char* tool) {
+    const std::string probe = std::string("command -v ") + tool + " >/dev/null 2>&1";
+    if (std::system(probe.c_str()) != 0) {
+        std::fprintf(stderr, "SKIPPED: this test reads its oracle with %s, which is not installed (scripts/install-deps.sh)\n", tool);
         std::exit(77);
     }
 }

@@ -6,4 +6,7 @@ namespace nm::test {
 /// CTest reports as skipped: it never passes silently. CI runs as root, where this does nothing.
 void require_net_admin();
 
+/// Skips the test (exit 77, as above) when `tool` is not on PATH: an oracle scripts/install-deps.sh installs.
+void require_tool(const char* tool);
+
 }  // namespace nm::test

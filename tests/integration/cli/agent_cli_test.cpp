@@ -1,6 +1,7 @@
 // `nicmatrix serve --allow-control` and `nicmatrix sweep --peer --key-file` as processes in the lab, each
 // in its own namespace, checked from outside with ip and ethtool: a sweep refused before any change, a
-// client killed mid-sweep, and a change that cuts the path rolled back on both ends.
+// client killed mid-sweep, a change that cuts the path rolled back on both ends, impostor and broken
+// agents, and an agent killed mid-sweep with and without a restart.
 #include <catch2/catch.hpp>
 
 #include <fcntl.h>
@@ -17,8 +18,10 @@
 
 #include <nlohmann/json.hpp>
 
+#include "agent/key_file.hpp"
 #include "core/base/wait_until.hpp"
 #include "tests/support/command.hpp"
+#include "tests/support/fake_agent.hpp"
 #include "tests/support/matrix_world.hpp"
 #include "tests/support/oracles.hpp"
 #include "tests/support/require.hpp"
@@ -57,6 +60,13 @@ public:
         ::waitpid(pid_, nullptr, 0);
         pid_ = -1;
     }
+    /// The exit status once the process has ended by itself within `limit` (a test failure otherwise).
+    int wait_exit(std::chrono::seconds limit) {
+        int status = 0;
+        nm::wait_until([&] { return ::waitpid(pid_, &status, WNOHANG) == pid_; }, limit, "the process to exit");
+        pid_ = -1;
+        return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    }
     std::string output() const {
         std::ifstream in(log_);
         std::stringstream s;
@@ -79,17 +89,29 @@ std::string address(const std::string& with_prefix) { return with_prefix.substr(
 
 void write_file(const std::string& path, const std::string& text) { std::ofstream(path) << text; }
 
+const std::string kKey = "0123456789abcdef0123456789abcdef";
+
+/// The key, readable by its owner only (as the agent and the sweep require).
+std::string write_key(const nm::test::TempDir& dir) {
+    write_file(dir.file("key"), kKey);
+    std::filesystem::permissions(dir.file("key"), std::filesystem::perms::owner_read | std::filesystem::perms::owner_write);
+    return dir.file("key");
+}
+
 std::string config(const std::string& mtus, double duration_s) {
     return R"({"name": "agent", "offloads": [{"name": "tso-off", "features": {"tso": "off"}}], "mtu": [)" + mtus +
            R"(], "traffic": [{"name": "tcp", "protocol": "tcp", "streams": 1}], "duration_s": )" + std::to_string(duration_s) +
-           R"(, "omit_s": 0, "repetitions": 1, "cooldown_s": 0, "apply_to": {"offloads": "both", "mtu": "both"}})";
+           R"(, "omit_s": 0, "repetitions": 1, "cooldown_s": 0, "order": "sequential", "interference": {"max_wait_s": 0}, )"
+           R"("apply_to": {"offloads": "both", "mtu": "both"}})";
 }
 
-/// The agent in the lab's server namespace, waited for until it says what it allows.
-std::unique_ptr<Spawned> start_agent(const nm::test::ScopedLab& lab, const nm::test::TempDir& dir, const std::vector<std::string>& extra) {
-    std::vector<std::string> args{"serve", "--journal", dir.file("agent-journal.json"), "--heartbeat-timeout", "2"};
+/// The agent in the lab's server namespace, waited for until it says what it allows. Its heartbeat timeout
+/// (1 s) is shorter than the sweep's confirm window (3 s).
+std::unique_ptr<Spawned> start_agent(const nm::test::ScopedLab& lab, const nm::test::TempDir& dir, const std::vector<std::string>& extra,
+                                     const std::string& log = "agent.log") {
+    std::vector<std::string> args{"serve", "--journal", dir.file("agent-journal.json"), "--heartbeat-timeout", "1"};
     args.insert(args.end(), extra.begin(), extra.end());
-    auto agent = std::make_unique<Spawned>(in_netns(lab.server().netns, args), dir.file("agent.log"));
+    auto agent = std::make_unique<Spawned>(in_netns(lab.server().netns, args), dir.file(log));
     nm::wait_until([&] { return agent->output().find("nicmatrix serve: settings") != std::string::npos; }, std::chrono::seconds(5),
                    "the agent to start");
     return agent;
@@ -104,7 +126,7 @@ TEST_CASE("sweep --peer: an agent without a key makes the sweep refuse before an
     const auto& a = lab.client();
     const auto& b = lab.server();
     write_file(dir.file("sweep.json"), config("4000", 1));
-    write_file(dir.file("key"), "0123456789abcdef0123456789abcdef");
+    write_key(dir);
     const auto agent = start_agent(lab, dir, {"--allow-control", b.ifname});
     CHECK(agent->output().find("settings changes refused: the agent has no key (start it with --key-file), so it changes no settings; "
                                "traffic tests are served") != std::string::npos);
@@ -114,9 +136,10 @@ TEST_CASE("sweep --peer: an agent without a key makes the sweep refuse before an
     const auto r = nm::test::run_in_netns(a.netns, nicmatrix_binary() + " sweep " + dir.file("sweep.json") + " --iface " + a.ifname +
                                                        " --peer " + address(b.ipv4) + " --key-file " + dir.file("key") + " --journal " +
                                                        dir.file("j.json") + " -o " + dir.file("r.json"));
-    CHECK(r.exit_status == 2);
-    CHECK(r.output == "nicmatrix: sweep: the peer's side cannot be changed: the agent has no key (start it with --key-file), so it "
-                      "changes no settings\n");
+    // A client holding a key uses only an agent that proves it holds the same key (exit 1).
+    CHECK(r.exit_status == 1);
+    CHECK(r.output == "nicmatrix: peer agent " + address(b.ipv4) + ":5301 does not authenticate (it was started without --key-file, or it "
+                      "is not a nicmatrix agent); a client holding a key uses only an agent that proves it holds the same key\n");
     CHECK(link_mtu(a.netns, a.ifname) == "1500\n");
     CHECK(link_mtu(b.netns, b.ifname) == "1500\n");
     CHECK(ethtool_features(a.netns, a.ifname) == before_a);
@@ -125,7 +148,9 @@ TEST_CASE("sweep --peer: an agent without a key makes the sweep refuse before an
     // `run --key-file` wants the server to prove it holds the key; this one cannot.
     const auto run = nm::test::run_in_netns(a.netns, nicmatrix_binary() + " run -c " + address(b.ipv4) + " -t 0.2 --key-file " + dir.file("key"));
     CHECK(run.exit_status == 1);
-    CHECK(run.output == "nicmatrix: server " + address(b.ipv4) + ":5301 does not authenticate (it was started without --key-file)\n");
+    CHECK(run.output == "Connecting to host " + address(b.ipv4) + ", port 5301\nnicmatrix: server " + address(b.ipv4) +
+                            ":5301 does not authenticate tests (it was started without --key-file); this run holds a key, so it does "
+                            "not take figures from a server that cannot prove it holds it\n");
 }
 
 TEST_CASE("sweep --peer: a client killed with SIGKILL mid-sweep leaves the peer restored by its agent", "[integration]") {
@@ -135,7 +160,7 @@ TEST_CASE("sweep --peer: a client killed with SIGKILL mid-sweep leaves the peer 
     const auto& a = lab.client();
     const auto& b = lab.server();
     write_file(dir.file("sweep.json"), config("4000", 5));
-    write_file(dir.file("key"), "0123456789abcdef0123456789abcdef");
+    write_key(dir);
     const auto before_b = ethtool_features(b.netns, b.ifname);
     const auto agent = start_agent(lab, dir, {"--allow-control", b.ifname, "--key-file", dir.file("key")});
 
@@ -145,8 +170,8 @@ TEST_CASE("sweep --peer: a client killed with SIGKILL mid-sweep leaves the peer 
     nm::wait_until([&] { return link_mtu(b.netns, b.ifname) == "4000\n"; }, std::chrono::seconds(10), "the agent to apply the cell");
     CHECK_FALSE(ethtool_features(b.netns, b.ifname).at("tcp-segmentation-offload"));
     sweep.stop(SIGKILL);
-    // Within the heartbeat timeout (2 s) and some slack.
-    nm::wait_until([&] { return link_mtu(b.netns, b.ifname) == "1500\n"; }, std::chrono::seconds(4), "the agent to restore the peer");
+    // Within the heartbeat timeout (1 s), or the confirm window of a change in flight (3 s), and some slack.
+    nm::wait_until([&] { return link_mtu(b.netns, b.ifname) == "1500\n"; }, std::chrono::seconds(6), "the agent to restore the peer");
     CHECK(ethtool_features(b.netns, b.ifname) == before_b);
     CHECK(agent->output().find("restored " + b.ifname + " after") != std::string::npos);
 
@@ -166,7 +191,7 @@ TEST_CASE("sweep --peer: a change that cuts the path (jumbo MTU through a 1500-b
     const auto& b = lab.server();
     nm::test::wait_for_lab_path(lab.info());
     write_file(dir.file("sweep.json"), config("9000, 1500", 1));
-    write_file(dir.file("key"), "0123456789abcdef0123456789abcdef");
+    write_key(dir);
     const auto agent = start_agent(lab, dir, {"--allow-control", b.ifname, "--key-file", dir.file("key")});
 
     const auto r = nm::test::run_in_netns(a.netns, nicmatrix_binary() + " sweep " + dir.file("sweep.json") + " --iface " + a.ifname +
@@ -208,7 +233,7 @@ TEST_CASE("sweep --peer NAME -6 through the agent: the name resolves to the peer
     } remove_etc{etc};
     write_file((etc / "hosts").string(), "127.0.0.1 localhost\n198.18.0.2 nm-peer\n" + address(b.ipv6) + " nm-peer\n");
     write_file(dir.file("sweep.json"), config("4000", 1));
-    write_file(dir.file("key"), "0123456789abcdef0123456789abcdef");
+    write_key(dir);
     const auto agent = start_agent(lab, dir, {"--allow-control", b.ifname, "--key-file", dir.file("key")});
     const auto counter = [&](const std::string& cmd) {
         const auto r = nm::test::run_in_netns(b.netns, cmd);
@@ -239,4 +264,157 @@ TEST_CASE("sweep --peer NAME -6 through the agent: the name resolves to the peer
     CHECK(v4_packets() - v4_before < 100);
     CHECK(link_mtu(a.netns, a.ifname) == "1500\n");
     CHECK(link_mtu(b.netns, b.ifname) == "1500\n");
+}
+
+namespace {
+
+nlohmann::json read_json(const std::string& path) {
+    std::ifstream in(path);
+    return nlohmann::json::parse(in);
+}
+
+std::string sweep_command(const nm::test::ScopedLab& lab, const nm::test::TempDir& dir, uint16_t port) {
+    return nicmatrix_binary() + " sweep " + dir.file("sweep.json") + " --iface " + lab.client().ifname + " --peer " + address(lab.server().ipv4) +
+           " --port " + std::to_string(port) + " --key-file " + dir.file("key") + " --journal " + dir.file("j.json") + " -o " + dir.file("r.json");
+}
+
+}  // namespace
+
+TEST_CASE("sweep --key-file refuses an impostor agent that skips authentication or cannot prove the key: exit 1, nothing changed "
+          "on either end",
+          "[integration]") {
+    nm::test::require_net_admin();
+    nm::test::ScopedLab lab;
+    nm::test::TempDir dir;
+    const auto& a = lab.client();
+    const auto& b = lab.server();
+    write_file(dir.file("sweep.json"), config("4000", 1));
+    write_key(dir);
+    const auto before_a = ethtool_features(a.netns, a.ifname);
+    const auto before_b = ethtool_features(b.netns, b.ifname);
+    for (const auto mode : {nm::test::FakeAgent::Mode::SkipsAuth, nm::test::FakeAgent::Mode::WrongProof}) {
+        nm::test::FakeAgent fake(b.netns, b.ifname, nm::SecretKey(kKey), mode);
+        const auto r = nm::test::run_in_netns(a.netns, sweep_command(lab, dir, fake.port()));
+        INFO(r.output);
+        CHECK(r.exit_status == 1);
+        CHECK(r.output.find(mode == nm::test::FakeAgent::Mode::SkipsAuth ? "does not authenticate" : "could not prove it holds the key") !=
+              std::string::npos);
+        CHECK(fake.requests().empty());   // no request was sent, signed or not
+        CHECK_FALSE(std::filesystem::exists(dir.file("r.json")));
+    }
+    CHECK(link_mtu(a.netns, a.ifname) == "1500\n");
+    CHECK(link_mtu(b.netns, b.ifname) == "1500\n");
+    CHECK(ethtool_features(a.netns, a.ifname) == before_a);
+    CHECK(ethtool_features(b.netns, b.ifname) == before_b);
+}
+
+TEST_CASE("sweep --peer: a tampered or malformed agent reply stops the sweep cleanly: exit 1, the local side restored, no cell "
+          "recorded under settings it did not have",
+          "[integration]") {
+    nm::test::require_net_admin();
+    nm::test::ScopedLab lab;
+    nm::test::TempDir dir;
+    const auto& a = lab.client();
+    const auto& b = lab.server();
+    write_file(dir.file("sweep.json"), config("4000", 1));
+    write_key(dir);
+    const auto before_a = ethtool_features(a.netns, a.ifname);
+    const auto before_b = ethtool_features(b.netns, b.ifname);
+    for (const auto mode : {nm::test::FakeAgent::Mode::TampersApplyReply, nm::test::FakeAgent::Mode::MalformedApplyReply}) {
+        nm::test::FakeAgent fake(b.netns, b.ifname, nm::SecretKey(kKey), mode);
+        const auto r = nm::test::run_in_netns(a.netns, sweep_command(lab, dir, fake.port()));
+        INFO(r.output);
+        CHECK(r.exit_status == 1);   // not 134 (std::terminate)
+        CHECK(r.output.find("nicmatrix: sweep stopped: lost the peer agent: not reconnecting to peer agent") != std::string::npos);
+        CHECK(r.output.find(mode == nm::test::FakeAgent::Mode::TampersApplyReply ? "sent a message with a bad MAC" : "malformed") != std::string::npos);
+        // The local end had its half of the cell applied before the peer's reply came: it is back.
+        CHECK(link_mtu(a.netns, a.ifname) == "1500\n");
+        CHECK(ethtool_features(a.netns, a.ifname) == before_a);
+        const auto results = read_json(dir.file("r.json"));
+        CHECK(results.at("cells").empty());
+        CHECK(results.at("run").at("finished").is_null());
+        CHECK(nm::test::results_schema_errors(dir.file("r.json")) == "");
+        std::filesystem::remove(dir.file("r.json"));
+    }
+    CHECK(ethtool_features(b.netns, b.ifname) == before_b);
+    CHECK(link_mtu(b.netns, b.ifname) == "1500\n");
+}
+
+TEST_CASE("sweep --peer: the agent killed with SIGKILL mid-sweep ends the sweep within 30 s with the local side restored and a "
+          "valid file of the finished cells",
+          "[integration]") {
+    nm::test::require_net_admin();
+    nm::test::ScopedLab lab;
+    nm::test::TempDir dir;
+    const auto& a = lab.client();
+    const auto& b = lab.server();
+    write_file(dir.file("sweep.json"), config("1500, 4000, 6000", 1));
+    write_key(dir);
+    const auto before_a = ethtool_features(a.netns, a.ifname);
+    const auto before_b = ethtool_features(b.netns, b.ifname);
+    auto agent = start_agent(lab, dir, {"--allow-control", b.ifname, "--key-file", dir.file("key")});
+    Spawned sweep(in_netns(a.netns, {"sweep", dir.file("sweep.json"), "--iface", a.ifname, "--peer", address(b.ipv4), "--key-file",
+                                     dir.file("key"), "--journal", dir.file("j.json"), "-o", dir.file("r.json")}),
+                  dir.file("sweep.log"));
+    nm::wait_until([&] { return link_mtu(b.netns, b.ifname) == "4000\n"; }, std::chrono::seconds(20), "the second cell on the peer");
+    agent->stop(SIGKILL);
+    const auto killed = std::chrono::steady_clock::now();
+    const int status = sweep.wait_exit(std::chrono::seconds(30));
+    INFO(sweep.output());
+    CHECK(std::chrono::steady_clock::now() - killed < std::chrono::seconds(30));
+    CHECK(status == 1);
+    CHECK(sweep.output().find("nicmatrix: sweep stopped: lost the peer agent: peer agent " + address(b.ipv4) + ":5301 did not come back") !=
+          std::string::npos);
+    CHECK(link_mtu(a.netns, a.ifname) == "1500\n");
+    CHECK(ethtool_features(a.netns, a.ifname) == before_a);
+    const auto results = read_json(dir.file("r.json"));
+    CHECK(nm::test::results_schema_errors(dir.file("r.json")) == "");
+    REQUIRE(results.at("cells").size() == 1);
+    CHECK(results.at("cells")[0].at("key") == "tso-off/mtu1500/tcp");
+    CHECK(results.at("cells")[0].at("status") == "ok");
+    CHECK(results.at("run").at("finished").is_null());
+    // The dead agent could not restore its side; its journal does, at its next start.
+    CHECK(link_mtu(b.netns, b.ifname) == "4000\n");
+    agent = start_agent(lab, dir, {"--allow-control", b.ifname, "--key-file", dir.file("key")}, "agent2.log");
+    CHECK(agent->output().find("restored " + b.ifname + " from the journal a previous agent left") != std::string::npos);
+    CHECK(link_mtu(b.netns, b.ifname) == "1500\n");
+    CHECK(ethtool_features(b.netns, b.ifname) == before_b);
+}
+
+TEST_CASE("sweep --peer: the agent killed and restarted mid-sweep: the sweep reconnects, runs the cut cell again and finishes",
+          "[integration]") {
+    nm::test::require_net_admin();
+    nm::test::ScopedLab lab;
+    nm::test::TempDir dir;
+    const auto& a = lab.client();
+    const auto& b = lab.server();
+    write_file(dir.file("sweep.json"), config("1500, 4000, 6000", 1));
+    write_key(dir);
+    const auto before_a = ethtool_features(a.netns, a.ifname);
+    const auto before_b = ethtool_features(b.netns, b.ifname);
+    auto agent = start_agent(lab, dir, {"--allow-control", b.ifname, "--key-file", dir.file("key")});
+    Spawned sweep(in_netns(a.netns, {"sweep", dir.file("sweep.json"), "--iface", a.ifname, "--peer", address(b.ipv4), "--key-file",
+                                     dir.file("key"), "--journal", dir.file("j.json"), "-o", dir.file("r.json")}),
+                  dir.file("sweep.log"));
+    nm::wait_until([&] { return link_mtu(b.netns, b.ifname) == "4000\n"; }, std::chrono::seconds(20), "the second cell on the peer");
+    agent->stop(SIGKILL);
+    agent = start_agent(lab, dir, {"--allow-control", b.ifname, "--key-file", dir.file("key")}, "agent2.log");
+    const int status = sweep.wait_exit(std::chrono::seconds(60));
+    INFO(sweep.output());
+    INFO(agent->output());
+    REQUIRE(status == 0);
+    CHECK(sweep.output().find("reconnected to the peer agent; its side is at its original state") != std::string::npos);
+    const auto results = read_json(dir.file("r.json"));
+    CHECK(nm::test::results_schema_errors(dir.file("r.json")) == "");
+    REQUIRE(results.at("cells").size() == 3);
+    for (const auto& c : results.at("cells")) {
+        INFO(c.at("key"));
+        CHECK(c.at("status") == "ok");
+        CHECK(c.at("applied").at("remote").at("mtu") == c.at("params").at("mtu"));
+    }
+    CHECK(results.at("run").at("finished").is_string());
+    CHECK(link_mtu(a.netns, a.ifname) == "1500\n");
+    CHECK(link_mtu(b.netns, b.ifname) == "1500\n");
+    CHECK(ethtool_features(a.netns, a.ifname) == before_a);
+    CHECK(ethtool_features(b.netns, b.ifname) == before_b);
 }

@@ -70,7 +70,20 @@ TEST_CASE("Bad invocations of sweep and serve give their exact error, exit 2, an
     nm::test::ScopedLab lab;
     nm::test::TempDir dir;
     const auto& a = lab.client();
-    std::ofstream(dir.file("short")) << "12345";
+    // Key files: too short (but private), readable by everyone, too long, not a file.
+    const auto key_file = [&](const std::string& name, const std::string& bytes, std::filesystem::perms mode) {
+        std::ofstream(dir.file(name)) << bytes;
+        std::filesystem::permissions(dir.file(name), mode);
+        return dir.file(name);
+    };
+    const auto owner_only = std::filesystem::perms::owner_read | std::filesystem::perms::owner_write;
+    const auto everyone = owner_only | std::filesystem::perms::group_read | std::filesystem::perms::others_read;
+    key_file("short", "12345", owner_only);
+    const auto open_key = key_file("open", "0123456789abcdef0123456789abcdef", everyone);
+    const auto group_key = key_file("group", "0123456789abcdef0123456789abcdef", owner_only | std::filesystem::perms::group_read);
+    const auto long_key = key_file("long", std::string(5000, 'k'), owner_only);
+    std::filesystem::create_directories(dir.file("keydir"));
+    const std::string open_key_error = "nicmatrix: key file " + open_key + ": mode 0644 lets group and others read it; chmod 600 " + open_key + "\n";
     const std::string cfg = kSource + "/configs/offload-mtu.json";
     const std::string journal = " --journal " + dir.file("j.json");
     struct Case {
@@ -82,10 +95,18 @@ TEST_CASE("Bad invocations of sweep and serve give their exact error, exit 2, an
         {"sweep " + cfg + " --lab --iface nm-a --peer 198.18.0.2", "--lab excludes --iface\nRun with --help for more information.\n"},
         {"sweep " + cfg + " --iface nm-a" + journal, "nicmatrix: sweep: --iface needs --peer HOST (the machine running `nicmatrix serve`)\n"},
         {"sweep " + cfg + " --iface nm-a --peer 198.18.0.2 --key-file /nonexistent/key" + journal,
-         "nicmatrix: key file /nonexistent/key: cannot be read\n"},
+         "nicmatrix: key file /nonexistent/key: cannot be read (No such file or directory)\n"},
         {"sweep " + cfg + " --iface nm-a --peer 198.18.0.2 --key-file " + dir.file("short") + journal,
-         "nicmatrix: key file " + dir.file("short") + ": 5 bytes; at least 16 (make one with: head -c 32 /dev/urandom > " + dir.file("short") +
+         "nicmatrix: key file " + dir.file("short") + ": 5 bytes; at least 32 (make one with: head -c 32 /dev/urandom > " + dir.file("short") +
              ")\n"},
+        {"sweep " + cfg + " --iface nm-a --peer 198.18.0.2 --key-file " + open_key + journal, open_key_error},
+        {"sweep " + cfg + " --iface nm-a --peer 198.18.0.2 --key-file " + group_key + journal,
+         "nicmatrix: key file " + group_key + ": mode 0640 lets group read it; chmod 600 " + group_key + "\n"},
+        {"sweep " + cfg + " --iface nm-a --peer 198.18.0.2 --key-file " + long_key + journal,
+         "nicmatrix: key file " + long_key + ": longer than 4096 bytes; a key is 32 random bytes (head -c 32 /dev/urandom > " + long_key + ")\n"},
+        {"sweep " + cfg + " --iface nm-a --peer 198.18.0.2 --key-file " + dir.file("keydir") + journal,
+         "nicmatrix: key file " + dir.file("keydir") + ": not a regular file\n"},
+        {"run -c 198.18.0.2 -t 0.2 --key-file " + open_key, open_key_error},
         {"sweep " + cfg + " --iface nm-a --peer 198.18.0.2" + journal,
          "nicmatrix: sweep offload-mtu: the config changes the peer's side, which its agent does only for a client holding the key: give "
          "--key-file (or NICMATRIX_KEY_FILE), or set \"apply_to\" to \"local\"\n"},
@@ -100,8 +121,9 @@ TEST_CASE("Bad invocations of sweep and serve give their exact error, exit 2, an
         {"serve --heartbeat-timeout 0", "--heartbeat-timeout: Value 0 not in range 0.100000 to 3600.000000\nRun with --help for more information.\n"},
         {"serve --port 0 --journal " + dir.file("aj.json") + " --allow-control nosuch0", "nicmatrix: --allow-control nosuch0: no such interface: nosuch0\n"},
         {"serve --port 0 --journal " + dir.file("aj.json") + " --allow-control nm-a --key-file " + dir.file("short"),
-         "nicmatrix: key file " + dir.file("short") + ": 5 bytes; at least 16 (make one with: head -c 32 /dev/urandom > " + dir.file("short") +
+         "nicmatrix: key file " + dir.file("short") + ": 5 bytes; at least 32 (make one with: head -c 32 /dev/urandom > " + dir.file("short") +
              ")\n"},
+        {"serve --port 0 --journal " + dir.file("aj.json") + " --allow-control nm-a --key-file " + open_key, open_key_error},
     };
     const auto before = snapshot(a);
     for (const auto& c : cases) {

@@ -102,10 +102,10 @@ TEST_CASE("sweep without CAP_NET_ADMIN, with a bad config or a bad --metric: exi
     const auto bad = write_config(dir, "bad.json", R"({"offloads": [{"name": "a", "features": {}}], "mtu": [1500], "traffic": [{"streams": 0}]})");
     r = run_command(nicmatrix_binary() + " sweep " + bad + " --lab");
     CHECK(r.exit_status == 2);
-    CHECK_THAT(r.output, Catch::Contains("nicmatrix: " + bad + ": /traffic/0/streams: expected a positive integer (at most 1024), got 0"));
+    CHECK_THAT(r.output, Catch::Contains("nicmatrix: " + bad + ": /traffic/0/streams: expected a positive integer (at most 256), got 0"));
     r = run_command(nicmatrix_binary() + " sweep " + kSource + "/configs/offload-mtu.json --lab --metric goodput");
     CHECK(r.exit_status == 2);
-    CHECK_THAT(r.output, Catch::Contains("--metric goodput: expected one of cpu_receiver_pct,"));
+    CHECK_THAT(r.output, Catch::Contains("--metric goodput: expected one of busiest_cpu_busy_pct, cpu_receiver_pct,"));
     CHECK(run_command("ip netns list | sort").output == before);
     CHECK_FALSE(std::filesystem::exists(dir.file("r.json")));
 }

@@ -158,8 +158,12 @@ TEST_CASE("UDP GSO and GRO: datagrams are still counted one by one", "[integrati
     INFO(nlohmann::json(res).dump());
     REQUIRE(res.status == nm::RunStatus::Ok);
     REQUIRE(res.loss);
-    CHECK(static_cast<double>(res.loss->received) == Approx(20000).epsilon(0.05));
-    CHECK(res.loss->lost == 0);
+    // Counted one by one on both ends: the sender's count is the rate's datagrams (not GSO buffers), every
+    // datagram is either received or lost, and each one received is 1000 bytes. A loaded machine may drop
+    // some at the receiving socket; that is loss, not a miscount.
+    CHECK(static_cast<double>(res.loss->sent) == Approx(20000).epsilon(0.05));
+    CHECK(res.loss->received + res.loss->lost == res.loss->sent);
+    CHECK(static_cast<double>(res.loss->received) >= 0.5 * static_cast<double>(res.loss->sent));
     CHECK(res.bytes == res.loss->received * 1000);
 }
 

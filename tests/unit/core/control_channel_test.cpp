@@ -91,3 +91,56 @@ TEST_CASE("ControlChannel refuses a line over the size cap and reports a closed 
         CHECK(e.kind() == nm::ErrorKind::Closed);
     }
 }
+
+TEST_CASE("decode_control_message reads the version exactly: a wrapping or float version is refused (review L4)", "[unit]") {
+    CHECK_THROWS_WITH(nm::decode_control_message(R"({"v":4294967297,"type":"hello"})"), Contains("version 4294967297"));
+    CHECK_THROWS_WITH(nm::decode_control_message(R"({"v":1.0,"type":"hello"})"), Contains("version 1.0"));
+    CHECK_THROWS(nm::decode_control_message(R"({"v":-1,"type":"hello"})"));
+}
+
+TEST_CASE("A signed channel: sequence numbers and MACs both ways; tampering, replay and another key refused", "[unit]") {
+    const nm::ChannelKeys client_keys{"to-server-key", "to-client-key", "c->s", "s->c"};
+    const nm::ChannelKeys server_keys{"to-client-key", "to-server-key", "s->c", "c->s"};
+    Pair p;
+    nm::ControlChannel client(std::move(p.a));
+    nm::ControlChannel server(std::move(p.b));
+    client.sign_with(client_keys);
+    server.sign_with(server_keys);
+    client.send(nm::Msg::Start, nm::Json{{"udp_port", 4000}}, soon(1000));
+    const auto start = server.receive(soon(1000));
+    REQUIRE(start);
+    CHECK(start->at("seq") == 1);
+    CHECK(start->contains("mac"));
+    server.send(nm::Msg::Started, nm::Json::object(), soon(1000));
+    CHECK(client.receive(soon(1000))->at("seq") == 1);
+    client.send(nm::Msg::Sent, nm::Json::object(), soon(1000));
+    CHECK(server.receive(soon(1000))->at("seq") == 2);
+
+    // What a relay in the middle might try, written straight onto the socket.
+    const auto raw = [&](nm::Json m) {
+        const auto line = nm::encode_control_message(std::move(m));
+        nm::send_all(client.fd(), line.data(), line.size(), soon(1000), "raw");
+    };
+    nm::Json replayed = *start;   // seq 1 again
+    raw(replayed);
+    CHECK_THROWS_WITH(server.receive(soon(1000)), Contains("wrong MAC or sequence number"));
+    nm::Json tampered = *start;
+    tampered["seq"] = 3;
+    tampered["udp_port"] = 9;
+    raw(tampered);
+    CHECK_THROWS_WITH(server.receive(soon(1000)), Contains("wrong MAC"));
+    nm::Json unsigned_start{{"type", "start"}, {"seq", 3}};
+    raw(unsigned_start);
+    CHECK_THROWS_WITH(server.receive(soon(1000)), Contains("not from the holder of the key"));
+    // An error the peer could not sign keeps its text, marked as unproven.
+    raw(nm::Json{{"type", "error"}, {"kind", "auth"}, {"message", "authentication failed"}});
+    CHECK_THROWS_WITH(server.receive(soon(1000)), Contains("authentication failed (an unauthenticated error message)"));
+
+    Pair q;
+    nm::ControlChannel a(std::move(q.a));
+    nm::ControlChannel b(std::move(q.b));
+    a.sign_with({"one key", "x", "c->s", "s->c"});   // the labels agree: only the key differs
+    b.sign_with({"y", "another key", "s->c", "c->s"});
+    a.send(nm::Msg::Start, nm::Json::object(), soon(1000));
+    CHECK_THROWS(b.receive(soon(1000)));
+}

@@ -36,7 +36,8 @@ TEST_CASE("DataHeader encodes magic, cookie and id, and refuses other bytes", "[
 
 TEST_CASE("One table maps wire error kinds to ErrorKind and back", "[unit]") {
     CHECK(nm::error_kind(nm::WireError::Usage) == nm::ErrorKind::Usage);
-    for (auto w : {nm::WireError::Refused, nm::WireError::Busy, nm::WireError::Auth, nm::WireError::Replay, nm::WireError::Limit}) {
+    for (auto w : {nm::WireError::Refused, nm::WireError::Busy, nm::WireError::Auth, nm::WireError::Replay, nm::WireError::Limit,
+                   nm::WireError::Expired}) {
         CHECK(nm::error_kind(w) == nm::ErrorKind::Refused);
     }
     CHECK(nm::error_kind(nm::WireError::Protocol) == nm::ErrorKind::Failed);
@@ -44,7 +45,7 @@ TEST_CASE("One table maps wire error kinds to ErrorKind and back", "[unit]") {
     // Every ErrorKind goes out as a kind that comes back as itself (Closed is a Failed).
     for (auto k : {nm::ErrorKind::Usage, nm::ErrorKind::Refused, nm::ErrorKind::Failed}) CHECK(nm::error_kind(nm::wire_error(k)) == k);
     CHECK(nm::error_kind(nm::wire_error(nm::ErrorKind::Closed)) == nm::ErrorKind::Failed);
-    for (auto w : {nm::WireError::Usage, nm::WireError::Busy, nm::WireError::Limit, nm::WireError::Protocol}) {
+    for (auto w : {nm::WireError::Usage, nm::WireError::Busy, nm::WireError::Limit, nm::WireError::Expired, nm::WireError::Protocol}) {
         CHECK(nm::wire_error_from_name(nm::wire_error_name(w)) == w);
     }
     CHECK(nm::wire_error_from_name("from-a-newer-build") == nm::WireError::Failed);

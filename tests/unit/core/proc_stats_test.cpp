@@ -109,3 +109,55 @@ TEST_CASE("counter_delta is a counter's growth, 0 when it went back", "[unit]") 
     CHECK(nm::counter_delta(7, 7) == 0);
     CHECK(nm::counter_delta(25, 10) == 0);   // a reset, not 2^64 - 15
 }
+
+TEST_CASE("parse_proc_stat_cpus reads every cpuN line by number, skipping what is not one", "[unit]") {
+    const auto s = nm::parse_proc_stat_cpus(std::string(kStat) + "cpufreq 1 2 3\n");
+    CHECK(s.all.user == 10132153);
+    REQUIRE(s.cpus.size() == 2);
+    CHECK(s.cpus[0].cpu == 0);
+    CHECK(s.cpus[0].times.softirq == 16108);
+    CHECK(s.cpus[1].cpu == 1);
+    CHECK(s.cpus[1].times.idle == 6026478);
+    CHECK_THROWS_AS(nm::parse_proc_stat_cpus("cpu0 1 2 3 4\n"), nm::Error);
+}
+
+TEST_CASE("system_cpu_between per CPU: each CPU's own percent, the busiest, busy CPU-seconds", "[unit]") {
+    // Two readings 100 ticks per CPU apart (HZ 100: one second). cpu0 busy 90 %: 60 user, 10 sys,
+    // 20 softirq; cpu2 (cpu1 offline) busy 30 %: 10 steal, 20 sys. cpu3 appears only after: no figure.
+    nm::ProcStat a, b;
+    a.cpus = {{0, {}}, {2, {}}};
+    b.cpus.push_back({0, {}});
+    b.cpus[0].times.user = 60;
+    b.cpus[0].times.system = 10;
+    b.cpus[0].times.softirq = 20;
+    b.cpus[0].times.idle = 10;
+    b.cpus.push_back({2, {}});
+    b.cpus[1].times.steal = 10;
+    b.cpus[1].times.system = 20;
+    b.cpus[1].times.idle = 60;
+    b.cpus[1].times.iowait = 10;
+    b.cpus.push_back({3, {}});
+    b.cpus[2].times.user = 100;
+    for (const auto& c : {b.cpus[0], b.cpus[1]}) {
+        b.all.user += c.times.user;
+        b.all.system += c.times.system;
+        b.all.softirq += c.times.softirq;
+        b.all.steal += c.times.steal;
+        b.all.idle += c.times.idle;
+        b.all.iowait += c.times.iowait;
+    }
+    const auto s = nm::system_cpu_between(a, b, 100);
+    REQUIRE(s.per_cpu.size() == 2);
+    CHECK(s.per_cpu[0].cpu == 0);
+    CHECK(s.per_cpu[0].busy_pct == Approx(90));
+    CHECK(s.per_cpu[0].user_pct == Approx(60));
+    CHECK(s.per_cpu[0].softirq_pct == Approx(20));
+    CHECK(s.per_cpu[1].cpu == 2);
+    CHECK(s.per_cpu[1].busy_pct == Approx(30));
+    CHECK(s.per_cpu[1].steal_pct == Approx(10));
+    CHECK(s.busiest_cpu == 0);
+    CHECK(s.busiest_cpu_busy_pct == Approx(90));
+    CHECK(s.busy_pct == Approx(60));        // the aggregate: 120 busy of 200 ticks
+    CHECK(s.busy_cpu_s == Approx(1.2));     // 120 busy ticks at 100 per second
+    CHECK(nm::system_cpu_between(a, a, 100).busiest_cpu == -1);
+}

@@ -2,18 +2,24 @@
 
 #include "core/udp_tracker.hpp"
 
-TEST_CASE("UdpHeader round-trips in 18 bytes with the window bit", "[unit]") {
+TEST_CASE("UdpHeader round-trips in 18 bytes: 48-bit sequence and time, window bit, cookie", "[unit]") {
     unsigned char buf[18] = {};
-    nm::UdpHeader h{0x0102030405060708ULL, -42, 300, true};
+    nm::UdpHeader h{0x0000040506070809ULL, 0x0000112233445566LL, 300, true, 0xdeadbeef};
     h.write(buf);
     const auto r = nm::UdpHeader::read(buf);
     CHECK(r.seq == h.seq);
-    CHECK(r.send_ns == -42);
+    CHECK(r.send_ns == h.send_ns);
     CHECK(r.stream == 300);
     CHECK(r.in_window);
-    nm::UdpHeader{1, 2, 7, false}.write(buf);
+    CHECK(r.cookie == 0xdeadbeef);
+    CHECK(buf[0] == 0x09);   // little-endian, whatever the host
+    CHECK(buf[14] == 0xef);
+    nm::UdpHeader{1, 2, 7, false, 5}.write(buf);
     CHECK_FALSE(nm::UdpHeader::read(buf).in_window);
     CHECK(nm::UdpHeader::read(buf).stream == 7);
+    CHECK(nm::UdpHeader::read(buf).cookie == 5);
+    nm::UdpHeader{(uint64_t{1} << 48) + 3, 0, 0, false, 0}.write(buf);
+    CHECK(nm::UdpHeader::read(buf).seq == 3);   // 48 bits: 2.8e14 datagrams, 32 days at 100 Mpps
 }
 
 TEST_CASE("UdpSequenceTracker counts unique, duplicate and reordered datagrams", "[unit]") {

@@ -91,3 +91,29 @@ TEST_CASE("WindowMeter: a timeline without intervals counts nothing per interval
     m.count(tl.window_start + 1s, 100, 1);
     CHECK(out.interval_bytes.empty());
 }
+
+namespace {
+int g_cpu_id = 0;
+int fake_cpu_id() { return g_cpu_id; }
+}  // namespace
+
+TEST_CASE("WindowMeter: the CPUs the thread was on inside the window, ascending, each once", "[unit]") {
+    const nm::TimePoint t0{};
+    const auto tl = timeline(t0);
+    nm::WindowCounts out;
+    nm::WindowMeter m(tl, out, fake_cpu, fake_cpu_id);
+    g_cpu_id = 7;
+    m.tick(t0 + 500ms);             // before the window: not noted
+    g_cpu_id = 3;
+    m.tick(t0 + 1s);
+    m.tick(t0 + 1100ms);
+    g_cpu_id = 1;
+    m.tick(t0 + 1200ms);
+    g_cpu_id = 3;
+    m.tick(t0 + 1300ms);
+    g_cpu_id = -1;                  // sched_getcpu failed: nothing noted
+    m.tick(t0 + 1400ms);
+    g_cpu_id = 5;
+    m.tick(t0 + 3s);                // window_end is outside
+    CHECK(out.cpus == std::vector<uint32_t>{1, 3});
+}

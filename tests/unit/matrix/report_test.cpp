@@ -79,7 +79,7 @@ TEST_CASE("The matrix: rows profile x traffic, columns MTU, median and CPU, stat
 
 TEST_CASE("report --metric of a metric no cell has lists the metrics there are", "[unit]") {
     const auto r = results({{"all-on/mtu1500/tcp-p1", {1}}});
-    CHECK_THROWS_WITH(nm::build_matrix(r, "goodput"), Catch::StartsWith("--metric goodput: no cell has this metric; the file has cpu_receiver_pct, cpu_sender_pct,"));
+    CHECK_THROWS_WITH(nm::build_matrix(r, "goodput"), Catch::StartsWith("--metric goodput: no cell has this metric; the file has busiest_cpu_busy_pct, cpu_receiver_pct, cpu_sender_pct,"));
     CHECK_THROWS_AS(nm::parse_table_format("xml"), nm::Error);
     CHECK(nm::build_matrix(r, "cpu_sender_pct").rows.size() == 4);
 }
@@ -270,4 +270,16 @@ TEST_CASE("compare warns when the files' hosts differ in kernel, CPU model, driv
     b.local.kernel_cmdline = "BOOT_IMAGE=/vmlinuz root=/dev/sda1 quiet";
     CHECK(nm::Json(b.local).get<nm::HostInfo>().kernel_cmdline == b.local.kernel_cmdline);
     CHECK_FALSE(nm::Json(a.remote).contains("sysctls"));
+}
+
+TEST_CASE("The matrix notes when the local kernel may hide softirq in the engines' CPU", "[unit]") {
+    auto r = results({{"all-on/mtu1500/tcp-p1", {9.3, 9.41, 9.5}}});
+    CHECK_THAT(nm::render_matrix(nm::build_matrix(r, "throughput_bps"), nm::TableFormat::Text),
+               !Catch::Contains("may include softirq"));   // unknown accounting: no claim
+    r.local.cpu_accounting.irq_time = nm::KernelOption::No;
+    r.local.cpu_accounting.source = "/proc/config.gz";
+    CHECK_THAT(nm::render_matrix(nm::build_matrix(r, "throughput_bps"), nm::TableFormat::Text),
+               Catch::Contains("engine CPU may include softirq: this kernel does not account IRQ time (CONFIG_IRQ_TIME_ACCOUNTING off, /proc/config.gz)"));
+    r.local.cpu_accounting.irq_time = nm::KernelOption::Yes;
+    CHECK_THAT(nm::render_matrix(nm::build_matrix(r, "throughput_bps"), nm::TableFormat::Text), !Catch::Contains("may include softirq"));
 }

@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <set>
 
 #include "core/base/json_codec.hpp"
 #include "matrix/config.hpp"
@@ -143,13 +144,23 @@ TEST_CASE("Every example config uses only keys and values the sweep schema docum
     // The schema knows every key the C++ parser accepts, and no other.
     const auto props = schema.at("properties");
     for (const char* key : {"$schema", "name", "description", "offloads", "mtu", "traffic", "duration_s", "omit_s",
-                            "repetitions", "cooldown_s", "apply_to", "exclude", "precision", "order", "interference"}) {
+                            "repetitions", "cooldown_s", "apply_to", "exclude", "precision", "order", "interference", "affinity"}) {
         CHECK(props.contains(key));
     }
-    CHECK(props.size() == 15);
+    CHECK(props.size() == 16);
     // The precision's metrics are the ones the sweep summarizes.
     CHECK(props.at("precision").at("properties").at("metric").at("enum").get<std::vector<std::string>>() == nm::known_metrics());
-    CHECK(schema.at("$defs").at("test").at("properties").size() == 13);
+    // A traffic entry's keys: the stream test's and the request/response test's together are the parser's.
+    std::set<std::string> entry_keys;
+    for (const char* def : {"test", "rr"}) {
+        for (const auto& [key, value] : schema.at("$defs").at(def).at("properties").items()) entry_keys.insert(key);
+    }
+    CHECK(schema.at("$defs").at("test").at("properties").size() == 21);
+    CHECK(schema.at("$defs").at("rr").at("properties").size() == 17);
+    CHECK(entry_keys == std::set<std::string>{"name", "test", "protocol", "direction", "streams", "threads", "write_size", "length",
+                                              "window", "bytes", "rate_bps", "rate_pps", "udp_gso", "udp_gro", "request_size",
+                                              "response_size", "burst", "connect_per_transaction", "congestion", "nodelay", "mss",
+                                              "dscp", "zerocopy", "skip_rx_copy", "bind_dev"});
     CHECK_FALSE(validate(schema, Json::parse(R"({"offloads": [], "mtu": [1500], "traffic": [{"stream": 1}]})")).empty());
 }
 

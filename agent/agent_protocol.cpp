@@ -1,0 +1,144 @@
+#include "agent/agent_protocol.hpp"
+
+#include <algorithm>
+#include <initializer_list>
+#include <utility>
+
+#include "agent/log_line.hpp"
+#include "ethtool_ctl/feature_names.hpp"
+
+namespace nm {
+namespace {
+
+struct OpRow {
+    AgentOp op;
+    std::string_view name;
+    bool takes_control;
+    std::initializer_list<const char*> fields;   // what the op takes besides type, v, seq and mac
+};
+
+// THE table of request operations.
+const OpRow kOps[] = {
+    {AgentOp::Ping, "ping", false, {}},
+    {AgentOp::Read, "read", false, {agent_field::kIfname}},
+    {AgentOp::Validate, "validate", false, {agent_field::kIfname, agent_field::kSettings}},
+    {AgentOp::Apply, "apply", true, {agent_field::kIfname, agent_field::kSettings, agent_field::kConfirmMs}},
+    {AgentOp::Confirm, "confirm", true, {agent_field::kChange}},
+    {AgentOp::Restore, "restore", true, {}},
+};
+
+const OpRow& row(AgentOp op) {
+    for (const auto& r : kOps) {
+        if (r.op == op) return r;
+    }
+    return kOps[0];
+}
+
+[[noreturn]] void refuse(WireError kind, std::string message) { throw AgentRefusal{kind, std::move(message)}; }
+
+
+LinkSettings parse_settings(const Json& j) {
+    if (!j.is_object()) refuse(WireError::Usage, "bad request: \"settings\" must be an object {mtu, features}");
+    LinkSettings s;
+    for (const auto& [key, value] : j.items()) {
+        if (key == "mtu") {
+            if (value.is_null()) continue;
+            const auto mtu = as_unsigned(value);
+            if (!mtu || *mtu > 0xffffffffULL) {
+                refuse(WireError::Usage, "bad request: \"settings.mtu\" must be an unsigned 32-bit integer or null, got " + quoted_value(value));
+            }
+            s.mtu = static_cast<uint32_t>(*mtu);
+        } else if (key == "features") {
+            if (!value.is_object()) refuse(WireError::Usage, "bad request: \"settings.features\" must be an object of name: true|false");
+            for (const auto& [name, on] : value.items()) {
+                if (!on.is_boolean()) refuse(WireError::Usage, "bad request: feature " + quoted_value(name) + " must be true or false, got " + quoted_value(on));
+                if (!agent_allows_feature(name)) {
+                    refuse(WireError::Refused, "settings control refused: feature " + quoted_value(name) +
+                                                   " is not an offload the agent lets a client change");
+                }
+                s.features[name] = on.get<bool>();
+            }
+        } else {
+            refuse(WireError::Usage, "bad request: unknown field " + quoted_value("settings." + key));
+        }
+    }
+    if (s.empty()) refuse(WireError::Usage, "bad request: \"settings\" asks for nothing");
+    return s;
+}
+
+}  // namespace
+
+std::string_view op_name(AgentOp op) { return row(op).name; }
+
+std::optional<AgentOp> op_from_name(std::string_view name) {
+    for (const auto& r : kOps) {
+        if (r.name == name) return r.op;
+    }
+    return std::nullopt;
+}
+
+bool takes_control(AgentOp op) { return row(op).takes_control; }
+
+bool agent_allows_feature(std::string_view typed) {
+    if (std::find(kAgentFeatureGroups.begin(), kAgentFeatureGroups.end(), typed) != kAgentFeatureGroups.end()) return true;
+    return std::any_of(kAgentFeaturePatterns.begin(), kAgentFeaturePatterns.end(),
+                       [&](std::string_view pattern) { return feature_pattern_match(typed, pattern); });
+}
+
+AgentRequest parse_agent_request(const Json& message) {
+    if (!message.is_object()) refuse(WireError::Protocol, "bad request: not an object");
+    const auto op_it = message.find(agent_field::kOp);
+    if (op_it == message.end() || !op_it->is_string()) refuse(WireError::Usage, "bad request: no \"op\"");
+    const auto op = op_from_name(op_it->get_ref<const std::string&>());
+    if (!op) refuse(WireError::Usage, "unknown operation " + quoted_value(*op_it));
+    const OpRow& r = row(*op);
+    for (const auto& item : message.items()) {
+        const std::string& key = item.key();
+        if (key == "type" || key == "v" || key == agent_field::kSeq || key == agent_field::kMac || key == agent_field::kOp) continue;
+        if (std::none_of(r.fields.begin(), r.fields.end(), [&](const char* f) { return key == f; })) {
+            refuse(WireError::Usage, "bad request: " + std::string(r.name) + " takes no field " + quoted_value(key));
+        }
+    }
+    for (const char* f : r.fields) {
+        if (!message.contains(f)) refuse(WireError::Usage, "bad request: " + std::string(r.name) + " needs \"" + f + "\"");
+    }
+    AgentRequest req;
+    req.op = *op;
+    if (const auto it = message.find(agent_field::kIfname); it != message.end()) {
+        if (!it->is_string() || it->get_ref<const std::string&>().empty() || it->get_ref<const std::string&>().size() > 15) {
+            refuse(WireError::Usage, "bad request: \"ifname\" must be an interface name (1-15 characters), got " + quoted_value(*it));
+        }
+        req.ifname = it->get<std::string>();
+    }
+    if (const auto it = message.find(agent_field::kSettings); it != message.end()) req.settings = parse_settings(*it);
+    if (const auto it = message.find(agent_field::kConfirmMs); it != message.end()) {
+        const auto ms = as_unsigned(*it);
+        if (!ms || *ms < static_cast<uint64_t>(kMinConfirmWindow.count()) || *ms > static_cast<uint64_t>(kMaxConfirmWindow.count())) {
+            refuse(WireError::Usage, "bad request: \"confirm_ms\" must be an integer from " + std::to_string(kMinConfirmWindow.count()) +
+                                         " to " + std::to_string(kMaxConfirmWindow.count()) + ", got " + quoted_value(*it));
+        }
+        req.confirm_window = std::chrono::milliseconds(static_cast<int64_t>(*ms));
+    }
+    if (const auto it = message.find(agent_field::kChange); it != message.end()) {
+        const auto id = as_unsigned(*it);
+        if (!id || *id == 0) refuse(WireError::Usage, "bad request: \"change\" must be a change id (an integer > 0), got " + quoted_value(*it));
+        req.change = *id;
+    }
+    return req;
+}
+
+std::optional<uint64_t> as_unsigned(const Json& value) {
+    if (value.is_number_unsigned()) return value.get<uint64_t>();
+    if (value.is_number_integer() && value.get<int64_t>() >= 0) return static_cast<uint64_t>(value.get<int64_t>());
+    return std::nullopt;
+}
+
+std::string challenge_transcript(const Json& challenge) {
+    Json body = challenge;
+    body.erase("v");
+    body.erase("type");
+    body.erase(agent_field::kMac);
+    return body.dump(-1, ' ', false, Json::error_handler_t::replace);
+}
+
+}  // namespace nm

@@ -1,0 +1,138 @@
+#pragma once
+// The peer agent's session protocol in one place: its request operations and their fields, the
+// direction labels of its MACs, the bounds it enforces, and the settings it lets a client change. The
+// messages travel on the engine's control channel (core/control_protocol.hpp: framing, Msg, WireError).
+//
+//   client                                         agent
+//   control_hello {client_nonce}            ->
+//                                           <-     challenge {nonce, auth_required, control, interfaces, why,
+//                                                             heartbeat_timeout_ms, protocol, version}
+//   auth {mac = proof(key, "client", challenge)}  ->
+//                                           <-     welcome {mac = proof(key, "agent", challenge)} | error {kind "auth"}
+//   ---- from here every message is signed under the session key, with its direction label ----
+//   request {seq, op, ...fields of op}      ->
+//                                           <-     reply {seq, aseq, ...}  |  error {seq, aseq, kind, message}
+//   heartbeat {seq}                         ->     (no reply)
+//                                           <-     rolled_back {aseq, changes, reports, reason}
+//
+// `seq` counts the client's messages (requests and heartbeats) from 1, each exactly one more than the
+// last; `aseq` counts the agent's the same way. proof() is handshake_proof() over both nonces and
+// challenge_transcript(), so a client holding the key accepts only a challenge the agent vouches for:
+// nobody can turn `auth_required` off or change the interfaces on the way. The session key comes from
+// session_key(); a message recorded on one connection is worthless on another.
+//
+// Commit confirmed: every `apply` is a change with an id (in its reply) and a window (`confirm_ms`). A
+// `confirm {change}` keeps that change and the ones before it. When a window passes unconfirmed, the
+// agent reverts every unconfirmed change, newest first, back to the last confirmed state, and says so in
+// `rolled_back {changes: [ids]}`; a later confirm of one of those ids is refused with kind "expired".
+// The agent restores everything it changed when the controlling client closes the connection, stops
+// sending (heartbeat_timeout_ms since the last message it handled, but never inside a change's window),
+// or the agent stops.
+#include <array>
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "core/base/device_types.hpp"
+#include "core/base/json_codec.hpp"
+#include "core/control_protocol.hpp"
+
+namespace nm {
+
+/// Version of this protocol, in the challenge; a client refuses an agent that speaks another.
+inline constexpr int kAgentProtocolVersion = 2;
+
+/// The direction labels of the session's MACs (sign_message / verify_message).
+inline constexpr std::string_view kClientToAgent = "client->agent";
+inline constexpr std::string_view kAgentToClient = "agent->client";
+
+/// What a request asks.
+enum class AgentOp {
+    Ping,       ///< {} -> {}: is the control path alive
+    Read,       ///< {ifname} -> {state}
+    Validate,   ///< {ifname, settings} -> {}: would the device take these (nothing changes)
+    Apply,      ///< {ifname, settings, confirm_ms} -> {report, change}
+    Confirm,    ///< {change} -> {change}
+    Restore,    ///< {} -> {reports}: everything back to the originals the agent journalled
+};
+
+/// The op's name on the wire ("ping", "apply", ...).
+std::string_view op_name(AgentOp op);
+/// nullopt for a name this build does not know.
+std::optional<AgentOp> op_from_name(std::string_view name);
+/// True for the ops that need the agent's control (one client at a time): apply, confirm, restore.
+/// Ping, read and validate are open to any authenticated client.
+bool takes_control(AgentOp op);
+
+/// The field names of requests, replies and notices.
+namespace agent_field {
+inline constexpr const char* kOp = "op";
+inline constexpr const char* kIfname = "ifname";
+inline constexpr const char* kSettings = "settings";
+inline constexpr const char* kConfirmMs = "confirm_ms";
+inline constexpr const char* kChange = "change";       ///< a change id (apply's reply, confirm)
+inline constexpr const char* kChanges = "changes";     ///< change ids (rolled_back)
+inline constexpr const char* kState = "state";         ///< a LinkState (read)
+inline constexpr const char* kReport = "report";       ///< an ApplyReport (apply)
+inline constexpr const char* kReports = "reports";     ///< ApplyReports (restore, rolled_back)
+inline constexpr const char* kReason = "reason";       ///< why a rollback happened (rolled_back)
+inline constexpr const char* kSeq = "seq";             ///< the client's message counter
+inline constexpr const char* kAgentSeq = "aseq";       ///< the agent's message counter
+inline constexpr const char* kMac = "mac";
+}  // namespace agent_field
+
+/// The bounds of a change's confirm window (confirm_ms).
+inline constexpr std::chrono::milliseconds kMinConfirmWindow{100};
+inline constexpr std::chrono::milliseconds kMaxConfirmWindow{60000};
+/// Unconfirmed changes one session may stack before a confirm; one more is refused (kind "limit").
+inline constexpr size_t kMaxPendingChanges = 16;
+/// Refused messages in a row (bad MAC, out of sequence) after which the agent ends the session.
+inline constexpr unsigned kMaxRefusalsInARow = 16;
+
+/// The feature names a client may change through the agent: the offloads a sweep sweeps. ethtool's group
+/// names (short and long) of the checksum, scatter-gather, segmentation and receive-offload groups, and
+/// kernel feature names matching these patterns (feature_pattern_match: one '*'). Anything else
+/// (loopback, rx-fcs, rx-all, VLAN and filter features, ...) is refused by name.
+inline constexpr std::array<std::string_view, 14> kAgentFeatureGroups{
+    "rx", "rx-checksumming", "tx", "tx-checksumming", "sg", "scatter-gather", "tso", "tcp-segmentation-offload",
+    "gso", "generic-segmentation-offload", "gro", "generic-receive-offload", "lro", "large-receive-offload"};
+inline constexpr std::array<std::string_view, 9> kAgentFeaturePatterns{
+    "rx-checksum", "tx-checksum-*", "tx-scatter-gather*", "tx-*segmentation", "rx-gro", "rx-gro-list",
+    "rx-udp-gro-forwarding", "rx-gro-hw", "rx-lro"};
+
+/// True when a client may change the feature named `typed` through the agent.
+bool agent_allows_feature(std::string_view typed);
+
+/// A request the agent turns down, before or while acting: the kind goes back to the client, the text
+/// to the client and the log.
+struct AgentRefusal {
+    WireError kind;
+    std::string message;
+};
+
+/// A request, every field checked.
+struct AgentRequest {
+    AgentOp op = AgentOp::Ping;
+    std::string ifname;                          ///< read, validate, apply
+    LinkSettings settings;                       ///< validate, apply: not empty, allowed features only
+    std::chrono::milliseconds confirm_window{};  ///< apply: within [kMinConfirmWindow, kMaxConfirmWindow]
+    uint64_t change = 0;                         ///< confirm: > 0
+};
+
+/// Decodes and checks a request message before anything is done with it: a known op, exactly the fields
+/// that op takes (besides type, v, seq, mac), each of the right type and range; the settings an object
+/// {mtu: unsigned or null, features: {name: bool}} naming only allowed features. Throws AgentRefusal
+/// (Usage for a bad field, Refused for a feature that is not allowed, Protocol for an unknown op).
+AgentRequest parse_agent_request(const Json& message);
+
+/// `value` as a non-negative integer (JSON keeps small ones signed or unsigned alike); nullopt for
+/// anything else (a negative number, a fraction, a string, ...).
+std::optional<uint64_t> as_unsigned(const Json& value);
+
+/// The text both ends' handshake proofs cover: the challenge without "v", "type" and "mac", as nlohmann
+/// dumps it (sorted keys).
+std::string challenge_transcript(const Json& challenge);
+
+}  // namespace nm

@@ -1,0 +1,217 @@
+"""The HTML report (`nicmatrix report --format html`) in a real browser: Debian's headless Chromium driven
+through the DevTools protocol. The page must make no request besides its own file, log no error, show the
+medians of the results file (read here with Python's json module, not with nicmatrix's reader) and the
+text report's entries, show the status and reason of cells not measured, show every repetition of a
+clicked cell, and compare two files as `nicmatrix compare --format json` does."""
+import json
+import os
+import re
+import subprocess
+
+import pytest
+from PIL import Image, ImageStat
+
+from cdp import Browser
+
+NM_BINARY = os.environ.get("NM_BINARY", os.path.join(os.path.dirname(__file__), "..", "..", "build", "nicmatrix"))
+SOURCE = os.environ.get("NM_SOURCE_DIR", os.path.join(os.path.dirname(__file__), "..", ".."))
+ARTIFACTS = os.environ.get("NM_ARTIFACTS")
+EXAMPLE_A = os.path.join(SOURCE, "results", "offload-mtu-lab.json")
+EXAMPLE_B = os.path.join(SOURCE, "results", "example-gro-lab.json")
+FAKE_LAB = os.path.join(SOURCE, "tests", "fixtures", "results", "fake-lab.json")
+
+# Every matrix cell of the page: key, the data-median attribute, the shown text, the hover text, its class.
+CELLS_JS = """[...document.querySelectorAll('table.matrix td.cell[data-key]')].map(td => ({
+    key: td.dataset.key, file: +td.dataset.file, median: td.dataset.median === undefined ? null : +td.dataset.median,
+    text: td.querySelector('.value').textContent, interval: (td.querySelector('.interval') || {}).textContent || '',
+    ratio: (td.querySelector('.ratio') || {}).textContent || '', title: td.title, cls: td.className }))"""
+
+
+def nicmatrix(*args):
+    return subprocess.run([NM_BINARY, *args], capture_output=True, text=True, timeout=120, check=True).stdout
+
+
+def html_report(tmp_path, name, *args):
+    out = tmp_path / name
+    nicmatrix("report", *args, "--format", "html", "-o", str(out))
+    return out
+
+
+def artifact(tmp_path, name):
+    if ARTIFACTS:
+        os.makedirs(ARTIFACTS, exist_ok=True)
+        return os.path.join(ARTIFACTS, name)
+    return str(tmp_path / name)
+
+
+def assert_png_not_blank(path, min_w, min_h):
+    with Image.open(path) as im:
+        assert im.format == "PNG"
+        assert im.width >= min_w and im.height >= min_h, im.size
+        stat = ImageStat.Stat(im.convert("L"))
+        assert stat.stddev[0] > 10, f"{path} looks blank (stddev {stat.stddev[0]:.1f})"
+
+
+@pytest.fixture(scope="module")
+def browser():
+    with Browser() as b:
+        yield b
+
+
+def text_report_entries(path):
+    """{(row label, column index): entry} of `nicmatrix report` (the text table), for the page to agree with."""
+    lines = nicmatrix("report", path).splitlines()
+    header = lines[0]
+    starts = [m.start() for m in re.finditer(r"MTU \d+", header)]
+    ends = [m.end() for m in re.finditer(r"MTU \d+", header)]
+    out = {}
+    for line in lines[2:]:
+        if not line.strip():
+            break
+        label = line.split("  ")[0].strip()
+        # Columns are right-aligned under their header: each entry ends where its header ends.
+        prev = len(label)
+        for i, end in enumerate(ends):
+            out[(label, i)] = line[prev:end].strip()
+            prev = end
+        assert starts
+    return out
+
+
+def test_page_is_offline_and_shows_the_files_medians(browser, tmp_path):
+    page_file = html_report(tmp_path, "report.html", EXAMPLE_A)
+    page = browser.open(page_file.as_uri())
+    page.wait_for("document.body.dataset.ready === '1'")
+    assert page.requests() == [page_file.as_uri()], "the page fetched something besides itself"
+    assert page.console_errors() == []
+
+    with open(EXAMPLE_A) as f:
+        raw = json.load(f)
+    cells = {c["key"]: c for c in raw["cells"]}
+    shown = page.evaluate(CELLS_JS)
+    assert {c["key"] for c in shown} == set(cells)
+    mtus = raw["run"]["config"]["mtu"]
+    text = text_report_entries(EXAMPLE_A)
+    for c in shown:
+        want = cells[c["key"]]["summary"]["throughput_bps"]["median"]
+        assert c["median"] == pytest.approx(want, rel=1e-12), c["key"]
+        # The figure as shown, "12.3 Gbit/s (37/30%)", is the median to three digits ...
+        gbit = float(re.match(r"([\d.]+) Gbit/s", c["text"]).group(1))
+        assert gbit == pytest.approx(want / 1e9, rel=0.006), c["key"]
+        # ... and the text report's entry for the same cell, character for character.
+        profile, mtu, traffic = c["key"].split("/")
+        assert c["text"] == text[(f"{profile} / {traffic}", mtus.index(int(mtu[3:])))]
+        # The interval shown is of the median: with 3 repetitions, [min, max] of the runs.
+        runs = sorted(r["throughput_bps"] for r in cells[c["key"]]["runs"])
+        lo, hi = (float(x) for x in re.findall(r"([\d.]+) Gbit/s", c["interval"]))
+        assert lo == pytest.approx(runs[0] / 1e9, rel=0.006) and hi == pytest.approx(runs[-1] / 1e9, rel=0.006)
+        assert "75% distribution-free interval of the median over 3 repetitions" in c["title"]
+
+    # Header: both hosts' identity and the run's times.
+    body = page.evaluate("document.body.innerText")
+    host = raw["hosts"]["local"]
+    for want in (host["kernel"], host["cpu"]["model"], host["interface"]["driver"], "10000 Mbit/s", raw["run"]["started"], "2 min 1 s"):
+        assert want in body
+
+    # A click on a cell shows every repetition with the file's figures, and the intervals drawn.
+    key = "all-off/mtu9000/tcp-p10"
+    page.click(f'td.cell[data-key="{key}"]')
+    page.wait_for("document.querySelectorAll('#nm-detail tr.run').length > 0")
+    reps = page.evaluate("[...document.querySelectorAll('#nm-detail tr.run td[data-metric=\"throughput_bps\"]')].map(td => +td.dataset.value)")
+    assert reps == pytest.approx([r["throughput_bps"] for r in cells[key]["runs"]], rel=1e-12)
+    assert page.evaluate("document.querySelector('#nm-detail h2').textContent").startswith(key)
+    points = page.evaluate("[...document.querySelectorAll('#nm-detail svg.plot polyline')].map(p => p.getAttribute('points').split(' ').length)")
+    assert points == [len(r["intervals"]) for r in cells[key]["runs"]]
+    detail = page.evaluate("document.getElementById('nm-detail').innerText")
+    for want in ("CPU of both ends", "NIC counters and NAPI", "Requested and effective settings", "tx-tcp-segmentation"):
+        assert want in detail
+    assert page.console_errors() == []
+    shot = page.screenshot(artifact(tmp_path, "html-report-offload-mtu-lab.png"))
+    assert_png_not_blank(shot, 1000, 1500)
+
+
+def test_cells_not_measured_show_status_and_reason_and_marks(browser, tmp_path):
+    page_file = html_report(tmp_path, "fake.html", FAKE_LAB, "--against", "original")
+    page = browser.open(page_file.as_uri())
+    page.wait_for("document.body.dataset.ready === '1'")
+    assert page.requests() == [page_file.as_uri()]
+    assert page.console_errors() == []
+    with open(FAKE_LAB) as f:
+        raw = json.load(f)
+    shown = {c["key"]: c for c in page.evaluate(CELLS_JS)}
+    against = json.loads(nicmatrix("report", FAKE_LAB, "--against", "original", "--format", "json"))
+    ratios = {r["key_b"]: r for r in against["rows"]}
+    for cell in raw["cells"]:
+        c = shown[cell["key"]]
+        if cell["status"] != "ok":
+            assert c["text"] == cell["status"]
+            assert cell["status"] in c["cls"]
+            reason = cell["duplicate_of"] or cell["error"]
+            assert reason and reason in c["title"], (cell["key"], c["title"])
+        else:
+            if cell.get("precision_met") is False:
+                assert "?" in c["text"]
+            row = ratios.get(cell["key"])
+            if row and row["ratio"] is not None and cell["params"]["offloads"] != "original":
+                shown_ratio = float(re.search(r": ([\d.]+)", c["ratio"]).group(1))
+                assert shown_ratio == pytest.approx(row["ratio"], abs=0.0005)
+    # A failed cell's click shows why.
+    failed = next(c for c in raw["cells"] if c["status"] == "failed")
+    page.click(f'td.cell[data-key="{failed["key"]}"]')
+    page.wait_for("document.getElementById('nm-detail').innerText.length > 0")
+    assert failed["error"] in page.evaluate("document.getElementById('nm-detail').innerText")
+    assert page.console_errors() == []
+
+
+def test_two_files_compare_view_matches_compare(browser, tmp_path):
+    page_file = html_report(tmp_path, "ab.html", EXAMPLE_A, EXAMPLE_B)
+    page = browser.open(page_file.as_uri())
+    page.wait_for("document.body.dataset.ready === '1'")
+    assert page.requests() == [page_file.as_uri()]
+    assert page.console_errors() == []
+    cmp = json.loads(nicmatrix("compare", EXAMPLE_A, EXAMPLE_B, "--format", "json"))
+    rows = page.evaluate("""[...document.querySelectorAll('table.compare tr[data-key-a]')].map(tr => ({
+        a: tr.dataset.keyA, b: tr.dataset.keyB, ratio: tr.querySelector('[data-ratio]').dataset.ratio,
+        text: tr.children[3].textContent, interval: tr.children[4].textContent }))""")
+    assert [(r["a"], r["b"]) for r in rows] == [(r["key_a"], r["key_b"]) for r in cmp["rows"]]
+    for shown, want in zip(rows, cmp["rows"]):
+        if want["ratio"] is None:
+            assert shown["ratio"] is None
+        else:
+            assert float(shown["ratio"]) == pytest.approx(want["ratio"], rel=1e-12)
+            assert shown["text"].startswith(f"{want['ratio']:.3f}")
+    body = page.evaluate("document.body.innerText")
+    assert "Cells found in one file only" in body
+    for key in cmp["only_a"][:3] + cmp["only_b"][:3]:
+        assert key in body
+    # The tabs show each file's own matrix.
+    page.click(".tabs button:nth-child(3)")
+    page.wait_for("document.getElementById('nm-file-1').style.display === ''")
+    assert page.evaluate("document.querySelectorAll('#nm-matrix-1 td.cell[data-key]').length") == len(json.load(open(EXAMPLE_B))["cells"])
+    shot = page.screenshot(artifact(tmp_path, "html-report-compare.png"))
+    assert_png_not_blank(shot, 1000, 500)
+
+
+def test_the_recorder_sees_a_request_and_an_error(browser, tmp_path):
+    """The checks above can fail: a page that loads a stylesheet and throws is caught by both."""
+    bad = tmp_path / "bad.html"
+    bad.write_text('<!DOCTYPE html><link rel="stylesheet" href="nm-missing.css"><script>throw new Error("nm-boom")</script>')
+    page = browser.open(bad.as_uri())
+    assert any(u.endswith("nm-missing.css") for u in page.requests())
+    assert any("nm-boom" in e for e in page.console_errors())
+
+
+def test_hostile_strings_stay_text(browser, tmp_path):
+    """A results file whose hostname closes the script element or carries markup shows it as text."""
+    with open(FAKE_LAB) as f:
+        raw = json.load(f)
+    raw["hosts"]["local"]["hostname"] = "</script><img src=x onerror=alert(1)><b>lab</b>"
+    hostile = tmp_path / "hostile.json"
+    hostile.write_text(json.dumps(raw))
+    page_file = html_report(tmp_path, "hostile.html", str(hostile))
+    page = browser.open(page_file.as_uri())
+    page.wait_for("document.body.dataset.ready === '1'")
+    assert page.evaluate("document.querySelectorAll('img, b').length") == 0
+    assert raw["hosts"]["local"]["hostname"] in page.evaluate("document.body.innerText")
+    assert page.requests() == [page_file.as_uri()]
+    assert page.console_errors() == []

@@ -1,0 +1,173 @@
+// Request/response tests (TCP_RR, UDP_RR, TCP_CRR) on a lab, engine in-process. Oracles: the kernel's own
+// counts in each namespace (/proc/net/snmp: TCP active opens for CRR, UDP datagrams in; `ip -s link`
+// packets), and the two ends' independent counts of the same transactions.
+#include <catch2/catch.hpp>
+
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "core/traffic_client.hpp"
+#include "ethtool_ctl/netns.hpp"
+#include "tests/support/command.hpp"
+#include "tests/support/lab_server.hpp"
+#include "tests/support/require.hpp"
+#include "tests/support/scoped_lab.hpp"
+
+using nm::test::LabServer;
+using nm::test::run_in_netns;
+
+namespace {
+
+nm::RunResult run_in(const nm::LabInterface& client, const nm::TestSpec& spec) {
+    nm::NetnsScope scope(client.netns);
+    nm::TrafficClient c;
+    return c.run(spec, {});
+}
+
+/// One counter of /proc/net/snmp in `netns` ("Tcp", "ActiveOpens"): the header line names the fields.
+uint64_t snmp(const std::string& netns, const std::string& group, const std::string& field) {
+    const auto r = run_in_netns(netns, "cat /proc/net/snmp");
+    REQUIRE(r.exit_status == 0);
+    std::istringstream in(r.output);
+    std::string names, values;
+    while (std::getline(in, names) && std::getline(in, values)) {
+        if (names.rfind(group + ":", 0) != 0) continue;
+        std::istringstream n(names), v(values);
+        std::string name, value;
+        while (n >> name && v >> value) {
+            if (name == field) return std::stoull(value);
+        }
+    }
+    FAIL("no " << group << " " << field << " in /proc/net/snmp");
+    return 0;
+}
+
+/// One counter of /proc/net/snmp6 in `netns` ("Udp6InDatagrams"): a name and a value per line.
+uint64_t snmp6(const std::string& netns, const std::string& field) {
+    const auto r = run_in_netns(netns, "cat /proc/net/snmp6");
+    REQUIRE(r.exit_status == 0);
+    std::istringstream in(r.output);
+    std::string name;
+    uint64_t value = 0;
+    while (in >> name >> value) {
+        if (name == field) return value;
+    }
+    FAIL("no " << field << " in /proc/net/snmp6");
+    return 0;
+}
+
+uint64_t rx_packets(const nm::LabInterface& itf) {
+    const auto r = nm::test::run_command("ip -n " + itf.netns + " -s -j link show dev " + itf.ifname);
+    REQUIRE(r.exit_status == 0);
+    return nlohmann::json::parse(r.output).at(0).at("stats64").at("rx").at("packets");
+}
+
+nm::TestSpec rr_spec(const std::string& host, uint16_t port, nm::Protocol protocol, nm::TrafficPattern pattern) {
+    nm::TestSpec s;
+    s.host = host;
+    s.port = port;
+    s.protocol = protocol;
+    s.pattern = pattern;
+    s.duration_s = 1.5;
+    s.interval_s = 0.5;
+    return s;
+}
+
+// What every RR result must hold: transactions counted by both ends agree, percentiles in order and
+// within [min, max] of the histogram, the intervals add up to the total, the rate is over the window.
+void check_rr(const nm::RunResult& res, uint64_t at_least) {
+    INFO(nlohmann::json(res).dump().substr(0, 3000));
+    REQUIRE(res.status == nm::RunStatus::Ok);
+    REQUIRE(res.rr.has_value());
+    const auto& rr = *res.rr;
+    CHECK(rr.transactions >= at_least);
+    CHECK(rr.responder_transactions == rr.transactions + rr.lost);
+    CHECK(rr.histogram.count() == rr.transactions);
+    const auto& l = rr.latency_us;
+    CHECK(l.p50 > 0);
+    CHECK(l.p50 <= l.p90);
+    CHECK(l.p90 <= l.p99);
+    CHECK(l.p99 <= l.p999);
+    CHECK(l.p999 <= l.max);
+    CHECK(l.mean <= l.max);
+    CHECK(static_cast<double>(rr.histogram.min_ns()) / 1000 <= l.p50);
+    uint64_t sum = 0;
+    for (const auto& iv : rr.intervals) sum += iv.transactions;
+    CHECK(rr.intervals.size() == 3);
+    CHECK(sum == rr.transactions);
+    CHECK(rr.transactions_per_s == Approx(static_cast<double>(rr.transactions) / res.spec.duration_s));
+    CHECK(rr.cpu_us_per_transaction_sender > 0);
+    CHECK(rr.cpu_us_per_transaction_receiver > 0);
+}
+
+}  // namespace
+
+TEST_CASE("TCP_RR over IPv4 and IPv6: both ends count the same transactions, and the server's interface saw a packet for each", "[integration]") {
+    nm::test::require_net_admin();
+    nm::test::ScopedLab lab;
+    LabServer server(lab.server().netns);
+    for (const auto& host : {nm::strip_prefix(lab.server().ipv4), nm::strip_prefix(lab.server().ipv6)}) {
+        INFO(host);
+        const auto before = rx_packets(lab.server());
+        const auto res = run_in(lab.client(), rr_spec(host, server.port(), nm::Protocol::Tcp, nm::TrafficPattern::Rr));
+        const auto after = rx_packets(lab.server());
+        check_rr(res, 1000);
+        // Every request is at least one segment into the server's veth.
+        CHECK(after - before >= res.rr->transactions);
+        CHECK(res.socket.congestion.size() > 0);
+    }
+}
+
+TEST_CASE("UDP_RR over IPv4 and IPv6: one datagram each way per transaction, as the kernel's UDP counters see it", "[integration]") {
+    nm::test::require_net_admin();
+    nm::test::ScopedLab lab;
+    LabServer server(lab.server().netns);
+    for (const auto& host : {nm::strip_prefix(lab.server().ipv4), nm::strip_prefix(lab.server().ipv6)}) {
+        INFO(host);
+        const bool v6 = host.find(':') != std::string::npos;
+        const auto datagrams_in = [&] { return v6 ? snmp6(lab.server().netns, "Udp6InDatagrams") : snmp(lab.server().netns, "Udp", "InDatagrams"); };
+        const auto in_before = datagrams_in();
+        const auto res = run_in(lab.client(), rr_spec(host, server.port(), nm::Protocol::Udp, nm::TrafficPattern::Rr));
+        check_rr(res, 1000);
+        CHECK(res.rr->lost == 0);   // a veth between two namespaces loses nothing at one request in flight
+        CHECK(datagrams_in() - in_before >= res.rr->responder_transactions);
+    }
+}
+
+TEST_CASE("TCP_CRR over IPv4 and IPv6: a connection per transaction, as the client's TCP ActiveOpens counts", "[integration]") {
+    nm::test::require_net_admin();
+    nm::test::ScopedLab lab;
+    LabServer server(lab.server().netns);
+    for (const auto& host : {nm::strip_prefix(lab.server().ipv4), nm::strip_prefix(lab.server().ipv6)}) {
+        INFO(host);
+        const auto opens_before = snmp(lab.client().netns, "Tcp", "ActiveOpens");
+        const auto res = run_in(lab.client(), rr_spec(host, server.port(), nm::Protocol::Tcp, nm::TrafficPattern::Crr));
+        const auto opens = snmp(lab.client().netns, "Tcp", "ActiveOpens") - opens_before;
+        check_rr(res, 200);
+        // Each transaction opened a connection (plus the control connection; a flow's connection opened
+        // as the window ended is not counted as a transaction, so a few more).
+        CHECK(opens >= res.rr->transactions);
+        CHECK(opens <= res.rr->transactions + 10);
+    }
+}
+
+TEST_CASE("RR with -P 3 and --rr-burst 4, 64-byte requests and 1000-byte answers: flows over threads, counts agree", "[integration]") {
+    nm::test::require_net_admin();
+    nm::test::ScopedLab lab;
+    LabServer server(lab.server().netns);
+    for (auto protocol : {nm::Protocol::Tcp, nm::Protocol::Udp}) {
+        auto spec = rr_spec(nm::strip_prefix(lab.server().ipv4), server.port(), protocol, nm::TrafficPattern::Rr);
+        spec.streams = 3;
+        spec.rr_burst = 4;
+        spec.request_size = 64;
+        spec.response_size = 1000;
+        const auto res = run_in(lab.client(), spec);
+        check_rr(res, 1000);
+        REQUIRE(res.streams.size() == 3);
+        // Each flow moved its requests' bytes and got its answers' bytes.
+        uint64_t bytes = 0;
+        for (const auto& s : res.streams) bytes += s.bytes;
+        CHECK(bytes >= res.rr->transactions * (64 + 1000));
+    }
+}

@@ -1,0 +1,108 @@
+#include <catch2/catch.hpp>
+
+#include "agent/agent_protocol.hpp"
+#include "agent/log_line.hpp"
+
+namespace {
+
+nm::AgentRefusal refusal(const nm::Json& message) {
+    try {
+        nm::parse_agent_request(message);
+    } catch (const nm::AgentRefusal& r) {
+        return r;
+    }
+    FAIL("the request was accepted: " << message.dump());
+    return {};
+}
+
+const nm::Json kApply{{"type", "request"}, {"seq", 3}, {"mac", "ab"}, {"op", "apply"}, {"ifname", "nm-b"},
+                      {"settings", {{"mtu", 9000}, {"features", {{"tso", false}, {"tx-udp-segmentation", true}}}}}, {"confirm_ms", 3000}};
+
+}  // namespace
+
+TEST_CASE("Agent requests: every op and its fields decode", "[unit]") {
+    const auto apply = nm::parse_agent_request(kApply);
+    CHECK(apply.op == nm::AgentOp::Apply);
+    CHECK(apply.ifname == "nm-b");
+    CHECK(apply.settings.mtu == 9000u);
+    CHECK(apply.settings.features == std::map<std::string, bool>{{"tso", false}, {"tx-udp-segmentation", true}});
+    CHECK(apply.confirm_window == std::chrono::milliseconds(3000));
+    CHECK(nm::parse_agent_request(nm::Json{{"op", "confirm"}, {"change", 7}}).change == 7);
+    CHECK(nm::parse_agent_request(nm::Json{{"op", "ping"}}).op == nm::AgentOp::Ping);
+    CHECK(nm::parse_agent_request(nm::Json{{"op", "restore"}}).op == nm::AgentOp::Restore);
+    CHECK(nm::parse_agent_request(nm::Json{{"op", "read"}, {"ifname", "eth0"}}).ifname == "eth0");
+    CHECK(nm::takes_control(nm::AgentOp::Apply));
+    CHECK(nm::takes_control(nm::AgentOp::Confirm));
+    CHECK(nm::takes_control(nm::AgentOp::Restore));
+    CHECK_FALSE(nm::takes_control(nm::AgentOp::Read));
+    CHECK_FALSE(nm::takes_control(nm::AgentOp::Validate));
+    CHECK_FALSE(nm::takes_control(nm::AgentOp::Ping));
+    for (auto op : {nm::AgentOp::Ping, nm::AgentOp::Read, nm::AgentOp::Validate, nm::AgentOp::Apply, nm::AgentOp::Confirm, nm::AgentOp::Restore}) {
+        CHECK(nm::op_from_name(nm::op_name(op)) == op);
+    }
+}
+
+TEST_CASE("Agent requests: every field is checked before anything is done", "[unit]") {
+    auto with = [](const char* key, nm::Json value) {
+        nm::Json m = kApply;
+        m[key] = std::move(value);
+        return m;
+    };
+    auto without = [](const char* key) {
+        nm::Json m = kApply;
+        m.erase(key);
+        return m;
+    };
+    CHECK(refusal(with("confirm_ms", 99)).message == "bad request: \"confirm_ms\" must be an integer from 100 to 60000, got 99");
+    CHECK(refusal(with("confirm_ms", 60001)).kind == nm::WireError::Usage);
+    CHECK(refusal(with("confirm_ms", -5)).kind == nm::WireError::Usage);
+    CHECK(refusal(with("confirm_ms", 3000.5)).kind == nm::WireError::Usage);
+    CHECK(refusal(with("confirm_ms", "3000")).kind == nm::WireError::Usage);
+    CHECK(refusal(with("confirm_ms", 18446744073709551615ULL)).kind == nm::WireError::Usage);
+    CHECK(refusal(without("confirm_ms")).message == "bad request: apply needs \"confirm_ms\"");
+    CHECK(refusal(without("settings")).message == "bad request: apply needs \"settings\"");
+    CHECK(refusal(with("extra", 1)).message == "bad request: apply takes no field \"extra\"");
+    CHECK(refusal(with("ifname", "")).kind == nm::WireError::Usage);
+    CHECK(refusal(with("ifname", "a-name-longer-than-15")).kind == nm::WireError::Usage);
+    CHECK(refusal(with("ifname", 7)).kind == nm::WireError::Usage);
+    CHECK(refusal(with("settings", nm::Json::object())).message == "bad request: \"settings\" asks for nothing");
+    CHECK(refusal(with("settings", {{"mtu", -1}})).kind == nm::WireError::Usage);
+    CHECK(refusal(with("settings", {{"mtu", 1.5}})).kind == nm::WireError::Usage);
+    CHECK(refusal(with("settings", {{"mtu", 4294967296ULL}})).kind == nm::WireError::Usage);
+    CHECK(refusal(with("settings", {{"features", {{"tso", "off"}}}})).message == "bad request: feature \"tso\" must be true or false, got \"off\"");
+    CHECK(refusal(with("settings", {{"speed", 10}})).message == "bad request: unknown field \"settings.speed\"");
+    CHECK(refusal(nm::Json{{"op", "confirm"}, {"change", 0}}).kind == nm::WireError::Usage);
+    CHECK(refusal(nm::Json{{"op", "confirm"}}).message == "bad request: confirm needs \"change\"");
+    CHECK(refusal(nm::Json{{"op", "reboot"}}).message == "unknown operation \"reboot\"");
+    CHECK(refusal(nm::Json{{"op", "x\nrestored eth1"}}).message == "unknown operation \"x\\nrestored eth1\"");
+    CHECK(refusal(nm::Json{{"nop", 1}}).message == "bad request: no \"op\"");
+    CHECK(refusal(nm::Json{{"op", "ping"}, {"ifname", "eth0"}}).message == "bad request: ping takes no field \"ifname\"");
+}
+
+TEST_CASE("Agent requests: only the offloads a sweep sweeps and the MTU may be changed", "[unit]") {
+    for (const char* ok : {"tso", "tx", "rx", "sg", "gso", "gro", "lro", "tcp-segmentation-offload", "tx-checksumming", "rx-checksum",
+                           "tx-checksum-ip-generic", "tx-scatter-gather", "tx-tcp-segmentation", "tx-tcp6-segmentation",
+                           "tx-udp-segmentation", "tx-gre-segmentation", "rx-gro", "rx-gro-list", "rx-udp-gro-forwarding", "rx-lro"}) {
+        INFO(ok);
+        CHECK(nm::agent_allows_feature(ok));
+    }
+    for (const char* bad : {"loopback", "rx-fcs", "rx-all", "rx-vlan-filter", "rxvlan", "txvlan", "ntuple", "rxhash", "hw-tc-offload",
+                            "rx-ntuple-filter", "highdma", "tx-nocache-copy", "tx-vlan-hw-insert", ""}) {
+        INFO(bad);
+        CHECK_FALSE(nm::agent_allows_feature(bad));
+    }
+    const auto r = refusal(nm::Json{{"op", "apply"}, {"ifname", "nm-b"}, {"settings", {{"features", {{"loopback", true}}}}}, {"confirm_ms", 3000}});
+    CHECK(r.kind == nm::WireError::Refused);
+    CHECK(r.message == "settings control refused: feature \"loopback\" is not an offload the agent lets a client change");
+}
+
+TEST_CASE("Log lines cannot be forged or flooded by a client's bytes", "[unit]") {
+    CHECK(nm::safe_log_line("refused 198.18.0.1: x\nnicmatrix serve: restored nm-b") == "refused 198.18.0.1: x\\x0anicmatrix serve: restored nm-b");
+    CHECK(nm::safe_log_line("tab\there") == "tab\\x09here");
+    CHECK(nm::safe_log_line("\xff\x1b[31m") == "\\xff\\x1b[31m");
+    const auto long_line = nm::safe_log_line(std::string(100000, 'a'));
+    CHECK(long_line.size() == nm::kMaxLogLine);
+    CHECK(long_line.substr(long_line.size() - 3) == "...");
+    CHECK(nm::quoted_value(nm::Json(std::string(200, 'b'))).size() == 80);
+    CHECK(nm::quoted_value(nm::Json("a\nb")) == "\"a\\nb\"");
+}

@@ -1,0 +1,59 @@
+// The --allow-from matcher.
+#include <catch2/catch.hpp>
+
+#include "core/base/error.hpp"
+#include "core/cidr.hpp"
+
+using Catch::Contains;
+
+namespace {
+
+nm::SocketAddress addr(const std::string& host) { return nm::resolve_address(host, 1); }
+
+// How a dual-stack listener ([::]) sees an IPv4 client.
+nm::SocketAddress mapped(const std::string& v4) { return nm::resolve_address("::ffff:" + v4, 1); }
+
+}  // namespace
+
+TEST_CASE("Cidr matches IPv4 blocks at any prefix length, mapped addresses included", "[unit]") {
+    const auto lab = nm::Cidr::parse("198.18.0.0/15");
+    CHECK(lab.contains(addr("198.18.0.1")));
+    CHECK(lab.contains(addr("198.19.255.255")));
+    CHECK_FALSE(lab.contains(addr("198.20.0.0")));
+    CHECK_FALSE(lab.contains(addr("198.17.255.255")));
+    CHECK(lab.contains(mapped("198.18.0.1")));
+    CHECK_FALSE(lab.contains(mapped("10.0.0.1")));
+    CHECK_FALSE(lab.contains(addr("2001:2::1")));   // another family never matches
+    const auto one = nm::Cidr::parse("198.18.0.1");
+    CHECK(one.contains(addr("198.18.0.1")));
+    CHECK_FALSE(one.contains(addr("198.18.0.2")));
+    CHECK(nm::Cidr::parse("0.0.0.0/0").contains(addr("203.0.113.9")));
+    CHECK(nm::Cidr::parse("198.18.0.77/24").contains(addr("198.18.0.1")));   // host bits ignored
+    CHECK_FALSE(nm::Cidr::parse("198.18.0.0/31").contains(addr("198.18.0.2")));
+    CHECK(nm::Cidr::parse("198.18.0.0/31").contains(addr("198.18.0.1")));
+}
+
+TEST_CASE("Cidr matches IPv6 blocks", "[unit]") {
+    const auto lab = nm::Cidr::parse("2001:2::/48");
+    CHECK(lab.contains(addr("2001:2::1")));
+    CHECK(lab.contains(addr("2001:2:0:ffff::1")));
+    CHECK_FALSE(lab.contains(addr("2001:2:1::1")));
+    CHECK_FALSE(lab.contains(addr("198.18.0.1")));
+    CHECK(nm::Cidr::parse("2001:2::1/128").contains(addr("2001:2::1")));
+    CHECK_FALSE(nm::Cidr::parse("2001:2::1/127").contains(addr("2001:2::2")));
+    CHECK(nm::Cidr::parse("::/0").contains(addr("2001:db8::1")));
+}
+
+TEST_CASE("Cidr refuses what is not a block, naming the text; an empty list allows all", "[unit]") {
+    CHECK_THROWS_WITH(nm::Cidr::parse("10.0.0.0/33"), Contains("--allow-from 10.0.0.0/33: prefix length must be 0..32"));
+    CHECK_THROWS_WITH(nm::Cidr::parse("2001:2::/129"), Contains("0..128"));
+    CHECK_THROWS_WITH(nm::Cidr::parse("10.0.0.0/"), Contains("prefix length"));
+    CHECK_THROWS_WITH(nm::Cidr::parse("10.0.0.0/-1"), Contains("prefix length"));
+    CHECK_THROWS_WITH(nm::Cidr::parse("host.example"), Contains("not an IPv4 or IPv6 address"));
+    CHECK_THROWS_WITH(nm::Cidr::parse("10.0.0/8"), Contains("not an IPv4 or IPv6 address"));
+    CHECK(nm::allowed_by({}, addr("203.0.113.9")));
+    const std::vector<nm::Cidr> list{nm::Cidr::parse("198.18.0.0/15"), nm::Cidr::parse("2001:2::/48")};
+    CHECK(nm::allowed_by(list, addr("2001:2::5")));
+    CHECK(nm::allowed_by(list, mapped("198.18.3.4")));
+    CHECK_FALSE(nm::allowed_by(list, addr("203.0.113.9")));
+}

@@ -6,6 +6,7 @@
 
 #include "core/base/error.hpp"
 #include "ethtool_ctl/feature_names.hpp"
+#include "ethtool_ctl/interface_system.hpp"
 #include "ethtool_ctl/netns.hpp"
 
 namespace nm {
@@ -127,6 +128,14 @@ LinkState NetlinkDeviceControl::read(std::string_view ifname) {
         state.channels = genl_->channels(ifname);
     }
     return state;
+}
+
+std::optional<InterfaceSystem> NetlinkDeviceControl::describe(std::string_view ifname) {
+    try {
+        return read_interface_system(netns_, ifname);
+    } catch (const Error&) {
+        return std::nullopt;
+    }
 }
 
 std::vector<std::string> NetlinkDeviceControl::link_names() {

@@ -36,6 +36,8 @@ public:
     /// MTU first (through rtnetlink, put back if the feature change then fails), then every feature in
     /// one request, then a read-back. A fixed feature asked to change is reported Fixed, not thrown.
     ApplyReport apply(std::string_view ifname, const LinkSettings& wanted) override;
+    /// read_interface_system in this control's namespace; none (and no error) when it fails.
+    std::optional<InterfaceSystem> describe(std::string_view ifname) override;
 
     const std::string& netns() const noexcept { return netns_; }
 

@@ -404,6 +404,7 @@ std::vector<std::string> host_differences(const ResultsFile& a, const ResultsFil
         differ(end, "CPU model", ha->cpu_model, hb->cpu_model);
         if (ha->interface && hb->interface) {
             differ(end, "driver", ha->interface->driver, hb->interface->driver);
+            differ(end, "driver version", ha->interface->driver_version, hb->interface->driver_version);
             differ(end, "firmware", ha->interface->firmware, hb->interface->firmware);
         }
         differ(end, "congestion control", sysctl(*ha, "net.ipv4.tcp_congestion_control"), sysctl(*hb, "net.ipv4.tcp_congestion_control"));

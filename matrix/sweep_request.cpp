@@ -20,7 +20,7 @@
 #include "core/end_profiler.hpp"
 #include "core/cpu_affinity.hpp"
 #include "matrix/config.hpp"
-#include "matrix/host_info.hpp"
+#include "core/host_info.hpp"
 #include "matrix/icmp_path_probe.hpp"
 #include "matrix/load_probe.hpp"
 #include "agent/key_file.hpp"
@@ -248,7 +248,16 @@ SweepOutcome execute_sweep(const SweepRequest& request, const PreparedSweep& pre
     target.base.port = request.port;
     target.base.iface = request.iface;
     target.base.profile_categories = request.profile_categories;
-    SweepServices services{*journal, *traffic, probe, clock, observer, host, HostInfo{}, &load};
+    // The peer's host as its agent reads it; unknown without an agent (or from one that cannot say).
+    HostInfo remote_host;
+    if (agent) {
+        try {
+            remote_host = agent->host_info(peer_iface);
+        } catch (const Error& e) {
+            if (observer) observer->on_note("the peer agent did not describe its host: " + std::string(e.what()));
+        }
+    }
+    SweepServices services{*journal, *traffic, probe, clock, observer, host, remote_host, &load};
     return run_sweep(prepared.config, target, services, options, std::move(stop));
 }
 

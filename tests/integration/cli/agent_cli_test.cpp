@@ -14,6 +14,7 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -262,6 +263,31 @@ TEST_CASE("sweep --peer NAME -6 through the agent: the name resolves to the peer
     // at 4000 bytes would be thousands of packets).
     CHECK(v6_octets() - v6_before >= run.at("bytes").get<uint64_t>());
     CHECK(v4_packets() - v4_before < 100);
+    // Both ends' metadata, the peer's through its agent (describe), each checked in its own namespace with
+    // tc, cat, sysctl, ethtool and uname.
+    const auto line = [](const std::string& ns, const std::string& cmd) {
+        auto r = nm::test::run_in_netns(ns, cmd);
+        while (!r.output.empty() && r.output.back() == '\n') r.output.pop_back();
+        return r;
+    };
+    for (const auto& [end, ns, ifname] : {std::tuple{"local", a.netns, a.ifname}, std::tuple{"remote", b.netns, b.ifname}}) {
+        INFO(end);
+        const auto& h = results.at("hosts").at(end);
+        CHECK(h.at("kernel") == line(ns, "uname -r").output);
+        CHECK(h.at("sysctls").at("net.ipv4.tcp_congestion_control") == line(ns, "sysctl -n net.ipv4.tcp_congestion_control").output);
+        CHECK(h.at("cpu_layout").at("cpus").size() == std::stoul(line(ns, "nproc --all").output));
+        const auto& iface = h.at("interface");
+        CHECK(iface.at("driver_version") == line(ns, "ethtool -i " + ifname + " | awk '/^version:/{print $2}'").output);
+        const auto& sys = iface.at("system");
+        REQUIRE(sys.is_object());
+        const std::string qdisc = "qdisc " + sys.at("qdisc").at("kind").get<std::string>() + " " + sys.at("qdisc").at("handle").get<std::string>() + " root";
+        CHECK(line(ns, "tc qdisc show dev " + ifname + " root").output.rfind(qdisc, 0) == 0);
+        CHECK(sys.at("irqs").empty());   // veth
+        CHECK(sys.at("numa_node").is_null());
+        REQUIRE_FALSE(sys.at("rps_cpus").empty());
+        CHECK(sys.at("rps_cpus")[0].at("mask") == line(ns, "cat /sys/class/net/" + ifname + "/queues/rx-0/rps_cpus").output);
+    }
+    CHECK(nm::test::results_schema_errors(dir.file("r.json")) == "");
     CHECK(link_mtu(a.netns, a.ifname) == "1500\n");
     CHECK(link_mtu(b.netns, b.ifname) == "1500\n");
 }

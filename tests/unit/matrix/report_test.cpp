@@ -253,17 +253,20 @@ TEST_CASE("compare warns when the files' hosts differ in kernel, CPU model, driv
     b.local.kernel = "6.5.0-1-amd64";
     CHECK(nm::host_differences(a, b) == std::vector<std::string>{"local kernel: 6.1.0-13-amd64 vs 6.5.0-1-amd64"});
     b.local.interface->firmware = "4.40";
+    a.local.interface->driver_version = "1.2.3";
+    b.local.interface->driver_version = "1.3.0";
     b.local.sysctls["net.ipv4.tcp_congestion_control"] = "bbr";
     b.local.cpu_model = "AMD EPYC 7763";
     b.remote.kernel = "6.1.0";   // A knows nothing of its remote: not compared
     const auto cmp = nm::compare_results(a, b, "throughput_bps", "a", "b");
     CHECK(cmp.host_differences == std::vector<std::string>{"local kernel: 6.1.0-13-amd64 vs 6.5.0-1-amd64",
                                                            "local CPU model: Intel(R) Xeon(R) Gold 6338 vs AMD EPYC 7763",
-                                                           "local firmware: 4.20 vs 4.40", "local congestion control: cubic vs bbr"});
+                                                           "local driver version: 1.2.3 vs 1.3.0", "local firmware: 4.20 vs 4.40",
+                                                           "local congestion control: cubic vs bbr"});
     const auto text = nm::render_comparison(cmp, nm::TableFormat::Text);
     CHECK_THAT(text, Catch::Contains("warning: the files' hosts differ: local kernel: 6.1.0-13-amd64 vs 6.5.0-1-amd64"));
     CHECK_THAT(text, Catch::Contains("warning: the files' hosts differ: local congestion control: cubic vs bbr"));
-    CHECK(nm::Json::parse(nm::render_comparison(cmp, nm::TableFormat::JsonDocument)).at("host_differences").size() == 4);
+    CHECK(nm::Json::parse(nm::render_comparison(cmp, nm::TableFormat::JsonDocument)).at("host_differences").size() == 5);
     // The host's sysctls and kernel command line go through the codec and back.
     const auto back = nm::Json(b.local).get<nm::HostInfo>();
     CHECK(back.sysctls == b.local.sysctls);

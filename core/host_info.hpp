@@ -15,9 +15,9 @@ HostInfo parse_cpuinfo(std::string_view cpuinfo);
 std::vector<std::string> recorded_sysctls();
 
 /// This host: hostname and kernel release (uname), CPU model and count (/proc/cpuinfo), the recorded
-/// sysctls of the calling thread's network namespace (/proc/sys), the kernel command line (/proc/cmdline)
-/// and how its kernel accounts CPU time (read_cpu_accounting). The interface is left empty; the runner
-/// fills it in. Never throws: what cannot be read stays empty.
+/// sysctls of the calling thread's network namespace (/proc/sys), the kernel command line (/proc/cmdline),
+/// how its kernel accounts CPU time (read_cpu_accounting) and its CPU layout (read_cpu_layout). The
+/// interface is left empty; the runner fills it in. Never throws: what cannot be read stays empty.
 HostInfo read_host_info();
 
 }  // namespace nm

@@ -1,4 +1,4 @@
-#include "matrix/host_info.hpp"
+#include "core/host_info.hpp"
 
 #include <sys/utsname.h>
 
@@ -6,6 +6,7 @@
 #include <sstream>
 #include <string>
 
+#include "core/cpu_layout.hpp"
 #include "core/kernel_cpu_accounting.hpp"
 
 namespace nm {
@@ -71,6 +72,7 @@ HostInfo read_host_info() {
     }
     h.kernel_cmdline = read_trimmed("/proc/cmdline");
     h.cpu_accounting = read_cpu_accounting();
+    h.cpu_layout = read_cpu_layout();
     return h;
 }
 

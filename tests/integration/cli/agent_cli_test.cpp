@@ -275,7 +275,7 @@ TEST_CASE("sweep --peer NAME -6 through the agent: the name resolves to the peer
         const auto& h = results.at("hosts").at(end);
         CHECK(h.at("kernel") == line(ns, "uname -r").output);
         CHECK(h.at("sysctls").at("net.ipv4.tcp_congestion_control") == line(ns, "sysctl -n net.ipv4.tcp_congestion_control").output);
-        CHECK(h.at("cpu_layout").at("cpus").size() == std::stoul(line(ns, "nproc --all").output));
+        CHECK(h.at("cpu_layout").at("cpus").size() == std::stoul(line(ns, "getconf _NPROCESSORS_ONLN").output));
         const auto& iface = h.at("interface");
         CHECK(iface.at("driver_version") == line(ns, "ethtool -i " + ifname + " | awk '/^version:/{print $2}'").output);
         const auto& sys = iface.at("system");

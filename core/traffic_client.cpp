@@ -99,7 +99,7 @@ RunResult TrafficClient::run(const TestSpec& requested, std::stop_token stop) {
     // A profile is refused here, before the server is asked, when the table or this host does not allow it.
     // The host id lets a server on this same host leave the profiling to this end's sampler.
     std::optional<EndProfiler> profiler;
-    Json extras{{"host_id", host_boot_id()}};
+    Json extras{{"host_id", options_.host_id.empty() ? host_boot_id() : options_.host_id}};
     if (spec.profile) {
         CategoryTable table = profile::load_category_table(spec.profile_categories);
         extras["profile_table"] = Json{{"table", table}, {"source", table.source}};

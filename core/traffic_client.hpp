@@ -15,6 +15,9 @@ struct TrafficClientOptions {
     /// prove the same before its figures are taken (core/test_auth.hpp). "" = tests are not authenticated
     /// (a server started with --key-file then refuses them).
     std::string key;
+    /// The host this client says it runs on (hello's host_id); "" = this host's boot id. A server on the
+    /// same host leaves a profile to the client's sampler; a test sets another id to be a second host.
+    std::string host_id;
 };
 
 /// Connects to a TrafficServer, runs one test, and merges both ends' measurements. Stateless between

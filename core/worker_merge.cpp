@@ -40,9 +40,21 @@ std::vector<IntervalSample> merge_intervals(const std::vector<std::unique_ptr<Wo
     for (size_t k = 0; k < v.size(); ++k) {
         v[k].start_s = static_cast<double>(k) * interval_s;
         v[k].end_s = std::min(static_cast<double>(k + 1) * interval_s, std::max(duration_s, v[k].start_s));
-        const double span = v[k].end_s - v[k].start_s;
-        v[k].throughput_bps = span > 0 ? static_cast<double>(v[k].bytes) * 8 / span : 0;
-        v[k].packets_per_s = span > 0 ? static_cast<double>(v[k].packets) / span : 0;
+    }
+    // The window's end comes a little after the last full interval (the stop is seen within a poll): a
+    // sliver of a millisecond would be a sample of nothing (a rate from a handful of bytes), so it joins
+    // the interval before it, which then ends at the window's end. The counts still add up to the window's.
+    if (v.size() >= 2 && v.back().end_s - v.back().start_s < kIntervalSliver * interval_s) {
+        const IntervalSample last = v.back();
+        v.pop_back();
+        v.back().bytes += last.bytes;
+        v.back().packets += last.packets;
+        v.back().end_s = last.end_s;
+    }
+    for (auto& iv : v) {
+        const double span = iv.end_s - iv.start_s;
+        iv.throughput_bps = span > 0 ? static_cast<double>(iv.bytes) * 8 / span : 0;
+        iv.packets_per_s = span > 0 ? static_cast<double>(iv.packets) / span : 0;
     }
     return v;
 }

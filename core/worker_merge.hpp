@@ -13,8 +13,12 @@ namespace nm {
 /// stream that two receiver sockets saw (a reuseport rehash) is summed: bytes, packets and LossStats add.
 std::vector<StreamResult> merge_streams(const std::vector<std::unique_ptr<WorkerOutput>>& outs, double duration_s);
 
+/// A last interval shorter than this fraction of the interval joins the one before it.
+inline constexpr double kIntervalSliver = 0.1;
+
 /// The workers' interval counts summed per interval of `interval_s` seconds, with rates; the last interval
-/// ends at `duration_s` (it may be shorter). Empty when `interval_s` <= 0.
+/// ends at `duration_s` (it may be shorter; one shorter than kIntervalSliver of an interval is folded into
+/// the interval before it, which then ends at `duration_s`). Empty when `interval_s` <= 0.
 std::vector<IntervalSample> merge_intervals(const std::vector<std::unique_ptr<WorkerOutput>>& outs, double interval_s,
                                             double duration_s);
 

@@ -12,7 +12,11 @@ SweepBackends real_backends() {
     SweepBackends b;
     b.journal = [](const std::string& path) { return std::make_unique<FileSettingsJournal>(path); };
     b.device = [] { return std::make_unique<NetlinkDeviceControl>(); };
-    b.traffic = [](const std::string& key) { return std::make_unique<TrafficClient>(TrafficClientOptions{key}); };
+    b.traffic = [](const std::string& key) {
+        TrafficClientOptions o;
+        o.key = key;
+        return std::make_unique<TrafficClient>(std::move(o));
+    };
     b.lab = [] {
         LabFactories f;
         // NetlinkDeviceControl opens its sockets in the namespace it is given; TrafficClient and

@@ -312,12 +312,14 @@ def breakdown(results, end="receiver", cells=None):
     ax = fig.subplots()
     xs = list(range(len(rows)))
     bottom = [0.0] * len(rows)
+    from matplotlib import colormaps
+    colours = colormaps["tab20"]   # 20 distinct colours: every category of the shipped table its own
     for k, cat in enumerate(cats):
         heights = [s.get(cat, 0.0) for _, s, _ in rows]
-        ax.bar(xs, heights, bottom=bottom, label=cat, color=f"C{k % 10}")
+        ax.bar(xs, heights, bottom=bottom, label=cat, color=colours(k % 20))
         bottom = [b + h for b, h in zip(bottom, heights)]
     ax.set_xticks(xs, [key.replace("/", "\n") + f"\n({n} runs)" for key, _, n in rows], fontsize=7)
-    ax.set_ylabel(f"% of all samples on the {end}'s host")
+    ax.set_ylabel(f"% of all samples on the {end}'s host\n(each category's median: the stack is near, not at, 100)")
     ax.set_ylim(0, 105)
     ax.set_title(f"{res.config['name']}: where the {end}'s CPU went (kernel profile, median over repetitions)", fontsize=10)
     ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1))

@@ -3,6 +3,7 @@ through the DevTools protocol. The page must make no request besides its own fil
 medians of the results file (read here with Python's json module, not with nicmatrix's reader) and the
 text report's entries, show the status and reason of cells not measured, show every repetition of a
 clicked cell, and compare two files as `nicmatrix compare --format json` does."""
+import datetime
 import json
 import os
 import re
@@ -110,7 +111,11 @@ def test_page_is_offline_and_shows_the_files_medians(browser, tmp_path):
     # Header: both hosts' identity and the run's times.
     body = page.evaluate("document.body.innerText")
     host = raw["hosts"]["local"]
-    for want in (host["kernel"], host["cpu"]["model"], host["interface"]["driver"], "10000 Mbit/s", raw["run"]["started"], "2 min 1 s"):
+    # The sweep's length from the file's own start and end (whole seconds there), as the page words it.
+    stamp = "%Y-%m-%dT%H:%M:%SZ"
+    took = (datetime.datetime.strptime(raw["run"]["finished"], stamp) - datetime.datetime.strptime(raw["run"]["started"], stamp)).total_seconds()
+    took_text = f"{took:.1f} s" if took < 120 else f"{int(took // 60)} min {round(took % 60)} s"
+    for want in (host["kernel"], host["cpu"]["model"], host["interface"]["driver"], "10000 Mbit/s", raw["run"]["started"], took_text):
         assert want in body
 
     # A click on a cell shows every repetition with the file's figures, and the intervals drawn.
@@ -215,3 +220,27 @@ def test_hostile_strings_stay_text(browser, tmp_path):
     assert raw["hosts"]["local"]["hostname"] in page.evaluate("document.body.innerText")
     assert page.requests() == [page_file.as_uri()]
     assert page.console_errors() == []
+
+
+def test_profiled_file_shows_each_runs_kernel_profile(browser, tmp_path):
+    # The committed example of a sweep with "profile": true: a click on a cell shows the kernel profile of
+    # every run, its samples and the hottest symbols as the file has them.
+    example = os.path.join(SOURCE, "results", "example-profile-lab.json")
+    page_file = html_report(tmp_path, "profile.html", example)
+    page = browser.open(page_file.as_uri())
+    page.wait_for("document.body.dataset.ready === '1'")
+    assert page.requests() == [page_file.as_uri()]
+    with open(example) as f:
+        raw = json.load(f)
+    key = "all-off/mtu1500/tcp-p1"
+    cell = next(c for c in raw["cells"] if c["key"] == key)
+    page.click(f'td.cell[data-key="{key}"]')
+    page.wait_for("document.querySelectorAll('#nm-detail tr.run').length > 0")
+    detail = page.evaluate("document.getElementById('nm-detail').innerText")
+    assert "Kernel profile (where the CPU went)" in detail
+    for i, run_ in enumerate(cell["runs"]):
+        p = run_["cpu_profile"]["sender"]
+        assert f"run #{i + 1} sender: host {p['host']}, {p['samples']} samples at {p['hz']} Hz" in detail
+    assert cell["runs"][0]["cpu_profile"]["sender"]["top"][0]["symbol"] in page.evaluate("document.getElementById('nm-detail').textContent")
+    assert page.console_errors() == []
+    assert_png_not_blank(page.screenshot(artifact(tmp_path, "html-report-profile.png")), 1000, 1000)

@@ -10,6 +10,7 @@ SOURCE = os.environ.get("NM_SOURCE_DIR", os.path.join(os.path.dirname(__file__),
 FAKE_LAB = os.path.join(SOURCE, "tests", "fixtures", "results", "fake-lab.json")
 EXAMPLE_A = os.path.join(SOURCE, "results", "offload-mtu-lab.json")
 EXAMPLE_B = os.path.join(SOURCE, "results", "example-gro-lab.json")
+EXAMPLE_PROFILE = os.path.join(SOURCE, "results", "example-profile-lab.json")   # "profile": true
 
 needs_root = pytest.mark.skipif(os.geteuid() != 0, reason="needs root (CAP_NET_ADMIN) for network namespaces")
 

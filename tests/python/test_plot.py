@@ -1,5 +1,7 @@
 """nicmatrix.plot from Python and as `nicmatrix plot`: real PNG images, checked by opening them with PIL."""
+import json
 import os
+import statistics
 import subprocess
 import sys
 
@@ -8,7 +10,7 @@ from PIL import Image
 
 import nicmatrix as nm
 from nicmatrix import _nicmatrix, plot
-from conftest import EXAMPLE_A, EXAMPLE_B, FAKE_LAB, run
+from conftest import EXAMPLE_A, EXAMPLE_B, EXAMPLE_PROFILE, FAKE_LAB, run
 
 
 def check_png(path, min_size=(300, 200)):
@@ -171,7 +173,7 @@ def test_breakdown_stacks_the_profile_and_names_the_missing_field(tmp_path, nicm
     res = run(nicmatrix_bin, "plot", EXAMPLE_A, "--kind", "breakdown", "-o", str(tmp_path / "b.png"), check=False)
     assert res.returncode == 2 and "cpu_profile" in res.stderr and not (tmp_path / "b.png").exists()
     # A profile in the agreed shape (RUN_RECORD: cpu_profile.{sender,receiver}.categories, percent of all
-    # samples) is stacked per cell as the mean over the repetitions.
+    # samples) is stacked per cell as the median over the repetitions.
     r = nm.load(EXAMPLE_A)
     cells = [c for c in r.cells if c["key"].endswith("mtu1500/tcp-p1")]
     for c in cells:
@@ -186,6 +188,29 @@ def test_breakdown_stacks_the_profile_and_names_the_missing_field(tmp_path, nicm
     assert bars["copy"] == pytest.approx([21.0, 21.0]) and bars["checksum"] == pytest.approx([1.0, 10.0])
     assert "% of all samples" in ax.get_ylabel()
     check_png(plot.save(fig, tmp_path / "breakdown.png"))
+
+
+def test_breakdown_of_the_committed_profiled_example(tmp_path, nicmatrix_bin):
+    # `nicmatrix plot --kind breakdown` on a file a real sweep with "profile": true wrote.
+    out = tmp_path / "breakdown.png"
+    res = run(nicmatrix_bin, "plot", EXAMPLE_PROFILE, "--kind", "breakdown", "-o", str(out), timeout=120)
+    assert res.stdout.strip() == str(out)
+    check_png(out)
+    # Every ok cell has a bar, each category's height the median of its runs' shares, read from the JSON here.
+    with open(EXAMPLE_PROFILE) as f:
+        raw = json.load(f)
+    fig = plot.breakdown(EXAMPLE_PROFILE, end="receiver")
+    ax = fig.axes[0]
+    ok = [c for c in raw["cells"] if c["status"] == "ok"]
+    assert ok and len(ax.get_xticks()) == len(ok)
+    heights = {h.get_label(): [p.get_height() for p in h] for h in ax.containers}
+    for name in ("copy", "checksum", "tcp_ip", "idle"):
+        want = [statistics.median(r["cpu_profile"]["receiver"]["categories"].get(name, 0.0) for r in c["runs"]) for c in ok]
+        assert heights[name] == pytest.approx(want), name
+    # With every offload off a checksum share appears that all-on lacks.
+    by_key = dict(zip((c["key"] for c in ok), heights["checksum"]))
+    assert all(by_key[k] > 1.0 for k in by_key if k.startswith("all-off/"))
+    assert all(by_key[k] < 0.5 for k in by_key if k.startswith("all-on/"))
 
 
 @pytest.mark.parametrize("kind", ["timeseries", "box", "cdf"])

@@ -11,6 +11,7 @@
 #include "core/base/wait_until.hpp"
 #include "core/traffic_client.hpp"
 #include "core/traffic_server.hpp"
+#include "core/worker_merge.hpp"
 #include "ethtool_ctl/netns.hpp"
 #include "tests/support/command.hpp"
 #include "tests/support/lab_server.hpp"
@@ -34,9 +35,9 @@ Stats64 ip_link_stats(const nm::LabInterface& itf) {
     return {j.at("rx").at("bytes"), j.at("rx").at("packets"), j.at("tx").at("bytes"), j.at("tx").at("packets")};
 }
 
-nm::RunResult run_in(const nm::LabInterface& client, nm::TestSpec spec, std::stop_token stop = {}) {
+nm::RunResult run_in(const nm::LabInterface& client, nm::TestSpec spec, std::stop_token stop = {}, nm::TrafficClientOptions options = {}) {
     nm::NetnsScope scope(client.netns);
-    nm::TrafficClient c;
+    nm::TrafficClient c(std::move(options));
     return c.run(spec, stop);
 }
 
@@ -81,7 +82,16 @@ void check_tcp_bytes_against_interface(const std::string& offloads) {
     CHECK(static_cast<double>(res.receiver_rx_bytes) == Approx(rx_bytes).epsilon(0.02));
     CHECK(res.receiver.iface == lab.server().ifname);
     CHECK(res.sender.iface == lab.client().ifname);
-    CHECK(res.intervals.size() >= 3);
+    // 1.5 s in intervals of 0.5: three of them, each a real half-second (no sliver of the window's last
+    // millisecond after them), and together they hold every byte of the window, as the interface saw it.
+    REQUIRE(res.intervals.size() == 3);
+    uint64_t interval_bytes = 0;
+    for (const auto& iv : res.intervals) {
+        CHECK(iv.end_s - iv.start_s >= 0.5 * nm::kIntervalSliver);
+        interval_bytes += iv.bytes;
+    }
+    CHECK(interval_bytes == res.bytes);
+    CHECK(res.intervals.back().end_s == Approx(res.duration_s));
     CHECK(res.receiver.cpu.user_s + res.receiver.cpu.sys_s > 0);
     CHECK(res.sender.system.busy_pct > 0);
 }
@@ -322,4 +332,39 @@ TEST_CASE("Many tests in a row against one server, each starting right after the
         CHECK(res.status == nm::RunStatus::Ok);
         CHECK(res.bytes > 0);
     }
+}
+
+TEST_CASE("run --profile with the ends on two hosts: the server samples its own host and returns it, each profile knowing its end's threads", "[integration]") {
+    nm::test::require_net_admin();
+    nm::test::ScopedLab lab;
+    LabServer server(lab.server().netns);
+    nm::TestSpec spec = spec_for(lab, server);
+    spec.profile = true;
+    // The client says it is another host, as a peer machine's would: the server then profiles for itself.
+    nm::TrafficClientOptions options;
+    options.host_id = "another-host";
+    const auto res = run_in(lab.client(), spec, {}, options);
+    INFO(nlohmann::json(res).dump());
+    REQUIRE(res.status == nm::RunStatus::Ok);
+    REQUIRE(res.sender.profile);
+    REQUIRE(res.receiver.profile);
+    const nm::CpuProfile& client_host = *res.sender.profile;
+    const nm::CpuProfile& server_host = *res.receiver.profile;
+    // Two samplers, neither shared: each counted its own window's samples, none lost.
+    CHECK(client_host.shared_with.empty());
+    CHECK(server_host.shared_with.empty());
+    CHECK(client_host.samples > 0);
+    CHECK(server_host.samples > 0);
+    CHECK(client_host.lost == 0);
+    CHECK(server_host.lost == 0);
+    // Each knows only its own end's engine threads: the client's the senders, the server's the receivers
+    // (the other end's threads are "other" to it).
+    const auto samples_of = [](const nm::CpuProfile& p, const std::string& cls) {
+        const auto it = p.by_task.find(cls);
+        return it == p.by_task.end() ? uint64_t{0} : it->second.samples;
+    };
+    CHECK(samples_of(client_host, "sender") > 0);
+    CHECK(samples_of(client_host, "receiver") == 0);
+    CHECK(samples_of(server_host, "receiver") > 0);
+    CHECK(samples_of(server_host, "sender") == 0);
 }

@@ -75,3 +75,27 @@ TEST_CASE("merge_intervals sums the workers' intervals; the last one ends at the
     CHECK(v[1].packets_per_s == Approx(7 / 0.5));
     CHECK(nm::merge_intervals(outs, 0, 1.25).empty());
 }
+
+TEST_CASE("merge_intervals folds a trailing sliver of the window into the interval before it", "[unit]") {
+    auto outs = outputs(1);
+    outs[0]->window.interval_bytes = {1000, 2000, 7};
+    outs[0]->window.interval_packets = {10, 20, 1};
+    // The window ended 0.4 ms after the second full interval: 0.0004 s is under a tenth of 0.5 s.
+    const auto v = nm::merge_intervals(outs, 0.5, 1.0004);
+    REQUIRE(v.size() == 2);
+    CHECK(v[1].bytes == 2007);
+    CHECK(v[1].packets == 21);
+    CHECK(v[1].start_s == 0.5);
+    CHECK(v[1].end_s == Approx(1.0004));
+    CHECK(v[1].throughput_bps == Approx(2007 * 8 / 0.5004));
+    CHECK(v[0].bytes + v[1].bytes == 3007);   // nothing lost
+    // A tenth or more stays an interval of its own.
+    const auto w = nm::merge_intervals(outs, 0.5, 1.06);
+    REQUIRE(w.size() == 3);
+    CHECK(w[2].end_s == Approx(1.06));
+    // One interval alone is never folded away.
+    auto one = outputs(1);
+    one[0]->window.interval_bytes = {5};
+    one[0]->window.interval_packets = {1};
+    CHECK(nm::merge_intervals(one, 0.5, 0.0004).size() == 1);
+}

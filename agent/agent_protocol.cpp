@@ -31,6 +31,7 @@ const OpRow kOps[] = {
     {AgentOp::Apply, "apply", true, {agent_field::kIfname, agent_field::kSettings, agent_field::kConfirmMs}},
     {AgentOp::Confirm, "confirm", true, {agent_field::kChange}},
     {AgentOp::Restore, "restore", true, {}},
+    {AgentOp::Describe, "describe", false, {agent_field::kIfname}},
 };
 
 const OpRow& row(AgentOp op) {

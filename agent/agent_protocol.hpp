@@ -57,6 +57,7 @@ enum class AgentOp {
     Apply,      ///< {ifname, settings, confirm_ms} -> {report, change}
     Confirm,    ///< {change} -> {change}
     Restore,    ///< {} -> {reports}: everything back to the originals the agent journalled
+    Describe,   ///< {ifname} -> {host, system}: the agent's host (HostInfo) and how its kernel runs ifname (InterfaceSystem or null)
 };
 
 /// The op's name on the wire ("ping", "apply", ...).
@@ -64,7 +65,7 @@ std::string_view op_name(AgentOp op);
 /// nullopt for a name this build does not know.
 std::optional<AgentOp> op_from_name(std::string_view name);
 /// True for the ops that need the agent's control (one client at a time): apply, confirm, restore.
-/// Ping, read and validate are open to any authenticated client.
+/// Ping, read, validate and describe are open to any authenticated client.
 bool takes_control(AgentOp op);
 
 /// The field names of requests, replies and notices.
@@ -78,6 +79,8 @@ inline constexpr const char* kChanges = "changes";     ///< change ids (rolled_b
 inline constexpr const char* kState = "state";         ///< a LinkState (read)
 inline constexpr const char* kReport = "report";       ///< an ApplyReport (apply)
 inline constexpr const char* kReports = "reports";     ///< ApplyReports (restore, rolled_back)
+inline constexpr const char* kHost = "host";           ///< a HostInfo (describe)
+inline constexpr const char* kSystem = "system";       ///< an InterfaceSystem or null (describe)
 inline constexpr const char* kReason = "reason";       ///< why a rollback happened (rolled_back)
 inline constexpr const char* kSeq = "seq";             ///< the client's message counter
 inline constexpr const char* kAgentSeq = "aseq";       ///< the agent's message counter

@@ -7,6 +7,7 @@
 #include "core/base/error.hpp"
 #include "core/base/thread_entry.hpp"
 #include "core/base/version.hpp"
+#include "core/host_info.hpp"
 #include "core/message_auth.hpp"
 #include "core/net.hpp"
 
@@ -218,6 +219,13 @@ Json PeerAgent::dispatch(Session& session, const AgentRequest& request) {
             std::lock_guard lock(device_mutex_);
             device_.validate(request.ifname, request.settings);
             return Json::object();
+        }
+        case AgentOp::Describe: {
+            // The host as this agent sees it (its own namespace's sysctls) and the allowed interface.
+            Json host = read_host_info();
+            std::lock_guard lock(device_mutex_);
+            const auto system = device_.describe(request.ifname);
+            return Json{{agent_field::kHost, std::move(host)}, {agent_field::kSystem, system ? Json(*system) : Json(nullptr)}};
         }
         case AgentOp::Apply: return apply(session, request);
         case AgentOp::Confirm:

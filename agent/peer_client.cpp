@@ -363,6 +363,24 @@ LinkState PeerControlClient::read(std::string_view ifname) {
     return field<LinkState>(reply, agent_field::kState, "peer agent " + where() + ": reply to read");
 }
 
+std::optional<InterfaceSystem> PeerControlClient::describe(std::string_view ifname) {
+    try {
+        const Json reply = request(Json{{agent_field::kOp, op_name(AgentOp::Describe)}, {agent_field::kIfname, ifname}}, kRequestTimeout);
+        const auto it = reply.find(agent_field::kSystem);
+        if (it == reply.end() || it->is_null()) return std::nullopt;
+        return it->get<InterfaceSystem>();
+    } catch (const Error&) {
+        return std::nullopt;
+    } catch (const Json::exception&) {
+        return std::nullopt;
+    }
+}
+
+HostInfo PeerControlClient::host_info(std::string_view ifname) {
+    const Json reply = request(Json{{agent_field::kOp, op_name(AgentOp::Describe)}, {agent_field::kIfname, ifname}}, kRequestTimeout);
+    return field<HostInfo>(reply, agent_field::kHost, "peer agent " + where() + ": reply to describe");
+}
+
 void PeerControlClient::validate(std::string_view ifname, const LinkSettings& wanted) {
     request(Json{{agent_field::kOp, op_name(AgentOp::Validate)}, {agent_field::kIfname, ifname}, {agent_field::kSettings, wanted}},
             kRequestTimeout);

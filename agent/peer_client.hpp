@@ -58,6 +58,12 @@ public:
     void validate(std::string_view ifname, const LinkSettings& wanted) override;
     /// Applies on the peer; the agent reverts it unless confirm() follows within the confirm window.
     ApplyReport apply(std::string_view ifname, const LinkSettings& wanted) override;
+    /// The agent's answer to describe: how the peer's kernel runs `ifname`; none when the agent does not
+    /// say (an older agent, an error), never an exception.
+    std::optional<InterfaceSystem> describe(std::string_view ifname) override;
+    /// The peer's host as its agent reads it (kernel, CPU model and layout, sysctls, command line, CPU
+    /// accounting; no interface). Throws nm::Error as request() does.
+    HostInfo host_info(std::string_view ifname);
 
     bool ping(std::chrono::milliseconds timeout) override;
     Confirmation confirm() override;

@@ -15,6 +15,7 @@
 
 #include "core/base/error.hpp"
 #include "core/base/json_codec.hpp"
+#include "core/base/latency_histogram.hpp"
 #include "core/base/version.hpp"
 #include "core/traffic_client.hpp"
 #include "ethtool_ctl/lab.hpp"
@@ -182,6 +183,9 @@ nm::SweepRequest sweep_request(const py::dict& args) {
     get("lab_name", r.lab_name);
     get("iface", r.iface);
     get("peer", r.peer);
+    get("ip_version", r.ip_version);
+    get("peer_iface", r.peer_iface);
+    get("key_file", r.key_file);
     get("port", r.port);
     get("output", r.output);
     get("resume", r.resume);
@@ -237,6 +241,25 @@ PYBIND11_MODULE(_nicmatrix, m) {
     m.def("save_results", &nm::save_results, py::arg("results"), py::arg("path"), py::call_guard<py::gil_scoped_release>(),
           "Writes a results file atomically.");
     m.def("known_metrics", &nm::known_metrics, "Metric names the summaries, report and compare know.");
+    m.def(
+        "latency_cdf",
+        [](const std::string& histograms_json) {
+            // The runs' histograms (rr.histogram, as the results file has them) merged: every transaction.
+            nm::LatencyHistogram all;
+            for (const auto& h : nm::Json::parse(histograms_json)) all.merge(h.get<nm::LatencyHistogram>());
+            std::vector<std::pair<double, double>> points;
+            const double total = static_cast<double>(all.count());
+            uint64_t below = 0;
+            for (const auto& [index, count] : all.buckets()) {
+                below += count;
+                const uint64_t upper = nm::LatencyHistogram::bucket_lower(index) + nm::LatencyHistogram::bucket_width(index);
+                points.emplace_back(static_cast<double>(upper) / 1000.0, total > 0 ? static_cast<double>(below) / total : 0.0);
+            }
+            return points;
+        },
+        py::arg("histograms_json"),
+        "The CDF of every transaction of the given rr.histogram objects (a JSON array), merged: (the bucket's "
+        "upper bound in microseconds, the fraction of transactions in it and below), one point per non-empty bucket.");
     m.def("profile_categories", [] { return nm::profile::builtin_category_table().categories; },
           "The shipped category table's categories, in display order.");
     m.def("is_profile_metric", &nm::is_profile_metric, py::arg("name"),

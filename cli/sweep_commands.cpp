@@ -23,6 +23,7 @@
 #include "matrix/runner.hpp"
 #include "matrix/stats.hpp"
 #include "matrix/sweep_request.hpp"
+#include "matrix/sweep_stream.hpp"
 
 namespace nm::cli {
 namespace {
@@ -139,6 +140,7 @@ struct SweepFlags {
     std::string topology = "pair";
     bool dry_run = false;
     bool quiet = false;
+    bool json_stream = false;
     std::string metric = "throughput_bps";
     double precision = 0;
     bool precision_given = false;
@@ -155,6 +157,14 @@ void sweep_command(SweepFlags& f, std::stop_token stop) {
     const PreparedSweep prepared = prepare_sweep(f.request);
     if (f.dry_run) {
         print_plan(plan_sweep(prepared.config, prepared.resume), prepared.config);
+        return;
+    }
+    if (f.json_stream) {
+        SweepStreamWriter stream(std::cout);
+        stream.start(prepared.config.name, plan_sweep(prepared.config, prepared.resume).size(), prepared.output, f.request.command);
+        const SweepOutcome outcome = execute_sweep(f.request, prepared, real_backends(), &stream, std::move(stop));
+        stream.end(prepared.output, outcome.results.cells.size(), outcome.interrupted, outcome.results.run.budget_reached);
+        if (outcome.interrupted) throw Error(ErrorKind::Failed, "sweep interrupted; interfaces restored; continue with --resume " + prepared.output);
         return;
     }
     ProgressPrinter printer;
@@ -185,7 +195,10 @@ void add_sweep_commands(CLI::App& app, std::stop_token stop) {
     sweep->add_option("config", r.config_file, "Sweep config (JSON, see configs/sweep.schema.json)")->required();
     auto* lab = sweep->add_flag("--lab", r.lab, "Run on a lab of its own (veth between two namespaces), taken down afterwards");
     auto* iface = sweep->add_option("--iface", r.iface, "Local interface to sweep (with --peer)");
-    sweep->add_option("--peer", r.peer, "IPv4 address of the peer running `nicmatrix serve`")->needs(iface);
+    sweep->add_option("--peer", r.peer, "The peer running `nicmatrix serve`: an IPv4 or IPv6 address, or a name (resolved once)")->needs(iface);
+    auto* v4 = sweep->add_flag_function("-4,--ipv4", [f](int64_t) { f->request.ip_version = 4; }, "Use IPv4: the lab's 198.18.0.0/24, or a --peer name's IPv4 address (the default on the lab)");
+    sweep->add_flag_function("-6,--ipv6", [f](int64_t) { f->request.ip_version = 6; }, "Use IPv6: the lab's 2001:2::/64, or a --peer name's IPv6 address; the path probe is then ICMPv6 with don't-fragment")
+        ->excludes(v4);
     sweep->add_option("--port", r.port, "The peer's control port")->capture_default_str();
     sweep->add_option("--peer-iface", r.peer_iface, "The peer's interface to change (default: the one its agent allows)");
     sweep->add_option("--key-file", r.key_file,
@@ -202,6 +215,9 @@ void add_sweep_commands(CLI::App& app, std::stop_token stop) {
     sweep->add_option("--resume", r.resume, "Continue this results file: measure only what it is missing (cells not visited, repetitions still wanted)");
     sweep->add_flag("--dry-run", f->dry_run, "Print the cells and the settings each would apply; change nothing");
     sweep->add_flag("-q,--quiet", f->quiet, "No progress lines and no table; print only the results file");
+    sweep->add_flag("--json-stream", f->json_stream,
+                    "Print only JSON lines as the sweep goes: start, note, cell_start, interval, repetition, cell, end "
+                    "(results/STREAM.md, results/stream.schema.json)");
     sweep->add_option("--journal", r.journal,
                       "Where the original settings are journalled until restored (default $NICMATRIX_JOURNAL or "
                       "/run/nicmatrix/journal.json, as for restore). At start the entries of processes that are gone are "

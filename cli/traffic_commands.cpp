@@ -25,6 +25,7 @@
 #include "ethtool_ctl/file_settings_journal.hpp"
 #include "ethtool_ctl/netlink_device_control.hpp"
 #include "matrix/frame_table.hpp"
+#include "matrix/sweep_stream.hpp"
 
 namespace nm::cli {
 namespace {
@@ -531,7 +532,7 @@ void add_traffic_commands(CLI::App& app, std::stop_token stop) {
     struct RunOptions {
         TestSpec spec;
         std::string rate, pps, length, window, bytes, key_file, affinity;
-        bool udp = false, reverse = false, bidir = false, json = false;
+        bool udp = false, reverse = false, bidir = false, json = false, json_stream = false;
         bool rr = false, crr = false;
         std::string rr_size, dscp;
         CLI::Option* rr_burst = nullptr;
@@ -579,7 +580,10 @@ void add_traffic_commands(CLI::App& app, std::stop_token stop) {
                   "TCP senders send with MSG_ZEROCOPY (completions counted; plain sends where the kernel copies anyway)");
     run->add_flag("--skip-rx-copy", ro->spec.socket.skip_rx_copy, "TCP receivers read with MSG_TRUNC: the data is not copied to user space");
     run->add_option("--bind-dev", ro->spec.socket.bind_dev, "SO_BINDTODEVICE: the client's data sockets use this interface only");
-    run->add_flag("--json", ro->json, "Print the result as JSON");
+    auto* json_flag = run->add_flag("--json", ro->json, "Print the result as JSON");
+    run->add_flag("--json-stream", ro->json_stream,
+                  "Print JSON lines instead: run_start, each interval, run, run_end (results/STREAM.md, results/stream.schema.json)")
+        ->excludes(json_flag);
     run->add_option("--key-file", ro->key_file,
                     "Pre-shared key: the test proves it holds it, and the server must prove it too, on every message (default "
                     "$NICMATRIX_KEY_FILE); a server started with --key-file refuses tests without it");
@@ -605,6 +609,7 @@ void add_traffic_commands(CLI::App& app, std::stop_token stop) {
         ->needs(profile_flag);
     run->callback([ro, stop] {
         if (ro->rfc2544 && ro->spec.profile) throw usage_error("--profile: not with --rfc2544 (a table is many short trials)");
+        if (ro->rfc2544 && ro->json_stream) throw usage_error("--json-stream: not with --rfc2544 (use --json)");
         if (ro->rfc2544) {
             run_rfc2544_command(*ro, stop);
             return;
@@ -641,11 +646,13 @@ void add_traffic_commands(CLI::App& app, std::stop_token stop) {
         // With a key the test itself is authenticated, both ways (core/test_auth.hpp); a bad key file is
         // refused before anything is printed or connected.
         TrafficClient client(client_options(ro->key_file));
-        if (!ro->json) {
-            std::cout << "Connecting to host " << spec.host << ", port " << spec.port << std::endl;
-        }
+        JsonLines lines(std::cout);
+        if (ro->json_stream) stream_run_start(lines, spec);
+        else if (!ro->json) std::cout << "Connecting to host " << spec.host << ", port " << spec.port << std::endl;
         const RunResult r = client.run(spec, stop);
-        if (ro->json) {
+        if (ro->json_stream) {
+            stream_run_done(lines, r);
+        } else if (ro->json) {
             std::cout << Json(r).dump(2) << '\n';
         } else {
             print_result(r, std::cout);

@@ -237,7 +237,7 @@ RunResult TrafficClient::run(const TestSpec& requested, std::stop_token stop) {
     if (outcome.status == RunStatus::PeerLost && outcome.error.find(where(spec)) == std::string::npos) {
         outcome.error += " (server " + where(spec) + ")";
     }
-    return combine_reports(agreed, mine, theirs.value_or(EndReport{}), outcome.status, outcome.error);
+    return combine_reports(agreed, mine, theirs.value_or(EndReport{}), outcome.status, outcome.error, server.family());
 }
 
 }  // namespace nm

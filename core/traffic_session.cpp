@@ -42,7 +42,8 @@ void set_udp_buffer(int fd, bool receive, uint32_t window, int default_bytes, Wi
 
 }  // namespace
 
-void count_packets(RunResult& r, const TestSpec& spec, const EndMeasurement& client, const EndMeasurement& server, uint32_t pmtu) {
+void count_packets(RunResult& r, const TestSpec& spec, const EndMeasurement& client, const EndMeasurement& server, uint32_t pmtu,
+                   int family) {
     if (spec.protocol == Protocol::Udp) {
         r.packets_source = "datagrams";
         return;
@@ -58,11 +59,12 @@ void count_packets(RunResult& r, const TestSpec& spec, const EndMeasurement& cli
     const bool bidir = spec.direction == Direction::Bidir;
     const bool known = bidir ? !client.iface.empty() && !server.iface.empty() : !r.receiver.iface.empty();
     const uint64_t wire = bidir ? rx_packets(client) + rx_packets(server) : rx_packets(r.receiver);
-    // The sender's TCP_INFO MSS (payload per full segment, options taken off); else the path MTU less
-    // 52 bytes of IPv4 and TCP headers with timestamps.
+    // The sender's TCP_INFO MSS (payload per full segment, options taken off); else the path MTU (or
+    // 1500) less the IP and TCP headers with timestamps: 52 bytes over IPv4, 72 over IPv6.
     uint32_t mss = 0;
     for (const auto& s : r.streams) mss = std::max(mss, s.mss);
-    const double segment = mss > 0 ? mss : pmtu > 100 ? pmtu - 52.0 : 1448.0;
+    const double headers = tcp_ip_header_bytes(family);
+    const double segment = mss > 0 ? mss : pmtu > 100 ? pmtu - headers : 1500.0 - headers;
     const double segments = std::ceil(static_cast<double>(r.bytes + r.tcp_retrans_bytes) / segment);
     if (known && wire > 0) {
         r.packets = wire;
@@ -355,6 +357,11 @@ LoopOutcome run_end_loop(ControlChannel& channel, EndEngine& engine, const TestS
     return out;
 }
 
+uint32_t tcp_ip_header_bytes(int family) {
+    constexpr uint32_t kTcpWithTimestamps = 20 + 12;
+    return (family == AF_INET6 ? 40 : 20) + kTcpWithTimestamps;
+}
+
 std::vector<IntervalSample> merge_interval_samples(const std::vector<IntervalSample>& samples, size_t factor) {
     if (factor <= 1) return samples;
     std::vector<IntervalSample> out;
@@ -430,7 +437,7 @@ EndReport receive_report(ControlChannel& channel, const Json& first, Deadline de
 }
 
 RunResult combine_reports(const TestSpec& spec, const EndReport& client, const EndReport& server, RunStatus status,
-                          const std::string& error) {
+                          const std::string& error, int family) {
     RunResult r;
     r.spec = spec;
     r.status = status;
@@ -557,7 +564,7 @@ RunResult combine_reports(const TestSpec& spec, const EndReport& client, const E
         r.receiver_rx_bytes = counter_delta(rx_end.counters_before.rx_bytes, rx_end.counters_after.rx_bytes);
         r.receiver_rx_packets = counter_delta(rx_end.counters_before.rx_packets, rx_end.counters_after.rx_packets);
     }
-    count_packets(r, spec, client.measurement, server.measurement, pmtu);
+    count_packets(r, spec, client.measurement, server.measurement, pmtu, family);
     r.packets_per_s = duration > 0 ? static_cast<double>(r.packets) / duration : 0;
     if (rr) r.rr = combine_rr(spec, client, server);
     r.socket = effective_knobs(spec, client.measurement.socket, server.measurement.socket);

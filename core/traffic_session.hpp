@@ -125,8 +125,10 @@ EndReport receive_report(ControlChannel& channel, const Json& first, Deadline de
 /// TCP: fills r.packets, packets_source and segments_per_packet from the receiving interface's rx_packets
 /// over the window (bidir: both ends' interfaces), or estimates the packets from bytes / MSS, named so,
 /// when no counters were read. UDP: the engine's datagrams (source "datagrams"). Needs r.streams, bytes,
-/// tcp_retrans_bytes and receiver filled in; `pmtu` is the fallback for an MSS no stream reported. Pure.
-void count_packets(RunResult& r, const TestSpec& spec, const EndMeasurement& client, const EndMeasurement& server, uint32_t pmtu);
+/// tcp_retrans_bytes and receiver filled in; `pmtu` is the fallback for an MSS no stream reported, less
+/// tcp_ip_header_bytes(family). Pure.
+void count_packets(RunResult& r, const TestSpec& spec, const EndMeasurement& client, const EndMeasurement& server, uint32_t pmtu,
+                   int family = AF_INET);
 
 /// A request/response run's figures from both ends' counts: the client's transactions, latencies and
 /// intervals, the server's count beside them, each end's engine CPU per transaction; the rate is over
@@ -136,8 +138,13 @@ RrStats combine_rr(const TestSpec& spec, const EndReport& client, const EndRepor
 /// The socket knobs a run had, each from the end it concerns (see RunResult::socket). Pure.
 SocketKnobs effective_knobs(const TestSpec& spec, const SocketKnobs& client, const SocketKnobs& server);
 
-/// Merges the client's and the server's reports into what `run` prints. Pure; unit tested.
+/// IP + TCP header bytes of a full TCP segment with timestamps: 20 + 32 over IPv4 (AF_INET), 40 + 32
+/// over IPv6 (AF_INET6). The path MTU minus this is the MSS.
+uint32_t tcp_ip_header_bytes(int family);
+
+/// Merges the client's and the server's reports into what `run` prints. Pure; unit tested. `family`:
+/// the data connections' address family (AF_INET or AF_INET6), for the segment count's header arithmetic.
 RunResult combine_reports(const TestSpec& spec, const EndReport& client, const EndReport& server, RunStatus status,
-                          const std::string& error);
+                          const std::string& error, int family = AF_INET);
 
 }  // namespace nm

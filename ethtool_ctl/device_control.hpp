@@ -1,4 +1,5 @@
 #pragma once
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -38,6 +39,11 @@ public:
     /// Applies `wanted` (features in one request, MTU through rtnetlink), reads back, and reports every
     /// setting touched, requested or not. Throws nm::Error only when the change could not be made at all.
     virtual ApplyReport apply(std::string_view ifname, const LinkSettings& wanted) = 0;
+
+    /// How the kernel runs the interface beyond these settings (root qdisc, IRQs and their affinity,
+    /// RPS/XPS masks, NUMA node), for a results file. None when this implementation cannot tell (the
+    /// default) or the reading failed: metadata never stops a sweep.
+    virtual std::optional<InterfaceSystem> describe(std::string_view /*ifname*/) { return std::nullopt; }
 };
 
 }  // namespace nm

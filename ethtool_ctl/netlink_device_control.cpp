@@ -6,6 +6,7 @@
 
 #include "core/base/error.hpp"
 #include "ethtool_ctl/feature_names.hpp"
+#include "ethtool_ctl/interface_system.hpp"
 #include "ethtool_ctl/netns.hpp"
 #include "ethtool_ctl/netns_files.hpp"
 #include "ethtool_ctl/tuning_files.hpp"
@@ -238,6 +239,14 @@ std::string NetlinkDeviceControl::unsupported(std::string_view ifname, const Lin
         }
     }
     return why.empty() ? why : where(ifname, netns_) + ": " + why;
+}
+
+std::optional<InterfaceSystem> NetlinkDeviceControl::describe(std::string_view ifname) {
+    try {
+        return read_interface_system(netns_, ifname);
+    } catch (const Error&) {
+        return std::nullopt;
+    }
 }
 
 std::vector<std::string> NetlinkDeviceControl::link_names() {

@@ -41,6 +41,8 @@ public:
     /// one request, then the tuning (channels, rings, coalescing, NAPI, RPS, XPS, IRQs, sysctls, qdisc),
     /// then a read-back. A fixed feature asked to change is reported Fixed, not thrown.
     ApplyReport apply(std::string_view ifname, const LinkSettings& wanted) override;
+    /// read_interface_system in this control's namespace; none (and no error) when it fails.
+    std::optional<InterfaceSystem> describe(std::string_view ifname) override;
 
     const std::string& netns() const noexcept { return netns_; }
 

@@ -52,7 +52,7 @@ private:
 
 constexpr auto kServerStartTimeout = std::chrono::seconds(5);
 constexpr auto kLabReadyTimeout = std::chrono::seconds(5);
-constexpr uint32_t kPingSize = 84;   // what a default `ping` sends
+constexpr uint32_t kPingSize = 84;   // what a default `ping` sends over IPv4 (20 more over IPv6)
 
 }  // namespace
 
@@ -64,7 +64,7 @@ std::unique_ptr<DeviceControl> device_in_netns(std::string netns, std::unique_pt
     return std::make_unique<NetnsDeviceControl>(std::move(netns), std::move(inner));
 }
 
-LabSession::LabSession(const std::string& name, LabTopology topology, const LabFactories& factories)
+LabSession::LabSession(const std::string& name, LabTopology topology, const LabFactories& factories, bool ipv6)
     : info_(lab_up(name, topology)) {
     // Outlives the server thread's start (joined on every way out of this constructor).
     std::promise<uint16_t> listening;
@@ -86,10 +86,11 @@ LabSession::LabSession(const std::string& name, LabTopology topology, const LabF
             dut_device_ = factories.device(port_in.netns);
             for (const char* role : {"dut-client", "dut-server"}) target_.dut.push_back(SweepEnd{dut_device_.get(), info_.by_role(role).ifname, ""});
         }
-        probe_ = std::make_unique<IcmpPathProbe>(client.netns, strip_prefix(server.ipv4));
+        const std::string server_address = strip_prefix(ipv6 ? server.ipv6 : server.ipv4);
+        probe_ = std::make_unique<IcmpPathProbe>(client.netns, server_address);
         // A lab just made may take a moment to pass packets (links coming up, a bridge starting to
         // forward); the first cell's preflight must not mistake that for a path that drops frames.
-        wait_until([&] { return probe_->probe(kPingSize, std::chrono::milliseconds(250), {}).passed; }, kLabReadyTimeout,
+        wait_until([&] { return probe_->probe(ipv6 ? kPingSize + 20 : kPingSize, std::chrono::milliseconds(250), {}).passed; }, kLabReadyTimeout,
                    "the lab " + info_.name + " to pass a ping from " + client.netns + " to " + server.netns);
 
         // The server lives on its own thread inside the server namespace: its sockets are made there, and
@@ -116,7 +117,7 @@ LabSession::LabSession(const std::string& name, LabTopology topology, const LabF
         }
         target_.local = SweepEnd{local_device_.get(), client.ifname, ""};
         target_.remote = SweepEnd{remote_device_.get(), server.ifname, ""};
-        target_.base.host = strip_prefix(server.ipv4);
+        target_.base.host = server_address;
         target_.base.port = port.get();
         target_.base.iface = client.ifname;
     } catch (...) {

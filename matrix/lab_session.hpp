@@ -60,10 +60,11 @@ std::unique_ptr<DeviceControl> device_in_netns(std::string netns, std::unique_pt
 /// A lab for one sweep. The constructor brings the lab up (lab_up under `name`), starts the server in
 /// the server namespace and waits (at most 5 s) for it to listen; the destructor stops the server and
 /// takes the lab down, whatever happened in between. Throws nm::Error when the lab or the server cannot
-/// be started; nothing is left behind then.
+/// be started; nothing is left behind then. `ipv6`: the traffic, the probe and the server's address are
+/// the lab's IPv6 ones (2001:2::/64) instead of IPv4 (198.18.0.0/24).
 class LabSession {
 public:
-    LabSession(const std::string& name, LabTopology topology, const LabFactories& factories);
+    LabSession(const std::string& name, LabTopology topology, const LabFactories& factories, bool ipv6 = false);
     ~LabSession();
     LabSession(const LabSession&) = delete;
     LabSession& operator=(const LabSession&) = delete;

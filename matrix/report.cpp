@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <map>
 #include <set>
+#include <tuple>
 
 #include "core/base/error.hpp"
 #include "core/base/json_codec.hpp"
@@ -183,6 +184,7 @@ std::vector<std::string> comparison_notes(const Comparison& cmp) {
         notes.push_back(std::to_string(tested) + " cells tested: even if nothing differed, about " +
                         fixed(static_cast<double>(tested) * (1 - cmp.confidence / 100), 1) + " of them would be marked * by chance");
     }
+    for (const auto& d : cmp.host_differences) notes.push_back("warning: the files' hosts differ: " + d);
     return notes;
 }
 
@@ -421,6 +423,28 @@ std::string render_matrix(const MatrixTable& table, TableFormat format) {
     return render_grid(g, format);
 }
 
+std::vector<std::string> host_differences(const ResultsFile& a, const ResultsFile& b) {
+    std::vector<std::string> out;
+    const auto differ = [&](const std::string& end, const std::string& what, const std::string& x, const std::string& y) {
+        if (!x.empty() && !y.empty() && x != y) out.push_back(end + " " + what + ": " + x + " vs " + y);
+    };
+    const auto sysctl = [](const HostInfo& h, const std::string& name) {
+        const auto it = h.sysctls.find(name);
+        return it == h.sysctls.end() ? std::string() : it->second;
+    };
+    for (const auto& [end, ha, hb] : {std::tuple{"local", &a.local, &b.local}, std::tuple{"remote", &a.remote, &b.remote}}) {
+        differ(end, "kernel", ha->kernel, hb->kernel);
+        differ(end, "CPU model", ha->cpu_model, hb->cpu_model);
+        if (ha->interface && hb->interface) {
+            differ(end, "driver", ha->interface->driver, hb->interface->driver);
+            differ(end, "driver version", ha->interface->driver_version, hb->interface->driver_version);
+            differ(end, "firmware", ha->interface->firmware, hb->interface->firmware);
+        }
+        differ(end, "congestion control", sysctl(*ha, "net.ipv4.tcp_congestion_control"), sysctl(*hb, "net.ipv4.tcp_congestion_control"));
+    }
+    return out;
+}
+
 Comparison compare_results(const ResultsFile& a, const ResultsFile& b, const std::string& metric,
                            const std::string& label_a, const std::string& label_b, double confidence) {
     require_metric({&a, &b}, metric);
@@ -445,6 +469,7 @@ Comparison compare_results(const ResultsFile& a, const ResultsFile& b, const std
     for (const auto& cb : b.cells) {
         if (!matched_b.count(settings_key(cb))) cmp.only_b.push_back(cb.spec.key);
     }
+    cmp.host_differences = host_differences(a, b);
     return cmp;
 }
 

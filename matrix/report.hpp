@@ -68,6 +68,11 @@ std::string render_matrix(const MatrixTable& table, TableFormat format);
 /// Matches cells by their settings (requested features, MTU and the test's fields; profile and test
 /// names do not need to agree) and compares `metric`: B/A with its interval at `confidence` percent
 /// (matrix/stats.hpp ratio_interval). Throws nm::Error (Usage) for an unknown metric.
+/// What differs between two files' hosts where it changes results: on each end ("local", "remote") that
+/// both files describe, the kernel, the CPU model, the interface's driver and firmware and the TCP
+/// congestion control, each as "local kernel: A vs B". Empty values (not recorded) are not compared.
+std::vector<std::string> host_differences(const ResultsFile& a, const ResultsFile& b);
+
 Comparison compare_results(const ResultsFile& a, const ResultsFile& b, const std::string& metric,
                            const std::string& label_a, const std::string& label_b, double confidence = 95);
 

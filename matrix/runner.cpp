@@ -145,6 +145,7 @@ InterfaceInfo interface_info(const LinkState& s) {
     i.netns = s.netns;
     i.driver = s.driver.driver;
     i.firmware = s.driver.firmware;
+    i.driver_version = s.driver.version;
     i.bus_info = s.driver.bus_info;
     i.speed_mbps = s.speed_mbps;
     i.mtu_min = s.mtu_min;
@@ -185,6 +186,7 @@ struct EndRuntime {
     bool remote = false;
     bool changes = false;     // the sweep changes something on this end
     LinkState original;
+    std::optional<InterfaceSystem> system;   // qdisc, IRQs, RPS/XPS as the sweep found them
     bool features_dirty = false;   // a profile's features were applied since the last reset
     bool claimed = false;          // journalled under this process: ours to restore at the end
 };
@@ -322,7 +324,10 @@ void Sweep::prepare_results() {
     r.local = s_.local_host;
     r.remote = s_.remote_host;
     for (const auto& e : ends_) {
-        if (e.role != EndRole::Dut) (e.remote ? r.remote : r.local).interface = interface_info(e.original);
+        if (e.role == EndRole::Dut) continue;
+        auto& info = (e.remote ? r.remote : r.local).interface;
+        info = interface_info(e.original);
+        info->system = e.system;
     }
 }
 
@@ -341,6 +346,7 @@ SweepOutcome Sweep::run() {
         rt.role = role;
         rt.remote = role == EndRole::Remote;
         rt.original = end->device->read(end->ifname);
+        if (role != EndRole::Dut) rt.system = end->device->describe(end->ifname);
         rt.changes = std::any_of(cells_.begin(), cells_.end(), [&, r = role](const CellSpec& c) { return !cell_settings(config_, c, r).empty(); });
         ends_.push_back(std::move(rt));
     }

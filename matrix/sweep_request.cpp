@@ -1,6 +1,9 @@
 #include "matrix/sweep_request.hpp"
 
+#include <arpa/inet.h>
 #include <linux/capability.h>
+#include <netdb.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -8,6 +11,7 @@
 #include <cctype>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <ctime>
 #include <set>
 
@@ -18,7 +22,7 @@
 #include "core/end_profiler.hpp"
 #include "core/cpu_affinity.hpp"
 #include "matrix/config.hpp"
-#include "matrix/host_info.hpp"
+#include "core/host_info.hpp"
 #include "matrix/icmp_path_probe.hpp"
 #include "matrix/load_probe.hpp"
 #include "agent/key_file.hpp"
@@ -53,9 +57,10 @@ constexpr auto kPeerCheckTimeout = std::chrono::seconds(2);
 // Connects to the peer agent and checks, before anything changes anywhere, that it will change `iface`
 // ("" = the one interface it allows) for us, and every kind of setting `config` changes there. Returns the
 // connection and sets `iface`.
-std::unique_ptr<PeerControlClient> connect_agent(const SweepRequest& request, const SweepConfig& config, const SecretKey& key, std::string& iface) {
+std::unique_ptr<PeerControlClient> connect_agent(const SweepRequest& request, const std::string& peer, const SweepConfig& config, const SecretKey& key,
+                                                 std::string& iface) {
     PeerClientOptions options;
-    options.host = request.peer;
+    options.host = peer;
     options.port = request.port;
     options.key = key;
     auto client = std::make_unique<PeerControlClient>(std::move(options));
@@ -119,6 +124,26 @@ double parse_duration_s(const std::string& text, const std::string& flag) {
     return total;
 }
 
+std::string resolve_peer(const std::string& peer, int ip_version) {
+    if (ip_version != 0 && ip_version != 4 && ip_version != 6) {
+        throw usage_error("ip_version " + std::to_string(ip_version) + ": expected 4 or 6");
+    }
+    addrinfo hints{};
+    hints.ai_family = ip_version == 4 ? AF_INET : ip_version == 6 ? AF_INET6 : AF_UNSPEC;
+    hints.ai_socktype = SOCK_STREAM;
+    addrinfo* res = nullptr;
+    const int rc = ::getaddrinfo(peer.c_str(), nullptr, &hints, &res);
+    if (rc != 0 || res == nullptr) {
+        const std::string family = ip_version ? " (IPv" + std::to_string(ip_version) + ")" : "";
+        throw usage_error("--peer " + peer + ": " + (rc == EAI_SYSTEM ? std::string(std::strerror(errno)) : ::gai_strerror(rc)) + family);
+    }
+    char host[NI_MAXHOST];
+    const int nrc = ::getnameinfo(res->ai_addr, res->ai_addrlen, host, sizeof host, nullptr, 0, NI_NUMERICHOST);
+    ::freeaddrinfo(res);
+    if (nrc != 0) throw usage_error("--peer " + peer + ": " + ::gai_strerror(nrc));
+    return host;
+}
+
 bool has_net_admin() {
     __user_cap_header_struct header{_LINUX_CAPABILITY_VERSION_3, 0};
     __user_cap_data_struct data[2]{};
@@ -151,6 +176,9 @@ SweepOutcome execute_sweep(const SweepRequest& request, const PreparedSweep& pre
                            SweepObserver* observer, std::stop_token stop) {
     if (request.lab == !request.iface.empty()) throw usage_error("sweep: give either --lab or --iface IF --peer HOST");
     if (!request.lab && request.peer.empty()) throw usage_error("sweep: --iface needs --peer HOST (the machine running `nicmatrix serve`)");
+    if (request.ip_version != 0 && request.ip_version != 4 && request.ip_version != 6) {
+        throw usage_error("sweep: ip_version " + std::to_string(request.ip_version) + ": expected 4 or 6");
+    }
     if (!has_net_admin()) throw usage_error("sweep: changing interface settings needs CAP_NET_ADMIN; run as root");
     // "profile": true is checked here, before a lab is made or a setting changed.
     TestSpec profiled;
@@ -184,7 +212,7 @@ SweepOutcome execute_sweep(const SweepRequest& request, const PreparedSweep& pre
         make_parent(request.journal, "--journal");
         const auto journal = backends.journal(request.journal);
         const std::string name = request.lab_name.empty() ? "nmsweep" + std::to_string(::getpid()) : request.lab_name;
-        LabSession lab(name, request.topology, backends.lab());
+        LabSession lab(name, request.topology, backends.lab(), request.ip_version == 6);
         SweepServices services{*journal, lab.traffic(), lab.probe(), clock, observer, host, host, &load};
         SweepTarget target = lab.target();
         target.base.profile_categories = request.profile_categories;
@@ -202,18 +230,19 @@ SweepOutcome execute_sweep(const SweepRequest& request, const PreparedSweep& pre
                           "--key-file (or NICMATRIX_KEY_FILE), or set \"apply_to\" to \"local\"");
     }
     const std::optional<SecretKey> key = key_file.empty() ? std::nullopt : std::optional<SecretKey>(load_key(key_file));
-    check_peer_reachable("", request.peer, request.port, kPeerCheckTimeout);
+    const std::string peer = resolve_peer(request.peer, request.ip_version);
+    check_peer_reachable("", peer, request.port, kPeerCheckTimeout);
     // The agent first: an agent that will not change the peer's side is a usage error (exit 2) whatever the
     // server would say about the tests.
     std::string peer_iface = request.peer_iface;
-    const auto agent = peer_changes ? connect_agent(request, prepared.config, *key, peer_iface) : nullptr;
+    const auto agent = peer_changes ? connect_agent(request, peer, prepared.config, *key, peer_iface) : nullptr;
     // The peer's server takes each test of the config from us (its key, its limits), asked before any change.
     const auto traffic = backends.traffic(key ? std::string(key->bytes()) : std::string());
     for (size_t i = 0; i < prepared.config.traffic.size(); ++i) {
         const auto& entry = prepared.config.traffic[i];
         if (entry.rfc2544) continue;
         TestSpec spec = entry.test;
-        spec.host = request.peer;
+        spec.host = peer;
         spec.port = request.port;
         spec.iface = request.iface;
         spec.duration_s = prepared.config.duration_s;
@@ -229,15 +258,24 @@ SweepOutcome execute_sweep(const SweepRequest& request, const PreparedSweep& pre
     make_parent(request.journal, "--journal");
     const auto journal = backends.journal(request.journal);
     const auto device = backends.device();
-    IcmpPathProbe probe("", request.peer);
+    IcmpPathProbe probe("", peer);
     SweepTarget target;
     target.local = SweepEnd{device.get(), request.iface, ""};
     target.remote = agent ? SweepEnd{agent.get(), peer_iface, "", agent.get()} : SweepEnd{nullptr, "", "the sweep changes nothing on the peer", nullptr};
-    target.base.host = request.peer;
+    target.base.host = peer;
     target.base.port = request.port;
     target.base.iface = request.iface;
     target.base.profile_categories = request.profile_categories;
-    SweepServices services{*journal, *traffic, probe, clock, observer, host, HostInfo{}, &load};
+    // The peer's host as its agent reads it; unknown without an agent (or from one that cannot say).
+    HostInfo remote_host;
+    if (agent) {
+        try {
+            remote_host = agent->host_info(peer_iface);
+        } catch (const Error& e) {
+            if (observer) observer->on_note("the peer agent did not describe its host: " + std::string(e.what()));
+        }
+    }
+    SweepServices services{*journal, *traffic, probe, clock, observer, host, remote_host, &load};
     return run_sweep(prepared.config, target, services, options, std::move(stop));
 }
 

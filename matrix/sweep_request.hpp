@@ -23,7 +23,9 @@ struct SweepRequest {
     std::string lab_name;                      ///< "" = nmsweep<pid>
     LabTopology topology = LabTopology::Pair;
     std::string iface;                         ///< local interface (peer mode)
-    std::string peer;                          ///< IPv4 address of the host running `nicmatrix serve`
+    std::string peer;                          ///< the host running `nicmatrix serve`: an IPv4 or IPv6 address or a name
+    int ip_version = 0;                        ///< 4 or 6: the address family to use (--lab: which of the lab's addresses; a
+                                               ///< --peer name: which of its addresses); 0 = IPv4 on the lab, the first a name resolves to
     std::string peer_iface;                    ///< the peer's interface; "" = the only one its agent allows
     std::string key_file;                      ///< pre-shared key for the peer agent and every test; "" = $NICMATRIX_KEY_FILE or none
     uint16_t port = kDefaultPort;
@@ -70,6 +72,12 @@ PreparedSweep prepare_sweep(const SweepRequest& request);
 /// or Refused) — then builds the lab or the peer's target and runs run_sweep.
 SweepOutcome execute_sweep(const SweepRequest& request, const PreparedSweep& prepared, const SweepBackends& backends,
                            SweepObserver* observer, std::stop_token stop);
+
+/// The numeric address a sweep talks to for `peer` (an IPv4 or IPv6 address, or a name resolved once
+/// here, so the probe, the agent and the engine all use the same address): `ip_version` 4 or 6 asks for
+/// that family (0: the first address the name has). Throws nm::Error (Usage) naming --peer when the name
+/// does not resolve or the address is not of the asked family.
+std::string resolve_peer(const std::string& peer, int ip_version);
 
 /// True when the calling thread may change network settings (CAP_NET_ADMIN effective).
 bool has_net_admin();

@@ -66,12 +66,14 @@ def known_metrics():
 
 def sweep(config, lab=False, iface=None, peer=None, port=None, output=None, resume=None, lab_name=None,
           topology="pair", journal=None, progress=None, precision=None, time_budget=None, seed=None,
-          profile_categories=None):
+          ip_version=None, peer_iface=None, key_file=None, profile_categories=None):
     """Runs a sweep through the C++ engine, exactly as `nicmatrix sweep` does, and returns its Results.
 
     config: a sweep config file (path) or the config itself as a dict (written to a temporary file).
     lab=True runs on a lab of its own (taken down afterwards); else iface= (local interface) and peer=
-    (IPv4 address of a host running `nicmatrix serve`). output: the results file (default
+    (an IPv4 or IPv6 address or a name of a host running `nicmatrix serve`). ip_version: 4 or 6, as
+    `sweep -4`/`-6` (the lab's IPv6 addresses; which of a peer name's addresses). peer_iface and
+    key_file: as --peer-iface and --key-file (the keyed two-machine sweep). output: the results file (default
     results/<config name>-<UTC stamp>.json); resume: a results file to complete. precision: as `sweep
     --precision PCT` (the config's precision.ci_pct); time_budget: as --time-budget (seconds, or "15m");
     seed: as --seed (the shuffled order's). progress: a callable given one dict per event ({"event":
@@ -96,6 +98,8 @@ def sweep(config, lab=False, iface=None, peer=None, port=None, output=None, resu
             config_file = _os.fspath(config)
         request = {
             "config_file": config_file, "lab": bool(lab), "iface": iface, "peer": peer, "port": port,
+            "ip_version": ip_version, "peer_iface": peer_iface,
+            "key_file": _os.fspath(key_file) if key_file is not None else None,
             "output": _os.fspath(output) if output is not None else None,
             "resume": _os.fspath(resume) if resume is not None else None,
             "lab_name": lab_name, "topology": topology, "journal": journal,

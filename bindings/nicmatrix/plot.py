@@ -10,6 +10,7 @@ The command line is this module: `python3 -m nicmatrix.plot FILE [FILE2] -o out.
 """
 import argparse
 import fnmatch
+import json
 import math
 import os
 import statistics
@@ -247,7 +248,9 @@ def _latency_points(rr):
 
 def cdf(results, of="intervals", cells=None, metric="throughput_bps"):
     """Cumulative distributions, one line per chosen cell: of="intervals" the per-interval `metric` of
-    every repetition pooled; of="latency" the request/response latency (runs[].rr)."""
+    every repetition pooled; of="latency" the request/response latency of every transaction of the cell's
+    runs (their rr.histogram merged, one point per bucket: within the histogram's 0.4%), or, for runs
+    written without a histogram, through each run's recorded percentiles."""
     res = _as_results(results)
     chosen = _chosen_cells(res, cells)
     fig = Figure(figsize=(9, 5.5), layout="constrained")
@@ -256,14 +259,23 @@ def cdf(results, of="intervals", cells=None, metric="throughput_bps"):
         pairs = _runs_of(chosen, "rr")
         if not pairs:
             raise _nicmatrix.Error("cdf --of latency: no run of the chosen cells has rr (request/response latency: a tcp_rr, udp_rr or tcp_crr test)")
+        from_percentiles = False
         for k, cell in enumerate(chosen):
-            pts = [p for c, r in pairs if c is cell for p in _latency_points(r["rr"])]
-            if pts:
-                pts.sort()
-                ax.step([p[0] for p in pts], [p[1] for p in pts], where="post", color=f"C{k % 10}", label=cell["key"], marker=".")
+            runs = [r["rr"] for c, r in pairs if c is cell]
+            histograms = [rr["histogram"] for rr in runs if isinstance(rr.get("histogram"), dict) and rr["histogram"].get("count")]
+            if histograms and len(histograms) == len(runs):
+                pts = _nicmatrix.latency_cdf(json.dumps(histograms))
+                label = f"{cell['key']} ({sum(h['count'] for h in histograms)} transactions)"
+                ax.step([p[0] for p in pts], [p[1] for p in pts], where="post", color=f"C{k % 10}", label=label)
+            else:
+                pts = sorted(p for rr in runs for p in _latency_points(rr))
+                if pts:
+                    from_percentiles = True
+                    ax.step([p[0] for p in pts], [p[1] for p in pts], where="post", color=f"C{k % 10}", label=cell["key"] + " (percentiles)", marker=".")
         ax.set_xscale("log")
         ax.set_xlabel("request/response latency (µs, log scale)")
-        ax.set_title(f"{res.config['name']}: latency CDF per cell, through each run's recorded percentiles (p50, p90, p99, p99.9, max)", fontsize=10)
+        how = ("every transaction, the runs' histograms merged" + ("; (percentiles): through each run's p50, p90, p99, p99.9, max" if from_percentiles else ""))
+        ax.set_title(f"{res.config['name']}: latency CDF per cell ({how})", fontsize=10)
     elif of == "intervals":
         if metric not in INTERVAL_METRICS:
             raise _nicmatrix.Error(f"--metric {metric}: cdf --of intervals takes {' or '.join(INTERVAL_METRICS)}")

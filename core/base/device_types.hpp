@@ -75,6 +75,30 @@ struct LinkState {
     LinkCounters counters;
 };
 
+/// One interrupt of an interface (/proc/irq/N), with the CPUs it may run on.
+struct IrqAffinity {
+    uint32_t irq = 0;
+    std::string affinity;   ///< /proc/irq/N/smp_affinity_list ("0-3"); "" when unreadable
+};
+
+/// One queue of an interface and the CPU mask steering it (/sys/class/net/X/queues/NAME): rps_cpus of an
+/// rx queue, xps_cpus of a tx queue, as the kernel prints it (hex words joined by ','); none when the
+/// kernel does not let it be read (built without RPS/XPS).
+struct QueueMask {
+    std::string queue;                 ///< "rx-0", "tx-3"
+    std::optional<std::string> mask;
+};
+
+/// How the kernel runs one interface beyond its ethtool settings, read when a sweep starts.
+struct InterfaceSystem {
+    std::string qdisc;          ///< the root qdisc's kind ("noqueue", "pfifo_fast", "mq", "tbf"); "" when none was found
+    std::string qdisc_handle;   ///< its handle as tc prints it ("0:", "8001:")
+    std::vector<IrqAffinity> irqs;    ///< the device's MSI/legacy IRQs; empty when it has none (veth)
+    std::vector<QueueMask> rps;       ///< per rx queue
+    std::vector<QueueMask> xps;       ///< per tx queue
+    std::optional<int> numa_node;     ///< the device's NUMA node; none without a device or when it reports -1
+};
+
 /// What a user asks of an interface. Feature names are as typed: ethtool's group names
 /// ("tx-checksumming"), short aliases ("tso") or kernel names ("tx-tcp-segmentation"); ethtool_ctl
 /// resolves them against the kernel's string set. Anything not named is left as it is.

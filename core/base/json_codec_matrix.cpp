@@ -5,8 +5,10 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <optional>
 #include <set>
 #include <sstream>
+#include <type_traits>
 
 #include "core/base/cpu_list.hpp"
 #include "core/base/dscp.hpp"
@@ -1008,11 +1010,103 @@ void from_json(const Json& j, CellResult& v) {
     if (const auto it = j.find("rfc2544"); it != j.end() && !it->is_null()) v.rfc2544 = it->get<Rfc2544Result>();
 }
 
+namespace {
+
+template <typename T>
+Json or_null(const std::optional<T>& v) {
+    return v ? Json(*v) : Json(nullptr);
+}
+
+template <typename T>
+std::optional<T> optional_of(const Json& j, const char* key) {
+    const auto it = j.find(key);
+    if (it == j.end() || it->is_null()) return std::nullopt;
+    if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
+        return checked_integer<T>(*it, key);
+    } else {
+        return it->get<T>();
+    }
+}
+
+Json masks_json(const std::vector<QueueMask>& masks) {
+    Json out = Json::array();
+    for (const auto& m : masks) out.push_back({{"queue", m.queue}, {"mask", or_null(m.mask)}});
+    return out;
+}
+
+std::vector<QueueMask> masks_of(const Json& j, const char* key) {
+    std::vector<QueueMask> out;
+    if (const auto it = j.find(key); it != j.end() && it->is_array()) {
+        for (const auto& m : *it) out.push_back({m.at("queue").get<std::string>(), optional_of<std::string>(m, "mask")});
+    }
+    return out;
+}
+
+}  // namespace
+
+void to_json(Json& j, const InterfaceSystem& v) {
+    Json irqs = Json::array();
+    for (const auto& i : v.irqs) irqs.push_back({{"irq", i.irq}, {"affinity", i.affinity}});
+    j = Json{{"qdisc", {{"kind", v.qdisc}, {"handle", v.qdisc_handle}}},
+             {"irqs", std::move(irqs)},
+             {"rps_cpus", masks_json(v.rps)},
+             {"xps_cpus", masks_json(v.xps)},
+             {"numa_node", or_null(v.numa_node)}};
+}
+
+void from_json(const Json& j, InterfaceSystem& v) {
+    if (const auto it = j.find("qdisc"); it != j.end() && it->is_object()) {
+        v.qdisc = it->value("kind", "");
+        v.qdisc_handle = it->value("handle", "");
+    }
+    if (const auto it = j.find("irqs"); it != j.end() && it->is_array()) {
+        for (const auto& i : *it) v.irqs.push_back({checked_integer<uint32_t>(i.at("irq"), "irq"), i.value("affinity", "")});
+    }
+    v.rps = masks_of(j, "rps_cpus");
+    v.xps = masks_of(j, "xps_cpus");
+    v.numa_node = optional_of<int>(j, "numa_node");
+}
+
+void to_json(Json& j, const CpuLayout& v) {
+    Json cpus = Json::array();
+    for (const auto& c : v.cpus) {
+        cpus.push_back({{"cpu", c.cpu},
+                        {"core", or_null(c.core)},
+                        {"package", or_null(c.package)},
+                        {"node", or_null(c.node)},
+                        {"governor", or_null(c.governor)},
+                        {"freq_khz", or_null(c.freq_khz)}});
+    }
+    Json nodes = Json::object();
+    for (const auto& [node, list] : v.numa_nodes) nodes[std::to_string(node)] = list;
+    j = Json{{"smt_active", or_null(v.smt_active)}, {"numa_nodes", std::move(nodes)}, {"cpus", std::move(cpus)}};
+}
+
+void from_json(const Json& j, CpuLayout& v) {
+    v.smt_active = optional_of<bool>(j, "smt_active");
+    if (const auto it = j.find("numa_nodes"); it != j.end() && it->is_object()) {
+        for (const auto& [node, list] : it->items()) v.numa_nodes[std::stoi(node)] = list.get<std::string>();
+    }
+    if (const auto it = j.find("cpus"); it != j.end() && it->is_array()) {
+        for (const auto& c : *it) {
+            CpuTopology t;
+            t.cpu = checked_integer<uint32_t>(c.at("cpu"), "cpu");
+            t.core = optional_of<int>(c, "core");
+            t.package = optional_of<int>(c, "package");
+            t.node = optional_of<int>(c, "node");
+            t.governor = optional_of<std::string>(c, "governor");
+            t.freq_khz = optional_of<uint64_t>(c, "freq_khz");
+            v.cpus.push_back(std::move(t));
+        }
+    }
+}
+
 void to_json(Json& j, const InterfaceInfo& v) {
     j = Json{{"name", v.name},
              {"netns", v.netns},
              {"driver", v.driver},
              {"firmware", v.firmware},
+             {"driver_version", v.driver_version},
              {"bus_info", v.bus_info},
              {"speed_mbps", v.speed_mbps ? Json(*v.speed_mbps) : Json(nullptr)},
              {"mtu_min", v.mtu_min},
@@ -1020,7 +1114,8 @@ void to_json(Json& j, const InterfaceInfo& v) {
              {"original", v.original},
              {"rings", v.rings},
              {"coalesce", v.coalesce},
-             {"channels", v.channels}};
+             {"channels", v.channels},
+             {"system", or_null(v.system)}};
     if (v.tuning) j["tuning"] = *v.tuning;
 }
 
@@ -1038,6 +1133,8 @@ void from_json(const Json& j, InterfaceInfo& v) {
     v.coalesce = j.value("coalesce", std::map<std::string, uint64_t>{});
     v.channels = j.value("channels", std::map<std::string, uint64_t>{});
     if (const auto it = j.find("tuning"); it != j.end() && it->is_object()) v.tuning = it->get<TuningState>();
+    v.driver_version = j.value("driver_version", "");
+    v.system = optional_of<InterfaceSystem>(j, "system");
 }
 
 void to_json(Json& j, const HostInfo& v) {
@@ -1046,6 +1143,9 @@ void to_json(Json& j, const HostInfo& v) {
              {"cpu", {{"model", v.cpu_model}, {"count", v.cpu_count}}},
              {"cpu_accounting", v.cpu_accounting},
              {"interface", v.interface ? Json(*v.interface) : Json(nullptr)}};
+    if (!v.sysctls.empty()) j["sysctls"] = v.sysctls;
+    if (!v.kernel_cmdline.empty()) j["kernel_cmdline"] = v.kernel_cmdline;
+    if (!v.cpu_layout.cpus.empty()) j["cpu_layout"] = v.cpu_layout;
 }
 
 void from_json(const Json& j, HostInfo& v) {
@@ -1057,6 +1157,9 @@ void from_json(const Json& j, HostInfo& v) {
     }
     if (const auto it = j.find("cpu_accounting"); it != j.end() && it->is_object()) v.cpu_accounting = it->get<CpuAccounting>();
     if (const auto it = j.find("interface"); it != j.end() && !it->is_null()) v.interface = it->get<InterfaceInfo>();
+    v.sysctls = j.value("sysctls", std::map<std::string, std::string>{});
+    v.kernel_cmdline = j.value("kernel_cmdline", "");
+    if (const auto it = j.find("cpu_layout"); it != j.end() && it->is_object()) v.cpu_layout = it->get<CpuLayout>();
 }
 
 void to_json(Json& j, const ResultsFile& v) {
@@ -1141,7 +1244,8 @@ void to_json(Json& j, const Comparison& v) {
              {"reference", v.reference.empty() ? Json(nullptr) : Json(v.reference)},
              {"rows", rows},
              {"only_a", v.only_a},
-             {"only_b", v.only_b}};
+             {"only_b", v.only_b},
+             {"host_differences", v.host_differences}};
 }
 
 }  // namespace nm

@@ -48,6 +48,9 @@ struct Comparison {
     std::vector<CompareRow> rows;         ///< cells in both, in A's order (report --against: the file's order)
     std::vector<std::string> only_a;      ///< keys of cells only in A (report --against: cells without a reference)
     std::vector<std::string> only_b;
+    /// compare: what differs between the files' hosts where it matters ("local kernel: 6.1.0 vs 6.5.0"):
+    /// kernel, CPU model, driver, firmware, congestion control, on each end both files know.
+    std::vector<std::string> host_differences;
 };
 
 }  // namespace nm

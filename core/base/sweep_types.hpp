@@ -189,6 +189,7 @@ struct InterfaceInfo {
     std::string netns;
     std::string driver;
     std::string firmware;
+    std::string driver_version;   ///< `ethtool -i` version (the module's, or the kernel release for in-tree drivers)
     std::string bus_info;
     std::optional<uint32_t> speed_mbps;
     uint32_t mtu_min = 0;
@@ -198,6 +199,24 @@ struct InterfaceInfo {
     std::map<std::string, uint64_t> rings;
     std::map<std::string, uint64_t> coalesce;
     std::map<std::string, uint64_t> channels;
+    std::optional<InterfaceSystem> system;   ///< none when it could not be read (an end without an agent that reports it)
+};
+
+/// One logical CPU as /sys/devices/system/cpu shows it.
+struct CpuTopology {
+    uint32_t cpu = 0;
+    std::optional<int> core;       ///< topology/core_id
+    std::optional<int> package;    ///< topology/physical_package_id
+    std::optional<int> node;       ///< the NUMA node holding it (nodeN link); none without NUMA in sysfs
+    std::optional<std::string> governor;   ///< cpufreq/scaling_governor; none where there is no cpufreq (VMs)
+    std::optional<uint64_t> freq_khz;      ///< cpufreq/scaling_cur_freq when the layout was read
+};
+
+/// SMT and NUMA layout of a host, and each CPU's frequency governor.
+struct CpuLayout {
+    std::optional<bool> smt_active;         ///< /sys/devices/system/cpu/smt/active; none when absent
+    std::map<int, std::string> numa_nodes;  ///< node -> its cpulist ("0-3"); empty without NUMA in sysfs
+    std::vector<CpuTopology> cpus;          ///< the online CPUs, by number
 };
 
 struct HostInfo {
@@ -205,9 +224,14 @@ struct HostInfo {
     std::string kernel;     ///< uname -r
     std::string cpu_model;
     uint32_t cpu_count = 0;
+    /// Network sysctls that shape a measurement (congestion control, socket buffer limits, busy polling,
+    /// NAPI budget), by their dotted names, as /proc/sys shows them; empty when not read (a peer without agent).
+    std::map<std::string, std::string> sysctls;
+    std::string kernel_cmdline;   ///< /proc/cmdline; "" when not read
     /// How this host's kernel accounts CPU time (whether softirq may hide in task time); all "unknown"
     /// for a host nicmatrix could not read (a peer without an agent that reports it).
     CpuAccounting cpu_accounting;
+    CpuLayout cpu_layout;   ///< empty (no cpus) when not read
     std::optional<InterfaceInfo> interface;   ///< none when this end is not ours to read (peer without agent)
 };
 

@@ -11,6 +11,7 @@ FAKE_LAB = os.path.join(SOURCE, "tests", "fixtures", "results", "fake-lab.json")
 EXAMPLE_A = os.path.join(SOURCE, "results", "offload-mtu-lab.json")
 EXAMPLE_B = os.path.join(SOURCE, "results", "example-gro-lab.json")
 EXAMPLE_PROFILE = os.path.join(SOURCE, "results", "example-profile-lab.json")   # "profile": true
+EXAMPLE_RR = os.path.join(SOURCE, "results", "example-rr-lab.json")   # configs/rr-latency.json
 
 needs_root = pytest.mark.skipif(os.geteuid() != 0, reason="needs root (CAP_NET_ADMIN) for network namespaces")
 

@@ -10,7 +10,7 @@ from PIL import Image
 
 import nicmatrix as nm
 from nicmatrix import _nicmatrix, plot
-from conftest import EXAMPLE_A, EXAMPLE_B, EXAMPLE_PROFILE, FAKE_LAB, run
+from conftest import EXAMPLE_A, EXAMPLE_B, EXAMPLE_PROFILE, EXAMPLE_RR, FAKE_LAB, run
 
 
 def check_png(path, min_size=(300, 200)):
@@ -151,6 +151,33 @@ def test_cdf_of_intervals_reaches_one_per_cell(tmp_path):
     with pytest.raises(nm.Error, match="no run of the chosen cells has rr"):
         plot.cdf(res, of="latency")
     check_png(plot.save(fig, tmp_path / "cdf.png"))
+
+
+def test_cdf_of_latency_of_the_committed_rr_example_is_every_transaction(tmp_path, nicmatrix_bin):
+    # configs/rr-latency.json as a lab sweep wrote it: each cell's line is its runs' histograms merged.
+    with open(EXAMPLE_RR) as f:
+        raw = json.load(f)
+    ok = [c for c in raw["cells"] if c["status"] == "ok"]
+    assert ok
+    cell = next(c for c in ok if c["key"].startswith("all-on/mtu1500/"))
+    fig = plot.cdf(EXAMPLE_RR, of="latency", cells=cell["key"])
+    (line,) = _lines(fig)
+    xs, ys = list(line.get_xdata()), list(line.get_ydata())
+    runs = [r["rr"] for r in cell["runs"]]
+    # One point per bucket that any run filled, read from the file's sparse bucket lists.
+    assert len(xs) == len({index for rr in runs for index, _ in rr["histogram"]["buckets"]})
+    assert xs == sorted(xs) and ys == sorted(ys) and ys[-1] == pytest.approx(1.0)
+    assert str(sum(rr["histogram"]["count"] for rr in runs)) + " transactions" in line.get_label()
+    # The merged median lies between the runs' own medians, and the last bucket holds the slowest one
+    # (bounds within the histogram's 0.4%).
+    median = next(x for x, y in zip(xs, ys) if y >= 0.5)
+    p50s = [rr["latency_us"]["p50"] for rr in runs]
+    assert min(p50s) * 0.99 <= median <= max(p50s) * 1.01
+    slowest = max(rr["latency_us"]["max"] for rr in runs)
+    assert slowest <= xs[-1] <= slowest * 1.01 + 0.001
+    check_png(plot.save(fig, tmp_path / "latency-example.png"))
+    res = run(nicmatrix_bin, "plot", EXAMPLE_RR, "--kind", "cdf", "--of", "latency", "-o", str(tmp_path / "cdf.png"), timeout=120)
+    check_png(res.stdout.strip())
 
 
 def test_cdf_of_latency_goes_through_the_recorded_percentiles(tmp_path):

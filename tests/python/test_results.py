@@ -10,7 +10,7 @@ import os
 import pytest
 
 import nicmatrix as nm
-from conftest import EXAMPLE_A, EXAMPLE_B, FAKE_LAB, SOURCE, run
+from conftest import EXAMPLE_A, EXAMPLE_B, EXAMPLE_PROFILE, EXAMPLE_RR, FAKE_LAB, SOURCE, run
 
 FILES = [FAKE_LAB, EXAMPLE_A, EXAMPLE_B]
 
@@ -252,7 +252,8 @@ def test_bad_config_names_the_field(tmp_path):
         nm.sweep(tmp_path / "missing-config.json", lab=True, journal=str(tmp_path / "journal.json"))
 
 
-@pytest.mark.parametrize("path", [EXAMPLE_A, EXAMPLE_B], ids=["offload-mtu-lab", "example-gro-lab"])
+@pytest.mark.parametrize("path", [EXAMPLE_A, EXAMPLE_B, EXAMPLE_PROFILE, EXAMPLE_RR],
+                         ids=["offload-mtu-lab", "example-gro-lab", "example-profile-lab", "example-rr-lab"])
 def test_example_results_validate_against_the_schema(path):
     from test_schemas import validator
     validator("results/results.schema.json").validate(read_json(path))

@@ -18,10 +18,12 @@
 #include "core/base/wait_until.hpp"
 #include "core/message_auth.hpp"
 #include "core/net.hpp"
+#include "core/host_info.hpp"
 #include "core/traffic_server.hpp"
 #include "ethtool_ctl/file_settings_journal.hpp"
 #include "ethtool_ctl/netlink_device_control.hpp"
 #include "ethtool_ctl/netns.hpp"
+#include "tests/support/command.hpp"
 #include "tests/support/fake_agent.hpp"
 #include "tests/support/matrix_world.hpp"
 #include "tests/support/oracles.hpp"
@@ -457,6 +459,39 @@ TEST_CASE("read and validate do not take control: another client may read while 
     CHECK(observer->read(b.ifname).mtu == 4000);
     CHECK_NOTHROW(observer->validate(b.ifname, nm::LinkSettings{9000, {}, {}}));
     CHECK_THROWS_WITH(observer->apply(b.ifname, nm::LinkSettings{5000, {}, {}}), Catch::Contains("another client controls this agent"));
+    CHECK(link_mtu(b.netns, b.ifname) == "4000\n");
+}
+
+TEST_CASE("describe: the agent's host and its allowed interface's qdisc and RPS masks, as tc and sysfs show them on the peer; "
+          "another interface is refused",
+          "[integration]") {
+    nm::test::require_net_admin();
+    AgentWorld w(kKey);
+    const auto& b = w.lab.server();
+    REQUIRE(nm::test::run_in_netns(b.netns, "tc qdisc replace dev " + b.ifname + " root handle 77: pfifo limit 500").exit_status == 0);
+    REQUIRE(nm::test::run_in_netns(b.netns, "echo 3 > /sys/class/net/" + b.ifname + "/queues/rx-0/rps_cpus").exit_status == 0);
+    auto controller = w.connect(kKey);
+    controller->apply(b.ifname, nm::LinkSettings{4000, {}});
+    REQUIRE(controller->confirm() == nm::ConfirmedEnd::Confirmation::Confirmed);
+    auto observer = w.connect(kKey);   // open to a client without control, as read is
+    const auto system = observer->describe(b.ifname);
+    REQUIRE(system.has_value());
+    CHECK(system->qdisc == "pfifo");
+    CHECK(system->qdisc_handle == "77:");
+    CHECK(nm::test::run_in_netns(b.netns, "tc qdisc show dev " + b.ifname + " root").output.rfind("qdisc pfifo 77: root", 0) == 0);
+    REQUIRE_FALSE(system->rps.empty());
+    auto cat = nm::test::run_in_netns(b.netns, "cat /sys/class/net/" + b.ifname + "/queues/rx-0/rps_cpus");
+    while (!cat.output.empty() && cat.output.back() == '\n') cat.output.pop_back();
+    CHECK(system->rps[0].mask == cat.output);
+    CHECK(system->irqs.empty());   // veth
+    const auto host = observer->host_info(b.ifname);
+    CHECK(host.kernel == nm::read_host_info().kernel);
+    CHECK(host.sysctls.count("net.ipv4.tcp_congestion_control") == 1);
+    CHECK_FALSE(host.cpu_layout.cpus.empty());
+    CHECK_FALSE(host.interface.has_value());
+    // Not an allowed interface: refused by the agent (and describe() says none rather than throwing).
+    CHECK_THROWS_WITH(observer->host_info("lo"), Catch::Contains("interface lo is not allowed"));
+    CHECK_FALSE(observer->describe("lo").has_value());
     CHECK(link_mtu(b.netns, b.ifname) == "4000\n");
 }
 

@@ -17,6 +17,7 @@
 #include <sstream>
 #include <string>
 #include <thread>
+#include <tuple>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -225,6 +226,81 @@ TEST_CASE("sweep --peer: a change that cuts the path (jumbo MTU through a 1500-b
     // The agent reverted its side by itself (no confirm came), not by the final restore.
     CHECK(agent->output().find("rolled back " + b.ifname + " for " + address(a.ipv4) + ": the change was not confirmed in time") !=
           std::string::npos);
+    CHECK(link_mtu(a.netns, a.ifname) == "1500\n");
+    CHECK(link_mtu(b.netns, b.ifname) == "1500\n");
+}
+
+TEST_CASE("sweep --peer NAME -6 through the agent: the name resolves to the peer's IPv6 address and the sweep runs over IPv6",
+          "[integration]") {
+    nm::test::require_net_admin();
+    nm::test::ScopedLab lab;
+    nm::test::TempDir dir;
+    const auto& a = lab.client();
+    const auto& b = lab.server();
+    nm::test::wait_for_lab_path(lab.info());
+    // `ip netns exec` shows /etc/netns/NS/hosts as /etc/hosts inside NS: the name exists only there.
+    const std::filesystem::path etc = "/etc/netns/" + a.netns;
+    std::filesystem::create_directories(etc);
+    struct RemoveEtc {
+        std::filesystem::path p;
+        ~RemoveEtc() { std::filesystem::remove_all(p); }
+    } remove_etc{etc};
+    write_file((etc / "hosts").string(), "127.0.0.1 localhost\n198.18.0.2 nm-peer\n" + address(b.ipv6) + " nm-peer\n");
+    write_file(dir.file("sweep.json"), config("4000", 1));
+    write_key(dir);
+    const auto agent = start_agent(lab, dir, {"--allow-control", b.ifname, "--key-file", dir.file("key")});
+    const auto counter = [&](const std::string& cmd) {
+        const auto r = nm::test::run_in_netns(b.netns, cmd);
+        return r.output.empty() ? 0ULL : std::stoull(r.output);
+    };
+    const auto v6_octets = [&] { return counter("awk '$1==\"Ip6InOctets\"{print $2}' /proc/net/snmp6"); };
+    const auto v4_packets = [&] { return counter("awk '$1==\"Ip:\" && $2 ~ /^[0-9]+$/ {print $4}' /proc/net/snmp"); };
+    const auto v6_before = v6_octets();
+    const auto v4_before = v4_packets();
+
+    const auto r = nm::test::run_in_netns(a.netns, nicmatrix_binary() + " sweep " + dir.file("sweep.json") + " --iface " + a.ifname +
+                                                       " --peer nm-peer -6 --key-file " + dir.file("key") + " --journal " + dir.file("j.json") +
+                                                       " -q -o " + dir.file("r.json"),
+                                          std::chrono::seconds(60));
+    INFO(r.output << agent->output());
+    REQUIRE(r.exit_status == 0);
+    std::ifstream in(dir.file("r.json"));
+    const auto results = nlohmann::json::parse(in);
+    const auto& cells = results.at("cells");
+    REQUIRE(cells.size() == 1);
+    CHECK(cells[0].at("status") == "ok");
+    CHECK(cells[0].at("applied").at("remote").at("mtu") == 4000);
+    const auto& run = cells[0].at("runs").at(0);
+    CHECK(run.at("spec").at("host") == address(b.ipv6));
+    // The peer's own IPv6 counters carried at least the bytes measured; IPv4 saw no data (a 1-s TCP run
+    // at 4000 bytes would be thousands of packets).
+    CHECK(v6_octets() - v6_before >= run.at("bytes").get<uint64_t>());
+    CHECK(v4_packets() - v4_before < 100);
+    // Both ends' metadata, the peer's through its agent (describe), each checked in its own namespace with
+    // tc, cat, sysctl, ethtool and uname.
+    const auto line = [](const std::string& ns, const std::string& cmd) {
+        auto r = nm::test::run_in_netns(ns, cmd);
+        while (!r.output.empty() && r.output.back() == '\n') r.output.pop_back();
+        return r;
+    };
+    for (const auto& [end, ns, ifname] : {std::tuple{"local", a.netns, a.ifname}, std::tuple{"remote", b.netns, b.ifname}}) {
+        INFO(end);
+        const auto& h = results.at("hosts").at(end);
+        CHECK(h.at("kernel") == line(ns, "uname -r").output);
+        CHECK(h.at("sysctls").at("net.ipv4.tcp_congestion_control") == line(ns, "sysctl -n net.ipv4.tcp_congestion_control").output);
+        CHECK(h.at("cpu_layout").at("cpus").size() == std::stoul(line(ns, "getconf _NPROCESSORS_ONLN").output));
+        const auto& iface = h.at("interface");
+        CHECK(iface.at("driver_version") == line(ns, "ethtool -i " + ifname + " | awk '/^version:/{print $2}'").output);
+        const auto& sys = iface.at("system");
+        REQUIRE(sys.is_object());
+        const std::string qdisc = "qdisc " + sys.at("qdisc").at("kind").get<std::string>() + " " + sys.at("qdisc").at("handle").get<std::string>() + " root";
+        CHECK(line(ns, "tc qdisc show dev " + ifname + " root").output.rfind(qdisc, 0) == 0);
+        CHECK(sys.at("irqs").empty());   // veth
+        CHECK(sys.at("numa_node").is_null());
+        REQUIRE_FALSE(sys.at("rps_cpus").empty());
+        CHECK(sys.at("rps_cpus")[0].at("mask") == line(ns, "cat /sys/class/net/" + ifname + "/queues/rx-0/rps_cpus").output);
+    }
+    CHECK(nm::test::results_schema_errors(dir.file("r.json")) == "");
     CHECK(link_mtu(a.netns, a.ifname) == "1500\n");
     CHECK(link_mtu(b.netns, b.ifname) == "1500\n");
 }

@@ -107,6 +107,8 @@ TEST_CASE("Bad invocations of sweep and serve give their exact error, exit 2, an
         {"sweep " + cfg + " --iface nm-a --peer 198.18.0.2 --key-file " + dir.file("keydir") + journal,
          "nicmatrix: key file " + dir.file("keydir") + ": not a regular file\n"},
         {"run -c 198.18.0.2 -t 0.2 --key-file " + open_key, open_key_error},
+        {"run -c 198.18.0.2 --rfc2544 --json-stream", "nicmatrix: --json-stream: not with --rfc2544 (use --json)\n"},
+        {"run -c 198.18.0.2 --json --json-stream", "--json excludes --json-stream\nRun with --help for more information.\n"},
         {"sweep " + cfg + " --iface nm-a --peer 198.18.0.2" + journal,
          "nicmatrix: sweep offload-mtu: the config changes the peer's side, which its agent does only for a client holding the key: give "
          "--key-file (or NICMATRIX_KEY_FILE), or set \"apply_to\" to \"local\"\n"},

@@ -197,6 +197,98 @@ TEST_CASE("sweep --lab --topology bridge: jumbo cells are path_mtu_blackhole wit
     CHECK(took < 2 * 2 * 1.2 + 2 * 1.0 + 8);
 }
 
+namespace {
+
+// A counter of the namespace's IP stack: Ip6InOctets from /proc/net/snmp6, or column `column` of the
+// "Ip:" values line of /proc/net/snmp (4: InReceives). Read with awk, not with our code.
+uint64_t ip6_in_octets(const std::string& ns) {
+    const auto r = run_in_netns(ns, "awk '$1==\"Ip6InOctets\"{print $2}' /proc/net/snmp6");
+    return r.exit_status == 0 && !r.output.empty() ? std::stoull(r.output) : 0;
+}
+uint64_t ip4_in_receives(const std::string& ns) {
+    const auto r = run_in_netns(ns, "awk '$1==\"Ip:\" && $2 ~ /^[0-9]+$/ {print $4}' /proc/net/snmp");
+    return r.exit_status == 0 && !r.output.empty() ? std::stoull(r.output) : 0;
+}
+
+const char* kSmallV6 = R"({"name": "small6",
+  "offloads": [{"name": "all-on", "features": {"tso": "on", "gro": "on"}}],
+  "mtu": [1500, 9000], "traffic": [{"name": "tcp-p1", "streams": 1}],
+  "duration_s": 1, "omit_s": 0.2, "repetitions": 1, "order": "sequential", "interference": {"max_wait_s": 0}})";
+
+}  // namespace
+
+TEST_CASE("sweep --lab -6: every cell ok over IPv6, the server's IPv6 counters carry the data and IPv4 does not", "[integration]") {
+    nm::test::require_net_admin();
+    nm::test::TempDir dir;
+    const auto cfg = write_config(dir, "small6.json", kSmallV6);
+    const std::string name = nm::test::unique_name("nmsw6");
+    FILE* out = ::popen(("timeout 120 " + nicmatrix_binary() + " sweep " + cfg + " --lab -6 --lab-name " + name + " -q -o " + dir.file("r.json") +
+                         " --journal " + dir.file("j.json") + " >" + dir.file("log") + " 2>&1; echo $?").c_str(), "r");
+    REQUIRE(out != nullptr);
+    // While it runs: the server namespace receives tens of MB over IPv6 and (almost) no IPv4 packets.
+    uint64_t v6 = 0, v4 = 0;
+    nm::wait_until([&] {
+        v6 = ip6_in_octets(name + "-b");
+        v4 = ip4_in_receives(name + "-b");
+        return v6 > 50'000'000;
+    }, std::chrono::seconds(60), "50 MB received over IPv6 in " + name + "-b");
+    CHECK(v4 < 100);   // 50 MB over IPv4 would be 5,500 packets or more
+    char status[16] = {};
+    REQUIRE(std::fgets(status, sizeof status, out) != nullptr);
+    ::pclose(out);
+    std::ifstream log(dir.file("log"));
+    std::stringstream log_text;
+    log_text << log.rdbuf();
+    INFO(log_text.str());
+    REQUIRE(std::string(status) == "0\n");
+    const auto results = nm::load_results(dir.file("r.json"));
+    REQUIRE(results.cells.size() == 2);
+    for (const auto& cell : results.cells) {
+        INFO(cell.spec.key << ": " << cell.error);
+        CHECK(cell.status == nm::CellStatus::Ok);
+        REQUIRE(cell.runs.size() == 1);
+        CHECK(cell.runs[0].spec.host == "2001:2::2");
+        // Segments estimated with IPv6's 72 header bytes: 1428 of payload per 1500-byte packet.
+        if (cell.spec.mtu == 1500) CHECK(cell.runs[0].packets == (cell.runs[0].bytes + 1427) / 1428);
+    }
+    // The host's sysctls and command line, as sysctl and cat read them independently (tabs shown as spaces).
+    for (const char* name : {"net.ipv4.tcp_congestion_control", "net.core.rmem_max", "net.ipv4.tcp_rmem", "net.core.busy_poll",
+                             "net.core.netdev_budget"}) {
+        INFO(name);
+        auto r = run_command(std::string("sysctl -n ") + name + " | tr '\\t' ' '");
+        REQUIRE(r.exit_status == 0);
+        while (!r.output.empty() && r.output.back() == '\n') r.output.pop_back();
+        REQUIRE(results.local.sysctls.count(name));
+        CHECK(results.local.sysctls.at(name) == r.output);
+    }
+    auto cmdline = run_command("cat /proc/cmdline");
+    while (!cmdline.output.empty() && cmdline.output.back() == '\n') cmdline.output.pop_back();
+    CHECK(results.local.kernel_cmdline == cmdline.output);
+    CHECK(run_command("ip netns list | grep -q " + name).exit_status != 0);
+}
+
+TEST_CASE("sweep --lab --topology bridge -6: jumbo cells are path_mtu_blackhole over ICMPv6 within seconds, 1500 ok", "[integration]") {
+    nm::test::require_net_admin();
+    nm::test::TempDir dir;
+    const auto cfg = write_config(dir, "small6.json", kSmallV6);
+    const auto t0 = std::chrono::steady_clock::now();
+    const auto r = run_command(nicmatrix_binary() + " sweep " + cfg + " --lab --topology bridge --ipv6 -q -o " + dir.file("r.json") + " --journal " +
+                                   dir.file("j.json"),
+                               std::chrono::seconds(120));
+    const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    INFO(r.output);
+    REQUIRE(r.exit_status == 0);
+    const auto results = nm::load_results(dir.file("r.json"));
+    REQUIRE(results.cells.size() == 2);
+    for (const auto& cell : results.cells) {
+        INFO(cell.spec.key);
+        CHECK(cell.status == (cell.spec.mtu == 1500 ? nm::CellStatus::Ok : nm::CellStatus::PathMtuBlackhole));
+        if (cell.spec.mtu == 9000) CHECK_THAT(cell.error, Catch::Contains("9000-byte ICMPv6 echo, don't-fragment, to 2001:2::2: no echo within"));
+    }
+    // One measured cell of 1.2 s; the blackhole costs a probe timeout.
+    CHECK(took < 1.2 + 1.0 + 8);
+}
+
 TEST_CASE("SIGKILL mid-sweep: the file keeps every finished cell, restore puts the lab back, --resume finishes", "[integration]") {
     nm::test::require_net_admin();
     nm::test::TempDir dir;

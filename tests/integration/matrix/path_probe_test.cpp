@@ -88,3 +88,68 @@ TEST_CASE("check_peer_reachable: a peer that answers ping but has no server, and
                    std::chrono::seconds(3), "iperf3 listening in the server namespace");
     CHECK_NOTHROW(nm::check_peer_reachable(a.netns, nm::strip_prefix(lab.server().ipv4), 5301, std::chrono::milliseconds(1000)));
 }
+
+TEST_CASE("Over IPv6 the probe is ICMPv6 with don't-fragment: a 1500-byte bridge drops jumbo probes, a 9000-byte one carries them",
+          "[integration]") {
+    nm::test::require_net_admin();
+    nm::test::ScopedLab lab(nm::LabTopology::Bridge);
+    const auto& a = lab.client();
+    const auto& b = lab.server();
+    const std::string dut = lab.info().by_role("dut-client").netns;
+    const std::string to = nm::strip_prefix(b.ipv6);
+    set_mtu(a.netns, a.ifname, 9000);
+    set_mtu(b.netns, b.ifname, 9000);
+
+    nm::IcmpPathProbe probe(a.netns, to);
+    CHECK(probe.family() == AF_INET6);
+    nm::wait_until([&] { return probe.probe(1500, std::chrono::milliseconds(300), {}).passed; }, std::chrono::seconds(5),
+                   "a 1500-byte ICMPv6 probe across the bridge");
+    const auto t0 = std::chrono::steady_clock::now();
+    const auto jumbo = probe.probe(9000, std::chrono::milliseconds(1500), {});
+    CHECK_FALSE(jumbo.passed);
+    CHECK(seconds_since(t0) < 2.5);
+    CHECK_THAT(jumbo.detail, Catch::Contains("9000-byte ICMPv6 echo, don't-fragment, to 2001:2::2: no echo within 1500 ms"));
+    // The oracle: ping -6 with fragmentation forbidden (40 IPv6 + 8 ICMPv6 header bytes on top of -s).
+    CHECK(run_in_netns(a.netns, "ping -6 -c1 -W1 -M do -s 8952 " + to).exit_status != 0);
+    CHECK(run_in_netns(a.netns, "ping -6 -c1 -W1 -M do -s 1452 " + to).exit_status == 0);
+
+    for (const char* port : {"dut-a", "dut-b", "br0"}) set_mtu(dut, port, 9000);
+    CHECK(probe.probe(9000, std::chrono::milliseconds(1500), {}).passed);
+    CHECK(run_in_netns(a.netns, "ping -6 -c1 -W1 -M do -s 8952 " + to).exit_status == 0);
+    set_mtu(dut, "dut-a", 8990);
+    CHECK_FALSE(probe.probe(9000, std::chrono::milliseconds(500), {}).passed);
+    CHECK(probe.probe(8990, std::chrono::milliseconds(1500), {}).passed);
+}
+
+TEST_CASE("Over IPv6 a probe larger than the sending interface's MTU fails at once, and a bad target is named", "[integration]") {
+    nm::test::require_net_admin();
+    nm::test::ScopedLab lab;
+    nm::IcmpPathProbe probe(lab.client().netns, nm::strip_prefix(lab.server().ipv6));
+    nm::test::wait_for_lab_path(lab.info());
+    const auto t0 = std::chrono::steady_clock::now();
+    const auto r = probe.probe(9000, std::chrono::milliseconds(10000), {});
+    CHECK_FALSE(r.passed);
+    CHECK_THAT(r.detail, Catch::EndsWith("larger than the sending interface's MTU"));
+    CHECK(seconds_since(t0) < 5.0);
+    CHECK(probe.probe(1500, std::chrono::milliseconds(1500), {}).passed);
+    CHECK_THROWS_WITH(nm::IcmpPathProbe(lab.client().netns, "peer.example"),
+                      "path probe target: expected an IPv4 or IPv6 address like 198.18.0.2 or 2001:2::2, got \"peer.example\"");
+}
+
+TEST_CASE("check_peer_reachable over IPv6: no server, no answer, and a listener found", "[integration]") {
+    nm::test::require_net_admin();
+    nm::test::ScopedLab lab;
+    const auto& a = lab.client();
+    const std::string to = nm::strip_prefix(lab.server().ipv6);
+    nm::test::wait_for_lab_path(lab.info());
+    CHECK_THROWS_WITH(nm::check_peer_reachable(a.netns, to, 5301, std::chrono::milliseconds(1000)),
+                      Catch::StartsWith("peer 2001:2::2 port 5301: cannot connect (Connection refused)") ||
+                          Catch::StartsWith("peer 2001:2::2 port 5301: no traffic server answers"));
+    CHECK_THROWS_WITH(nm::check_peer_reachable(a.netns, "2001:2::77", 5301, std::chrono::milliseconds(500)),
+                      "peer 2001:2::77 is unreachable: no answer to ping within 500 ms");
+    const auto listen = nm::test::run_command("ip netns exec " + lab.server().netns + " timeout 5 iperf3 -s -1 -p 5301 >/dev/null 2>&1 & sleep 0");
+    REQUIRE(listen.exit_status == 0);
+    nm::wait_until([&] { return run_in_netns(lab.server().netns, "ss -ltn 'sport = :5301' | grep -q 5301").exit_status == 0; },
+                   std::chrono::seconds(3), "iperf3 listening in the server namespace");
+    CHECK_NOTHROW(nm::check_peer_reachable(a.netns, to, 5301, std::chrono::milliseconds(1000)));
+}

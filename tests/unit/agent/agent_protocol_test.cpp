@@ -41,7 +41,11 @@ TEST_CASE("Agent requests: every op and its fields decode", "[unit]") {
     CHECK_FALSE(nm::takes_control(nm::AgentOp::Read));
     CHECK_FALSE(nm::takes_control(nm::AgentOp::Validate));
     CHECK_FALSE(nm::takes_control(nm::AgentOp::Ping));
-    for (auto op : {nm::AgentOp::Ping, nm::AgentOp::Read, nm::AgentOp::Validate, nm::AgentOp::Apply, nm::AgentOp::Confirm, nm::AgentOp::Restore}) {
+    CHECK_FALSE(nm::takes_control(nm::AgentOp::Describe));
+    CHECK(nm::parse_agent_request(nm::Json{{"op", "describe"}, {"ifname", "eth1"}}).ifname == "eth1");
+    CHECK_THROWS(nm::parse_agent_request(nm::Json{{"op", "describe"}}));   // needs the interface
+    for (auto op : {nm::AgentOp::Ping, nm::AgentOp::Read, nm::AgentOp::Validate, nm::AgentOp::Apply, nm::AgentOp::Confirm, nm::AgentOp::Restore,
+                    nm::AgentOp::Describe}) {
         CHECK(nm::op_from_name(nm::op_name(op)) == op);
     }
 }

@@ -161,6 +161,22 @@ TEST_CASE("combine_reports: reverse swaps the ends, TCP takes TCP_INFO from the 
     CHECK_FALSE(res.loss);
 }
 
+TEST_CASE("combine_reports: TCP segments from the path MTU less the headers of the family (52 bytes IPv4, 72 IPv6)", "[unit]") {
+    CHECK(nm::tcp_ip_header_bytes(AF_INET) == 52);
+    CHECK(nm::tcp_ip_header_bytes(AF_INET6) == 72);
+    const auto spec = nm::resolve_spec(tcp(), 2);
+    nm::EndReport client, server;
+    client.measurement.duration_s = 1;
+    nm::StreamResult sent;
+    sent.pmtu = 9000;
+    client.sent.push_back(sent);
+    nm::StreamResult got;
+    got.bytes = 8928ull * 1000;   // 1000 IPv6 segments of 9000 - 72; 997.8 IPv4 ones of 9000 - 52
+    server.received.push_back(got);
+    CHECK(nm::combine_reports(spec, client, server, nm::RunStatus::Ok, "", AF_INET6).packets == 1000);
+    CHECK(nm::combine_reports(spec, client, server, nm::RunStatus::Ok, "", AF_INET).packets == 998);
+}
+
 TEST_CASE("combine_reports: TCP packets from the receiving interface, segments per packet from the sender's MSS", "[unit]") {
     const auto spec = nm::resolve_spec(tcp(), 2);
     nm::EndReport client, server;

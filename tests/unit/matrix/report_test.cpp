@@ -235,6 +235,46 @@ TEST_CASE("format_metric puts human units on bits/s, packets/s and percentages",
     CHECK(nm::format_metric("tcp_retransmits", 3) == "3.00");
 }
 
+TEST_CASE("compare warns when the files' hosts differ in kernel, CPU model, driver, firmware or congestion control, naming which",
+          "[unit]") {
+    auto a = results({{"all-on/mtu1500/tcp-p1", {9.0, 9.2, 9.3, 9.4}}});
+    auto b = results({{"all-on/mtu1500/tcp-p1", {9.1, 9.2, 9.3, 9.4}}});
+    for (auto* r : {&a, &b}) {
+        r->local.kernel = "6.1.0-13-amd64";
+        r->local.cpu_model = "Intel(R) Xeon(R) Gold 6338";
+        r->local.interface = nm::InterfaceInfo{};
+        r->local.interface->driver = "ice";
+        r->local.interface->firmware = "4.20";
+        r->local.sysctls["net.ipv4.tcp_congestion_control"] = "cubic";
+    }
+    CHECK(nm::host_differences(a, b).empty());
+    CHECK_THAT(nm::render_comparison(nm::compare_results(a, b, "throughput_bps", "a", "b"), nm::TableFormat::Text),
+               !Catch::Contains("warning"));
+    b.local.kernel = "6.5.0-1-amd64";
+    CHECK(nm::host_differences(a, b) == std::vector<std::string>{"local kernel: 6.1.0-13-amd64 vs 6.5.0-1-amd64"});
+    b.local.interface->firmware = "4.40";
+    a.local.interface->driver_version = "1.2.3";
+    b.local.interface->driver_version = "1.3.0";
+    b.local.sysctls["net.ipv4.tcp_congestion_control"] = "bbr";
+    b.local.cpu_model = "AMD EPYC 7763";
+    b.remote.kernel = "6.1.0";   // A knows nothing of its remote: not compared
+    const auto cmp = nm::compare_results(a, b, "throughput_bps", "a", "b");
+    CHECK(cmp.host_differences == std::vector<std::string>{"local kernel: 6.1.0-13-amd64 vs 6.5.0-1-amd64",
+                                                           "local CPU model: Intel(R) Xeon(R) Gold 6338 vs AMD EPYC 7763",
+                                                           "local driver version: 1.2.3 vs 1.3.0", "local firmware: 4.20 vs 4.40",
+                                                           "local congestion control: cubic vs bbr"});
+    const auto text = nm::render_comparison(cmp, nm::TableFormat::Text);
+    CHECK_THAT(text, Catch::Contains("warning: the files' hosts differ: local kernel: 6.1.0-13-amd64 vs 6.5.0-1-amd64"));
+    CHECK_THAT(text, Catch::Contains("warning: the files' hosts differ: local congestion control: cubic vs bbr"));
+    CHECK(nm::Json::parse(nm::render_comparison(cmp, nm::TableFormat::JsonDocument)).at("host_differences").size() == 5);
+    // The host's sysctls and kernel command line go through the codec and back.
+    const auto back = nm::Json(b.local).get<nm::HostInfo>();
+    CHECK(back.sysctls == b.local.sysctls);
+    b.local.kernel_cmdline = "BOOT_IMAGE=/vmlinuz root=/dev/sda1 quiet";
+    CHECK(nm::Json(b.local).get<nm::HostInfo>().kernel_cmdline == b.local.kernel_cmdline);
+    CHECK_FALSE(nm::Json(a.remote).contains("sysctls"));
+}
+
 TEST_CASE("The matrix notes when the local kernel may hide softirq in the engines' CPU", "[unit]") {
     auto r = results({{"all-on/mtu1500/tcp-p1", {9.3, 9.41, 9.5}}});
     CHECK_THAT(nm::render_matrix(nm::build_matrix(r, "throughput_bps"), nm::TableFormat::Text),

@@ -6,7 +6,7 @@
 #include "core/base/error.hpp"
 #include "core/base/json_codec.hpp"
 #include "matrix/config.hpp"
-#include "matrix/host_info.hpp"
+#include "core/host_info.hpp"
 #include "matrix/results_store.hpp"
 #include "matrix/stats.hpp"
 #include "tests/support/scoped_lab.hpp"

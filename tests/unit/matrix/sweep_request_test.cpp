@@ -85,3 +85,15 @@ TEST_CASE("prepare_sweep: --precision sets the config's ci_pct (defaults for the
     r.precision_pct = 0;
     CHECK_THROWS_WITH(nm::prepare_sweep(r), "--precision 0: expected a half-width in percent of the median (0 < x <= 100)");
 }
+
+TEST_CASE("resolve_peer: numeric IPv4 and IPv6 stay as given, a name resolves once, the asked family is kept", "[unit]") {
+    CHECK(nm::resolve_peer("198.18.0.2", 0) == "198.18.0.2");
+    CHECK(nm::resolve_peer("2001:2::2", 0) == "2001:2::2");
+    CHECK(nm::resolve_peer("2001:0002:0000::0002", 6) == "2001:2::2");   // in the canonical form the probe and engine print
+    CHECK(nm::resolve_peer("198.18.0.2", 4) == "198.18.0.2");
+    CHECK(nm::resolve_peer("localhost", 4) == "127.0.0.1");
+    CHECK_THROWS_WITH(nm::resolve_peer("198.18.0.2", 6), Catch::StartsWith("--peer 198.18.0.2: ") && Catch::EndsWith("(IPv6)"));
+    CHECK_THROWS_WITH(nm::resolve_peer("2001:2::2", 4), Catch::StartsWith("--peer 2001:2::2: ") && Catch::EndsWith("(IPv4)"));
+    CHECK_THROWS_WITH(nm::resolve_peer("no-such-host.invalid", 0), Catch::StartsWith("--peer no-such-host.invalid: "));
+    CHECK_THROWS_WITH(nm::resolve_peer("198.18.0.2", 5), "ip_version 5: expected 4 or 6");
+}

@@ -1,0 +1,23 @@
+#pragma once
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/base/sweep_types.hpp"
+
+namespace nm {
+
+/// CPU model and count from the text of /proc/cpuinfo (the first "model name", the number of
+/// "processor" entries). Pure, for tests on canned text.
+HostInfo parse_cpuinfo(std::string_view cpuinfo);
+
+/// The network sysctls a results file records (HostInfo::sysctls), by dotted name.
+std::vector<std::string> recorded_sysctls();
+
+/// This host: hostname and kernel release (uname), CPU model and count (/proc/cpuinfo), the recorded
+/// sysctls of the calling thread's network namespace (/proc/sys), the kernel command line (/proc/cmdline),
+/// how its kernel accounts CPU time (read_cpu_accounting) and its CPU layout (read_cpu_layout). The
+/// interface is left empty; the runner fills it in. Never throws: what cannot be read stays empty.
+HostInfo read_host_info();
+
+}  // namespace nm

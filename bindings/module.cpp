@@ -13,6 +13,7 @@
 #include <stop_token>
 #include <thread>
 
+#include "agent/key_file.hpp"
 #include "core/base/error.hpp"
 #include "core/base/json_codec.hpp"
 #include "core/base/latency_histogram.hpp"
@@ -355,16 +356,23 @@ PYBIND11_MODULE(_nicmatrix, m) {
 
     m.def(
         "run",
-        [](const py::dict& spec_fields) {
+        [](const py::dict& spec_fields, const std::string& key_file) {
             const nm::TestSpec spec = to_json_value(spec_fields).get<nm::TestSpec>();
+            // As `run --key-file` (and $NICMATRIX_KEY_FILE): the test and the server prove they hold the key.
+            nm::TrafficClientOptions options;
+            if (const auto file = nm::key_file_from(key_file); !file.empty()) options.key = std::string(nm::load_key(file).bytes());
             std::stop_source stop;
             std::optional<py::error_already_set> no_callback;
             const nm::RunResult result = run_interruptible<nm::RunResult>(
-                stop, [&](std::stop_token token) { return nm::TrafficClient().run(spec, std::move(token)); }, no_callback);
+                stop, [&](std::stop_token token) { return nm::TrafficClient(options).run(spec, std::move(token)); }, no_callback);
             return to_python(nm::Json(result));
         },
-        py::arg("spec"),
-        "One test through TrafficClient (as `nicmatrix run`); spec keys are TestSpec's JSON fields. Returns the "
-        "result as `nicmatrix run --json` prints it. Ctrl-C ends the run (status interrupted) and raises "
-        "KeyboardInterrupt.");
+        py::arg("spec"), py::arg("key_file") = std::string(),
+        "One test through TrafficClient (as `nicmatrix run`); spec keys are TestSpec's JSON fields, key_file as "
+        "`--key-file`. Returns the result as `nicmatrix run --json` prints it. Ctrl-C ends the run (status "
+        "interrupted) and raises KeyboardInterrupt.");
+
+    m.def(
+        "test_spec", [](const py::dict& spec_fields) { return to_python(nm::Json(to_json_value(spec_fields).get<nm::TestSpec>())); },
+        py::arg("spec"), "A TestSpec read from these JSON fields and written back as results files record a run's spec.");
 }

@@ -263,6 +263,43 @@ def test_run_one_test_from_python(tmp_path, cli_lab):
     assert 0 < result["bytes"] <= after - before
 
 
+KEYED_RUN_SCRIPT = """
+import json, sys
+import nicmatrix as nm
+try:
+    nm.run(host="198.18.0.2", duration_s=0.5)
+    print("no-key: ran")
+except nm.Error as e:
+    print("no-key:", e)
+r = nm.run(host="198.18.0.2", duration_s=0.5, key_file=sys.argv[1])
+print(json.dumps(r))
+"""
+
+
+def test_run_with_key_file_from_python(tmp_path, cli_lab):
+    """run(key_file=...) as `run --key-file`: a server started with --key-file refuses the test without the
+    key and runs it with it."""
+    ns_a, ns_b = f"{cli_lab}-a", f"{cli_lab}-b"
+    key = tmp_path / "key"
+    key.write_bytes(os.urandom(32))
+    key.chmod(0o600)
+    server = subprocess.Popen(["ip", "netns", "exec", ns_b, NM_BINARY, "serve", "--key-file", str(key)],
+                              stdout=subprocess.PIPE, text=True)
+    try:
+        assert "listening" in server.stdout.readline()
+        script = tmp_path / "keyed.py"
+        script.write_text(KEYED_RUN_SCRIPT)
+        out = run("ip", "netns", "exec", ns_a, "/usr/bin/python3", str(script), str(key), timeout=30)
+    finally:
+        server.kill()
+        server.wait()
+    first, second = out.stdout.splitlines()[:2]
+    assert first.startswith("no-key:") and "ran" not in first and "key" in first
+    result = json.loads(second)
+    assert result["status"] == "ok"
+    assert result["bytes"] > 0
+
+
 def test_run_bad_input_raises_error_before_sending_anything():
     with pytest.raises(nm.Error, match="protocol|sctp"):
         nm.run(host="198.18.0.2", protocol="sctp")

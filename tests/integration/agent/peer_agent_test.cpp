@@ -192,7 +192,7 @@ TEST_CASE("An agent without a key refuses every settings change, says why at con
     }
 }
 
-TEST_CASE("A wrong key is refused and logged; the right key changes the agent's interface, and disconnecting restores it",
+TEST_CASE("A wrong key is refused and logged, the right key changes the agent's interface, and disconnecting restores it",
           "[integration]") {
     nm::test::require_net_admin();
     AgentWorld w(kKey);
@@ -371,7 +371,7 @@ TEST_CASE("The client's heartbeats go on while it waits for a rollback: a heartb
     CHECK(w.log_text().find("no heartbeat") == std::string::npos);
 }
 
-TEST_CASE("Replayed, altered, unsigned, malformed and oversized messages are refused and logged; the agent keeps serving",
+TEST_CASE("Replayed, altered, unsigned, malformed and oversized messages are refused and logged, the agent keeps serving",
           "[integration]") {
     nm::test::require_net_admin();
     AgentWorld w(kKey);
@@ -462,14 +462,14 @@ TEST_CASE("read and validate do not take control: another client may read while 
     CHECK(link_mtu(b.netns, b.ifname) == "4000\n");
 }
 
-TEST_CASE("describe: the agent's host and its allowed interface's qdisc and RPS masks, as tc and sysfs show them on the peer; "
+TEST_CASE("describe: the agent's host and its allowed interface's qdisc and RPS masks, as tc and sysfs show them on the peer, "
           "another interface is refused",
           "[integration]") {
     nm::test::require_net_admin();
     AgentWorld w(kKey);
     const auto& b = w.lab.server();
     REQUIRE(nm::test::run_in_netns(b.netns, "tc qdisc replace dev " + b.ifname + " root handle 77: pfifo limit 500").exit_status == 0);
-    REQUIRE(nm::test::run_in_netns(b.netns, "echo 3 > /sys/class/net/" + b.ifname + "/queues/rx-0/rps_cpus").exit_status == 0);
+    REQUIRE(nm::test::run_in_netns(b.netns, "sh -c 'echo 3 > /sys/class/net/" + b.ifname + "/queues/rx-0/rps_cpus'").exit_status == 0);
     auto controller = w.connect(kKey);
     controller->apply(b.ifname, nm::LinkSettings{4000, {}});
     REQUIRE(controller->confirm() == nm::ConfirmedEnd::Confirmation::Confirmed);

@@ -279,9 +279,9 @@ TEST_CASE("sweep --peer NAME -6 through the agent: the name resolves to the peer
     // Both ends' metadata, the peer's through its agent (describe), each checked in its own namespace with
     // tc, cat, sysctl, ethtool and uname.
     const auto line = [](const std::string& ns, const std::string& cmd) {
-        auto r = nm::test::run_in_netns(ns, cmd);
-        while (!r.output.empty() && r.output.back() == '\n') r.output.pop_back();
-        return r;
+        auto out = nm::test::run_in_netns(ns, cmd);
+        while (!out.output.empty() && out.output.back() == '\n') out.output.pop_back();
+        return out;
     };
     for (const auto& [end, ns, ifname] : {std::tuple{"local", a.netns, a.ifname}, std::tuple{"remote", b.netns, b.ifname}}) {
         INFO(end);

@@ -172,7 +172,7 @@ TEST_CASE("run -A with a CPU that does not exist: exit 2 naming the CPU and the 
     CHECK(nm::test::run_command(run_command_line(lab, "-t 0.3")).exit_status == 0);   // still serving
 }
 
-TEST_CASE("per_cpu against /proc/stat read by the test around the same run; the pinned CPU is the busy one", "[integration]") {
+TEST_CASE("per_cpu against /proc/stat read by the test around the same run, the pinned CPU is the busy one", "[integration]") {
     nm::test::require_net_admin();
     nm::test::ScopedLab lab;
     Server server(lab);
@@ -254,7 +254,7 @@ TEST_CASE("TCP packets_per_s is the receiving interface's rx_packets over the wi
     CHECK(res.at("segments_per_packet").get<double>() > 1);
 }
 
-TEST_CASE("sweep --lab with affinity: a CPU that does not exist stops it before anything; real CPUs are pinned and recorded", "[integration]") {
+TEST_CASE("sweep --lab with affinity: a CPU that does not exist stops it before anything, real CPUs are pinned and recorded", "[integration]") {
     nm::test::require_net_admin();
     nm::test::TempDir dir;
     const std::string none = std::to_string(std::thread::hardware_concurrency() + 7);

@@ -136,7 +136,7 @@ std::string write_key(const nm::test::TempDir& dir, const std::string& name, cha
 
 }  // namespace
 
-TEST_CASE("serve: 30 idle and 3 trickling connections do not keep `run -t 1` out; the server closes them itself", "[integration]") {
+TEST_CASE("serve: 30 idle and 3 trickling connections do not keep `run -t 1` out, the server closes them itself", "[integration]") {
     nm::test::require_net_admin();
     nm::test::ScopedLab lab;
     Server server(lab, {});
@@ -183,7 +183,7 @@ uint64_t accept_queue(const nm::test::ScopedLab& lab, uint16_t port) {
 
 }  // namespace
 
-TEST_CASE("serve: silent connections are capped per source and in all, the oldest going first; another source keeps its own; control sessions are capped per source", "[integration]") {
+TEST_CASE("serve: silent connections are capped per source and in all, the oldest going first, another source keeps its own, control sessions are capped per source", "[integration]") {
     nm::test::require_net_admin();
     nm::test::ScopedLab lab;
     const std::string a = nm::strip_prefix(lab.client().ipv4);
@@ -299,7 +299,7 @@ TEST_CASE("serve under ulimit -n 48: a flood of connections does not make it spi
     CHECK_THAT(log, Catch::Contains("out of file descriptors"));
 }
 
-TEST_CASE("serve --allow-from: other sources are refused at accept and logged; listed ones are served", "[integration]") {
+TEST_CASE("serve --allow-from: other sources are refused at accept and logged, listed ones are served", "[integration]") {
     nm::test::require_net_admin();
     nm::test::ScopedLab lab;
     {
@@ -383,7 +383,7 @@ TEST_CASE("A result bigger than one control message (256 streams, 0.01 s interva
     CHECK(received == report.at("received_bytes").get<uint64_t>());
 }
 
-TEST_CASE("sweep --lab with a config of 300 streams is exit 2 at load, naming the field; no lab is made", "[integration]") {
+TEST_CASE("sweep --lab with a config of 300 streams is exit 2 at load, naming the field, no lab is made", "[integration]") {
     nm::test::require_net_admin();
     nm::test::TempDir dir;
     std::ifstream in(std::string(NM_SOURCE_DIR) + "/configs/offload-mtu.json");

@@ -193,7 +193,7 @@ TEST_CASE("Killing the server mid-test ends the client within duration + 5 s wit
     CHECK_THAT(res.at("error").get<std::string>(), Catch::Contains("198.18.0.2"));
 }
 
-TEST_CASE("UDP through the CLI: -u -l 18 is the batched multi-sender fast path; -b takes suffixes", "[integration]") {
+TEST_CASE("UDP through the CLI: -u -l 18 is the batched multi-sender fast path, -b takes suffixes", "[integration]") {
     nm::test::require_net_admin();
     nm::test::ScopedLab lab;
     Child server(in_netns(lab.server().netns, {"serve"}));

@@ -182,7 +182,7 @@ TEST_CASE("Knob --dscp EF: a capture on the server's veth sees TOS 0xb8 on the d
     }
 }
 
-TEST_CASE("Knob --bind-dev: ss shows the client's data socket bound to its veth; a device that is not there is a usage error", "[integration]") {
+TEST_CASE("Knob --bind-dev: ss shows the client's data socket bound to its veth, a device that is not there is a usage error", "[integration]") {
     nm::test::require_net_admin();
     nm::test::ScopedLab lab;
     LabServer server(lab.server().netns);
@@ -201,7 +201,7 @@ TEST_CASE("Knob --bind-dev: ss shows the client's data socket bound to its veth;
     CHECK_THROWS_WITH(run_in(lab.client(), spec), Catch::Contains("bind-dev") && Catch::Contains("nm-none"));
 }
 
-TEST_CASE("Knob -Z: zerocopy sends and their completions from the error queue; on veth the kernel copies, and it says so", "[integration]") {
+TEST_CASE("Knob -Z: zerocopy sends and their completions from the error queue, on veth the kernel copies, and it says so", "[integration]") {
     nm::test::require_net_admin();
     nm::test::ScopedLab lab;
     LabServer server(lab.server().netns);

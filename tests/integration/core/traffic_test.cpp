@@ -108,7 +108,7 @@ TEST_CASE("TCP: received payload plus headers matches the receiving veth's rx_by
     check_tcp_bytes_against_interface("off");
 }
 
-TEST_CASE("UDP paced: lands within 5% of the rate with zero loss; datagrams match rx_packets", "[integration]") {
+TEST_CASE("UDP paced: lands within 5% of the rate with zero loss, datagrams match rx_packets", "[integration]") {
     nm::test::require_net_admin();
     nm::test::ScopedLab lab;
     LabServer server(lab.server().netns);

@@ -29,7 +29,7 @@ TEST_CASE("read_interface_system in a lab namespace: root qdisc as tc shows it, 
     // them up (or read the host's namespace) would be caught.
     REQUIRE(nm::test::run_in_netns(a.netns, "tc qdisc replace dev " + a.ifname + " root handle 1234: tbf rate 1gbit burst 128k latency 50ms")
                 .exit_status == 0);
-    REQUIRE(nm::test::run_in_netns(a.netns, "echo 1 > /sys/class/net/" + a.ifname + "/queues/rx-0/rps_cpus").exit_status == 0);
+    REQUIRE(nm::test::run_in_netns(a.netns, "sh -c 'echo 1 > /sys/class/net/" + a.ifname + "/queues/rx-0/rps_cpus'").exit_status == 0);
 
     const auto s = nm::read_interface_system(a.netns, a.ifname);
     const auto tc = nm::test::run_in_netns(a.netns, "tc qdisc show dev " + a.ifname + " root");
@@ -78,7 +78,7 @@ TEST_CASE("read_interface_system in a lab namespace: root qdisc as tc shows it, 
     CHECK(nm::test::run_command("grep -c nm-sysfs /proc/self/mountinfo").output == "0\n");
 }
 
-TEST_CASE("read_cpu_layout: cores, packages and NUMA nodes as lscpu shows them; governor and frequency as cpufreq shows them or none",
+TEST_CASE("read_cpu_layout: cores, packages and NUMA nodes as lscpu shows them, governor and frequency as cpufreq shows them or none",
           "[integration]") {
     const auto layout = nm::read_cpu_layout();
     const auto lscpu = nm::test::run_command("lscpu -p=CPU,CORE,SOCKET,NODE | grep -v '^#'");

@@ -19,7 +19,7 @@ nm::ChangeLedger::Change change(uint64_t id, uint32_t mtu_before, nm::Clock::tim
 
 }  // namespace
 
-TEST_CASE("ChangeLedger: a confirm inside the window keeps the change; one after the rollback is refused", "[unit]") {
+TEST_CASE("ChangeLedger: a confirm inside the window keeps the change, one after the rollback is refused", "[unit]") {
     nm::test::FakeClock clock;
     nm::ChangeLedger ledger(10s, clock.now());
     ledger.record(change(1, 1500, clock.now() + 3s));

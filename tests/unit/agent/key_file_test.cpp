@@ -22,7 +22,7 @@ const std::string k32 = "0123456789abcdef0123456789abcdef";
 
 }  // namespace
 
-TEST_CASE("Key files: a private regular file of 32 to 4096 bytes is the key; anything else is a usage error naming the file",
+TEST_CASE("Key files: a private regular file of 32 to 4096 bytes is the key, anything else is a usage error naming the file",
           "[unit]") {
     nm::test::TempDir dir;
     CHECK(nm::load_key(write_key(dir, "good", k32, 0600)).bytes() == k32);

@@ -44,7 +44,7 @@ TEST_CASE("Cidr matches IPv6 blocks", "[unit]") {
     CHECK(nm::Cidr::parse("::/0").contains(addr("2001:db8::1")));
 }
 
-TEST_CASE("Cidr refuses what is not a block, naming the text; an empty list allows all", "[unit]") {
+TEST_CASE("Cidr refuses what is not a block, naming the text, an empty list allows all", "[unit]") {
     CHECK_THROWS_WITH(nm::Cidr::parse("10.0.0.0/33"), Contains("--allow-from 10.0.0.0/33: prefix length must be 0..32"));
     CHECK_THROWS_WITH(nm::Cidr::parse("2001:2::/129"), Contains("0..128"));
     CHECK_THROWS_WITH(nm::Cidr::parse("10.0.0.0/"), Contains("prefix length"));

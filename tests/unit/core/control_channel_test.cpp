@@ -98,7 +98,7 @@ TEST_CASE("decode_control_message reads the version exactly: a wrapping or float
     CHECK_THROWS(nm::decode_control_message(R"({"v":-1,"type":"hello"})"));
 }
 
-TEST_CASE("A signed channel: sequence numbers and MACs both ways; tampering, replay and another key refused", "[unit]") {
+TEST_CASE("A signed channel: sequence numbers and MACs both ways, tampering, replay and another key refused", "[unit]") {
     const nm::ChannelKeys client_keys{"to-server-key", "to-client-key", "c->s", "s->c"};
     const nm::ChannelKeys server_keys{"to-client-key", "to-server-key", "s->c", "c->s"};
     Pair p;

@@ -8,7 +8,7 @@
 using Catch::Contains;
 using V = std::vector<uint32_t>;
 
-TEST_CASE("parse_cpu_list reads the kernel's CPU-list format; format_cpu_list writes it back", "[unit]") {
+TEST_CASE("parse_cpu_list reads the kernel's CPU-list format, format_cpu_list writes it back", "[unit]") {
     CHECK(nm::parse_cpu_list("0-3,8,10-11\n", "online") == V{0, 1, 2, 3, 8, 10, 11});
     CHECK(nm::parse_cpu_list("0", "online") == V{0});
     CHECK(nm::parse_cpu_list("", "online").empty());

@@ -16,7 +16,7 @@ void put(const std::filesystem::path& file, const std::string& text) {
 
 }  // namespace
 
-TEST_CASE("read_cpu_layout reads SMT, NUMA nodes, each CPU's core, package, node and cpufreq; what is absent is none", "[unit]") {
+TEST_CASE("read_cpu_layout reads SMT, NUMA nodes, each CPU's core, package, node and cpufreq, what is absent is none", "[unit]") {
     nm::test::TempDir dir;
     const std::filesystem::path root = dir.path;
     put(root / "cpu/online", "0-2");

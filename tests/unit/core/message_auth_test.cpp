@@ -6,7 +6,7 @@ TEST_CASE("HMAC-SHA256 matches RFC 4231 test case 2", "[unit]") {
     CHECK(nm::hmac_sha256_hex("Jefe", "what do ya want for nothing?") == "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843");
 }
 
-TEST_CASE("Signed messages verify; any change, a missing MAC or another key does not", "[unit]") {
+TEST_CASE("Signed messages verify, any change, a missing MAC or another key does not", "[unit]") {
     const std::string key = "session key, 32 bytes long......";
     nm::Json m{{"type", "request"}, {"seq", 7}, {"op", "apply"}, {"settings", {{"mtu", 9000}}}};
     nm::sign_message(m, key, "client->agent");
@@ -29,7 +29,7 @@ TEST_CASE("Signed messages verify; any change, a missing MAC or another key does
     CHECK_FALSE(nm::verify_message(bad, key, "client->agent"));
 }
 
-TEST_CASE("Handshake proofs differ by role and nonce; nonces are fresh", "[unit]") {
+TEST_CASE("Handshake proofs differ by role and nonce, nonces are fresh", "[unit]") {
     const std::string key = "0123456789abcdef";
     const auto n1 = nm::random_hex(32);
     const auto n2 = nm::random_hex(32);

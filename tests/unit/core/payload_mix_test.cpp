@@ -30,7 +30,7 @@ TEST_CASE("The IMIX send pattern has every share its weight's times and spreads 
     CHECK(nm::max_payload(imix) == 1472);
 }
 
-TEST_CASE("A payload mix without datagrams is a usage error; zero weights drop out", "[unit]") {
+TEST_CASE("A payload mix without datagrams is a usage error, zero weights drop out", "[unit]") {
     CHECK_THROWS_AS(nm::payload_pattern({}), nm::Error);
     CHECK_THROWS_AS(nm::payload_pattern({{18, 0}}), nm::Error);
     const auto p = nm::payload_pattern({{18, 0}, {100, 3}});

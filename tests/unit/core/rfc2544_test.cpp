@@ -52,7 +52,7 @@ nm::TestSpec base() {
 
 }  // namespace
 
-TEST_CASE("The line rate comes from --line-rate, else the link; neither is a usage error", "[unit]") {
+TEST_CASE("The line rate comes from --line-rate, else the link, neither is a usage error", "[unit]") {
     nm::Rfc2544Spec s;
     CHECK(nm::choose_line_rate(s, 1e10) == std::pair<double, std::string>{1e10, "link"});
     s.line_rate_bps = 1e9;

@@ -30,7 +30,7 @@ nm::TestSpec rr_spec() {
 
 }  // namespace
 
-TEST_CASE("DSCP: names and numbers, case-insensitive; anything else names the field and the choices", "[unit]") {
+TEST_CASE("DSCP: names and numbers, case-insensitive, anything else names the field and the choices", "[unit]") {
     CHECK(nm::parse_dscp("EF", "--dscp") == 46);
     CHECK(nm::parse_dscp("af41", "--dscp") == 34);
     CHECK(nm::parse_dscp("cs1", "--dscp") == 8);
@@ -45,7 +45,7 @@ TEST_CASE("DSCP: names and numbers, case-insensitive; anything else names the fi
     }
 }
 
-TEST_CASE("RR spec: one flow of 1-byte messages by default; what does not fit a transaction is refused by name", "[unit]") {
+TEST_CASE("RR spec: one flow of 1-byte messages by default, what does not fit a transaction is refused by name", "[unit]") {
     const auto s = nm::resolve_spec(rr_spec(), 2);
     CHECK(s.streams == 1);
     CHECK(s.request_size == 1);
@@ -162,7 +162,7 @@ TEST_CASE("effective_knobs: each knob from the end it concerns", "[unit]") {
     CHECK(nm::effective_knobs(spec, client, server).zerocopy.sends == 12);
 }
 
-TEST_CASE("RR results, socket knobs and an RR spec round-trip through JSON; old results without them load", "[unit]") {
+TEST_CASE("RR results, socket knobs and an RR spec round-trip through JSON, old results without them load", "[unit]") {
     nm::RunResult r;
     r.spec = rr_spec();
     r.spec.pattern = nm::TrafficPattern::Crr;

@@ -72,7 +72,7 @@ TEST_CASE("Ordinary tests are within the default limits, and their footprint fol
     CHECK_FALSE(nm::over_server_limits(resolved(big), defaults, 2));
 }
 
-TEST_CASE("Duration, stall timeout and threads limits name their flags; a byte count is not refused for length", "[unit]") {
+TEST_CASE("Duration, stall timeout and threads limits name their flags, a byte count is not refused for length", "[unit]") {
     const nm::ServerLimits limits;   // 300 s, 60 s, the cores
     nm::TestSpec s;
     s.duration_s = 295;

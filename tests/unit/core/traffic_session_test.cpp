@@ -212,7 +212,7 @@ TEST_CASE("combine_reports: TCP packets from the receiving interface, segments p
     CHECK(both.segments_per_packet == 0);
 }
 
-TEST_CASE("combine_reports: netperf's per-end service demand is the host's busy CPU per KB; the engines' apart", "[unit]") {
+TEST_CASE("combine_reports: netperf's per-end service demand is the host's busy CPU per KB, the engines' apart", "[unit]") {
     const auto spec = nm::resolve_spec(tcp(), 2);
     nm::EndReport client, server;
     client.measurement.duration_s = 1;

@@ -21,7 +21,7 @@ nm::Timeline timeline(nm::TimePoint t0) {
 
 }  // namespace
 
-TEST_CASE("WindowMeter: before, in and after the window; began() only on the entering tick", "[unit]") {
+TEST_CASE("WindowMeter: before, in and after the window, began() only on the entering tick", "[unit]") {
     const nm::TimePoint t0{};
     const auto tl = timeline(t0);
     nm::WindowCounts out;

@@ -56,7 +56,7 @@ TEST_CASE("merge_streams: a UDP stream two receiver sockets saw is summed, jitte
     CHECK(v[0].loss->jitter_ms == 0.5);
 }
 
-TEST_CASE("merge_intervals sums the workers' intervals; the last one ends at the duration", "[unit]") {
+TEST_CASE("merge_intervals sums the workers' intervals, the last one ends at the duration", "[unit]") {
     auto outs = outputs(2);
     outs[0]->window.interval_bytes = {100, 200, 300};
     outs[0]->window.interval_packets = {1, 2, 3};

@@ -56,7 +56,7 @@ TEST_CASE("until_peer_done keeps the window's start and removes its end", "[unit
     CHECK(r.window_end == nm::TimePoint::max());
 }
 
-TEST_CASE("stream_results names each stream's id and direction; stream_error names the stream", "[unit]") {
+TEST_CASE("stream_results names each stream's id and direction, stream_error names the stream", "[unit]") {
     std::vector<nm::DataStream> streams;
     streams.push_back(nm::DataStream{nm::UniqueFd(), 4});
     streams.push_back(nm::DataStream{nm::UniqueFd(), 5});

@@ -112,7 +112,7 @@ TEST_CASE("EOPNOTSUPP from genetlink switches to the ioctl path, which decodes n
     CHECK(set.active_after == std::vector<bool>{true, false, true, false});
 }
 
-TEST_CASE("A missing ethtool genetlink family also falls back; other errors do not", "[unit]") {
+TEST_CASE("A missing ethtool genetlink family also falls back, other errors do not", "[unit]") {
     ScriptedIoctl io;
     nm::IoctlFeatures ioctl(io);
     const auto missing_family = []() -> nm::FeatureAccess& {
@@ -129,7 +129,7 @@ TEST_CASE("A missing ethtool genetlink family also falls back; other errors do n
     CHECK(io.commands.empty());
 }
 
-TEST_CASE("force_ioctl skips genetlink; ioctl EOPNOTSUPP too is a clear refusal", "[unit]") {
+TEST_CASE("force_ioctl skips genetlink, ioctl EOPNOTSUPP too is a clear refusal", "[unit]") {
     ScriptedNetlink netlink;
     ScriptedIoctl io;
     nm::IoctlFeatures ioctl(io);

@@ -44,7 +44,7 @@ TEST_CASE("profile in a sweep config: \"profile\": true and profile_hz parse, ba
         "traffic": [{"streams": 1}], "profile": "yes"})", "p.json"), Catch::Contains("/profile"));
 }
 
-TEST_CASE("profile metrics: one host gives cpu:<category>; two give each end's and both pooled by samples", "[unit]") {
+TEST_CASE("profile metrics: one host gives cpu:<category>, two give each end's and both pooled by samples", "[unit]") {
     std::map<std::string, double> m;
     nm::add_profile_metrics(shared_run(30, 2), m);
     CHECK(m.at("cpu:copy") == 30);

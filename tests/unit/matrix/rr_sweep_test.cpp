@@ -71,7 +71,7 @@ TEST_CASE("Sweep: rr entries refuse stream fields, UDP CRR, bad sizes and knobs,
     CHECK_THAT(error_of(R"({"test": "rr", "zerocopy": true})"), Catch::Contains("/traffic/0/zerocopy"));
 }
 
-TEST_CASE("RR metrics: a run with rr results has rr_p99_us and the rest; known_metrics lists them; units in the report", "[unit]") {
+TEST_CASE("RR metrics: a run with rr results has rr_p99_us and the rest, known_metrics lists them, units in the report", "[unit]") {
     nm::RunResult stream;
     CHECK(nm::run_metrics(stream).count("rr_p99_us") == 0);
     nm::RunResult r;

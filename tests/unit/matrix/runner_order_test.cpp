@@ -254,7 +254,7 @@ TEST_CASE("Precision: min_repetitions holds even when the interval is tight soon
     CHECK(*out.results.cells[0].summary.at("cpu_receiver_pct").median_ci_confidence == Catch::Detail::Approx(93.75));
 }
 
-TEST_CASE("The time budget: no repetition starts that would end after it; the cells keep what they have", "[unit]") {
+TEST_CASE("The time budget: no repetition starts that would end after it, the cells keep what they have", "[unit]") {
     World w;
     w.traffic.on_run = [&](size_t, const nm::TestSpec& spec) {
         w.clock.advance(std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::duration<double>(spec.omit_s + spec.duration_s)));
@@ -284,7 +284,7 @@ TEST_CASE("The time budget: no repetition starts that would end after it; the ce
                     "the time budget ended the sweep before every cell had its repetitions; --resume continues it") != w.observer.notes.end());
 }
 
-TEST_CASE("Interference: a busy machine is waited for; if it stays busy the repetition is measured and marked disturbed", "[unit]") {
+TEST_CASE("Interference: a busy machine is waited for, if it stays busy the repetition is measured and marked disturbed", "[unit]") {
     World w;
     const auto config = make_config(R"({"offloads": [{"name": "x", "features": {}}], "mtu": [1500], "traffic": [{"streams": 1}],
                                         "repetitions": 3, "interference": {"max_busy_pct": 20, "max_steal_pct": 5, "max_wait_s": 1}})");

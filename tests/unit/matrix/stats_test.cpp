@@ -157,7 +157,7 @@ TEST_CASE("The ratio interval is the Mann-Whitney interval of the log shift, che
     }
 }
 
-TEST_CASE("Too few repetitions claim nothing: 1 run on a side, 3 and 3 at 95%; the same figures twice are not significant", "[unit]") {
+TEST_CASE("Too few repetitions claim nothing: 1 run on a side, 3 and 3 at 95%, the same figures twice are not significant", "[unit]") {
     const auto one = nm::ratio_interval({10}, {20, 21, 22}, 95);
     CHECK(one.verdict == nm::RatioVerdict::TooFew);
     CHECK_FALSE(one.ci_low);

@@ -53,7 +53,7 @@ TEST_CASE("execute_sweep: lab or peer, not both and not neither, before anything
     CHECK_THROWS_WITH(nm::execute_sweep(req, p, none, nullptr, {}), "sweep: --iface needs --peer HOST (the machine running `nicmatrix serve`)");
 }
 
-TEST_CASE("parse_duration_s: seconds, or h/m/s in falling order; anything else names the flag", "[unit]") {
+TEST_CASE("parse_duration_s: seconds, or h/m/s in falling order, anything else names the flag", "[unit]") {
     CHECK(nm::parse_duration_s("600", "--time-budget") == 600);
     CHECK(nm::parse_duration_s("90s", "--time-budget") == 90);
     CHECK(nm::parse_duration_s("15m", "--time-budget") == 900);

@@ -27,7 +27,7 @@ nm::CpuProfile profile() {
 
 }  // namespace
 
-TEST_CASE("profile JSON: cpu_profile round-trips per end and per run; a run without one reads as none", "[unit]") {
+TEST_CASE("profile JSON: cpu_profile round-trips per end and per run, a run without one reads as none", "[unit]") {
     nm::RunResult r;
     r.sender.profile = profile();
     r.sender.profile->shared_with = "receiver";

@@ -2,7 +2,7 @@
 
 #include "core/base/traffic_types.hpp"
 
-TEST_CASE("opposite flips forward and reverse; bidir stays bidir", "[unit]") {
+TEST_CASE("opposite flips forward and reverse, bidir stays bidir", "[unit]") {
     CHECK(nm::opposite(nm::Direction::Forward) == nm::Direction::Reverse);
     CHECK(nm::opposite(nm::Direction::Reverse) == nm::Direction::Forward);
     CHECK(nm::opposite(nm::Direction::Bidir) == nm::Direction::Bidir);

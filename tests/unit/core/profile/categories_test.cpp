@@ -72,7 +72,7 @@ TEST_CASE("profile categories: the shipped table sorts the network stack's symbo
     CHECK(category_of(m, "cgroup_rstat_updated") == "(none)");
 }
 
-TEST_CASE("profile categories: a bad table is refused with its JSON pointer; --profile-categories reads a file", "[unit]") {
+TEST_CASE("profile categories: a bad table is refused with its JSON pointer, --profile-categories reads a file", "[unit]") {
     CHECK(table_error(R"([1])").find("/: expected a category table") != std::string::npos);
     CHECK(table_error(R"({"categories": ["copy", "user", "idle", "other"], "rule": []})").find("/rule: unknown key") != std::string::npos);
     CHECK(table_error(R"({"categories": ["copy", "idle", "other"], "rules": []})").find("must list \"user\"") != std::string::npos);

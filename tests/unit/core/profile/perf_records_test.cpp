@@ -62,7 +62,7 @@ std::vector<std::byte> lost(uint64_t n) {
 
 }  // namespace
 
-TEST_CASE("profile records: samples, comm/exec and lost records decode; a short record is counted malformed", "[unit]") {
+TEST_CASE("profile records: samples, comm/exec and lost records decode, a short record is counted malformed", "[unit]") {
     RecordBatch b;
     nm::profile::decode_record(sample(0xffffffff81001234, 42, 43, 1'000'000'123, 1, PERF_RECORD_MISC_KERNEL), b);
     nm::profile::decode_record(sample(0x401000, 42, 44, 1'000'000'200, 0, PERF_RECORD_MISC_USER), b);

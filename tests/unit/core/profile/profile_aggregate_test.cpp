@@ -17,7 +17,7 @@ double sum(const std::map<std::string, double>& m) {
 
 }  // namespace
 
-TEST_CASE("profile aggregate: shares of all samples by category, CPU and task; top and unmatched lists", "[unit]") {
+TEST_CASE("profile aggregate: shares of all samples by category, CPU and task, top and unmatched lists", "[unit]") {
     using nm::profile::NamedSample;
     std::vector<NamedSample> s;
     // CPU 0: the sender thread (tid 11) copying 6 times, in TCP 2 times, in its user code 2 times.

@@ -65,7 +65,7 @@ TEST_CASE("profile ELF symbols: an address of this executable is named through /
     CHECK(nm::profile::ElfSymbols::parse(junk).size() == 0);
 }
 
-TEST_CASE("profile CPU list and maps: /sys CPU lists and /proc maps lines parse; only executable file mappings", "[unit]") {
+TEST_CASE("profile CPU list and maps: /sys CPU lists and /proc maps lines parse, only executable file mappings", "[unit]") {
     CHECK(nm::profile::parse_cpu_list("0-3,8,10-11\n") == std::vector<uint32_t>{0, 1, 2, 3, 8, 10, 11});
     CHECK(nm::profile::parse_cpu_list("0\n") == std::vector<uint32_t>{0});
     const auto maps = nm::profile::parse_proc_maps(

@@ -537,7 +537,7 @@ TEST_CASE("The client refuses an impostor: no authentication, a wrong proof, a t
     CHECK(link_mtu(b.netns, b.ifname) == "1500\n");
 }
 
-TEST_CASE("The agent changes only the kinds of setting its allow-list names: others are refused by kind with nothing changed; "
+TEST_CASE("The agent changes only the kinds of setting its allow-list names: others are refused by kind with nothing changed, "
           "channels it changed are put back when the client leaves", "[integration]") {
     nm::test::require_net_admin();
     AgentWorld w(kKey, 10000ms, {"mtu", "offloads", "channels"});

@@ -216,7 +216,7 @@ void add_sweep_commands(CLI::App& app, std::stop_token stop) {
     sweep->add_flag("--dry-run", f->dry_run, "Print the cells and the settings each would apply; change nothing");
     sweep->add_flag("-q,--quiet", f->quiet, "No progress lines and no table; print only the results file");
     sweep->add_flag("--json-stream", f->json_stream,
-                    "Print only JSON lines as the sweep goes: start, note, cell_start, interval, repetition, cell, end "
+                    "Print only JSON lines as the sweep goes: start, note, cell_start, progress (live), interval, repetition, cell, end "
                     "(results/STREAM.md, results/stream.schema.json)");
     sweep->add_option("--journal", r.journal,
                       "Where the original settings are journalled until restored (default $NICMATRIX_JOURNAL or "

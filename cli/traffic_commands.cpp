@@ -582,7 +582,7 @@ void add_traffic_commands(CLI::App& app, std::stop_token stop) {
     run->add_option("--bind-dev", ro->spec.socket.bind_dev, "SO_BINDTODEVICE: the client's data sockets use this interface only");
     auto* json_flag = run->add_flag("--json", ro->json, "Print the result as JSON");
     run->add_flag("--json-stream", ro->json_stream,
-                  "Print JSON lines instead: run_start, each interval, run, run_end (results/STREAM.md, results/stream.schema.json)")
+                  "Print JSON lines instead: run_start, progress live every -i seconds, each interval, run, run_end (results/STREAM.md, results/stream.schema.json)")
         ->excludes(json_flag);
     run->add_option("--key-file", ro->key_file,
                     "Pre-shared key: the test proves it holds it, and the server must prove it too, on every message (default "
@@ -649,7 +649,8 @@ void add_traffic_commands(CLI::App& app, std::stop_token stop) {
         JsonLines lines(std::cout);
         if (ro->json_stream) stream_run_start(lines, spec);
         else if (!ro->json) std::cout << "Connecting to host " << spec.host << ", port " << spec.port << std::endl;
-        const RunResult r = client.run(spec, stop);
+        const RunResult r = ro->json_stream ? client.run_live(spec, stop, [&](const LiveInterval& i) { stream_run_progress(lines, i); })
+                                            : client.run(spec, stop);
         if (ro->json_stream) {
             stream_run_done(lines, r);
         } else if (ro->json) {

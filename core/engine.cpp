@@ -85,13 +85,42 @@ bool EndEngine::receivers_done() const {
     return std::all_of(recv_progress_.begin(), recv_progress_.end(), [](const auto& p) { return p->done.load(); });
 }
 
+namespace {
+
+uint64_t progress_total(const std::vector<std::unique_ptr<WorkerProgress>>& progress) {
+    uint64_t total = 0;
+    for (const auto& p : progress) total += p->bytes.load(std::memory_order_relaxed);
+    return total;
+}
+
+}  // namespace
+
 void EndEngine::take_start_snapshot(TimePoint now) {
     snap_start_ = take_proc_snapshot(plan_.iface);
     t_start_ = now;
+    live_from_ = now;
+    live_sent_ = progress_total(send_progress_);
+    live_received_ = progress_total(recv_progress_);
     if (observer_ != nullptr) observer_->window_started(now);
 }
 
+void EndEngine::tell_live(TimePoint now) {
+    const uint64_t sent = progress_total(send_progress_), received = progress_total(recv_progress_);
+    LiveInterval i;
+    i.index = live_index_++;
+    i.start_s = std::chrono::duration<double>(live_from_ - t_start_).count();
+    i.end_s = std::chrono::duration<double>(now - t_start_).count();
+    i.sent_bytes = sent - live_sent_;
+    i.received_bytes = received - live_received_;
+    live_from_ = now;
+    live_sent_ = sent;
+    live_received_ = received;
+    live_sink_(i);
+}
+
 void EndEngine::take_end_snapshot(TimePoint now) {
+    // The part-interval the window ends in (none when it ends on an interval's edge, to the poll).
+    if (live_sink_ && timeline_.interval.count() > 0 && now - live_from_ > std::chrono::milliseconds(1)) tell_live(now);
     if (observer_ != nullptr) observer_->window_ended(now);
     snap_end_ = take_proc_snapshot(plan_.iface);
     t_end_ = now;
@@ -99,6 +128,10 @@ void EndEngine::take_end_snapshot(TimePoint now) {
 
 void EndEngine::poll(TimePoint now) {
     if (!snap_start_ && now >= timeline_.window_start) take_start_snapshot(now);
+    if (live_sink_ && snap_start_ && !snap_end_ && timeline_.interval.count() > 0 &&
+        now >= t_start_ + timeline_.interval * static_cast<int64_t>(live_index_ + 1)) {
+        tell_live(now);
+    }
     // An end that only receives measures until its receivers are done (the peer's data has ended); an end
     // that sends measures its own window.
     const bool window_over = has_senders() && now >= timeline_.window_end;
@@ -106,9 +139,7 @@ void EndEngine::poll(TimePoint now) {
 }
 
 bool EndEngine::stalled(TimePoint now) {
-    uint64_t total = 0;
-    for (const auto& p : send_progress_) total += p->bytes.load(std::memory_order_relaxed);
-    for (const auto& p : recv_progress_) total += p->bytes.load(std::memory_order_relaxed);
+    const uint64_t total = progress_total(send_progress_) + progress_total(recv_progress_);
     if (total != last_progress_) {
         last_progress_ = total;
         last_progress_at_ = now;

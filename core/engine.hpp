@@ -9,6 +9,7 @@
 // sockets, buffers and counters, and publishes only a relaxed progress counter (for stall detection).
 // Results are merged after join() (core/worker_merge.hpp).
 #include <chrono>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <stop_token>
@@ -102,8 +103,14 @@ public:
     /// thread that cannot be pinned fails the end with that error.
     void start(const Timeline& timeline);
 
-    /// Called often by the session loop: takes the window's /proc snapshots when they are due.
+    /// Called often by the session loop: takes the window's /proc snapshots when they are due, and tells
+    /// the live sink (when watched) of each interval that has ended.
     void poll(TimePoint now);
+
+    /// While the window is open, poll() calls `sink` once per interval of the timeline (none without
+    /// intervals) with what this end's workers moved in it, and once more for the part-interval before the
+    /// window closes. Set before start(); called on the thread that calls poll().
+    void watch(std::function<void(const LiveInterval&)> sink) { live_sink_ = std::move(sink); }
 
     bool has_senders() const { return !send_progress_.empty(); }
     bool has_receivers() const { return !recv_progress_.empty(); }
@@ -130,6 +137,8 @@ public:
 private:
     void take_start_snapshot(TimePoint now);
     void take_end_snapshot(TimePoint now);
+    /// The live sink's next interval, ending at `now` (read from the workers' progress counters).
+    void tell_live(TimePoint now);
 
     EnginePlan plan_;
     WindowObserver* observer_ = nullptr;
@@ -145,6 +154,10 @@ private:
     std::optional<ProcSnapshot> snap_start_, snap_end_;
     TimePoint t_start_{}, t_end_{};
     uint64_t last_progress_ = 0;
+    std::function<void(const LiveInterval&)> live_sink_;
+    size_t live_index_ = 0;
+    TimePoint live_from_{};               ///< when the live interval being counted began
+    uint64_t live_sent_ = 0, live_received_ = 0;   ///< the counters' totals at live_from_
     TimePoint last_progress_at_{};
     bool started_ = false;
 };

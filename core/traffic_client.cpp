@@ -90,7 +90,9 @@ void TrafficClient::check_access(const TestSpec& requested) {
     if (!busy) ch.send(Msg::Abort, Json::object(), deadline_in(kNoticeTimeout));
 }
 
-RunResult TrafficClient::run(const TestSpec& requested, std::stop_token stop) {
+RunResult TrafficClient::run(const TestSpec& requested, std::stop_token stop) { return run_live(requested, std::move(stop), {}); }
+
+RunResult TrafficClient::run_live(const TestSpec& requested, std::stop_token stop, const LiveSink& live) {
     const TestSpec spec = resolve_spec(requested, engine_cores());
     check_cpus(spec.client_cpus, online_cpus(), "client");   // the server checks its own
     const bool rr = spec.pattern != TrafficPattern::Stream;
@@ -188,6 +190,7 @@ RunResult TrafficClient::run(const TestSpec& requested, std::stop_token stop) {
     throw_if_error(started, spec);
 
     EndEngine engine(std::move(plan), profiler ? &*profiler : nullptr);
+    if (live) engine.watch(live);
     const Timeline tl = make_timeline(agreed, std::chrono::steady_clock::now());
     engine.start(tl);
     LoopOutcome outcome = run_end_loop(ch, engine, agreed, tl, client_receives, stop);

@@ -32,6 +32,8 @@ public:
     /// Stalled, PeerLost (the server vanished: control connection closed or silent), Limited (the server
     /// ended it at its --max-duration), Interrupted (`stop`).
     RunResult run(const TestSpec& spec, std::stop_token stop) override;
+    /// run(), telling `live` of each interval of this end's counts as it ends (TrafficRunner::run_live).
+    RunResult run_live(const TestSpec& spec, std::stop_token stop, const LiveSink& live) override;
 
     /// Goes as far as the server's "ready" (authenticating with the key when it wants one), then aborts.
     /// A busy server passes: it would take the test later.

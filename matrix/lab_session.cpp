@@ -19,6 +19,10 @@ public:
         NetnsScope scope(netns_);
         return inner_->run(spec, std::move(stop));
     }
+    RunResult run_live(const TestSpec& spec, std::stop_token stop, const LiveSink& live) override {
+        NetnsScope scope(netns_);
+        return inner_->run_live(spec, std::move(stop), live);
+    }
 
 private:
     std::string netns_;

@@ -906,7 +906,12 @@ bool Sweep::measure_one(const TestSpec& spec, CellResult& result) {
         const auto background = wait_for_quiet(disturbed);
         if (stop_.stop_requested()) return false;
         const std::string started = utc_now_precise();
-        RunResult run = s_.traffic.run(spec, stop_);
+        const size_t repetition = result.runs.size() + 1;
+        TrafficRunner::LiveSink live;
+        if (s_.observer != nullptr && spec.interval_s > 0) {
+            live = [&](const LiveInterval& i) { s_.observer->on_interval(result.spec.key, repetition, i); };
+        }
+        RunResult run = live ? s_.traffic.run_live(spec, stop_, live) : s_.traffic.run(spec, stop_);
         run.started = started;
         run.background = background;
         run.disturbed = disturbed;

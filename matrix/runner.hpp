@@ -72,6 +72,9 @@ public:
     /// A visit is done and the cell recorded, with every run it has so far (not called for a cell cut
     /// short by a stop before its first figure: it is not recorded).
     virtual void on_cell_done(const CellProgress& /*progress*/, const CellResult& /*result*/) {}
+    /// While repetition `repetition` (1-based) of cell `key` runs: an interval of this host's counts has
+    /// ended (TrafficRunner::run_live; only for tests with intervals).
+    virtual void on_interval(const std::string& /*key*/, size_t /*repetition*/, const LiveInterval& /*interval*/) {}
 };
 
 /// What the runner needs from the system, all behind interfaces.

@@ -36,6 +36,12 @@ void stream_run_start(JsonLines& out, const TestSpec& spec) {
     out.write(Json{{"event", "run_start"}, {"schema", kStreamSchema}, {"spec", spec}});
 }
 
+void stream_run_progress(JsonLines& out, const LiveInterval& interval) {
+    Json e = interval;
+    e["event"] = "progress";
+    out.write(std::move(e));
+}
+
 void stream_run_done(JsonLines& out, const RunResult& run) {
     // The engine hands over the intervals with the result, when the run ends.
     for (size_t k = 0; k < run.intervals.size(); ++k) out.write(Json{{"event", "interval"}, {"index", k}, {"interval", run.intervals[k]}});
@@ -52,6 +58,14 @@ void SweepStreamWriter::end(const std::string& output, size_t cells, bool interr
 }
 
 void SweepStreamWriter::on_note(const std::string& text) { write(Json{{"event", "note"}, {"text", text}}); }
+
+void SweepStreamWriter::on_interval(const std::string& key, size_t repetition, const LiveInterval& interval) {
+    Json e = interval;
+    e["event"] = "progress";
+    e["key"] = key;
+    e["repetition"] = repetition;
+    write(std::move(e));
+}
 
 void SweepStreamWriter::on_cell_start(const CellProgress& p) {
     Json e = where(p);

@@ -26,6 +26,8 @@ private:
 /// `run --json-stream`: {"event":"run_start","schema","spec"} before the test, then when it ends each
 /// {"event":"interval","index","interval"} and {"event":"run","run"}, then {"event":"run_end","status","error"}.
 void stream_run_start(JsonLines& out, const TestSpec& spec);
+/// {"event":"progress", LiveInterval's fields}: while the test runs, each interval of this end's counts.
+void stream_run_progress(JsonLines& out, const LiveInterval& interval);
 void stream_run_done(JsonLines& out, const RunResult& run);
 
 /// Writes the events of one sweep to `out`, each line flushed when written. The caller writes "start"
@@ -44,6 +46,8 @@ public:
     /// Writes, for the visit that ended: each "interval" of its new repetition, the "repetition" with its
     /// run, then the "cell" with everything the cell has so far.
     void on_cell_done(const CellProgress& progress, const CellResult& result) override;
+    /// {"event":"progress","key","repetition", LiveInterval's fields}: while the repetition runs.
+    void on_interval(const std::string& key, size_t repetition, const LiveInterval& interval) override;
 
 private:
     void write(Json event) { out_.write(std::move(event)); }

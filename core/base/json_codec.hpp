@@ -103,6 +103,8 @@ void from_json(const Json& j, LossStats& v);
 void to_json(Json& j, const StreamResult& v);
 void from_json(const Json& j, StreamResult& v);
 void to_json(Json& j, const IntervalSample& v);
+/// A live interval's fields, with its rates (bit/s over its own span): written only, by --json-stream.
+void to_json(Json& j, const LiveInterval& v);
 void from_json(const Json& j, IntervalSample& v);
 void to_json(Json& j, const BackgroundLoad& v);
 void from_json(const Json& j, BackgroundLoad& v);

@@ -337,6 +337,18 @@ void to_json(Json& j, const IntervalSample& v) {
              {"packets_per_s", v.packets_per_s}};
 }
 
+void to_json(Json& j, const LiveInterval& v) {
+    const double span = v.end_s - v.start_s;
+    const auto bps = [&](uint64_t bytes) { return span > 0 ? 8.0 * static_cast<double>(bytes) / span : 0.0; };
+    j = Json{{"index", v.index},
+             {"start_s", v.start_s},
+             {"end_s", v.end_s},
+             {"sent_bytes", v.sent_bytes},
+             {"received_bytes", v.received_bytes},
+             {"sent_bps", bps(v.sent_bytes)},
+             {"received_bps", bps(v.received_bytes)}};
+}
+
 void from_json(const Json& j, IntervalSample& v) {
     opt(j, "start_s", v.start_s);
     opt(j, "end_s", v.end_s);

@@ -184,6 +184,19 @@ struct StreamResult {
 };
 
 
+/// What one end's workers moved in one interval of the window, read from their progress counters while
+/// the test runs (`--json-stream`'s "progress" events). Only this end's own counts: what it sent and what it
+/// received, each between two readings of the counters, the readings `start_s`..`end_s` seconds after the
+/// window opened (an interval late by up to one poll of the session loop, about 10 ms). The run's
+/// IntervalSamples, made after it ends from both ends' per-interval counts, are the figures of record.
+struct LiveInterval {
+    size_t index = 0;                 ///< 0-based, in the window
+    double start_s = 0;
+    double end_s = 0;
+    uint64_t sent_bytes = 0;          ///< payload this end's senders wrote in [start_s, end_s)
+    uint64_t received_bytes = 0;      ///< payload this end's receivers read in [start_s, end_s)
+};
+
 struct IntervalSample {
     double start_s = 0;
     double end_s = 0;

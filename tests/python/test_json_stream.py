@@ -1,5 +1,6 @@
 """`nicmatrix sweep --json-stream` on a real lab: every line validates against results/stream.schema.json
 (with the results schema for its runs and cells), and the events arrive while the sweep runs."""
+import datetime
 import json
 import os
 import subprocess
@@ -31,7 +32,8 @@ def validator():
 def test_the_schema_refuses_a_line_that_is_not_an_event():
     v = validator()
     assert not v.is_valid({"event": "start", "time": "2026-12-01T12:00:00.000Z"})   # start without its fields
-    assert not v.is_valid({"event": "progress", "time": "2026-12-01T12:00:00.000Z"})
+    assert not v.is_valid({"event": "progress", "time": "2026-12-01T12:00:00.000Z"})   # progress without its counts
+    assert not v.is_valid({"event": "lap", "time": "2026-12-01T12:00:00.000Z"})
     assert v.is_valid({"event": "note", "time": "2026-12-01T12:00:00.000Z", "text": "x"})
 
 
@@ -65,11 +67,15 @@ def test_sweep_json_stream_validates_line_by_line_and_arrives_while_the_sweep_ru
     assert events[0]["cells"] == 2
     # The first cell's event came while the sweep was still running (it had the second cell to measure).
     assert running_at_first_cell is True
-    # Per cell, in order: cell_start, its intervals, the repetition, the cell.
+    # Per cell, in order: cell_start, its live progress while the repetition runs, the run's intervals,
+    # the repetition, the cell.
     per_cell = [n for n in names if n != "note"][1:-1]
     assert per_cell.count("cell_start") == 2 and per_cell.count("cell") == 2 and per_cell.count("repetition") == 2
     first = per_cell[: per_cell.index("cell") + 1]
     assert first[0] == "cell_start" and first[-2:] == ["repetition", "cell"] and "interval" in first
+    assert "progress" in first and first.index("progress") < first.index("interval")
+    progress = [e for e in events if e["event"] == "progress"]
+    assert {(p["key"], p["repetition"]) for p in progress} == {(c["key"], 1) for c in saved_cells(tmp_path)}
     with open(tmp_path / "r.json") as f:
         saved = json.load(f)
     cells = [e for e in events if e["event"] == "cell"]
@@ -82,13 +88,22 @@ def test_sweep_json_stream_validates_line_by_line_and_arrives_while_the_sweep_ru
     assert events[-1] == {**events[-1], "event": "end", "interrupted": False, "cells": 2}
 
 
+def saved_cells(tmp_path):
+    with open(tmp_path / "r.json") as f:
+        return json.load(f)["cells"]
+
+
+def stamp(event):
+    return datetime.datetime.strptime(event["time"], "%Y-%m-%dT%H:%M:%S.%fZ").timestamp()
+
+
 @needs_root
 def test_run_json_stream_validates_and_its_run_is_what_crossed_the_wire(cli_lab):
     ns_a, ns_b = f"{cli_lab}-a", f"{cli_lab}-b"
     server = subprocess.Popen(["ip", "netns", "exec", ns_b, NM_BINARY, "serve", "--once"], stdout=subprocess.PIPE, text=True)
     try:
         assert "listening" in server.stdout.readline()
-        out = subprocess.run(["ip", "netns", "exec", ns_a, NM_BINARY, "run", "-c", "2001:2::2", "-t", "1", "-i", "0.5", "--json-stream"],
+        out = subprocess.run(["ip", "netns", "exec", ns_a, NM_BINARY, "run", "-c", "2001:2::2", "-t", "3", "-i", "0.5", "--json-stream"],
                              capture_output=True, text=True, timeout=30)
         server.wait(timeout=10)
     finally:
@@ -105,5 +120,15 @@ def test_run_json_stream_validates_and_its_run_is_what_crossed_the_wire(cli_lab)
     assert names[0] == "run_start" and names[-2:] == ["run", "run_end"]
     run = events[-2]["run"]
     assert names.count("interval") == len(run["intervals"]) > 0
+    # Live progress: every half second of the 3-s window, written while the test ran (the first long before
+    # the result, by the times the lines were stamped with), numbered in order; what the client's senders
+    # wrote in them adds up to what the run measured (the receiver's count of the same window).
+    progress = [e for e in events if e["event"] == "progress"]
+    assert len(progress) >= 5 and [p["index"] for p in progress] == list(range(len(progress)))
+    assert names.index("progress") < names.index("interval")
+    assert stamp(progress[0]) <= stamp(events[-2]) - 1.0
+    assert all(p["received_bytes"] == 0 and p["end_s"] > p["start_s"] for p in progress)
+    assert all(abs(p["sent_bps"] - 8 * p["sent_bytes"] / (p["end_s"] - p["start_s"])) <= 1e-6 * p["sent_bps"] + 1e-9 for p in progress)
+    assert abs(sum(p["sent_bytes"] for p in progress) - run["bytes"]) <= 0.1 * run["bytes"]
     assert run["spec"]["host"] == "2001:2::2" and run["status"] == "ok"
     assert events[-1]["status"] == "ok"

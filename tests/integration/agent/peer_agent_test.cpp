@@ -471,7 +471,7 @@ TEST_CASE("describe: the agent's host and its allowed interface's qdisc and RPS 
     REQUIRE(nm::test::run_in_netns(b.netns, "tc qdisc replace dev " + b.ifname + " root handle 77: pfifo limit 500").exit_status == 0);
     REQUIRE(nm::test::run_in_netns(b.netns, "sh -c 'echo 3 > /sys/class/net/" + b.ifname + "/queues/rx-0/rps_cpus'").exit_status == 0);
     auto controller = w.connect(kKey);
-    controller->apply(b.ifname, nm::LinkSettings{4000, {}});
+    controller->apply(b.ifname, nm::LinkSettings{4000, {}, {}});
     REQUIRE(controller->confirm() == nm::ConfirmedEnd::Confirmation::Confirmed);
     auto observer = w.connect(kKey);   // open to a client without control, as read is
     const auto system = observer->describe(b.ifname);

@@ -249,13 +249,7 @@ PYBIND11_MODULE(_nicmatrix, m) {
             nm::LatencyHistogram all;
             for (const auto& h : nm::Json::parse(histograms_json)) all.merge(h.get<nm::LatencyHistogram>());
             std::vector<std::pair<double, double>> points;
-            const double total = static_cast<double>(all.count());
-            uint64_t below = 0;
-            for (const auto& [index, count] : all.buckets()) {
-                below += count;
-                const uint64_t upper = nm::LatencyHistogram::bucket_lower(index) + nm::LatencyHistogram::bucket_width(index);
-                points.emplace_back(static_cast<double>(upper) / 1000.0, total > 0 ? static_cast<double>(below) / total : 0.0);
-            }
+            for (const auto& [upper_ns, below] : all.cdf()) points.emplace_back(static_cast<double>(upper_ns) / 1000.0, below);
             return points;
         },
         py::arg("histograms_json"),

@@ -463,6 +463,7 @@ void add_traffic_commands(CLI::App& app, std::stop_token stop) {
         uint16_t port = kDefaultPort;
         bool once = false;
         bool json = false;
+        bool allow_profile = false;
         std::vector<std::string> allow_control;
         std::vector<std::string> allow_kinds;
         std::string key_file;
@@ -492,6 +493,9 @@ void add_traffic_commands(CLI::App& app, std::stop_token stop) {
                       "Pre-shared key that clients must prove they hold, for settings changes and for every test (default "
                       "$NICMATRIX_KEY_FILE): a regular file of 32 to 4096 bytes, readable by its owner only (head -c 32 "
                       "/dev/urandom > key; chmod 600 key); without one, settings changes are refused and tests need no key");
+    serve->add_flag("--allow-profile", so->allow_profile,
+                    "Sample this host's kernel for a client's `run --profile` without the key (a profile shows what runs "
+                    "here); with --key-file, clients holding the key may always ask for one");
     serve->add_option("--journal", so->journal,
                       "Where the agent journals the originals of the interfaces it changes (`nicmatrix restore` also looks "
                       "at the default); at start it restores the entries of an agent that is gone, never those of one that runs")
@@ -509,6 +513,7 @@ void add_traffic_commands(CLI::App& app, std::stop_token stop) {
         opts.server.port = so->port;
         opts.server.once = so->once;
         opts.server.limits = server_limits(so->limits);
+        opts.server.allow_profile = so->allow_profile;
         const bool json = so->json;
         opts.server.on_test = [&print, json](const ServerTestRecord& t) {
             std::lock_guard lock(print);

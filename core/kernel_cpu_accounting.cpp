@@ -7,29 +7,26 @@
 #include <map>
 #include <sstream>
 
+#include "core/base/text_lines.hpp"
+
 namespace nm {
 namespace {
 
 // CONFIG_ name -> set; names the text does not mention are absent.
 std::map<std::string, bool, std::less<>> config_options(std::string_view text) {
     std::map<std::string, bool, std::less<>> out;
-    size_t pos = 0;
-    while (pos < text.size()) {
-        size_t end = text.find('\n', pos);
-        if (end == std::string_view::npos) end = text.size();
-        std::string_view line = text.substr(pos, end - pos);
-        pos = end + 1;
+    for_each_line(text, [&](std::string_view line) {
         constexpr std::string_view kUnset = " is not set";
         if (line.rfind("# CONFIG_", 0) == 0 && line.size() > kUnset.size() &&
             line.substr(line.size() - kUnset.size()) == kUnset) {
             out[std::string(line.substr(2, line.size() - 2 - kUnset.size()))] = false;
         } else if (line.rfind("CONFIG_", 0) == 0) {
             const size_t eq = line.find('=');
-            if (eq == std::string_view::npos) continue;
+            if (eq == std::string_view::npos) return;
             const auto value = line.substr(eq + 1);
             out[std::string(line.substr(0, eq))] = value == "y" || value == "m";
         }
-    }
+    });
     return out;
 }
 

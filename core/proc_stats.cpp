@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "core/base/error.hpp"
+#include "core/base/text_lines.hpp"
 
 namespace nm {
 namespace {
@@ -33,17 +34,6 @@ std::vector<std::string_view> split_ws(std::string_view line) {
 bool to_u64(std::string_view s, uint64_t& out, int base = 10) {
     const auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), out, base);
     return ec == std::errc{} && ptr == s.data() + s.size();
-}
-
-template <typename F>
-void for_each_line(std::string_view text, F&& f) {
-    size_t pos = 0;
-    while (pos < text.size()) {
-        size_t end = text.find('\n', pos);
-        if (end == std::string_view::npos) end = text.size();
-        f(text.substr(pos, end - pos));
-        pos = end + 1;
-    }
 }
 
 double pct(uint64_t part, uint64_t total) { return total == 0 ? 0.0 : 100.0 * static_cast<double>(part) / static_cast<double>(total); }

@@ -346,6 +346,15 @@ void TrafficServer::start_test(Pending& p, const Json& opening, std::stop_token 
         refuse("refused " + p.source + ": " + *over);
         return;
     }
+    // A profile of this host tells what runs on it: only for a client that proved it holds the key, or any
+    // client when the operator said so.
+    if (spec.profile && options_.key.empty() && !options_.allow_profile && !client_on_this_host(opening)) {
+        send_error(ch, WireError::Refused,
+                   "--profile: this server profiles its host only for a client holding its key (serve --key-file) or when started "
+                   "with --allow-profile");
+        refuse("refused " + p.source + ": --profile without the key (serve --allow-profile allows it)");
+        return;
+    }
     {
         std::lock_guard lock(mutex_);
         if (session_active_) {
@@ -440,6 +449,18 @@ bool TrafficServer::offer_data(uint32_t cookie, uint32_t id, const std::string& 
     return true;
 }
 
+namespace {
+
+// True when the client's hello says it runs on this host (the same boot id): its own sampler then covers both
+// ends and this server samples nothing.
+bool client_on_this_host(const Json& hello) {
+    const std::string host_id = host_boot_id();
+    const auto client_host = hello.find("host_id");
+    return !host_id.empty() && client_host != hello.end() && client_host->is_string() && client_host->get<std::string>() == host_id;
+}
+
+}  // namespace
+
 void TrafficServer::run_session(ControlChannel ch, TestSpec spec, const Json& hello, SocketAddress client_address, std::stop_token stop,
                                 const std::function<void(bool)>& release) {
     const std::string client = client_address.host();
@@ -456,9 +477,7 @@ void TrafficServer::run_session(ControlChannel ch, TestSpec spec, const Json& he
             return;
         }
         // Profiling: this host is sampled unless it is the client's, whose sampler then covers both ends.
-        const std::string host_id = host_boot_id();
-        const auto client_host = hello.find("host_id");
-        const bool same_host = !host_id.empty() && client_host != hello.end() && client_host->is_string() && client_host->get<std::string>() == host_id;
+        const bool same_host = client_on_this_host(hello);
         std::optional<EndProfiler> profiler;
         if (spec.profile && !same_host) {
             try {

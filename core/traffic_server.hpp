@@ -59,6 +59,10 @@ struct ServerOptions {
     ServerLimits limits;
     /// When not empty, a test must prove it holds this key (core/test_auth.hpp) before it is run.
     std::string key;
+    /// A kernel profile of this host (`--profile`: where its kernel spends time, its tasks' names) goes to a
+    /// client that proved it holds the key, and without a key only when this is set (serve
+    /// --allow-profile); a client on this same host is never sampled here (its own sampler covers both ends).
+    bool allow_profile = false;
 };
 
 /// Listens when constructed (so a port in use is reported at once), serves tests until stopped.

@@ -98,4 +98,15 @@ LatencyHistogram LatencyHistogram::from_parts(const std::vector<std::pair<size_t
     return h;
 }
 
+std::vector<std::pair<uint64_t, double>> LatencyHistogram::cdf() const {
+    std::vector<std::pair<uint64_t, double>> points;
+    const double total = static_cast<double>(count_);
+    uint64_t below = 0;
+    for (const auto& [index, n] : buckets()) {
+        below += n;
+        points.emplace_back(bucket_lower(index) + bucket_width(index), static_cast<double>(below) / total);
+    }
+    return points;
+}
+
 }  // namespace nm

@@ -42,6 +42,9 @@ public:
 
     /// Non-empty buckets as (index, count), in index order: what the JSON carries.
     std::vector<std::pair<size_t, uint64_t>> buckets() const;
+    /// The empirical CDF, one step per non-empty bucket: (the bucket's upper bound in ns, the fraction of the
+    /// sample in it and below), in order; the last fraction is 1. Empty when nothing was recorded.
+    std::vector<std::pair<uint64_t, double>> cdf() const;
     /// Rebuilds a histogram from its JSON parts; throws std::invalid_argument for an index out of range
     /// or counts that do not add up to `count`.
     static LatencyHistogram from_parts(const std::vector<std::pair<size_t, uint64_t>>& buckets, uint64_t count,

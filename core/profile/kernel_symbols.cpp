@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "core/base/error.hpp"
+#include "core/base/text_lines.hpp"
 
 namespace nm::profile {
 namespace {
@@ -40,21 +41,16 @@ KernelSymbols KernelSymbols::parse(std::string text) {
     std::vector<Entry> entries;
     bool any = false, nonzero = false;
     const std::string_view all(*k.text_);
-    size_t pos = 0;
-    while (pos < all.size()) {
-        size_t end = all.find('\n', pos);
-        if (end == std::string_view::npos) end = all.size();
-        std::string_view line = all.substr(pos, end - pos);
-        pos = end + 1;
+    for_each_line(all, [&](std::string_view line) {
         const size_t sp1 = line.find(' ');
-        if (sp1 == std::string_view::npos || sp1 + 3 >= line.size() || line[sp1 + 2] != ' ') continue;
+        if (sp1 == std::string_view::npos || sp1 + 3 >= line.size() || line[sp1 + 2] != ' ') return;
         uint64_t addr = 0;
         const auto [p, ec] = std::from_chars(line.data(), line.data() + sp1, addr, 16);
-        if (ec != std::errc() || p != line.data() + sp1) continue;
+        if (ec != std::errc() || p != line.data() + sp1) return;
         const char type = line[sp1 + 1];
         any = true;
         if (addr != 0) nonzero = true;
-        if (type != 't' && type != 'T' && type != 'w' && type != 'W') continue;
+        if (type != 't' && type != 'T' && type != 'w' && type != 'W') return;
         std::string_view rest = line.substr(sp1 + 3);
         std::string_view module;
         if (const size_t tab = rest.find('\t'); tab != std::string_view::npos) {
@@ -62,9 +58,9 @@ KernelSymbols KernelSymbols::parse(std::string text) {
             rest = rest.substr(0, tab);
             if (module.size() >= 2 && module.front() == '[' && module.back() == ']') module = module.substr(1, module.size() - 2);
         }
-        if (rest.empty()) continue;
+        if (rest.empty()) return;
         entries.push_back({{addr, rest, module}, type == 'T'});
-    }
+    });
     k.hidden_ = any && !nonzero;
     if (k.hidden_) return k;
     std::stable_sort(entries.begin(), entries.end(), [](const Entry& a, const Entry& b) { return a.sym.addr < b.sym.addr; });

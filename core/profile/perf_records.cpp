@@ -75,6 +75,17 @@ void decode_record(std::span<const std::byte> record, RecordBatch& out) {
         ++out.malformed;
         return;
     }
+    // A task event read whole is kept, a short one counted malformed; COMM and MMAP end alike: their text up
+    // to the sample_id trailer, the time from the trailer.
+    const auto keep = [&](TaskEvent e) {
+        if (r.ok()) out.tasks.push_back(std::move(e));
+        else ++out.malformed;
+    };
+    const auto keep_named = [&](TaskEvent e) {
+        e.text = r.string(kTrailer);
+        e.time_ns = trailer_of(record).time;
+        keep(std::move(e));
+    };
     switch (header.type) {
         case PERF_RECORD_SAMPLE: {
             Sample s;
@@ -95,10 +106,7 @@ void decode_record(std::span<const std::byte> record, RecordBatch& out) {
             e.kind = (header.misc & PERF_RECORD_MISC_COMM_EXEC) ? TaskEvent::Kind::Exec : TaskEvent::Kind::Comm;
             e.pid = r.get<int32_t>();
             e.tid = r.get<int32_t>();
-            e.text = r.string(kTrailer);
-            e.time_ns = trailer_of(record).time;
-            if (r.ok()) out.tasks.push_back(std::move(e));
-            else ++out.malformed;
+            keep_named(std::move(e));
             return;
         }
         case PERF_RECORD_MMAP: {
@@ -109,10 +117,7 @@ void decode_record(std::span<const std::byte> record, RecordBatch& out) {
             e.addr = r.get<uint64_t>();
             e.len = r.get<uint64_t>();
             e.pgoff = r.get<uint64_t>();
-            e.text = r.string(kTrailer);
-            e.time_ns = trailer_of(record).time;
-            if (r.ok()) out.tasks.push_back(std::move(e));
-            else ++out.malformed;
+            keep_named(std::move(e));
             return;
         }
         case PERF_RECORD_FORK:
@@ -124,8 +129,7 @@ void decode_record(std::span<const std::byte> record, RecordBatch& out) {
             e.tid = r.get<int32_t>();
             r.get<int32_t>();   // ptid
             e.time_ns = r.get<uint64_t>();
-            if (r.ok()) out.tasks.push_back(std::move(e));
-            else ++out.malformed;
+            keep(std::move(e));
             return;
         }
         case PERF_RECORD_LOST: {

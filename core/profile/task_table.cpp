@@ -6,6 +6,8 @@
 #include <fstream>
 #include <sstream>
 
+#include "core/base/text_lines.hpp"
+
 namespace nm::profile {
 namespace {
 
@@ -27,12 +29,7 @@ bool hex(std::string_view s, uint64_t& out) {
 std::vector<Mapping> parse_proc_maps(std::string_view text) {
     // "55d4c8a00000-55d4c8b00000 r-xp 00012000 fd:01 1234   /usr/bin/nicmatrix"
     std::vector<Mapping> out;
-    size_t pos = 0;
-    while (pos < text.size()) {
-        size_t end = text.find('\n', pos);
-        if (end == std::string_view::npos) end = text.size();
-        const std::string_view line = text.substr(pos, end - pos);
-        pos = end + 1;
+    for_each_line(text, [&](std::string_view line) {
         std::string_view fields[5];
         size_t at = 0;
         bool ok = true;
@@ -46,21 +43,21 @@ std::vector<Mapping> parse_proc_maps(std::string_view text) {
             f = line.substr(at, sp - at);
             at = sp;
         }
-        if (!ok) continue;
+        if (!ok) return;
         while (at < line.size() && line[at] == ' ') ++at;
         const std::string_view path = line.substr(at);
         const auto& range = fields[0];
         const auto& perms = fields[1];
-        if (perms.size() < 3 || perms[2] != 'x' || path.empty() || path.front() != '/') continue;
+        if (perms.size() < 3 || perms[2] != 'x' || path.empty() || path.front() != '/') return;
         const size_t dash = range.find('-');
         Mapping m;
         if (dash == std::string_view::npos || !hex(range.substr(0, dash), m.start) || !hex(range.substr(dash + 1), m.end) ||
             !hex(fields[2], m.pgoff)) {
-            continue;
+            return;
         }
         m.path = std::string(path);
         out.push_back(std::move(m));
-    }
+    });
     return out;
 }
 

@@ -13,19 +13,19 @@
 
 namespace nm::test {
 
-/// A TrafficServer serving on its own thread inside `netns` until destroyed.
+/// A TrafficServer serving on its own thread inside `netns` until destroyed, with `options` (its port is
+/// always a free one).
 class LabServer {
 public:
-    explicit LabServer(const std::string& netns) {
+    explicit LabServer(const std::string& netns, ServerOptions options = {}) {
         std::promise<uint16_t> bound;
         auto port = bound.get_future();
-        thread_ = std::jthread([&bound, netns](std::stop_token stop) {
+        thread_ = std::jthread([&bound, netns, opts = std::move(options)](std::stop_token stop) mutable {
             // The whole thread stays in the namespace: the sessions serve() starts inherit it.
             std::optional<NetnsScope> scope;
             std::optional<TrafficServer> server;
             try {
                 scope.emplace(netns);
-                ServerOptions opts;
                 opts.port = 0;
                 server.emplace(opts);
                 bound.set_value(server->port());

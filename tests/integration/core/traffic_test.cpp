@@ -337,7 +337,9 @@ TEST_CASE("Many tests in a row against one server, each starting right after the
 TEST_CASE("run --profile with the ends on two hosts: the server samples its own host and returns it, each profile knowing its end's threads", "[integration]") {
     nm::test::require_net_admin();
     nm::test::ScopedLab lab;
-    LabServer server(lab.server().netns);
+    nm::ServerOptions serve;
+    serve.allow_profile = true;   // serve --allow-profile: no key, and a profile for any client
+    LabServer server(lab.server().netns, serve);
     nm::TestSpec spec = spec_for(lab, server);
     spec.profile = true;
     // The client says it is another host, as a peer machine's would: the server then profiles for itself.
@@ -367,4 +369,41 @@ TEST_CASE("run --profile with the ends on two hosts: the server samples its own 
     CHECK(samples_of(client_host, "receiver") == 0);
     CHECK(samples_of(server_host, "receiver") > 0);
     CHECK(samples_of(server_host, "sender") == 0);
+}
+
+TEST_CASE("A server without a key profiles its host for no other host's client unless started with --allow-profile, and "
+          "for a client holding its key",
+          "[integration]") {
+    nm::test::require_net_admin();
+    nm::test::ScopedLab lab;
+    nm::TrafficClientOptions elsewhere;
+    elsewhere.host_id = "another-host";
+    {
+        LabServer server(lab.server().netns);
+        nm::TestSpec spec = spec_for(lab, server);
+        spec.profile = true;
+        // Refused before any data moves, saying why and what would allow it.
+        const uint64_t rx_before = ip_link_stats(lab.server()).rx_bytes;
+        CHECK_THROWS_WITH(run_in(lab.client(), spec, {}, elsewhere), Catch::Contains("--profile") && Catch::Contains("--allow-profile"));
+        CHECK(ip_link_stats(lab.server()).rx_bytes - rx_before < 100000);   // the handshake, no test data
+        // The same test without a profile is served; so is a profile asked from this host (the client samples).
+        spec.profile = false;
+        CHECK(run_in(lab.client(), spec, {}, elsewhere).status == nm::RunStatus::Ok);
+        spec.profile = true;
+        CHECK(run_in(lab.client(), spec).status == nm::RunStatus::Ok);
+    }
+    {
+        const std::string key(32, 'k');
+        nm::ServerOptions keyed;
+        keyed.key = key;
+        LabServer server(lab.server().netns, keyed);
+        nm::TestSpec spec = spec_for(lab, server);
+        spec.profile = true;
+        nm::TrafficClientOptions holder = elsewhere;
+        holder.key = key;
+        const auto res = run_in(lab.client(), spec, {}, holder);
+        INFO(res.error);
+        REQUIRE(res.status == nm::RunStatus::Ok);
+        CHECK(res.receiver.profile.has_value());
+    }
 }

@@ -99,6 +99,27 @@ TEST_CASE("Latency histogram: merging equals recording both samples in one, and 
     CHECK(nm::Json(empty).get<nm::LatencyHistogram>().count() == 0);
 }
 
+TEST_CASE("Latency histogram: the CDF steps at each non-empty bucket's upper bound to the exact fraction of values below it", "[unit]") {
+    CHECK(nm::LatencyHistogram().cdf().empty());
+    const auto values = recorded_latencies(20000, 7);
+    nm::LatencyHistogram h;
+    for (const auto v : values) h.record(v);
+    const auto cdf = h.cdf();
+    REQUIRE(cdf.size() == h.buckets().size());
+    REQUIRE(cdf.back().second == 1.0);
+    for (size_t i = 0; i < cdf.size(); ++i) {
+        const auto [upper, fraction] = cdf[i];
+        if (i > 0) CHECK(upper > cdf[i - 1].first);
+        // Counted on the values themselves: the share strictly below the step's bound (values above the
+        // histogram's range are counted in its last bucket).
+        const auto below = std::count_if(values.begin(), values.end(), [&, bound = upper](uint64_t v) {
+            return std::min(v, nm::LatencyHistogram::kMaxValueNs) < bound;
+        });
+        INFO("step " << i << " at " << upper << " ns");
+        CHECK(fraction == Approx(static_cast<double>(below) / static_cast<double>(values.size())).margin(1e-12));
+    }
+}
+
 TEST_CASE("Latency histogram: a JSON histogram whose counts do not add up, or of another layout, is refused", "[unit]") {
     nm::LatencyHistogram h;
     h.record(1000);

@@ -50,6 +50,14 @@ std::optional<Json> receive_or_stop(ControlChannel& ch, Deadline deadline, std::
     }
 }
 
+// True when the client's hello says it runs on this host (the same boot id): its own sampler then covers both
+// ends and this server samples nothing.
+bool client_on_this_host(const Json& hello) {
+    const std::string host_id = host_boot_id();
+    const auto client_host = hello.find("host_id");
+    return !host_id.empty() && client_host != hello.end() && client_host->is_string() && client_host->get<std::string>() == host_id;
+}
+
 }  // namespace
 
 /// A connection that has not yet shown what it is: nothing read, a data header under way, or a control
@@ -449,18 +457,6 @@ bool TrafficServer::offer_data(uint32_t cookie, uint32_t id, const std::string& 
     return true;
 }
 
-namespace {
-
-// True when the client's hello says it runs on this host (the same boot id): its own sampler then covers both
-// ends and this server samples nothing.
-bool client_on_this_host(const Json& hello) {
-    const std::string host_id = host_boot_id();
-    const auto client_host = hello.find("host_id");
-    return !host_id.empty() && client_host != hello.end() && client_host->is_string() && client_host->get<std::string>() == host_id;
-}
-
-}  // namespace
-
 void TrafficServer::run_session(ControlChannel ch, TestSpec spec, const Json& hello, SocketAddress client_address, std::stop_token stop,
                                 const std::function<void(bool)>& release) {
     const std::string client = client_address.host();
@@ -477,6 +473,7 @@ void TrafficServer::run_session(ControlChannel ch, TestSpec spec, const Json& he
             return;
         }
         // Profiling: this host is sampled unless it is the client's, whose sampler then covers both ends.
+        const std::string host_id = host_boot_id();
         const bool same_host = client_on_this_host(hello);
         std::optional<EndProfiler> profiler;
         if (spec.profile && !same_host) {

@@ -309,7 +309,10 @@ void PeerAgent::end_session(Session& session) {
     if (!session.controls) return;
     std::lock_guard lock(device_mutex_);
     try {
-        for (const auto& r : restore_journal()) log("restored " + r.ifname + " after " + session.client + " left");
+        for (const auto& r : restore_journal()) {
+            // A plain restore has no note; one kept or dropped says why.
+            log((r.note.empty() ? "restored " + r.ifname : r.ifname + ": " + r.note) + " after " + session.client + " left");
+        }
     } catch (const Error& e) {
         log(std::string("restore failed: ") + e.what());
     }

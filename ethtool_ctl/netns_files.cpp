@@ -3,36 +3,59 @@
 #include <fcntl.h>
 #include <sched.h>
 #include <sys/mount.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
 #include <exception>
 #include <thread>
+#include <utility>
 
 #include "core/base/error.hpp"
 #include "core/base/unique_fd.hpp"
 #include "ethtool_ctl/netns.hpp"
 
 namespace nm {
+namespace {
+
+// The network namespace (device, inode) of a /proc/.../ns/net link; {0, 0} when it cannot be read.
+std::pair<dev_t, ino_t> netns_of(const char* link) {
+    struct stat st {};
+    if (::stat(link, &st) != 0) return {0, 0};
+    return {st.st_dev, st.st_ino};
+}
+
+// The namespace the process started in, whose devices its /sys shows (as after `ip netns exec`). Taken
+// when the program loads, before any thread can enter another.
+const std::pair<dev_t, ino_t> kStartNetns = netns_of("/proc/self/ns/net");
+
+}  // namespace
 
 void in_netns(const std::string& netns, const std::function<void()>& body) {
-    if (netns.empty()) {
-        body();
-        return;
+    std::string where = netns;
+    if (where.empty()) {
+        // The caller's namespace. Its /sys is the process's only if the thread has not entered another
+        // namespace since the start (NetnsScope, setns): then sysfs is mounted afresh for it too.
+        const auto now = netns_of("/proc/thread-self/ns/net");
+        if (now == kStartNetns || now.second == 0) {
+            body();
+            return;
+        }
+        where = "/proc/thread-self/ns/net";   // opened below, on the calling thread
     }
-    UniqueFd target = open_netns(netns);
+    UniqueFd target = open_netns(where);
     std::exception_ptr failure;
     // The thread changes its namespaces for good and then ends: no other thread is affected, and nothing
     // has to be switched back. CLONE_NEWNS is unshared per thread (it implies CLONE_FS only).
     std::thread worker([&] {
         try {
-            if (::setns(target.get(), CLONE_NEWNET) != 0) throw system_error("enter netns " + netns, errno);
-            if (::unshare(CLONE_NEWNS) != 0) throw system_error("unshare the mount namespace for netns " + netns, errno);
+            if (::setns(target.get(), CLONE_NEWNET) != 0) throw system_error("enter netns " + where, errno);
+            if (::unshare(CLONE_NEWNS) != 0) throw system_error("unshare the mount namespace for netns " + where, errno);
             // Slave: the sysfs mounted below must not propagate back into the host's mounts.
             if (::mount("none", "/", nullptr, MS_SLAVE | MS_REC, nullptr) != 0) throw system_error("make / a slave mount", errno);
             ::umount2("/sys", MNT_DETACH);
-            if (::mount("sysfs", "/sys", "sysfs", 0, nullptr) != 0) throw system_error("mount sysfs for netns " + netns, errno);
+            if (::mount("sysfs", "/sys", "sysfs", 0, nullptr) != 0) throw system_error("mount sysfs for netns " + where, errno);
             body();
         } catch (...) {
             failure = std::current_exception();

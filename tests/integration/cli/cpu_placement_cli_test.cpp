@@ -172,7 +172,7 @@ TEST_CASE("run -A with a CPU that does not exist: exit 2 naming the CPU and the 
     CHECK(nm::test::run_command(run_command_line(lab, "-t 0.3")).exit_status == 0);   // still serving
 }
 
-TEST_CASE("per_cpu against /proc/stat read by the test around the same run, the pinned CPU is the busy one", "[integration]") {
+TEST_CASE("per_cpu against /proc/stat read by the test around the same run, the pinned CPU is the busy one", "[integration][serial]") {
     nm::test::require_net_admin();
     nm::test::ScopedLab lab;
     Server server(lab);

@@ -76,7 +76,7 @@ double share_of(const Shares& list, const std::string& symbol, double absent) {
 
 }  // namespace
 
-TEST_CASE("profile vs perf record -a: the top 10 symbols of the same window agree within 3 points", "[integration]") {
+TEST_CASE("profile vs perf record -a: the top 10 symbols of the same window agree within 3 points", "[integration][serial]") {
     nm::test::require_net_admin();
     REQUIRE(run_command("command -v perf").exit_status == 0);
     nm::test::ScopedLab lab;
@@ -172,7 +172,7 @@ TEST_CASE("profile vs perf record -a: the top 10 symbols of the same window agre
     }
 }
 
-TEST_CASE("profile gro share: sender TSO+GSO off, over 1% with the receiver's GRO on, under 0.2% with it off", "[integration]") {
+TEST_CASE("profile gro share: sender TSO+GSO off, over 1% with the receiver's GRO on, under 0.2% with it off", "[integration][serial]") {
     nm::test::require_net_admin();
     nm::test::ScopedLab lab;
     nm::test::LabServer server(lab.server().netns);
@@ -195,7 +195,7 @@ TEST_CASE("profile gro share: sender TSO+GSO off, over 1% with the receiver's GR
     CHECK(share(on, "gro") > share(off, "gro") + 0.2);
 }
 
-TEST_CASE("profile checksum share: tx-checksumming off at the sender shows one that all-on lacks", "[integration]") {
+TEST_CASE("profile checksum share: tx-checksumming off at the sender shows one that all-on lacks", "[integration][serial]") {
     nm::test::require_net_admin();
     nm::test::ScopedLab lab;
     nm::test::LabServer server(lab.server().netns);

@@ -45,7 +45,8 @@ std::string ethtool_channels(const std::string& netns, const std::string& ifname
 }
 
 std::string rps_masks(const std::string& netns, const std::string& ifname) {
-    const auto r = run_in_netns(netns, "cat /sys/class/net/" + ifname + "/queues/rx-*/rps_cpus");
+    // The glob expands inside the namespace (sh -c): the outer shell would expand it in the host's /sys.
+    const auto r = run_in_netns(netns, "sh -c 'cat /sys/class/net/" + ifname + "/queues/rx-*/rps_cpus'");
     std::istringstream in(r.output);
     std::string mask, out;
     while (in >> mask) {

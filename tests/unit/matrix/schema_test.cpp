@@ -146,10 +146,11 @@ TEST_CASE("Every example config uses only keys and values the sweep schema docum
     const auto props = schema.at("properties");
     for (const char* key : {"$schema", "name", "description", "offloads", "mtu", "traffic", "duration_s", "omit_s",
                             "repetitions", "cooldown_s", "apply_to", "exclude", "precision", "order", "interference", "affinity",
-                            "profile", "profile_hz"}) {
+                            "profile", "profile_hz", "channels", "rings", "coalesce", "rps", "xps", "irq_affinity", "napi", "sysctl",
+                            "qdisc"}) {
         CHECK(props.contains(key));
     }
-    CHECK(props.size() == 18);
+    CHECK(props.size() == 27);
     // The precision's metrics are the ones the sweep summarizes.
     CHECK(props.at("precision").at("properties").at("metric").at("enum").get<std::vector<std::string>>() == nm::known_metrics());
     // A traffic entry's keys: the stream test's and the request/response test's together are the parser's.

@@ -51,6 +51,9 @@ std::vector<IntervalSample> merge_intervals(const std::vector<std::unique_ptr<Wo
         v.back().packets += last.packets;
         v.back().end_s = last.end_s;
     }
+    // The same sliver with nothing counted in it (the sender's last bytes came before the edge) has no
+    // interval of its own: the last one still ends where the window does, so the intervals span it.
+    if (!v.empty() && duration_s > v.back().end_s && duration_s - v.back().end_s < kIntervalSliver * interval_s) v.back().end_s = duration_s;
     for (auto& iv : v) {
         const double span = iv.end_s - iv.start_s;
         iv.throughput_bps = span > 0 ? static_cast<double>(iv.bytes) * 8 / span : 0;

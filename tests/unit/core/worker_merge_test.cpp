@@ -98,4 +98,15 @@ TEST_CASE("merge_intervals folds a trailing sliver of the window into the interv
     one[0]->window.interval_bytes = {5};
     one[0]->window.interval_packets = {1};
     CHECK(nm::merge_intervals(one, 0.5, 0.0004).size() == 1);
+    // A sliver in which nothing was counted (the receiver's window ran 3 ms past the sender's last byte):
+    // no interval of its own, and the last one still ends at the window's end.
+    auto quiet = outputs(1);
+    quiet[0]->window.interval_bytes = {1000, 2000, 3000};
+    quiet[0]->window.interval_packets = {1, 2, 3};
+    const auto q = nm::merge_intervals(quiet, 0.5, 1.5034);
+    REQUIRE(q.size() == 3);
+    CHECK(q[2].end_s == Approx(1.5034));
+    CHECK(q[2].throughput_bps == Approx(3000 * 8 / 0.5034));
+    // A longer quiet tail is not a sliver: the last interval keeps its own edge.
+    CHECK(nm::merge_intervals(quiet, 0.5, 1.6).back().end_s == 1.5);
 }

@@ -65,13 +65,16 @@ struct PlotOptions {
     std::string cells;
     std::string of;
     std::string end;
+    std::string rows;
+    std::string columns;
 };
 
 [[noreturn]] void exec_plot(const PlotOptions& o) {
     std::vector<std::string> args{kPython, "-m", "nicmatrix.plot"};
     args.insert(args.end(), o.files.begin(), o.files.end());
     args.insert(args.end(), {"-o", o.output});
-    for (const auto& [flag, value] : {std::pair{"--kind", &o.kind}, {"--metric", &o.metric}, {"--cpu", &o.cpu}, {"--cells", &o.cells}, {"--of", &o.of}, {"--end", &o.end}}) {
+    for (const auto& [flag, value] : {std::pair{"--kind", &o.kind}, {"--metric", &o.metric}, {"--cpu", &o.cpu}, {"--cells", &o.cells}, {"--of", &o.of}, {"--end", &o.end},
+                                       {"--rows", &o.rows}, {"--columns", &o.columns}}) {
         if (!value->empty()) args.insert(args.end(), {flag, *value});
     }
 
@@ -116,6 +119,9 @@ void add_plot_command(CLI::App& app) {
         ->check(CLI::IsMember({"intervals", "latency"}));
     plot->add_option("--end", o->end, "breakdown: whose kernel profile, sender or receiver (default receiver)")
         ->check(CLI::IsMember({"sender", "receiver"}));
+    plot->add_option("--rows", o->rows, "heatmap: the settings that label the rows, separated by commas: profile, mtu and the "
+                                        "sweep's tuning axes (channels, rps, ...); default profile and every tuning axis");
+    plot->add_option("--columns", o->columns, "heatmap: the setting along the columns (default mtu)");
     plot->callback([o] { exec_plot(*o); });
 }
 

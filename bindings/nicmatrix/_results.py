@@ -80,6 +80,20 @@ def _profile_metrics(cells):
     return list(found)
 
 
+def label_settings(summary):
+    """The settings a matrix can label its rows and columns with, in order: the offload profile, the MTU and
+    every tuning axis the file's sweep has (its value names: "ch2", "rps-all")."""
+    return ["profile", "mtu"] + [a for a in TUNING_AXES if a in summary.columns and summary[a].notna().any()]
+
+
+def check_labels(summary, names, flag):
+    """Raises Error naming `flag` unless every name is one of label_settings(summary)."""
+    known = label_settings(summary)
+    for name in names:
+        if name not in known:
+            raise _nicmatrix.Error(f"{flag} {name}: expected one of {', '.join(known)} (the settings this file's sweep has)")
+
+
 def require_metric(summary, metric):
     """Raises Error when no cell of a summary DataFrame has `metric` (a profile metric of an unprofiled file)."""
     if f"{metric}_median" not in summary or summary[f"{metric}_median"].isna().all():
@@ -244,13 +258,15 @@ class Results:
         return df
 
     def matrix(self, metric="throughput_bps"):
-        """The matrix as `nicmatrix report` builds it, as a DataFrame: rows (profile, traffic), columns MTU,
-        values the cell's median of `metric`, or NaN where the cell has no figure (see status_matrix)."""
+        """The matrix as `nicmatrix report` builds it, as a DataFrame: rows (profile, every tuning axis the
+        sweep has, traffic), columns MTU, values the cell's median of `metric`, or NaN where the cell has no
+        figure (see status_matrix)."""
         check_metric(metric)
         s = self.summary()
         require_metric(s, metric)
         column = f"{metric}_median"
-        return s.pivot_table(index=["profile", "traffic"], columns="mtu", values=column, aggfunc="first", sort=False)
+        index = [n for n in label_settings(s) if n != "mtu"] + ["traffic"]
+        return s.pivot_table(index=index, columns="mtu", values=column, aggfunc="first", sort=False)
 
     def status_matrix(self):
         """Rows (profile, traffic), columns MTU: each cell's status."""

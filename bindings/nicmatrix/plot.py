@@ -23,7 +23,7 @@ except ImportError as _e:
                       name="matplotlib") from _e
 
 from . import _nicmatrix
-from ._results import Results, _as_results, check_metric, compare, require_metric
+from ._results import Results, _as_results, check_labels, check_metric, compare, label_settings, require_metric
 
 KINDS = ("heatmap", "scatter", "bars", "timeseries", "box", "cdf", "breakdown")
 INTERVAL_METRICS = ("throughput_bps", "packets_per_s")
@@ -40,18 +40,33 @@ def _axis(metric):
     return 1.0, metric
 
 
-def heatmap(results, metric="throughput_bps"):
-    """One panel per traffic pattern: rows offload profile, columns MTU, colour and label the cell's median
-    of `metric` with the interval of that median below it (as the file records it), "?" after a median
-    whose cell did not reach the asked precision; a cell without a figure shows its status (duplicate,
-    infeasible, ...)."""
+def heatmap(results, metric="throughput_bps", rows=None, columns="mtu"):
+    """One panel per traffic pattern: a row per combination of the `rows` settings (default the offload
+    profile and every tuning axis the sweep has, so no two cells share a square), a column per value of
+    `columns` (default mtu); colour and label the cell's median of `metric` with the interval of that median
+    below it (as the file records it), "?" after a median whose cell did not reach the asked precision; a
+    cell without a figure shows its status (duplicate, infeasible, ...). Rows and columns are any of
+    profile, mtu and the tuning axes (channels, rps, ...); together they must name every setting the sweep
+    varies."""
     check_metric(metric)
     res = _as_results(results)
     s = res.summary()
     require_metric(s, metric)
+    if rows is None:
+        rows = [n for n in label_settings(s) if n != columns]
+    rows = [rows] if isinstance(rows, str) else list(rows)
+    check_labels(s, rows, "--rows")
+    check_labels(s, [columns], "--columns")
+    varied = [n for n in label_settings(s) if s[n].nunique() > 1]
+    missing = [n for n in varied if n not in rows and n != columns]
+    if missing:
+        raise _nicmatrix.Error(f"--rows {','.join(rows)} --columns {columns}: the sweep also varies {', '.join(missing)}; "
+                               "name it in --rows (two cells would share a square)")
+    s = s.copy()
+    s["_row"] = s[rows].astype(str).agg(" / ".join, axis=1)
     traffics = list(dict.fromkeys(s["traffic"]))
-    profiles = list(dict.fromkeys(s["profile"]))
-    mtus = sorted(set(s["mtu"]))
+    profiles = list(dict.fromkeys(s["_row"]))
+    mtus = sorted(set(s[columns])) if columns == "mtu" else list(dict.fromkeys(s[columns]))
     fig = Figure(figsize=(1.8 + 1.6 * len(mtus), 1.2 + (0.6 * len(profiles) + 0.9) * max(1, len(traffics))),
                  layout="constrained")
     axes = fig.subplots(max(1, len(traffics)), 1, squeeze=False)[:, 0]
@@ -63,7 +78,7 @@ def heatmap(results, metric="throughput_bps"):
         grid = [[math.nan] * len(mtus) for _ in profiles]
         labels = [[""] * len(mtus) for _ in profiles]
         for _, row in s[s["traffic"] == traffic].iterrows():
-            i, j = profiles.index(row["profile"]), mtus.index(row["mtu"])
+            i, j = profiles.index(row["_row"]), mtus.index(row[columns])
             value = row[f"{metric}_median"]
             if row["status"] == "ok" and not math.isnan(value):
                 grid[i][j] = value
@@ -79,7 +94,8 @@ def heatmap(results, metric="throughput_bps"):
                 if labels[i][j]:
                     dark = not math.isnan(grid[i][j]) and grid[i][j] < (vmin + vmax) / 2
                     ax.text(j, i, labels[i][j], ha="center", va="center", fontsize=8, color="white" if dark else "black")
-        ax.set_xticks(range(len(mtus)), [f"MTU {m}" for m in mtus])
+        ax.set_xticks(range(len(mtus)), [f"MTU {m}" if columns == "mtu" else str(m) for m in mtus])
+        ax.set_ylabel(" / ".join(rows), fontsize=8)
         ax.set_yticks(range(len(profiles)), profiles)
         ax.set_title(f"{traffic}: median {metric}")
     if image is not None:
@@ -358,6 +374,9 @@ def main(argv=None):
                         "commas (all-on/*/tcp-p1); default every measured cell")
     parser.add_argument("--of", default="intervals", choices=("intervals", "latency"), help="cdf: of per-interval figures or of request/response latency")
     parser.add_argument("--end", default="receiver", choices=("sender", "receiver"), help="breakdown: whose kernel profile")
+    parser.add_argument("--rows", help="heatmap: the settings that label the rows, separated by commas (profile, mtu, and the "
+                        "sweep's tuning axes: channels, rps, ...); default profile and every tuning axis")
+    parser.add_argument("--columns", default="mtu", help="heatmap: the setting along the columns (default mtu)")
     args = parser.parse_args(argv)
     if len(args.files) > 2:
         parser.error("at most two results files")
@@ -367,8 +386,6 @@ def main(argv=None):
     try:
         if kind == "bars":
             fig = bars(args.files[0], args.files[1], metric=args.metric)
-        elif kind == "breakdown":
-            fig = breakdown(args.files[0])
         elif kind == "scatter":
             fig = scatter(args.files[0], metric=args.metric, cpu=args.cpu)
         elif kind == "timeseries":
@@ -380,7 +397,8 @@ def main(argv=None):
         elif kind == "breakdown":
             fig = breakdown(args.files[0], end=args.end, cells=args.cells)
         else:
-            fig = heatmap(args.files[0], metric=args.metric)
+            fig = heatmap(args.files[0], metric=args.metric, rows=args.rows.split(",") if args.rows else None,
+                          columns=args.columns)
         save(fig, args.output)
     except _nicmatrix.Error as e:
         print(f"nicmatrix plot: {e}", file=sys.stderr)

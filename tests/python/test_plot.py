@@ -257,3 +257,52 @@ def test_cli_new_kinds_bad_input(tmp_path, nicmatrix_bin):
     res = run(nicmatrix_bin, "plot", EXAMPLE_A, "--kind", "cdf", "--of", "nope", "-o", str(out), check=False)
     assert res.returncode == 2
     assert not out.exists()
+
+
+def test_cli_breakdown_takes_end_and_cells(monkeypatch):
+    # `--end` and `--cells` reach the breakdown (a second, earlier branch once dropped both).
+    drawn = []
+    monkeypatch.setattr(plot, "save", lambda fig, out: drawn.append(fig))
+    assert plot.main([EXAMPLE_PROFILE, "--kind", "breakdown", "--end", "sender", "--cells", "all-on/*", "-o", "unused.png"]) == 0
+    ax = drawn[0].axes[0]
+    assert "sender's CPU" in ax.get_title()
+    with open(EXAMPLE_PROFILE) as f:
+        ok = [c for c in json.load(f)["cells"] if c["status"] == "ok" and c["key"].startswith("all-on/")]
+    assert len(ax.get_xticks()) == len(ok) > 0
+
+
+QUEUES = os.path.join(os.path.dirname(EXAMPLE_A), "queues-steering-lab.json")   # configs/queues-steering.json
+
+
+def test_heatmap_rows_are_every_tuning_combination(tmp_path, nicmatrix_bin):
+    """A sweep over channels x RPS: by default a row per (profile, channels, rps), so each cell has its own
+    square with its own median; --rows/--columns put any setting on either axis; a setting left out of both
+    is an error naming it."""
+    res = nm.load(QUEUES)
+    s = res.summary()
+    fig = plot.heatmap(res)
+    panels = [ax for ax in fig.axes if ax.get_title()]
+    rows = [t.get_text() for t in panels[0].get_yticklabels()]
+    assert sorted(rows) == sorted({f"{p} / {c} / {r}" for p, c, r in zip(s["profile"], s["channels"], s["rps"])})
+    assert len(rows) == 4
+    # Every measured cell's median is in some square of its traffic's panel.
+    for ax, traffic in zip(panels, dict.fromkeys(s["traffic"])):
+        texts = [t.get_text().split("\n")[0] for t in ax.texts]
+        for _, cell in s[s["traffic"] == traffic].iterrows():
+            if cell["status"] == "ok":
+                assert plot._human("throughput_bps", cell["throughput_bps_median"]) in texts
+    # Channels along the columns, RPS (and the profile) down the rows.
+    fig = plot.heatmap(res, rows=["profile", "rps", "mtu"], columns="channels")
+    ax = [a for a in fig.axes if a.get_title()][0]
+    assert [t.get_text() for t in ax.get_xticklabels()] == ["ch1", "ch2"]
+    with pytest.raises(nm.Error, match="also varies rps"):
+        plot.heatmap(res, rows=["profile"], columns="channels")
+    with pytest.raises(nm.Error, match="--rows queues: expected one of profile, mtu, channels, rps"):
+        plot.heatmap(res, rows=["queues"])
+    # The same through the CLI, and the DataFrame's matrix has a row per combination too.
+    out = tmp_path / "q.png"
+    run(nicmatrix_bin, "plot", QUEUES, "--rows", "rps,profile,mtu", "--columns", "channels", "-o", str(out), timeout=120)
+    check_png(out)
+    bad = run(nicmatrix_bin, "plot", QUEUES, "--rows", "profile", "-o", str(tmp_path / "x.png"), check=False)
+    assert bad.returncode == 2 and "also varies" in bad.stderr
+    assert res.matrix().shape == (8, 1)   # (profile, channels, rps, traffic) x MTU

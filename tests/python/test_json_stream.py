@@ -86,6 +86,21 @@ def test_sweep_json_stream_validates_line_by_line_and_arrives_while_the_sweep_ru
     intervals = [e for e in events if e["event"] == "interval" and e["key"] == reps[0]["key"]]
     assert len(intervals) == len(saved["cells"][0]["runs"][0]["intervals"]) > 0
     assert events[-1] == {**events[-1], "event": "end", "interrupted": False, "cells": 2}
+    # The lab's file carries both ends' metadata, and compare warns against a file whose kernel differs.
+    for end in ("local", "remote"):
+        host = saved["hosts"][end]
+        assert host["kernel"] == os.uname().release
+        assert host["sysctls"]["net.ipv4.tcp_congestion_control"] and host["kernel_cmdline"] and host["cpu_layout"]["cpus"]
+        assert host["interface"]["system"]["qdisc"]["kind"] and host["interface"]["driver_version"]
+    other = dict(saved, hosts=dict(saved["hosts"], local=dict(saved["hosts"]["local"], kernel="6.1.0-13-amd64")))
+    (tmp_path / "other.json").write_text(json.dumps(other))
+    cmp = subprocess.run([NM_BINARY, "compare", str(tmp_path / "r.json"), str(tmp_path / "other.json")],
+                         capture_output=True, text=True, timeout=60)
+    assert cmp.returncode == 0, cmp.stderr
+    assert f"local kernel: {os.uname().release} vs 6.1.0-13-amd64" in cmp.stdout + cmp.stderr
+    same = subprocess.run([NM_BINARY, "compare", str(tmp_path / "r.json"), str(tmp_path / "r.json")],
+                          capture_output=True, text=True, timeout=60)
+    assert "hosts differ" not in same.stdout + same.stderr
 
 
 def saved_cells(tmp_path):

@@ -62,17 +62,8 @@ void print_show(const LinkState& s) {
         const auto it = t.unsupported.find(kind);
         return it == t.unsupported.end() ? std::string() : it->second;
     };
-    const auto print_kind = [&](const char* title, const std::map<std::string, uint64_t>& m, const char* kind) {
-        std::cout << title << ':';
-        if (m.empty()) {
-            const std::string why = unsupported(kind);
-            std::cout << " n/a" << (why.empty() ? "" : " (" + why + ")") << '\n';
-            return;
-        }
-        for (const auto& [k, v] : m) std::cout << ' ' << k << '=' << v;
-        std::cout << '\n';
-    };
-    const auto print_lists = [&](const char* title, const std::map<std::string, std::string>& m, const char* kind) {
+    // One line per kind: its name=value pairs (counts or CPU lists), or n/a with the kernel's reason.
+    const auto print_kind = [&](const char* title, const auto& m, const char* kind) {
         std::cout << title << ':';
         if (m.empty()) {
             const std::string why = unsupported(kind);
@@ -86,9 +77,9 @@ void print_show(const LinkState& s) {
     if (!t.channels_max.empty()) print_kind("channels max", t.channels_max, "channels");
     print_kind("rings", t.rings, "rings");
     print_kind("coalesce", t.coalesce, "coalesce");
-    print_lists("rps_cpus", t.rps, "rps");
-    print_lists("xps_cpus", t.xps, "xps");
-    print_lists("irq affinity", t.irq_affinity, "irq_affinity");
+    print_kind("rps_cpus", t.rps, "rps");
+    print_kind("xps_cpus", t.xps, "xps");
+    print_kind("irq affinity", t.irq_affinity, "irq_affinity");
     print_kind("napi", t.napi, "napi");
     std::cout << "root qdisc: " << (t.qdisc ? describe_qdisc(*t.qdisc) : std::string("none")) << '\n';
     std::cout << "Features for " << s.name << ":\n";

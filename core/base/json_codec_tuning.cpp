@@ -40,7 +40,11 @@ void to_json(Json& j, const TuningRequest& v) {
     if (v.qdisc_original) j["qdisc_original"] = *v.qdisc_original;
 }
 
-void from_json(const Json& j, TuningRequest& v) {
+namespace {
+
+// The kinds a request and a read-back state both carry, by the same names.
+template <typename Tuning>
+void kinds_from_json(const Json& j, Tuning& v) {
     opt(j, "channels", v.channels);
     opt(j, "rings", v.rings);
     opt(j, "coalesce", v.coalesce);
@@ -49,6 +53,12 @@ void from_json(const Json& j, TuningRequest& v) {
     opt(j, "irq_affinity", v.irq_affinity);
     opt(j, "napi", v.napi);
     opt(j, "sysctl", v.sysctl);
+}
+
+}  // namespace
+
+void from_json(const Json& j, TuningRequest& v) {
+    kinds_from_json(j, v);
     if (const auto it = j.find("qdisc"); it != j.end() && it->is_object()) v.qdisc = it->get<QdiscSpec>();
     if (const auto it = j.find("qdisc_original"); it != j.end() && it->is_object()) v.qdisc_original = it->get<QdiscState>();
 }
@@ -72,15 +82,8 @@ void to_json(Json& j, const TuningState& v) {
 }
 
 void from_json(const Json& j, TuningState& v) {
-    opt(j, "channels", v.channels);
+    kinds_from_json(j, v);
     opt(j, "channels_max", v.channels_max);
-    opt(j, "rings", v.rings);
-    opt(j, "coalesce", v.coalesce);
-    opt(j, "rps", v.rps);
-    opt(j, "xps", v.xps);
-    opt(j, "irq_affinity", v.irq_affinity);
-    opt(j, "napi", v.napi);
-    opt(j, "sysctl", v.sysctl);
     if (const auto it = j.find("qdisc"); it != j.end() && it->is_object()) v.qdisc = it->get<QdiscState>();
     opt(j, "unsupported", v.unsupported);
 }

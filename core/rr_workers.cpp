@@ -10,18 +10,18 @@
 // same by the responder, whose clock started a control message earlier). Per-interval counts go by the
 // request's time, so the intervals add up to the total.
 //
-// A worker with a single flow (the usual RR test) waits in recv() itself rather than in epoll_wait() and
-// then recv(): its socket is made blocking with SO_RCVTIMEO/SO_SNDTIMEO of the skeleton's poll time, so it
-// still looks at its clock and stop token that often, and a transaction costs one system call less on
-// each end (blocking sockperf and netperf wait the same way; an epoll loop adds about a microsecond to a
-// veth round trip). With several flows (or TCP with --rr-burst above 1) each waits in the set's epoll as usual.
+// TCP_RR with one flow and one transaction in flight (the usual RR test) runs a ping-pong loop of its own
+// on a blocking socket (core/tcp_rr_ping_pong.cpp). A UDP_RR worker with a single flow waits in recv()
+// itself rather than in epoll_wait() and then recv(): its socket is made blocking with SO_RCVTIMEO/
+// SO_SNDTIMEO of the skeleton's poll time, so it still looks at its clock and stop token that often, and a
+// transaction costs one system call less on each end (blocking sockperf and netperf wait the same way).
+// With several flows (or TCP with --rr-burst above 1) each waits in the set's epoll as usual.
 //
 // UDP keeps no retransmissions: a request whose answer does not come within an RFC 6298 style timeout
 // (smoothed latency + 4 deviations, at least 200 ms, at most 2 s, 1 s before the first answer) is counted
 // lost and the flow goes on with a new request; an answer that comes after that is counted late and
 // dropped. Requests and answers are matched by a sequence number in their first bytes (up to 8; with
 // 1-byte messages it is the low byte, and at most 128 requests are in flight, so it stays unique).
-#include <fcntl.h>
 #include <linux/tcp.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
@@ -35,6 +35,7 @@
 #include "core/base/error.hpp"
 #include "core/socket_options.hpp"
 #include "core/stream_set.hpp"
+#include "core/tcp_rr_ping_pong.hpp"
 #include "core/window_meter.hpp"
 #include "core/worker_kinds.hpp"
 
@@ -140,22 +141,10 @@ ssize_t write_some(int fd, const std::vector<char>& buf, uint64_t pending, int& 
     return w;
 }
 
-// The single-flow wait (see the file comment): true when `streams` is one socket, now blocking with
-// timeouts of the skeleton's poll time. Sockets of a larger set stay non-blocking, and so do TCP flows
-// with more than one transaction in flight: there both ends may be sending at once, and a blocking send
-// on each would wait for the other to read (until SO_SNDTIMEO) every time buffers fill.
-bool wait_in_recv(const std::vector<DataStream>& streams, bool allowed = true) {
-    if (!allowed || streams.size() != 1) return false;
-    const int fd = streams.front().fd.get();
-    const int flags = ::fcntl(fd, F_GETFL);
-    const auto us = std::chrono::duration_cast<std::chrono::microseconds>(StreamSet::kPollTime).count();
-    const timeval tv{static_cast<time_t>(us / 1'000'000), static_cast<suseconds_t>(us % 1'000'000)};
-    if (flags < 0 || ::fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) != 0 ||
-        ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv) != 0 || ::setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv) != 0) {
-        ::fcntl(fd, F_SETFL, flags | O_NONBLOCK);
-        return false;
-    }
-    return true;
+// UDP's single-flow wait (see the file comment): true when `streams` is one socket, now blocking with
+// timeouts of the skeleton's poll time. Sockets of a larger set stay non-blocking.
+bool wait_in_recv(const std::vector<DataStream>& streams) {
+    return streams.size() == 1 && block_with_poll_time(streams.front().fd.get());
 }
 
 // ---------------------------------------------------------------------------------------------------
@@ -173,6 +162,7 @@ struct TcpFlow {
 }  // namespace
 
 void tcp_rr_send(WorkerJob& job) {
+    if (tcp_rr_ping_pong(job)) return tcp_rr_ping_pong_send(job);
     const EnginePlan& plan = job.plan;
     const Timeline& tl = job.timeline;
     WorkerOutput& out = job.out;
@@ -181,8 +171,7 @@ void tcp_rr_send(WorkerJob& job) {
     const size_t burst = plan.rr_burst;
     const std::vector<char> sendbuf = payload(std::min<uint64_t>(req * burst, kMaxChunk));
     std::vector<char> recvbuf(std::clamp<uint64_t>(resp * burst, kMinRecvBuffer, kMaxChunk));
-    const bool blocking = wait_in_recv(job.streams, burst == 1);
-    const int recv_flags = (blocking ? 0 : MSG_DONTWAIT) | (plan.socket.skip_rx_copy ? MSG_TRUNC : 0);
+    const int recv_flags = MSG_DONTWAIT | (plan.socket.skip_rx_copy ? MSG_TRUNC : 0);
     out.streams = stream_results(job.streams, plan.send_direction);
     if (!job.streams.empty()) out.knobs = read_socket_knobs(job.streams.front().fd.get(), true);
     std::vector<TcpFlow> flows(job.streams.size(), TcpFlow(burst));
@@ -277,9 +266,8 @@ void tcp_rr_send(WorkerJob& job) {
         }
         if (f.to_send > 0 && !flush(s, f)) return Step::done();
         set->watch(s, f.to_send > 0 ? EPOLLIN | EPOLLOUT : EPOLLIN);
-        // A full buffer may have left more behind; otherwise the next answer is not here yet (but a
-        // blocking flow waits for it right here).
-        return blocking || static_cast<size_t>(r) == recvbuf.size() ? Step::again() : Step::wait();
+        // A full buffer may have left more behind; otherwise the next answer is not here yet.
+        return static_cast<size_t>(r) == recvbuf.size() ? Step::again() : Step::wait();
     };
 
     StreamSet ss(std::move(job.streams), {.events = EPOLLOUT, .on_stop = OnStop::End, .on_turn = on_turn, .on_ready = on_ready});
@@ -289,6 +277,7 @@ void tcp_rr_send(WorkerJob& job) {
 }
 
 void tcp_rr_receive(WorkerJob& job) {
+    if (tcp_rr_ping_pong(job)) return tcp_rr_ping_pong_receive(job);
     const EnginePlan& plan = job.plan;
     WorkerOutput& out = job.out;
     const Timeline tl = until_peer_done(job.timeline);
@@ -297,8 +286,7 @@ void tcp_rr_receive(WorkerJob& job) {
     const size_t burst = plan.rr_burst;
     const std::vector<char> sendbuf = payload(std::min<uint64_t>(resp * burst, kMaxChunk));
     std::vector<char> recvbuf(std::clamp<uint64_t>(req * burst, kMinRecvBuffer, kMaxChunk));
-    const bool blocking = wait_in_recv(job.streams, burst == 1);
-    const int recv_flags = (blocking ? 0 : MSG_DONTWAIT) | (plan.socket.skip_rx_copy ? MSG_TRUNC : 0);
+    const int recv_flags = MSG_DONTWAIT | (plan.socket.skip_rx_copy ? MSG_TRUNC : 0);
     out.streams = stream_results(job.streams, opposite(plan.send_direction));
     if (!job.streams.empty()) out.knobs = read_socket_knobs(job.streams.front().fd.get(), true);
     std::vector<TcpFlow> flows(job.streams.size(), TcpFlow(1));
@@ -352,7 +340,7 @@ void tcp_rr_receive(WorkerJob& job) {
         if (meter.in()) out.rr.transactions += requests;
         if (f.to_send > 0 && !flush(s, f)) return Step::done();
         set->watch(s, f.to_send > 0 ? EPOLLIN | EPOLLOUT : EPOLLIN);
-        return blocking || static_cast<size_t>(r) == recvbuf.size() ? Step::again() : Step::wait();
+        return static_cast<size_t>(r) == recvbuf.size() ? Step::again() : Step::wait();
     };
 
     StreamSet ss(std::move(job.streams), {.events = EPOLLIN, .on_stop = OnStop::End, .on_turn = on_turn, .on_ready = on_ready});

@@ -1,5 +1,8 @@
 #include "core/stream_set.hpp"
 
+#include <fcntl.h>
+#include <sys/socket.h>
+
 #include <algorithm>
 #include <cerrno>
 #include <ctime>
@@ -181,6 +184,18 @@ void StreamSet::remove(Stream& s) {
     if (!s.in_epoll_) return;
     ::epoll_ctl(epoll_.get(), EPOLL_CTL_DEL, s.fd(), nullptr);
     s.in_epoll_ = false;
+}
+
+bool block_with_poll_time(int fd) {
+    const int flags = ::fcntl(fd, F_GETFL);
+    const auto us = std::chrono::duration_cast<std::chrono::microseconds>(StreamSet::kPollTime).count();
+    const timeval tv{static_cast<time_t>(us / 1'000'000), static_cast<suseconds_t>(us % 1'000'000)};
+    if (flags < 0 || ::fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) != 0 ||
+        ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv) != 0 || ::setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv) != 0) {
+        ::fcntl(fd, F_SETFL, flags | O_NONBLOCK);
+        return false;
+    }
+    return true;
 }
 
 }  // namespace nm

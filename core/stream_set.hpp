@@ -160,4 +160,10 @@ private:
     TimePoint next_due_ = TimePoint::max();   ///< the earliest postponed stream's due time
 };
 
+/// Makes `fd` blocking, with StreamSet::kPollTime as its SO_RCVTIMEO and SO_SNDTIMEO, for a worker that
+/// waits in recv() or send() itself rather than in the set's epoll (a lone flow): its calls still come
+/// back that often to look at the clock and the stop token. False (the socket left non-blocking) when the
+/// kernel refuses any of it.
+bool block_with_poll_time(int fd);
+
 }  // namespace nm

@@ -57,11 +57,14 @@ uint64_t snmp6(const std::string& netns, const std::string& field) {
     return 0;
 }
 
-uint64_t rx_packets(const nm::LabInterface& itf) {
+/// What `ip -s link` says the interface received: "packets" or "bytes".
+uint64_t rx_count(const nm::LabInterface& itf, const char* what) {
     const auto r = nm::test::run_command("ip -n " + itf.netns + " -s -j link show dev " + itf.ifname);
     REQUIRE(r.exit_status == 0);
-    return nlohmann::json::parse(r.output).at(0).at("stats64").at("rx").at("packets");
+    return nlohmann::json::parse(r.output).at(0).at("stats64").at("rx").at(what);
 }
+
+uint64_t rx_packets(const nm::LabInterface& itf) { return rx_count(itf, "packets"); }
 
 nm::TestSpec rr_spec(const std::string& host, uint16_t port, nm::Protocol protocol, nm::TrafficPattern pattern) {
     nm::TestSpec s;
@@ -170,4 +173,23 @@ TEST_CASE("RR with -P 3 and --rr-burst 4, 64-byte requests and 1000-byte answers
         for (const auto& s : res.streams) bytes += s.bytes;
         CHECK(bytes >= res.rr->transactions * (64 + 1000));
     }
+}
+
+TEST_CASE("TCP_RR ping-pong with messages larger than a socket call (100 kB requests, 300 kB answers): every byte of every transaction, as the server's interface counts", "[integration]") {
+    nm::test::require_net_admin();
+    nm::test::ScopedLab lab;
+    LabServer server(lab.server().netns);
+    auto spec = rr_spec(nm::strip_prefix(lab.server().ipv4), server.port(), nm::Protocol::Tcp, nm::TrafficPattern::Rr);
+    spec.request_size = 100'000;
+    spec.response_size = 300'000;
+    const auto before = rx_count(lab.server(), "bytes");
+    const auto res = run_in(lab.client(), spec);
+    const auto received = rx_count(lab.server(), "bytes") - before;
+    check_rr(res, 100);
+    REQUIRE(res.streams.size() == 1);
+    // The one flow's bytes are its requests and their answers, whole: no transaction was cut short or
+    // counted twice, however many calls each message took.
+    CHECK(res.streams.front().bytes == res.rr->transactions * (100'000 + 300'000));
+    // The server's interface took every request's bytes (with headers, and the control connection).
+    CHECK(received >= res.rr->transactions * 100'000);
 }

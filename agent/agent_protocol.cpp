@@ -158,6 +158,9 @@ std::vector<std::string> default_agent_kinds() {
 }
 
 std::vector<std::string> parse_agent_kinds(const std::vector<std::string>& words) {
+    // The whole list as the user gave it, for the error (the CLI may have split it at its commas already).
+    std::string given;
+    for (const auto& word : words) given += (given.empty() ? "" : ",") + word;
     std::set<std::string> chosen;
     for (const auto& word : words) {
         std::stringstream list(word);
@@ -174,7 +177,7 @@ std::vector<std::string> parse_agent_kinds(const std::vector<std::string>& words
             } else {
                 std::string names;
                 for (const auto& k : kAgentSettingKinds) names += std::string(names.empty() ? "" : ", ") + std::string(k.name);
-                throw usage_error("--allow-kinds " + word + ": unknown kind " + quoted_value(w) + "; expected default, all or kinds of " + names);
+                throw usage_error("--allow-kinds " + given + ": unknown kind " + quoted_value(w) + "; expected default, all or kinds of " + names);
             }
         }
         if (!any) throw usage_error("--allow-kinds: expected a comma-separated list of kinds");

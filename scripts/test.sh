@@ -7,12 +7,27 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/build.sh
 # The Debian package: built from build/, installed, used, removed and purged, the machine left as it was
-# (about a minute once built; its check tools come from install-deps.sh package-check).
-bash scripts/check-package.sh
+# (about two minutes once built, mostly apt, dpkg and lintian on one core; its check tools come from
+# install-deps.sh package-check). It runs beside the fuzz step, which builds elsewhere (build-fuzz/) and
+# touches nothing it checks; its output is printed when both are done, in one piece.
+package_log=$(mktemp /tmp/nicmatrix-package-check.XXXXXX)
+bash scripts/check-package.sh >"$package_log" 2>&1 &
+package_pid=$!
+# If the fuzz step fails, the package check is stopped (its EXIT trap purges what it installed) and waited for.
+trap 'kill "$package_pid" 2>/dev/null || true; wait "$package_pid" 2>/dev/null || true; rm -f "$package_log"' EXIT
 # The libFuzzer targets (control messages, sweep configs, test specs, the agent's session): the layers built
 # with clang, ASan and UBSan in build-fuzz/ (a few minutes on an idle 2-core machine),
-# 15 s each on the committed corpus (fuzz/corpus/).
-timeout 600 fuzz/run.sh 15
+# 10 s each on the committed corpus (fuzz/corpus/).
+timeout 600 fuzz/run.sh 10
+package_status=0
+wait "$package_pid" || package_status=$?
+trap - EXIT
+cat "$package_log"
+rm -f "$package_log"
+if [ "$package_status" -ne 0 ]; then
+  echo "test.sh: scripts/check-package.sh failed (exit $package_status)" >&2
+  exit "$package_status"
+fi
 cd build
 # Two tests at a time (the machine's two cores): every test holds on a loaded 2-core machine, and this is
 # one (it also halves the wall time).

@@ -144,7 +144,7 @@ TEST_CASE("Agent setting kinds: one table, sysctls and IRQ affinity off by defau
     with_sysctl.push_back("sysctl");
     CHECK(nm::parse_agent_kinds({"default,sysctl"}) == with_sysctl);
     CHECK(nm::parse_agent_kinds({"all"}).size() == nm::kAgentSettingKinds.size());
-    CHECK_THROWS_WITH(nm::parse_agent_kinds({"mtu,ring"}),
+    CHECK_THROWS_WITH(nm::parse_agent_kinds({"mtu", "ring"}),   // as CLI11 hands it over, split at the commas
                       "--allow-kinds mtu,ring: unknown kind \"ring\"; expected default, all or kinds of mtu, offloads, channels, rings, coalesce, "
                       "rps, xps, napi, qdisc, irq_affinity, sysctl");
     try {

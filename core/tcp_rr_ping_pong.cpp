@@ -116,7 +116,9 @@ struct PingPong {
             }
             if (r == 0) {
                 if (n == want) return Io::Eof;
-                job.out.error = "stream " + std::to_string(job.out.streams.front().id) + ": the peer closed the connection in the middle of a message";
+                if (job.out.error.empty()) {
+                    job.out.error = "stream " + std::to_string(job.out.streams.front().id) + ": the peer closed the connection in the middle of a message";
+                }
                 return Io::Failed;
             }
             n -= static_cast<uint64_t>(r);

@@ -57,17 +57,8 @@ constexpr std::chrono::milliseconds kUdpFirstTimeout{1000};
 /// Datagrams per recvmmsg/sendmmsg on the UDP responder.
 constexpr size_t kUdpBatch = 32;
 
-bool would_block(int err) { return err == EAGAIN || err == EWOULDBLOCK || err == EINTR; }
-
 uint64_t ns_between(TimePoint a, TimePoint b) {
     return b > a ? static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(b - a).count()) : 0;
-}
-
-// A recognisable payload, so a capture shows where the test is.
-std::vector<char> payload(size_t size) {
-    std::vector<char> buf(std::max<size_t>(size, 1));
-    for (size_t i = 0; i < buf.size(); ++i) buf[i] = static_cast<char>('A' + i % 26);
-    return buf;
 }
 
 bool in_window(const Timeline& tl, TimePoint t) { return t >= tl.window_start && t < tl.window_end; }
@@ -169,7 +160,7 @@ void tcp_rr_send(WorkerJob& job) {
     WindowMeter meter(tl, out.window);
     const uint64_t req = plan.request_size, resp = plan.response_size;
     const size_t burst = plan.rr_burst;
-    const std::vector<char> sendbuf = payload(std::min<uint64_t>(req * burst, kMaxChunk));
+    const std::vector<char> sendbuf = rr_payload(std::min<uint64_t>(req * burst, kMaxChunk));
     std::vector<char> recvbuf(std::clamp<uint64_t>(resp * burst, kMinRecvBuffer, kMaxChunk));
     const int recv_flags = MSG_DONTWAIT | (plan.socket.skip_rx_copy ? MSG_TRUNC : 0);
     out.streams = stream_results(job.streams, plan.send_direction);
@@ -284,7 +275,7 @@ void tcp_rr_receive(WorkerJob& job) {
     WindowMeter meter(tl, out.window);
     const uint64_t req = plan.request_size, resp = plan.response_size;
     const size_t burst = plan.rr_burst;
-    const std::vector<char> sendbuf = payload(std::min<uint64_t>(resp * burst, kMaxChunk));
+    const std::vector<char> sendbuf = rr_payload(std::min<uint64_t>(resp * burst, kMaxChunk));
     std::vector<char> recvbuf(std::clamp<uint64_t>(req * burst, kMinRecvBuffer, kMaxChunk));
     const int recv_flags = MSG_DONTWAIT | (plan.socket.skip_rx_copy ? MSG_TRUNC : 0);
     out.streams = stream_results(job.streams, opposite(plan.send_direction));
@@ -419,7 +410,7 @@ void udp_rr_send(WorkerJob& job) {
     const size_t burst = plan.rr_burst;
     const size_t nseq = seq_bytes(plan.request_size, plan.response_size);
     const uint64_t seq_mask = nseq >= 8 ? UINT64_MAX : (uint64_t{1} << (8 * nseq)) - 1;
-    std::vector<char> sendbuf = payload(plan.request_size);
+    std::vector<char> sendbuf = rr_payload(plan.request_size);
     std::vector<char> recvbuf(std::max<size_t>(plan.response_size, 1) + 1);   // one more: a longer datagram shows
     const bool blocking = wait_in_recv(job.streams);
     const int recv_flags = blocking ? 0 : MSG_DONTWAIT;
@@ -549,7 +540,7 @@ void udp_rr_receive(WorkerJob& job) {
     std::vector<char> inbuf(in_size * kUdpBatch);
     std::vector<char> outbuf;
     for (size_t k = 0; k < kUdpBatch; ++k) {
-        const auto p = payload(out_size);
+        const auto p = rr_payload(out_size);
         outbuf.insert(outbuf.end(), p.begin(), p.begin() + static_cast<ptrdiff_t>(out_size));
     }
     std::vector<sockaddr_storage> names(kUdpBatch);
@@ -656,7 +647,7 @@ void tcp_crr_send(WorkerJob& job) {
     WorkerOutput& out = job.out;
     WindowMeter meter(tl, out.window);
     const uint64_t req = plan.request_size, resp = plan.response_size;
-    const std::vector<char> sendbuf = payload(std::min<uint64_t>(req, kMaxChunk));
+    const std::vector<char> sendbuf = rr_payload(std::min<uint64_t>(req, kMaxChunk));
     std::vector<char> recvbuf(std::clamp<uint64_t>(resp, kMinRecvBuffer, kMaxChunk));
     const int recv_flags = MSG_DONTWAIT | (plan.socket.skip_rx_copy ? MSG_TRUNC : 0);
     const SocketAddress to = plan.connect_to;
@@ -786,7 +777,7 @@ void tcp_crr_receive(WorkerJob& job) {
     const Timeline tl = until_peer_done(job.timeline);
     WindowMeter meter(tl, out.window);
     const uint64_t req = plan.request_size, resp = plan.response_size;
-    const std::vector<char> sendbuf = payload(std::min<uint64_t>(resp, kMaxChunk));
+    const std::vector<char> sendbuf = rr_payload(std::min<uint64_t>(resp, kMaxChunk));
     std::vector<char> recvbuf(std::clamp<uint64_t>(req, kMinRecvBuffer, kMaxChunk));
     const int recv_flags = MSG_DONTWAIT | (plan.socket.skip_rx_copy ? MSG_TRUNC : 0);
     const HostKey client = host_key(plan.peer.get());

@@ -46,13 +46,8 @@ TimePoint next_tick(const Timeline& tl, TimePoint now) {
     return at;
 }
 
-bool timed_out(int err) { return err == EAGAIN || err == EWOULDBLOCK || err == EINTR; }
-
-std::vector<char> payload(uint64_t size) {
-    std::vector<char> buf(static_cast<size_t>(std::clamp<uint64_t>(size, 1, kMaxChunk)));
-    for (size_t i = 0; i < buf.size(); ++i) buf[i] = static_cast<char>('A' + i % 26);
-    return buf;
-}
+// The buffer a loop sends a message of `size` bytes from (cycled).
+std::vector<char> payload(uint64_t size) { return rr_payload(static_cast<size_t>(std::min<uint64_t>(size, kMaxChunk))); }
 
 // recv() and send() in a process with threads are cancellation points: glibc brackets each system call
 // with two atomic updates of the thread's cancellation state. nicmatrix never cancels a thread, and the
@@ -93,7 +88,7 @@ struct PingPong {
         while (n > 0) {
             const ssize_t w = sys_send(fd, buf.data(), static_cast<size_t>(std::min<uint64_t>(n, buf.size())), MSG_NOSIGNAL);
             if (w < 0) {
-                if (!timed_out(errno)) return fail("send", errno);
+                if (!would_block(errno)) return fail("send", errno);
                 if (!go_on(Steady::now())) return Io::Stop;
                 continue;
             }
@@ -110,7 +105,7 @@ struct PingPong {
         while (n > 0) {
             const ssize_t r = sys_recv(fd, buf.data(), static_cast<size_t>(std::min<uint64_t>(n, buf.size())), recv_flags);
             if (r < 0) {
-                if (!timed_out(errno)) return fail("recv", errno);
+                if (!would_block(errno)) return fail("recv", errno);
                 if (!go_on(Steady::now())) return Io::Stop;
                 continue;
             }

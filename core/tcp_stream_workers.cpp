@@ -29,8 +29,6 @@ std::optional<tcp_info> read_tcp_info(int fd) {
     return info;
 }
 
-bool would_block(int err) { return err == EAGAIN || err == EWOULDBLOCK || err == EINTR; }
-
 // A recognisable payload rather than zeros, so a capture of the test shows where it is.
 std::vector<char> payload(size_t size) {
     std::vector<char> buf(size);

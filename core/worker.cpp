@@ -1,5 +1,7 @@
 #include "core/worker.hpp"
 
+#include <algorithm>
+#include <cerrno>
 #include <cstring>
 #include <exception>
 
@@ -34,6 +36,14 @@ std::vector<StreamResult> stream_results(const std::vector<DataStream>& streams,
 
 std::string stream_error(uint32_t id, const char* what, int err) {
     return "stream " + std::to_string(id) + ": " + what + ": " + std::strerror(err);
+}
+
+bool would_block(int err) { return err == EAGAIN || err == EWOULDBLOCK || err == EINTR; }
+
+std::vector<char> rr_payload(size_t size) {
+    std::vector<char> buf(std::max<size_t>(size, 1));
+    for (size_t i = 0; i < buf.size(); ++i) buf[i] = static_cast<char>('A' + i % 26);
+    return buf;
 }
 
 }  // namespace nm

@@ -67,4 +67,12 @@ std::vector<StreamResult> stream_results(const std::vector<DataStream>& streams,
 /// The error text of a failed call on stream `id`: "stream 3: send: Broken pipe".
 std::string stream_error(uint32_t id, const char* what, int err);
 
+/// EAGAIN, EWOULDBLOCK or EINTR: a non-blocking call would have waited, or a blocking one's SO_RCVTIMEO/
+/// SO_SNDTIMEO ran out (or a signal came); the worker looks at its clock and tries again.
+bool would_block(int err);
+
+/// At least one byte of a recognisable pattern ('A' to 'Z', cycled) rather than zeros, so a capture of a
+/// request/response test shows where it is.
+std::vector<char> rr_payload(size_t size);
+
 }  // namespace nm

@@ -18,8 +18,10 @@
 #include "core/cidr.hpp"
 #include "core/cpu_affinity.hpp"
 #include "core/rfc2544.hpp"
+#include "core/stream_layout.hpp"
 #include "core/traffic_client.hpp"
 #include "core/traffic_server.hpp"
+#include "core/traffic_session.hpp"
 #include "agent/agent_server.hpp"
 #include "agent/key_file.hpp"
 #include "ethtool_ctl/file_settings_journal.hpp"
@@ -203,6 +205,40 @@ void print_rr_result(const RunResult& r, std::ostream& o) {
     print_profiles(r, o);
     print_socket(r, o);
     if (r.status != RunStatus::Ok) o << "status: " << Json(r.status).get<std::string>() << ": " << r.error << '\n';
+}
+
+// One line per interval while a text-mode run is under way: this end's own counts, read from the engine's
+// running counters as the interval ends (the receiver's intervals, the measured ones, come with the
+// result). A request/response client's flows count the bytes they move both ways: the line shows the
+// transactions those bytes make up. A part-interval the window ends in is left out when it is under a
+// tenth of an interval (its bytes are in the result).
+void print_live(const TestSpec& spec, const LiveInterval& i, std::ostream& o) {
+    const bool rr = spec.pattern != TrafficPattern::Stream;
+    if (i.index == 0) {
+        o << (rr ? "Live (client's bytes moved / (request + response size), as each interval ends):\n"
+                 : "Live (client's own counts, as each interval ends):\n");
+    }
+    const double secs = i.end_s - i.start_s;
+    if (i.index > 0 && secs < spec.interval_s / 10) return;
+    const auto rate = [&](uint64_t bytes) { return secs > 0 ? static_cast<double>(bytes) * 8 / secs : 0.0; };
+    o << "[SUM] " << pad(fixed(i.start_s, 2), 6) << "-" << fixed(i.end_s, 2) << " sec  ";
+    if (rr) {
+        const uint64_t per = std::max<uint64_t>(uint64_t{spec.request_size} + spec.response_size, 1);
+        const uint64_t transactions = (i.sent_bytes + i.received_bytes) / per;
+        o << pad(std::to_string(transactions), 10) << " transactions  "
+          << pad(fixed(secs > 0 ? static_cast<double>(transactions) / secs : 0, 1), 11) << " trans/s" << std::endl;
+        return;
+    }
+    const StreamLayout layout = StreamLayout::of(spec);
+    const bool both = layout.sends(End::Client) && layout.receives(End::Client);
+    if (layout.sends(End::Client)) {
+        o << pad(human_bytes(static_cast<double>(i.sent_bytes)), 12) << "  " << pad(human_bits(rate(i.sent_bytes)), 15) << "  sent";
+    }
+    if (layout.receives(End::Client)) {
+        o << (both ? "  " : "") << pad(human_bytes(static_cast<double>(i.received_bytes)), 12) << "  " << pad(human_bits(rate(i.received_bytes)), 15)
+          << "  received";
+    }
+    o << std::endl;   // flushed: the line is for now, not for when the run ends
 }
 
 void print_result(const RunResult& r, std::ostream& o) {
@@ -565,7 +601,7 @@ void add_traffic_commands(CLI::App& app, std::stop_token stop) {
     run->add_flag("--gso", ro->spec.udp_gso, "UDP: send with UDP_SEGMENT (GSO); a separate mode from plain sendmmsg");
     run->add_flag("--gro", ro->spec.udp_gro, "UDP: receive with UDP_GRO (datagrams are still counted one by one)");
     run->add_option("-O,--omit", ro->spec.omit_s, "Warm-up seconds, not counted")->capture_default_str();
-    run->add_option("-i,--interval", ro->spec.interval_s, "Seconds per interval sample; 0 = none")->capture_default_str();
+    run->add_option("-i,--interval", ro->spec.interval_s, "Seconds per interval sample; 0 = none. Text mode prints a line live as each ends (this end's counts)")->capture_default_str();
     run->add_option("-A,--affinity", ro->affinity,
                     "Pin the engine threads: CLIENT_CPUS[,SERVER_CPUS] (iperf3's -A); a side is a CPU, a range 0-3 or "
                     "CPUs joined by '+' (0+2); the server pins its own. Each run records where the threads ran (placement)");
@@ -651,11 +687,14 @@ void add_traffic_commands(CLI::App& app, std::stop_token stop) {
         // With a key the test itself is authenticated, both ways (core/test_auth.hpp); a bad key file is
         // refused before anything is printed or connected.
         TrafficClient client(client_options(ro->key_file));
+        // A spec the engine refuses is the user's error before anything is printed or connected.
+        const TestSpec resolved = resolve_spec(spec, engine_cores());
         JsonLines lines(std::cout);
         if (ro->json_stream) stream_run_start(lines, spec);
         else if (!ro->json) std::cout << "Connecting to host " << spec.host << ", port " << spec.port << std::endl;
         const RunResult r = ro->json_stream ? client.run_live(spec, stop, [&](const LiveInterval& i) { stream_run_progress(lines, i); })
-                                            : client.run(spec, stop);
+                            : ro->json      ? client.run(spec, stop)
+                                            : client.run_live(spec, stop, [&](const LiveInterval& i) { print_live(resolved, i, std::cout); });
         if (ro->json_stream) {
             stream_run_done(lines, r);
         } else if (ro->json) {

@@ -226,6 +226,10 @@ TEST_CASE("Bad input: clear errors, exit 2 for usage, 1 for a port in use or no 
     CHECK_THAT(r.output, Catch::Contains("duration"));
     r = client("-t 0");
     CHECK(r.exit_status == 2);
+    // Refused before anything is printed or connected: no "Connecting" line ahead of the error.
+    r = client("--rr --rr-burst 500");
+    CHECK(r.exit_status == 2);
+    CHECK_THAT(r.output, Catch::Contains("rr-burst: 500") && !Catch::Contains("Connecting"));
     r = client("-b 5X");
     CHECK(r.exit_status == 2);
     CHECK_THAT(r.output, Catch::Contains("--bitrate"));
@@ -243,4 +247,34 @@ TEST_CASE("Bad input: clear errors, exit 2 for usage, 1 for a port in use or no 
     CHECK_THAT(r.output, Catch::Contains("Address already in use") && Catch::Contains("5301"));
     // Still serving after all that.
     CHECK(client("-t 0.3").exit_status == 0);
+}
+
+TEST_CASE("A text-mode run prints each interval while it runs: the paced rate, before the run ends; Ctrl-C ends it", "[integration]") {
+    nm::test::require_net_admin();
+    nm::test::ScopedLab lab;
+    Child server(in_netns(lab.server().netns, {"serve"}));
+    REQUIRE_THAT(server.read_line(std::chrono::seconds(5)), Catch::Contains("listening"));
+    // 30 s: the run is certainly still going when its second interval is read, however loaded the machine.
+    Child client(in_netns(lab.client().netns, {"run", "-c", nm::strip_prefix(lab.server().ipv4), "-b", "50M", "-t", "30"}));
+    std::string seen, second;
+    for (std::string line; second.empty() && !(line = client.read_line(std::chrono::seconds(15))).empty();) {
+        seen += line + "\n";
+        if (line.find("[SUM]   1.") == 0) second = line;
+    }
+    INFO(seen);
+    REQUIRE_FALSE(second.empty());
+    CHECK_THAT(seen, Catch::Contains("Live (client's own counts"));
+    CHECK(::waitpid(client.pid(), nullptr, WNOHANG) == 0);   // still running: the line came live
+    // The sender's pacing (the kernel's SO_MAX_PACING_RATE) holds 50 Mbit/s; by the second interval the
+    // socket buffer has filled, so what the sender hands over each second is what leaves.
+    CHECK_THAT(second, Catch::EndsWith("sent"));
+    const double mbit = std::stod(second.substr(second.rfind("Bytes") + 5));
+    CHECK_THAT(second, Catch::Contains("Mbits/sec"));
+    CHECK(mbit > 40);
+    CHECK(mbit < 60);
+    REQUIRE(::kill(client.pid(), SIGINT) == 0);
+    const std::string rest = client.read_all(std::chrono::seconds(10));
+    rusage usage{};
+    CHECK(client.wait(usage) == 1);
+    CHECK_THAT(rest, Catch::Contains("interrupted"));
 }

@@ -44,12 +44,8 @@ namespace {
 
 using Steady = std::chrono::steady_clock;
 
-/// One send() or recv() moves at most this much.
-constexpr size_t kMaxChunk = 1 << 20;
 /// The smallest receive buffer: a burst of small answers in one call.
 constexpr size_t kMinRecvBuffer = 64 * 1024;
-/// How long an initiator waits past its window for the answers to its last requests.
-constexpr std::chrono::seconds kDrainTime{2};
 /// UDP's timeout before an answer is given up as lost (see the file comment).
 constexpr std::chrono::milliseconds kUdpMinTimeout{200};
 constexpr std::chrono::milliseconds kUdpMaxTimeout{2000};
@@ -160,8 +156,8 @@ void tcp_rr_send(WorkerJob& job) {
     WindowMeter meter(tl, out.window);
     const uint64_t req = plan.request_size, resp = plan.response_size;
     const size_t burst = plan.rr_burst;
-    const std::vector<char> sendbuf = rr_payload(std::min<uint64_t>(req * burst, kMaxChunk));
-    std::vector<char> recvbuf(std::clamp<uint64_t>(resp * burst, kMinRecvBuffer, kMaxChunk));
+    const std::vector<char> sendbuf = rr_payload(std::min<uint64_t>(req * burst, kRrMaxChunk));
+    std::vector<char> recvbuf(std::clamp<uint64_t>(resp * burst, kMinRecvBuffer, kRrMaxChunk));
     const int recv_flags = MSG_DONTWAIT | (plan.socket.skip_rx_copy ? MSG_TRUNC : 0);
     out.streams = stream_results(job.streams, plan.send_direction);
     if (!job.streams.empty()) out.knobs = read_socket_knobs(job.streams.front().fd.get(), true);
@@ -200,7 +196,7 @@ void tcp_rr_send(WorkerJob& job) {
         meter.tick(now);
         if (!window_over && now >= tl.window_end) {
             window_over = true;
-            give_up = now + kDrainTime;
+            give_up = now + kRrDrainTime;
             for (Stream& s : ss) {
                 if (s.finished()) continue;
                 TcpFlow& f = flows[s.index()];
@@ -275,8 +271,8 @@ void tcp_rr_receive(WorkerJob& job) {
     WindowMeter meter(tl, out.window);
     const uint64_t req = plan.request_size, resp = plan.response_size;
     const size_t burst = plan.rr_burst;
-    const std::vector<char> sendbuf = rr_payload(std::min<uint64_t>(resp * burst, kMaxChunk));
-    std::vector<char> recvbuf(std::clamp<uint64_t>(req * burst, kMinRecvBuffer, kMaxChunk));
+    const std::vector<char> sendbuf = rr_payload(std::min<uint64_t>(resp * burst, kRrMaxChunk));
+    std::vector<char> recvbuf(std::clamp<uint64_t>(req * burst, kMinRecvBuffer, kRrMaxChunk));
     const int recv_flags = MSG_DONTWAIT | (plan.socket.skip_rx_copy ? MSG_TRUNC : 0);
     out.streams = stream_results(job.streams, opposite(plan.send_direction));
     if (!job.streams.empty()) out.knobs = read_socket_knobs(job.streams.front().fd.get(), true);
@@ -451,7 +447,7 @@ void udp_rr_send(WorkerJob& job) {
         meter.tick(now);
         if (!window_over && now >= tl.window_end) {
             window_over = true;
-            give_up = now + kUdpMaxTimeout + kDrainTime;
+            give_up = now + kUdpMaxTimeout + kRrDrainTime;
             for (auto& f : flows) f.closing = true;
         }
         for (Stream& s : ss) {
@@ -647,8 +643,8 @@ void tcp_crr_send(WorkerJob& job) {
     WorkerOutput& out = job.out;
     WindowMeter meter(tl, out.window);
     const uint64_t req = plan.request_size, resp = plan.response_size;
-    const std::vector<char> sendbuf = rr_payload(std::min<uint64_t>(req, kMaxChunk));
-    std::vector<char> recvbuf(std::clamp<uint64_t>(resp, kMinRecvBuffer, kMaxChunk));
+    const std::vector<char> sendbuf = rr_payload(std::min<uint64_t>(req, kRrMaxChunk));
+    std::vector<char> recvbuf(std::clamp<uint64_t>(resp, kMinRecvBuffer, kRrMaxChunk));
     const int recv_flags = MSG_DONTWAIT | (plan.socket.skip_rx_copy ? MSG_TRUNC : 0);
     const SocketAddress to = plan.connect_to;
     std::optional<SocketAddress> from;
@@ -704,7 +700,7 @@ void tcp_crr_send(WorkerJob& job) {
         meter.tick(now);
         if (!window_over && now >= tl.window_end) {
             window_over = true;
-            give_up = now + kDrainTime;
+            give_up = now + kRrDrainTime;
             for (Stream& s : ss) {
                 flows[s.index()].closing = true;
                 if (!s.finished() && flows[s.index()].state == CrrState::Idle) ss.finish(s);
@@ -777,8 +773,8 @@ void tcp_crr_receive(WorkerJob& job) {
     const Timeline tl = until_peer_done(job.timeline);
     WindowMeter meter(tl, out.window);
     const uint64_t req = plan.request_size, resp = plan.response_size;
-    const std::vector<char> sendbuf = rr_payload(std::min<uint64_t>(resp, kMaxChunk));
-    std::vector<char> recvbuf(std::clamp<uint64_t>(req, kMinRecvBuffer, kMaxChunk));
+    const std::vector<char> sendbuf = rr_payload(std::min<uint64_t>(resp, kRrMaxChunk));
+    std::vector<char> recvbuf(std::clamp<uint64_t>(req, kMinRecvBuffer, kRrMaxChunk));
     const int recv_flags = MSG_DONTWAIT | (plan.socket.skip_rx_copy ? MSG_TRUNC : 0);
     const HostKey client = host_key(plan.peer.get());
     const size_t listeners = job.streams.size();
@@ -860,7 +856,7 @@ uint64_t rr_memory(const EnginePlan& plan, bool sender, size_t streams) {
     const uint64_t out_bytes = sender ? plan.request_size : plan.response_size;
     const uint64_t in_bytes = sender ? plan.response_size : plan.request_size;
     const uint64_t burst = std::max<uint32_t>(plan.rr_burst, 1);
-    uint64_t buffers = std::min<uint64_t>(out_bytes * burst, kMaxChunk) + std::clamp<uint64_t>(in_bytes * burst, kMinRecvBuffer, kMaxChunk);
+    uint64_t buffers = std::min<uint64_t>(out_bytes * burst, kRrMaxChunk) + std::clamp<uint64_t>(in_bytes * burst, kMinRecvBuffer, kRrMaxChunk);
     if (plan.protocol == Protocol::Udp) buffers += kUdpBatch * std::max<uint64_t>(in_bytes, out_bytes);
     const uint64_t per_flow = sizeof(StreamResult) + sizeof(TcpFlow) + sizeof(UdpFlow) + sizeof(CrrFlow) + burst * sizeof(InFlight);
     return buffers + streams * per_flow;

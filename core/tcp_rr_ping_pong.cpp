@@ -29,10 +29,6 @@ namespace {
 
 using Steady = std::chrono::steady_clock;
 
-/// One send() or recv() moves at most this much.
-constexpr size_t kMaxChunk = 1 << 20;
-/// How long the initiator waits past its window for the answer to its last request.
-constexpr std::chrono::seconds kDrainTime{2};
 
 /// The initiator ticks its window meter (which notes the CPU it runs on) and looks at its stop token this
 /// often, and at the window's start and end exactly; the responder every kTickEvery requests.
@@ -47,7 +43,7 @@ TimePoint next_tick(const Timeline& tl, TimePoint now) {
 }
 
 // The buffer a loop sends a message of `size` bytes from (cycled).
-std::vector<char> payload(uint64_t size) { return rr_payload(static_cast<size_t>(std::min<uint64_t>(size, kMaxChunk))); }
+std::vector<char> payload(uint64_t size) { return rr_payload(static_cast<size_t>(std::min<uint64_t>(size, kRrMaxChunk))); }
 
 // recv() and send() in a process with threads are cancellation points: glibc brackets each system call
 // with two atomic updates of the thread's cancellation state. nicmatrix never cancels a thread, and the
@@ -143,15 +139,15 @@ void tcp_rr_ping_pong_send(WorkerJob& job) {
     out.streams = stream_results(job.streams, plan.send_direction);
     out.knobs = read_socket_knobs(fd, true);
     const std::vector<char> request = payload(plan.request_size);
-    std::vector<char> response(static_cast<size_t>(std::clamp<uint64_t>(plan.response_size, 1, kMaxChunk)));
+    std::vector<char> response(static_cast<size_t>(std::clamp<uint64_t>(plan.response_size, 1, kRrMaxChunk)));
     PingPong io{job, meter, fd, plan.socket.skip_rx_copy ? MSG_TRUNC : 0, true};
     TimePoint give_up = TimePoint::max();
-    // While a call waits: false when the test ends now (a stop, or no answer within kDrainTime of the
+    // While a call waits: false when the test ends now (a stop, or no answer within kRrDrainTime of the
     // window's end).
     const auto go_on = [&](TimePoint now) {
         meter.tick(now);
         if (job.stop.stop_requested()) return false;
-        if (now >= tl.window_end && give_up == TimePoint::max()) give_up = now + kDrainTime;
+        if (now >= tl.window_end && give_up == TimePoint::max()) give_up = now + kRrDrainTime;
         return now < give_up;
     };
 
@@ -204,7 +200,7 @@ void tcp_rr_ping_pong_receive(WorkerJob& job) {
     const int fd = job.streams.front().fd.get();
     out.streams = stream_results(job.streams, opposite(plan.send_direction));
     out.knobs = read_socket_knobs(fd, true);
-    std::vector<char> request(static_cast<size_t>(std::clamp<uint64_t>(plan.request_size, 1, kMaxChunk)));
+    std::vector<char> request(static_cast<size_t>(std::clamp<uint64_t>(plan.request_size, 1, kRrMaxChunk)));
     const std::vector<char> response = payload(plan.response_size);
     PingPong io{job, meter, fd, plan.socket.skip_rx_copy ? MSG_TRUNC : 0, false};
     const auto go_on = [&](TimePoint now) {

@@ -4,6 +4,7 @@
 // counter, nothing else), and what it leaves behind for the merge after join(). A test kind's workers
 // (core/worker_kinds.hpp) are functions of this one signature.
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <optional>
 #include <stop_token>
@@ -70,6 +71,11 @@ std::string stream_error(uint32_t id, const char* what, int err);
 /// EAGAIN, EWOULDBLOCK or EINTR: a non-blocking call would have waited, or a blocking one's SO_RCVTIMEO/
 /// SO_SNDTIMEO ran out (or a signal came); the worker looks at its clock and tries again.
 bool would_block(int err);
+
+/// A request/response worker moves at most this much in one send() or recv().
+inline constexpr size_t kRrMaxChunk = 1 << 20;
+/// How long a request/response initiator waits past its window for the answers to its last requests.
+inline constexpr std::chrono::seconds kRrDrainTime{2};
 
 /// At least one byte of a recognisable pattern ('A' to 'Z', cycled) rather than zeros, so a capture of a
 /// request/response test shows where it is.

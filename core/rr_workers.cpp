@@ -10,12 +10,13 @@
 // same by the responder, whose clock started a control message earlier). Per-interval counts go by the
 // request's time, so the intervals add up to the total.
 //
-// TCP_RR with one flow and one transaction in flight (the usual RR test) runs a ping-pong loop of its own
-// on a blocking socket (core/tcp_rr_ping_pong.cpp). A UDP_RR worker with a single flow waits in recv()
-// itself rather than in epoll_wait() and then recv(): its socket is made blocking with SO_RCVTIMEO/
-// SO_SNDTIMEO of the skeleton's poll time, so it still looks at its clock and stop token that often, and a
-// transaction costs one system call less on each end (blocking sockperf and netperf wait the same way).
-// With several flows (or TCP with --rr-burst above 1) each waits in the set's epoll as usual.
+// TCP_RR and UDP_RR with one flow and one transaction in flight (the usual RR test) run a ping-pong loop
+// of their own on a blocking socket (core/tcp_rr_ping_pong.cpp, core/udp_rr_ping_pong.cpp). Otherwise a
+// UDP_RR worker with a single socket (a flow with --rr-burst above 1; a responder thread's socket in a
+// test of several flows) waits in recv() itself rather than in epoll_wait() and then recv(): its socket is
+// made blocking with SO_RCVTIMEO/SO_SNDTIMEO of the skeleton's poll time, so it still looks at its clock
+// and stop token that often, and a transaction costs one system call less on each end. With several flows
+// on one thread (or TCP with --rr-burst above 1) each waits in the set's epoll as usual.
 //
 // UDP keeps no retransmissions: a request whose answer does not come within an RFC 6298 style timeout
 // (smoothed latency + 4 deviations, at least 200 ms, at most 2 s, 1 s before the first answer) is counted
@@ -33,9 +34,11 @@
 #include <optional>
 
 #include "core/base/error.hpp"
+#include "core/rr_common.hpp"
 #include "core/socket_options.hpp"
 #include "core/stream_set.hpp"
 #include "core/tcp_rr_ping_pong.hpp"
+#include "core/udp_rr_ping_pong.hpp"
 #include "core/window_meter.hpp"
 #include "core/worker_kinds.hpp"
 
@@ -46,46 +49,10 @@ using Steady = std::chrono::steady_clock;
 
 /// The smallest receive buffer: a burst of small answers in one call.
 constexpr size_t kMinRecvBuffer = 64 * 1024;
-/// UDP's timeout before an answer is given up as lost (see the file comment).
-constexpr std::chrono::milliseconds kUdpMinTimeout{200};
-constexpr std::chrono::milliseconds kUdpMaxTimeout{2000};
-constexpr std::chrono::milliseconds kUdpFirstTimeout{1000};
 /// Datagrams per recvmmsg/sendmmsg on the UDP responder.
 constexpr size_t kUdpBatch = 32;
 
-uint64_t ns_between(TimePoint a, TimePoint b) {
-    return b > a ? static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(b - a).count()) : 0;
-}
-
-bool in_window(const Timeline& tl, TimePoint t) { return t >= tl.window_start && t < tl.window_end; }
-
-// The 16 bytes of an address as IPv6 (IPv4 as v4-mapped), to compare a datagram's or connection's source
-// with the client's control address whatever the socket family.
-struct HostKey {
-    unsigned char b[16] = {};
-    bool valid = false;
-    friend bool operator==(const HostKey&, const HostKey&) = default;
-};
-
-HostKey host_key(const sockaddr* sa) {
-    HostKey k;
-    if (sa->sa_family == AF_INET) {
-        k.b[10] = k.b[11] = 0xff;
-        std::memcpy(k.b + 12, &reinterpret_cast<const sockaddr_in*>(sa)->sin_addr, 4);
-        k.valid = true;
-    } else if (sa->sa_family == AF_INET6) {
-        std::memcpy(k.b, &reinterpret_cast<const sockaddr_in6*>(sa)->sin6_addr, 16);
-        k.valid = true;
-    }
-    return k;
-}
-
 // Requests in flight on one flow, oldest first: a fixed ring of rr_burst entries.
-struct InFlight {
-    TimePoint sent;
-    bool counted = false;
-};
-
 class FlightRing {
 public:
     explicit FlightRing(size_t capacity) : slots_(capacity) {}
@@ -108,13 +75,6 @@ private:
     size_t size_ = 0;
 };
 
-// What every initiator records for a transaction that completed at `done`.
-void complete(WorkerOutput& out, WindowMeter& meter, const InFlight& f, TimePoint done) {
-    if (!f.counted) return;
-    ++out.rr.transactions;
-    out.rr.latency.record(ns_between(f.sent, done));
-    meter.count(f.sent, 0, 1);
-}
 
 // Writes up to `pending` bytes of `buf` (cycled): the bytes written, 0 when it would block (or a blocking
 // socket's SO_SNDTIMEO passed), -1 on an error (in `err`).
@@ -341,49 +301,10 @@ void tcp_rr_receive(WorkerJob& job) {
 
 namespace {
 
-/// Bytes of a message that carry its sequence number (little-endian, truncated to the message).
-size_t seq_bytes(uint32_t request_size, uint32_t response_size) {
-    return std::min<size_t>({request_size, response_size, sizeof(uint64_t)});
-}
-
-void put_seq(char* p, uint64_t seq, size_t n) {
-    for (size_t i = 0; i < n; ++i) p[i] = static_cast<char>((seq >> (8 * i)) & 0xff);
-}
-
-uint64_t get_seq(const char* p, size_t n) {
-    uint64_t v = 0;
-    for (size_t i = 0; i < n; ++i) v |= static_cast<uint64_t>(static_cast<unsigned char>(p[i])) << (8 * i);
-    return v;
-}
-
 struct UdpSlot {
     uint64_t seq = 0;
     InFlight f;
     bool active = false;
-};
-
-// RFC 6298's estimator on the transactions' latency, bounded for a benchmark (see the file comment).
-struct Timeout {
-    double srtt_ns = 0;
-    double rttvar_ns = 0;
-    bool sampled = false;
-
-    void sample(uint64_t ns) {
-        const double r = static_cast<double>(ns);
-        if (!sampled) {
-            srtt_ns = r;
-            rttvar_ns = r / 2;
-            sampled = true;
-            return;
-        }
-        rttvar_ns = 0.75 * rttvar_ns + 0.25 * std::fabs(srtt_ns - r);
-        srtt_ns = 0.875 * srtt_ns + 0.125 * r;
-    }
-    std::chrono::nanoseconds value() const {
-        if (!sampled) return kUdpFirstTimeout;
-        const auto t = std::chrono::nanoseconds(static_cast<int64_t>(srtt_ns + 4 * rttvar_ns));
-        return std::clamp<std::chrono::nanoseconds>(t, kUdpMinTimeout, kUdpMaxTimeout);
-    }
 };
 
 struct UdpFlow {
@@ -391,7 +312,7 @@ struct UdpFlow {
     std::vector<UdpSlot> slots;
     size_t active = 0;
     uint64_t next_seq = 0;
-    Timeout timeout;
+    UdpLossTimeout timeout;
     bool started = false;
     bool closing = false;
 };
@@ -399,13 +320,14 @@ struct UdpFlow {
 }  // namespace
 
 void udp_rr_send(WorkerJob& job) {
+    if (udp_rr_ping_pong(job)) return udp_rr_ping_pong_send(job);
     const EnginePlan& plan = job.plan;
     const Timeline& tl = job.timeline;
     WorkerOutput& out = job.out;
     WindowMeter meter(tl, out.window);
     const size_t burst = plan.rr_burst;
     const size_t nseq = seq_bytes(plan.request_size, plan.response_size);
-    const uint64_t seq_mask = nseq >= 8 ? UINT64_MAX : (uint64_t{1} << (8 * nseq)) - 1;
+    const uint64_t mask = seq_mask(nseq);
     std::vector<char> sendbuf = rr_payload(plan.request_size);
     std::vector<char> recvbuf(std::max<size_t>(plan.response_size, 1) + 1);   // one more: a longer datagram shows
     const bool blocking = wait_in_recv(job.streams);
@@ -423,7 +345,7 @@ void udp_rr_send(WorkerJob& job) {
         if (f.closing) return;
         auto slot = std::find_if(f.slots.begin(), f.slots.end(), [](const UdpSlot& u) { return !u.active; });
         if (slot == f.slots.end()) return;
-        slot->seq = f.next_seq++ & seq_mask;
+        slot->seq = f.next_seq++ & mask;
         slot->f = {t, in_window(tl, t)};
         slot->active = true;
         ++f.active;
@@ -516,6 +438,7 @@ void udp_rr_send(WorkerJob& job) {
 // Answers every datagram from the client's address with response_size bytes that begin with the request's
 // sequence bytes. recvmmsg/sendmmsg batches; a datagram the socket cannot take is the client's loss.
 void udp_rr_receive(WorkerJob& job) {
+    if (udp_rr_ping_pong(job)) return udp_rr_ping_pong_receive(job);
     const EnginePlan& plan = job.plan;
     WorkerOutput& out = job.out;
     const Timeline tl = until_peer_done(job.timeline);
@@ -526,9 +449,6 @@ void udp_rr_receive(WorkerJob& job) {
     // is queued (MSG_WAITFORONE).
     const bool blocking = wait_in_recv(job.streams);
     const int recv_flags = blocking ? MSG_WAITFORONE : MSG_DONTWAIT;
-    // One flow with one request in flight (the usual test): a datagram at a time. recvmmsg would look for
-    // a second datagram after each first one, and with one request in flight there never is one.
-    const bool one_at_a_time = blocking && plan.stream_count == 1 && plan.rr_burst == 1;
     const size_t nseq = seq_bytes(plan.request_size, plan.response_size);
     const size_t in_size = std::max<size_t>(plan.request_size, 1);
     const size_t out_size = plan.response_size;
@@ -556,19 +476,11 @@ void udp_rr_receive(WorkerJob& job) {
     };
 
     const auto on_ready = [&](Stream& s, TimePoint) {
-        int n = 0;
-        if (one_at_a_time) {
-            in_msgs[0].msg_hdr.msg_namelen = sizeof(sockaddr_storage);
-            const ssize_t r = ::recvmsg(s.fd(), &in_msgs[0].msg_hdr, 0);
-            if (r >= 0) in_msgs[0].msg_len = static_cast<unsigned>(r);
-            n = r < 0 ? -1 : 1;
-        } else {
-            for (auto& m : in_msgs) m.msg_hdr.msg_namelen = sizeof(sockaddr_storage);
-            n = ::recvmmsg(s.fd(), in_msgs.data(), static_cast<unsigned>(kUdpBatch), recv_flags, nullptr);
-        }
+        for (auto& m : in_msgs) m.msg_hdr.msg_namelen = sizeof(sockaddr_storage);
+        const int n = ::recvmmsg(s.fd(), in_msgs.data(), static_cast<unsigned>(kUdpBatch), recv_flags, nullptr);
         if (n <= 0) {
             if (n < 0 && !would_block(errno) && errno != ECONNREFUSED) {
-                if (out.error.empty()) out.error = std::string(one_at_a_time ? "recvmsg: " : "recvmmsg: ") + std::strerror(errno);
+                if (out.error.empty()) out.error = std::string("recvmmsg: ") + std::strerror(errno);
                 return Step::done();
             }
             return Step::wait();

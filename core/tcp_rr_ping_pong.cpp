@@ -13,13 +13,12 @@
 #include "core/tcp_rr_ping_pong.hpp"
 
 #include <sys/socket.h>
-#include <sys/syscall.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <optional>
 
+#include "core/rr_common.hpp"
 #include "core/socket_options.hpp"
 #include "core/stream_set.hpp"
 #include "core/window_meter.hpp"
@@ -29,27 +28,8 @@ namespace {
 
 using Steady = std::chrono::steady_clock;
 
-
-/// The initiator ticks its window meter (which notes the CPU it runs on) and looks at its stop token this
-/// often, and at the window's start and end exactly; the responder every kTickEvery requests.
-constexpr std::chrono::milliseconds kTickPeriod{1};
-constexpr uint32_t kTickEvery = 32;
-
-TimePoint next_tick(const Timeline& tl, TimePoint now) {
-    TimePoint at = now + kTickPeriod;
-    if (now < tl.window_start) return std::min(at, tl.window_start);
-    if (now < tl.window_end) return std::min(at, tl.window_end);
-    return at;
-}
-
 // The buffer a loop sends a message of `size` bytes from (cycled).
 std::vector<char> payload(uint64_t size) { return rr_payload(static_cast<size_t>(std::min<uint64_t>(size, kRrMaxChunk))); }
-
-// recv() and send() in a process with threads are cancellation points: glibc brackets each system call
-// with two atomic updates of the thread's cancellation state. nicmatrix never cancels a thread, and the
-// ping-pong makes two of these calls per transaction on each end, so it calls the system calls directly.
-ssize_t sys_send(int fd, const void* buf, size_t n, int flags) { return ::syscall(SYS_sendto, fd, buf, n, flags, nullptr, 0); }
-ssize_t sys_recv(int fd, void* buf, size_t n, int flags) { return ::syscall(SYS_recvfrom, fd, buf, n, flags, nullptr, nullptr); }
 
 // One end's loop state. What changes per transaction lives here, on the worker's stack, and reaches
 // WorkerOutput when the loop ends (finish()): after a context switch every cache line the loop touches is

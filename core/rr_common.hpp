@@ -128,7 +128,11 @@ inline TimePoint next_tick(const Timeline& tl, TimePoint now) {
 // ping-pong makes two of these calls per transaction on each end, so it calls the system calls directly.
 inline ssize_t sys_send(int fd, const void* buf, size_t n, int flags) { return ::syscall(SYS_sendto, fd, buf, n, flags, nullptr, 0); }
 inline ssize_t sys_recv(int fd, void* buf, size_t n, int flags) { return ::syscall(SYS_recvfrom, fd, buf, n, flags, nullptr, nullptr); }
-inline ssize_t sys_sendmsg(int fd, const msghdr* m, int flags) { return ::syscall(SYS_sendmsg, fd, m, flags); }
-inline ssize_t sys_recvmsg(int fd, msghdr* m, int flags) { return ::syscall(SYS_recvmsg, fd, m, flags); }
+inline ssize_t sys_sendto(int fd, const void* buf, size_t n, int flags, const sockaddr* to, socklen_t len) {
+    return ::syscall(SYS_sendto, fd, buf, n, flags, to, len);
+}
+inline ssize_t sys_recvfrom(int fd, void* buf, size_t n, int flags, sockaddr* from, socklen_t* len) {
+    return ::syscall(SYS_recvfrom, fd, buf, n, flags, from, len);
+}
 
 }  // namespace nm

@@ -141,16 +141,7 @@ void udp_rr_ping_pong_receive(WorkerJob& job) {
     std::vector<char> request(std::max<size_t>(plan.request_size, 1));
     std::vector<char> answer = rr_payload(plan.response_size);
     sockaddr_storage from{};
-    iovec in_iov{request.data(), request.size()};
-    iovec out_iov{answer.data(), plan.response_size};
-    msghdr in{};
-    in.msg_name = &from;
-    in.msg_iov = &in_iov;
-    in.msg_iovlen = 1;
-    msghdr reply{};
-    reply.msg_name = &from;
-    reply.msg_iov = &out_iov;
-    reply.msg_iovlen = 1;
+    auto* const from_sa = reinterpret_cast<sockaddr*>(&from);
     uint64_t moved = 0, transactions = 0, calls = 0;
     // Stopped (the client's requests are over): what is still queued is answered, for at most the
     // skeleton's drain time, without waiting for more.
@@ -173,12 +164,13 @@ void udp_rr_ping_pong_receive(WorkerJob& job) {
             until_tick = kTickEvery;
             if (!go_on(Steady::now())) break;
         }
-        in.msg_namelen = sizeof from;
-        const ssize_t r = sys_recvmsg(fd, &in, draining ? MSG_DONTWAIT : 0);
+        // recvfrom/sendto rather than recvmsg/sendmsg: no message header and iovec to copy in per call.
+        socklen_t from_len = sizeof from;
+        const ssize_t r = sys_recvfrom(fd, request.data(), request.size(), draining ? MSG_DONTWAIT : 0, from_sa, &from_len);
         if (r < 0) {
             const int err = errno;
             if (!would_block(err) && err != ECONNREFUSED) {
-                if (out.error.empty()) out.error = std::string("recvmsg: ") + std::strerror(err);
+                if (out.error.empty()) out.error = std::string("recvfrom: ") + std::strerror(err);
                 break;
             }
             if (draining && err != ECONNREFUSED) break;   // nothing left queued
@@ -187,10 +179,10 @@ void udp_rr_ping_pong_receive(WorkerJob& job) {
         }
         moved += static_cast<uint64_t>(r);
         calls += meter.in();
-        if (!(host_key(reinterpret_cast<const sockaddr*>(&from)) == client)) continue;   // only the test's client is answered
+        if (!(host_key(from_sa) == client)) continue;   // only the test's client is answered
         std::memcpy(answer.data(), request.data(), std::min<size_t>(nseq, static_cast<size_t>(r)));
-        reply.msg_namelen = in.msg_namelen;
-        if (sys_sendmsg(fd, &reply, MSG_DONTWAIT) >= 0) {   // an answer the socket cannot take is the client's loss
+        // An answer the socket cannot take is the client's loss.
+        if (sys_sendto(fd, answer.data(), plan.response_size, MSG_DONTWAIT, from_sa, from_len) >= 0) {
             if (meter.in()) {
                 ++transactions;
                 ++calls;

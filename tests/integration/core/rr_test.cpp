@@ -3,10 +3,18 @@
 // packets), and the two ends' independent counts of the same transactions.
 #include <catch2/catch.hpp>
 
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
+
+#include <atomic>
 #include <sstream>
+#include <thread>
 
 #include <nlohmann/json.hpp>
 
+#include "core/base/wait_until.hpp"
+#include "core/net.hpp"
 #include "core/traffic_client.hpp"
 #include "ethtool_ctl/netns.hpp"
 #include "tests/support/command.hpp"
@@ -189,6 +197,77 @@ TEST_CASE("UDP_RR counts what the path drops as lost: every 40th answer dropped 
         CHECK(res.rr->lost >= dropped);
         CHECK(res.rr->lost <= dropped + res.rr->late + 1);
     }
+}
+
+// Sends `count` 14-byte requests from `from` (any port) in `netns` to `to`; returns how many answers came
+// back within `window` after the last one.
+int answers_to(const std::string& netns, const std::string& from, const nm::SocketAddress& to, int count, std::chrono::milliseconds window) {
+    nm::NetnsScope scope(netns);
+    nm::UniqueFd fd(::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0));
+    REQUIRE(fd);
+    const auto local = nm::resolve_address(from, 0);
+    REQUIRE(::bind(fd.get(), local.get(), local.len) == 0);
+    char buf[14] = {};
+    for (int i = 0; i < count; ++i) {
+        buf[0] = static_cast<char>(i);
+        REQUIRE(::sendto(fd.get(), buf, sizeof buf, 0, to.get(), to.len) == static_cast<ssize_t>(sizeof buf));
+    }
+    int answers = 0;
+    const auto deadline = std::chrono::steady_clock::now() + window;
+    for (;;) {   // an observation window: what comes back in it (nothing, for a stranger)
+        const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now()).count();
+        pollfd p{fd.get(), POLLIN, 0};
+        if (left <= 0 || ::poll(&p, 1, static_cast<int>(left)) <= 0) return answers;
+        answers += ::recv(fd.get(), buf, sizeof buf, MSG_DONTWAIT) > 0;
+    }
+}
+
+TEST_CASE("UDP_RR's responder answers the test's client only: requests from another address get nothing back", "[integration]") {
+    nm::test::require_net_admin();
+    nm::test::ScopedLab lab;
+    const std::string client = nm::strip_prefix(lab.client().ipv4);
+    const std::string stranger = "198.18.0.77";   // a second address on the client's interface
+    REQUIRE(nm::test::run_command("ip -n " + lab.client().netns + " addr add " + stranger + "/24 dev " + lab.client().ifname).exit_status == 0);
+    LabServer server(lab.server().netns);
+    const std::string host = nm::strip_prefix(lab.server().ipv4);
+    auto spec = rr_spec(host, server.port(), nm::Protocol::Udp, nm::TrafficPattern::Rr);
+    spec.duration_s = 4;   // long enough that everything below happens while it runs, however loaded the machine
+    std::atomic<bool> done{false};
+    nm::RunResult res;
+    std::string failed;
+    std::jthread run([&] {   // joined on every way out of the test
+        try {
+            res = run_in(lab.client(), spec);
+        } catch (const std::exception& e) {
+            failed = e.what();
+        }
+        done = true;
+    });
+    // The responder's UDP port, as `ss` in the server's namespace lists it while the test runs.
+    uint16_t port = 0;
+    nm::wait_until(
+        [&] {
+            const auto r = run_in_netns(lab.server().netns, "ss -Hnlu src " + host);
+            // "198.18.0.2:PORT", or "[::ffff:198.18.0.2]:PORT" for the dual-stack socket it is.
+            auto at = r.output.find(host);
+            if (at == std::string::npos) return false;
+            at += host.size();
+            if (at < r.output.size() && r.output[at] == ']') ++at;
+            if (at >= r.output.size() || r.output[at] != ':') return false;
+            port = static_cast<uint16_t>(std::stoul(r.output.substr(at + 1)));
+            return port != 0;
+        },
+        std::chrono::seconds(10), "the responder's UDP socket");
+    const auto to = nm::resolve_address(host, port);
+    const int to_stranger = answers_to(lab.client().netns, stranger, to, 50, std::chrono::milliseconds(300));
+    const int to_client = answers_to(lab.client().netns, client, to, 5, std::chrono::milliseconds(300));   // the control
+    CHECK_FALSE(done.load());   // the responder was serving all along
+    run.join();
+    INFO("answers to the stranger " << to_stranger << ", to the client's address " << to_client << "; " << failed);
+    CHECK(to_stranger == 0);
+    CHECK(to_client == 5);
+    REQUIRE(res.status == nm::RunStatus::Ok);
+    CHECK(res.rr->transactions > 1000);
 }
 
 TEST_CASE("TCP_CRR over IPv4 and IPv6: a connection per transaction, as the client's TCP ActiveOpens counts", "[integration]") {

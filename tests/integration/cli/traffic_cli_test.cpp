@@ -249,7 +249,7 @@ TEST_CASE("Bad input: clear errors, exit 2 for usage, 1 for a port in use or no 
     CHECK(client("-t 0.3").exit_status == 0);
 }
 
-TEST_CASE("A text-mode run prints each interval while it runs: the paced rate, before the run ends; Ctrl-C ends it", "[integration]") {
+TEST_CASE("A text-mode run prints each interval while it runs (the paced rate, before the run ends), and Ctrl-C ends it", "[integration]") {
     nm::test::require_net_admin();
     nm::test::ScopedLab lab;
     Child server(in_netns(lab.server().netns, {"serve"}));

@@ -1,5 +1,6 @@
 #pragma once
 #include <string>
+#include <vector>
 
 #include "core/base/lab_types.hpp"
 
@@ -24,5 +25,11 @@ private:
 
 /// A lab or namespace name no other test (or concurrent test run) uses: "nmt<pid>x<nanoseconds>".
 std::string unique_name(const std::string& prefix = "nmt");
+
+/// Takes down the labs a test process left when it died before its ScopedLabs' destructors ran (killed,
+/// or aborted: std::terminate unwinds nothing): every "nmt<pid>x..." lab in /run/netns whose process no
+/// longer exists. Returns the labs removed. The first ScopedLab of every test process calls it; the labs
+/// of a live process, any concurrent test run's included, are never touched.
+std::vector<std::string> remove_orphaned_labs();
 
 }  // namespace nm::test

@@ -75,7 +75,6 @@ private:
     size_t size_ = 0;
 };
 
-
 // Writes up to `pending` bytes of `buf` (cycled): the bytes written, 0 when it would block (or a blocking
 // socket's SO_SNDTIMEO passed), -1 on an error (in `err`).
 ssize_t write_some(int fd, const std::vector<char>& buf, uint64_t pending, int& err) {

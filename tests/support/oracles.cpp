@@ -1,6 +1,7 @@
 #include "tests/support/oracles.hpp"
 
 #include <algorithm>
+#include <filesystem>
 #include <sstream>
 #include <stdexcept>
 
@@ -78,6 +79,33 @@ void wait_for_lab_path(const LabInfo& lab) {
     const std::string server = strip_prefix(lab.by_role("server").ipv4);
     wait_until([&] { return run_in_netns(client.netns, "ping -c1 -W1 " + server).exit_status == 0; }, std::chrono::seconds(5),
                "lab " + lab.name + ": a ping from " + client.netns + " to " + server);
+}
+
+uint64_t snmp_counter(const std::string& netns, const std::string& group, const std::string& field) {
+    const auto r = run_in_netns(netns, "cat /proc/net/snmp");
+    if (r.exit_status != 0) throw std::runtime_error("cat /proc/net/snmp in " + netns + ": " + r.output);
+    std::istringstream in(r.output);
+    std::string names, values;
+    while (std::getline(in, names) && std::getline(in, values)) {   // a header line, then its values
+        if (names.rfind(group + ":", 0) != 0) continue;
+        std::istringstream n(names), v(values);
+        std::string name, value;
+        while (n >> name && v >> value) {
+            if (name == field) return std::stoull(value);
+        }
+    }
+    throw std::runtime_error("no " + group + " " + field + " in /proc/net/snmp of " + netns);
+}
+
+std::vector<std::string> netns_named(const std::string& prefix) {
+    std::vector<std::string> names;
+    std::error_code ec;
+    for (const auto& entry : std::filesystem::directory_iterator("/run/netns", ec)) {
+        const std::string name = entry.path().filename().string();
+        if (name.rfind(prefix, 0) == 0) names.push_back(name);
+    }
+    std::sort(names.begin(), names.end());
+    return names;
 }
 
 }  // namespace nm::test

@@ -1,7 +1,9 @@
 #pragma once
 // What other tools say about an interface: the independent oracles tests compare nicmatrix against.
+#include <cstdint>
 #include <map>
 #include <string>
+#include <vector>
 
 #include "core/base/lab_types.hpp"
 
@@ -29,5 +31,14 @@ std::string results_schema_errors(const std::string& path);
 /// Waits (at most 5 s) until the lab's client reaches its server with `ping`. A lab just made can drop
 /// its first packet (the veth peer not yet running), and ARP then waits a second before asking again.
 void wait_for_lab_path(const LabInfo& lab);
+
+/// One counter of /proc/net/snmp in `netns` ("Udp", "InDatagrams"): the kernel's own count for the
+/// namespace. Throws std::runtime_error when the file cannot be read or has no such counter.
+uint64_t snmp_counter(const std::string& netns, const std::string& group, const std::string& field);
+
+/// The network namespaces whose names start with `prefix`, sorted: the entries of /run/netns (where `ip
+/// netns` keeps them), read directly, so another test creating or deleting namespaces meanwhile cannot
+/// add error lines to the answer, as it can to `ip netns list`.
+std::vector<std::string> netns_named(const std::string& prefix);
 
 }  // namespace nm::test

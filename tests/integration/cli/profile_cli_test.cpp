@@ -17,6 +17,7 @@
 #include "tests/support/command.hpp"
 #include "tests/support/lab_server.hpp"
 #include "tests/support/matrix_world.hpp"
+#include "tests/support/oracles.hpp"
 #include "tests/support/require.hpp"
 #include "tests/support/scoped_lab.hpp"
 
@@ -248,7 +249,7 @@ TEST_CASE("profile refusals: without CAP_PERFMON and CAP_SYS_ADMIN, run and swee
     CHECK(s.exit_status == 2);
     CHECK_THAT(s.output, Catch::Contains("\"profile\": true") && Catch::Contains("kernel.perf_event_paranoid"));
     // Nothing was made: no lab namespace, no results file.
-    CHECK(run_command("ip netns list | grep -c " + name).output.find('0') == 0);
+    CHECK(nm::test::netns_named(name).empty());
     CHECK_FALSE(std::ifstream(dir.file("r.json")).good());
 }
 

@@ -19,6 +19,7 @@
 #include "ethtool_ctl/netns.hpp"
 #include "tests/support/command.hpp"
 #include "tests/support/lab_server.hpp"
+#include "tests/support/oracles.hpp"
 #include "tests/support/require.hpp"
 #include "tests/support/scoped_lab.hpp"
 
@@ -31,24 +32,6 @@ nm::RunResult run_in(const nm::LabInterface& client, const nm::TestSpec& spec) {
     nm::NetnsScope scope(client.netns);
     nm::TrafficClient c;
     return c.run(spec, {});
-}
-
-/// One counter of /proc/net/snmp in `netns` ("Tcp", "ActiveOpens"): the header line names the fields.
-uint64_t snmp(const std::string& netns, const std::string& group, const std::string& field) {
-    const auto r = run_in_netns(netns, "cat /proc/net/snmp");
-    REQUIRE(r.exit_status == 0);
-    std::istringstream in(r.output);
-    std::string names, values;
-    while (std::getline(in, names) && std::getline(in, values)) {
-        if (names.rfind(group + ":", 0) != 0) continue;
-        std::istringstream n(names), v(values);
-        std::string name, value;
-        while (n >> name && v >> value) {
-            if (name == field) return std::stoull(value);
-        }
-    }
-    FAIL("no " << group << " " << field << " in /proc/net/snmp");
-    return 0;
 }
 
 /// One counter of /proc/net/snmp6 in `netns` ("Udp6InDatagrams"): a name and a value per line.
@@ -168,7 +151,7 @@ TEST_CASE("UDP_RR over IPv4 and IPv6: one datagram each way per transaction, as 
     for (const auto& host : {nm::strip_prefix(lab.server().ipv4), nm::strip_prefix(lab.server().ipv6)}) {
         INFO(host);
         const bool v6 = host.find(':') != std::string::npos;
-        const auto datagrams_in = [&] { return v6 ? snmp6(lab.server().netns, "Udp6InDatagrams") : snmp(lab.server().netns, "Udp", "InDatagrams"); };
+        const auto datagrams_in = [&] { return v6 ? snmp6(lab.server().netns, "Udp6InDatagrams") : nm::test::snmp_counter(lab.server().netns, "Udp", "InDatagrams"); };
         const auto in_before = datagrams_in();
         const auto res = run_in(lab.client(), rr_spec(host, server.port(), nm::Protocol::Udp, nm::TrafficPattern::Rr));
         check_rr(res, 1000);
@@ -276,9 +259,9 @@ TEST_CASE("TCP_CRR over IPv4 and IPv6: a connection per transaction, as the clie
     LabServer server(lab.server().netns);
     for (const auto& host : {nm::strip_prefix(lab.server().ipv4), nm::strip_prefix(lab.server().ipv6)}) {
         INFO(host);
-        const auto opens_before = snmp(lab.client().netns, "Tcp", "ActiveOpens");
+        const auto opens_before = nm::test::snmp_counter(lab.client().netns, "Tcp", "ActiveOpens");
         const auto res = run_in(lab.client(), rr_spec(host, server.port(), nm::Protocol::Tcp, nm::TrafficPattern::Crr));
-        const auto opens = snmp(lab.client().netns, "Tcp", "ActiveOpens") - opens_before;
+        const auto opens = nm::test::snmp_counter(lab.client().netns, "Tcp", "ActiveOpens") - opens_before;
         check_rr(res, 200);
         // Each transaction opened a connection (plus the control connection; a flow's connection opened
         // as the window ended is not counted as a transaction, so a few more).

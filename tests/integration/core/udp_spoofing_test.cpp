@@ -18,6 +18,7 @@
 #include "core/udp_tracker.hpp"
 #include "ethtool_ctl/netns.hpp"
 #include "tests/support/command.hpp"
+#include "tests/support/oracles.hpp"
 #include "tests/support/require.hpp"
 #include "tests/support/scoped_lab.hpp"
 
@@ -38,25 +39,6 @@ void send_from(const nm::LabInterface& client, const std::string& from, const nm
         REQUIRE(::sendto(fd.get(), buf, sizeof buf, 0, to.get(), to.len) == static_cast<ssize_t>(sizeof buf));
         if (i % 50 == 49) std::this_thread::sleep_for(std::chrono::milliseconds(1));   // no drops at the socket
     }
-}
-
-// The namespace's UDP datagrams delivered to sockets so far (InDatagrams of /proc/net/snmp, read with
-// `ip netns exec`).
-uint64_t udp_in_datagrams(const std::string& netns) {
-    const auto r = nm::test::run_command("ip netns exec " + netns + " cat /proc/net/snmp");
-    REQUIRE(r.exit_status == 0);
-    std::istringstream in(r.output);
-    std::string names, values;
-    while (std::getline(in, names) && std::getline(in, values)) {
-        if (names.rfind("Udp: ", 0) != 0) continue;
-        std::istringstream n(names), v(values);
-        std::string name, value;
-        while (n >> name && v >> value) {
-            if (name == "InDatagrams") return std::stoull(value);
-        }
-    }
-    FAIL("no Udp InDatagrams in /proc/net/snmp of " << netns);
-    return 0;
 }
 
 }  // namespace
@@ -87,13 +69,13 @@ TEST_CASE("The UDP receiver counts only datagrams from its peer's address that c
     nm::EndEngine engine(std::move(plan));
     engine.start(nm::make_timeline(spec, std::chrono::steady_clock::now()));
     const auto to = nm::resolve_address(spec.host, port);
-    const uint64_t delivered_before = udp_in_datagrams(lab.server().netns);
+    const uint64_t delivered_before = nm::test::snmp_counter(lab.server().netns, "Udp", "InDatagrams");
     send_from(lab.client(), other, to, kCookie, 0, 300);          // the right cookie, another address
     send_from(lab.client(), client, to, kCookie ^ 1, 300, 300);   // the right address, another cookie
     send_from(lab.client(), client, to, kCookie, 600, 200);       // the test's own
     // Every datagram delivered to the socket (the server namespace's Udp InDatagrams, a fresh namespace)
     // before the drain reads what is queued.
-    nm::wait_until([&] { return udp_in_datagrams(lab.server().netns) >= delivered_before + 800; }, std::chrono::seconds(10),
+    nm::wait_until([&] { return nm::test::snmp_counter(lab.server().netns, "Udp", "InDatagrams") >= delivered_before + 800; }, std::chrono::seconds(10),
                    "all 800 datagrams to reach the receiver's socket");
     engine.stop_receivers();
     const nm::EndReport report = engine.finish(nm::RunStatus::Ok, "");

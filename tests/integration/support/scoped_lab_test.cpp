@@ -1,5 +1,5 @@
 // The test scaffolding's own promise: labs a dead test process left behind are removed, a live one's
-// are kept. Checked with `ip netns list`.
+// are kept. Checked in /run/netns, where `ip netns` keeps them.
 #include <catch2/catch.hpp>
 
 #include <sys/wait.h>
@@ -9,16 +9,15 @@
 #include <string>
 
 #include "ethtool_ctl/lab.hpp"
-#include "tests/support/command.hpp"
+#include "tests/support/oracles.hpp"
 #include "tests/support/require.hpp"
 #include "tests/support/scoped_lab.hpp"
 
 namespace {
 
 bool netns_listed(const std::string& name) {
-    const auto r = nm::test::run_command("ip netns list");
-    REQUIRE(r.exit_status == 0);
-    return r.output.find(name + " ") != std::string::npos || r.output.find(name + "\n") != std::string::npos;
+    const auto names = nm::test::netns_named(name);
+    return std::find(names.begin(), names.end(), name) != names.end();
 }
 
 }  // namespace

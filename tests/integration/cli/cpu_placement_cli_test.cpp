@@ -24,6 +24,7 @@
 #include "tests/support/background.hpp"
 #include "tests/support/command.hpp"
 #include "tests/support/matrix_world.hpp"
+#include "tests/support/oracles.hpp"
 #include "tests/support/require.hpp"
 #include "tests/support/scoped_lab.hpp"
 
@@ -267,13 +268,14 @@ TEST_CASE("sweep --lab with affinity: a CPU that does not exist stops it before 
             "affinity": )" << affinity << "}";
         return dir.file(name);
     };
-    const auto namespaces = nm::test::run_command("ip netns list | sort").output;
-    auto r = nm::test::run_command(nicmatrix_binary() + " sweep " + write("bad.json", R"({"server": [)" + none + "]}") + " --lab -o " +
-                                   dir.file("bad-r.json"));
+    // Other tests make and remove namespaces meanwhile: look for this lab's own.
+    const std::string lab = nm::test::unique_name();
+    auto r = nm::test::run_command(nicmatrix_binary() + " sweep " + write("bad.json", R"({"server": [)" + none + "]}") + " --lab --lab-name " +
+                                   lab + " -o " + dir.file("bad-r.json"));
     CHECK(r.exit_status == 2);
     CHECK_THAT(r.output, Catch::Contains("affinity: server CPU " + none + " does not exist on this host"));
     CHECK_FALSE(std::filesystem::exists(dir.file("bad-r.json")));
-    CHECK(nm::test::run_command("ip netns list | sort").output == namespaces);   // no lab was made
+    CHECK(nm::test::netns_named(lab).empty());   // no lab was made
 
     const unsigned last = std::thread::hardware_concurrency() - 1;
     r = nm::test::run_command(nicmatrix_binary() + " sweep " + write("ok.json", R"({"client": [0], "server": [)" + std::to_string(last) + "]}") +

@@ -96,18 +96,20 @@ TEST_CASE("sweep --peer: an unreachable peer is found before the first change, e
 TEST_CASE("sweep without CAP_NET_ADMIN, with a bad config or a bad --metric: exit 2, nothing made", "[integration]") {
     nm::test::require_net_admin();
     nm::test::TempDir dir;
-    const auto before = run_command("ip netns list | sort").output;
-    auto r = run_command("setpriv --bounding-set -net_admin " + nicmatrix_binary() + " sweep " + kSource + "/configs/offload-mtu.json --lab -o " + dir.file("r.json"));
+    // Other tests make and remove namespaces meanwhile: look for this test's own.
+    const std::string lab = nm::test::unique_name();
+    auto r = run_command("setpriv --bounding-set -net_admin " + nicmatrix_binary() + " sweep " + kSource + "/configs/offload-mtu.json --lab --lab-name " +
+                         lab + " -o " + dir.file("r.json"));
     CHECK(r.exit_status == 2);
     CHECK_THAT(r.output, Catch::Contains("nicmatrix: sweep: changing interface settings needs CAP_NET_ADMIN; run as root"));
     const auto bad = write_config(dir, "bad.json", R"({"offloads": [{"name": "a", "features": {}}], "mtu": [1500], "traffic": [{"streams": 0}]})");
-    r = run_command(nicmatrix_binary() + " sweep " + bad + " --lab");
+    r = run_command(nicmatrix_binary() + " sweep " + bad + " --lab --lab-name " + lab);
     CHECK(r.exit_status == 2);
     CHECK_THAT(r.output, Catch::Contains("nicmatrix: " + bad + ": /traffic/0/streams: expected a positive integer (at most 256), got 0"));
-    r = run_command(nicmatrix_binary() + " sweep " + kSource + "/configs/offload-mtu.json --lab --metric goodput");
+    r = run_command(nicmatrix_binary() + " sweep " + kSource + "/configs/offload-mtu.json --lab --lab-name " + lab + " --metric goodput");
     CHECK(r.exit_status == 2);
     CHECK_THAT(r.output, Catch::Contains("--metric goodput: expected one of busiest_cpu_busy_pct, cpu_receiver_pct,"));
-    CHECK(run_command("ip netns list | sort").output == before);
+    CHECK(nm::test::netns_named(lab).empty());
     CHECK_FALSE(std::filesystem::exists(dir.file("r.json")));
 }
 

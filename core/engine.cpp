@@ -97,7 +97,7 @@ uint64_t progress_total(const std::vector<std::unique_ptr<WorkerProgress>>& prog
 
 void EndEngine::take_start_snapshot(TimePoint now) {
     snap_start_ = take_proc_snapshot(plan_.iface);
-    t_start_ = now;
+    t_start_ = timeline_.window_start;   // the workers count from there, whenever this poll came
     live_from_ = now;
     live_sent_ = progress_total(send_progress_);
     live_received_ = progress_total(recv_progress_);
@@ -135,7 +135,18 @@ void EndEngine::poll(TimePoint now) {
     // An end that only receives measures until its receivers are done (the peer's data has ended); an end
     // that sends measures its own window.
     const bool window_over = has_senders() && now >= timeline_.window_end;
-    if (snap_start_ && !snap_end_ && (window_over || all_done())) take_end_snapshot(now);
+    if (snap_start_ && !snap_end_ && (window_over || all_done())) {
+        ended_by_ = window_over ? WindowEnd::Clock : WindowEnd::Workers;
+        take_end_snapshot(now);
+    }
+}
+
+TimePoint EndEngine::next_due() const {
+    if (!snap_start_) return timeline_.window_start;
+    if (snap_end_) return TimePoint::max();
+    TimePoint due = has_senders() ? timeline_.window_end : TimePoint::max();
+    if (live_sink_ && timeline_.interval.count() > 0) due = std::min(due, t_start_ + timeline_.interval * static_cast<int64_t>(live_index_ + 1));
+    return due;
 }
 
 bool EndEngine::stalled(TimePoint now) {
@@ -169,6 +180,17 @@ EndReport EndEngine::finish(RunStatus status, const std::string& error) {
     r.error = error;
     auto& m = r.measurement;
     m.iface = plan_.iface;
+    // The window's end: exactly window_end when the clock ended it; when the workers did, the last time one
+    // of them counted data (a receiver's last byte before the peer's end of data, not the poll that saw it
+    // done); when finish() did, the time it stopped.
+    if (ended_by_ == WindowEnd::Clock) t_end_ = timeline_.window_end;
+    if (ended_by_ == WindowEnd::Workers) {
+        TimePoint last{};
+        for (const auto* outs : {&send_out_, &recv_out_}) {
+            for (const auto& o : *outs) last = std::max(last, o->window.last_count);
+        }
+        if (last > t_start_) t_end_ = std::min(t_end_, last);
+    }
     const double duration = snap_start_ ? std::chrono::duration<double>(t_end_ - t_start_).count() : 0.0;
     m.duration_s = duration;
     if (snap_start_ && snap_end_) {

@@ -106,6 +106,10 @@ public:
     /// Called often by the session loop: takes the window's /proc snapshots when they are due, and tells
     /// the live sink (when watched) of each interval that has ended.
     void poll(TimePoint now);
+    /// The next time poll() has something to do by the clock (the window's start or end, a live interval's
+    /// edge); max() when nothing is due. A session loop wakes no later than this, so the snapshots are
+    /// taken at the window's edges, not up to a poll period after them.
+    TimePoint next_due() const;
 
     /// While the window is open, poll() calls `sink` once per interval of the timeline (none without
     /// intervals) with what this end's workers moved in it, and once more for the part-interval before the
@@ -153,6 +157,10 @@ private:
     std::vector<UniqueFd> sockets_;   ///< a second handle on every data socket, to shut it down in finish()
     std::optional<ProcSnapshot> snap_start_, snap_end_;
     TimePoint t_start_{}, t_end_{};
+    /// What ended the window: its clock (a sender's window_end), the workers (all done: a receiver at the
+    /// peer's end of data, a byte count sent), or finish() (stopped, stalled, failed).
+    enum class WindowEnd { Clock, Workers, Stopped };
+    WindowEnd ended_by_ = WindowEnd::Stopped;
     uint64_t last_progress_ = 0;
     std::function<void(const LiveInterval&)> live_sink_;
     size_t live_index_ = 0;

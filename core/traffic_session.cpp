@@ -316,7 +316,8 @@ LoopOutcome run_end_loop(ControlChannel& channel, EndEngine& engine, const TestS
         }
         std::optional<Json> msg;
         try {
-            msg = channel.receive(now + std::chrono::milliseconds(10));
+            // Wake for a message, for the workers' state (every 10 ms), and at the window's edges exactly.
+            msg = channel.receive(std::max(now, std::min(now + std::chrono::milliseconds(10), engine.next_due())));
         } catch (const Error& e) {
             out.status = RunStatus::PeerLost;
             out.error = std::string("peer lost: ") + e.what();

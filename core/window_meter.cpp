@@ -41,6 +41,7 @@ bool WindowMeter::tick(TimePoint now) {
 }
 
 void WindowMeter::count(TimePoint now, uint64_t bytes, uint64_t packets) {
+    out_.last_count = now;
     if (tl_.interval.count() <= 0) return;
     const auto k = static_cast<size_t>((now - tl_.window_start) / tl_.interval);
     if (k >= out_.interval_bytes.size()) {

@@ -26,6 +26,7 @@ struct WindowCounts {
     std::vector<uint64_t> interval_bytes;     ///< [k]: bytes counted in [k, k+1) intervals after window_start
     std::vector<uint64_t> interval_packets;
     std::vector<uint32_t> cpus;               ///< CPUs the thread was seen on inside the window, ascending
+    TimePoint last_count{};                   ///< when count() was last called (epoch: never)
 };
 
 /// Follows the window of `timeline` as the worker's loop ticks it. The thread CPU reading is a parameter
@@ -45,8 +46,8 @@ public:
     bool began() const { return began_; }
     bool in() const { return state_ == State::In; }
 
-    /// Adds to interval `(now - window_start) / interval`; nothing when the timeline has no intervals.
-    /// `now` must not be before window_start.
+    /// Adds to interval `(now - window_start) / interval` (no interval when the timeline has none), and
+    /// notes `now` as the last count's time. `now` must not be before window_start.
     void count(TimePoint now, uint64_t bytes, uint64_t packets);
 
     /// Ends the window now if it is open (the worker stops before window_end): the CPU figure covers

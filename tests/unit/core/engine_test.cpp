@@ -100,3 +100,82 @@ TEST_CASE("EndEngine: a worker's error makes an ok end failed, with the worker's
     CHECK(s.status == nm::RunStatus::Interrupted);
     CHECK(s.error == "interrupted");
 }
+
+TEST_CASE("EndEngine: a timed sender's window is exactly window_start to window_end, however late the polls that open and close it", "[unit]") {
+    nm::EnginePlan plan;
+    plan.protocol = nm::Protocol::Tcp;
+    plan.write_size = 64 * 1024;
+    plan.send_direction = nm::Direction::Forward;
+    auto [a, b] = socket_pair(0);   // nobody reads b: the sender fills the pair and waits, as on a slow path
+    std::vector<nm::DataStream> group;
+    group.push_back(std::move(a));
+    plan.send_groups.push_back(std::move(group));
+    nm::EndEngine engine(std::move(plan));
+    nm::Timeline tl;
+    tl.start = std::chrono::steady_clock::now();
+    tl.window_start = tl.start + 50ms;
+    tl.window_end = tl.window_start + 200ms;
+    engine.start(tl);
+    CHECK(engine.next_due() == tl.window_start);   // a session loop wakes for the window's start
+    nm::wait_until([&] { return std::chrono::steady_clock::now() >= tl.window_start + 30ms; }, 5s, "a late first poll");
+    engine.poll(std::chrono::steady_clock::now());
+    CHECK(engine.next_due() == tl.window_end);     // then for its end
+    nm::wait_until([&] { return engine.senders_done(); }, 5s, "the sender's window to end");
+    nm::wait_until([&] { return std::chrono::steady_clock::now() >= tl.window_end + 100ms; }, 5s, "a late last poll");
+    engine.poll(std::chrono::steady_clock::now());
+    CHECK(engine.next_due() == nm::TimePoint::max());
+    const auto r = engine.finish(nm::RunStatus::Ok, "");
+    INFO(r.error);
+    CHECK(r.status == nm::RunStatus::Ok);
+    CHECK(r.measurement.duration_s == Approx(0.2).margin(1e-9));
+}
+
+TEST_CASE("EndEngine: a receive-only end's window ends at its last byte, not when it sees the end of data", "[unit]") {
+    constexpr size_t kBytes = 1 << 20;
+    nm::EnginePlan plan;
+    plan.protocol = nm::Protocol::Tcp;
+    plan.write_size = 64 * 1024;
+    plan.send_direction = nm::Direction::Reverse;
+    auto [a, b] = socket_pair(0);
+    std::vector<nm::DataStream> group;
+    group.push_back(std::move(b));
+    plan.recv_groups.push_back(std::move(group));
+    nm::EndEngine engine(std::move(plan));
+    const auto tl = byte_count_timeline();
+    engine.start(tl);
+    engine.poll(std::chrono::steady_clock::now());
+    CHECK(engine.next_due() == nm::TimePoint::max());   // nothing due by the clock: the peer's end of data ends it
+    // The peer writes its bytes, then keeps the connection open a while before it closes (its end of data).
+    const std::vector<char> chunk(64 * 1024, 'x');
+    size_t written = 0;
+    nm::wait_until(
+        [&] {
+            const ssize_t w = ::send(a.fd.get(), chunk.data(), std::min(chunk.size(), kBytes - written), MSG_NOSIGNAL);
+            if (w > 0) written += static_cast<size_t>(w);
+            engine.poll(std::chrono::steady_clock::now());
+            return written == kBytes;
+        },
+        10s, "the bytes to be written");
+    const auto last_write = std::chrono::steady_clock::now();
+    nm::wait_until(
+        [&] {
+            engine.poll(std::chrono::steady_clock::now());
+            return std::chrono::steady_clock::now() >= last_write + 300ms;
+        },
+        5s, "the quiet before the peer closes");
+    a.fd = nm::UniqueFd();
+    nm::wait_until(
+        [&] {
+            engine.poll(std::chrono::steady_clock::now());
+            return engine.receivers_done();
+        },
+        10s, "the receiver to see the end of data");
+    engine.poll(std::chrono::steady_clock::now());
+    const auto r = engine.finish(nm::RunStatus::Ok, "");
+    INFO(r.error);
+    CHECK(r.status == nm::RunStatus::Ok);
+    CHECK(r.received_bytes == kBytes);
+    const double to_last_write = std::chrono::duration<double>(last_write - tl.window_start).count();
+    CHECK(r.measurement.duration_s > 0);
+    CHECK(r.measurement.duration_s <= to_last_write + 0.1);   // the 300 ms of quiet is not in it
+}

@@ -136,9 +136,12 @@ else
 fi
 
 echo "== lintian"
-lintian --pedantic "$deb" >"$work/lintian" 2>&1 || true
+# --display-info too: lintian's hardening tags for the executable (hardening-no-fortify-functions, ...)
+# are of that level, and none may be there.
+lintian --pedantic --display-info "$deb" >"$work/lintian" 2>&1 || true
 { grep -v '^running with root privileges' "$work/lintian" || true; } | sed 's/^/      /'
 if grep -q '^E:' "$work/lintian"; then fail "lintian: errors"; else pass "lintian: no errors ($(grep -c '^[WIP]:' "$work/lintian" || true) warnings/notes, listed above)"; fi
+if grep -q ' hardening-' "$work/lintian"; then fail "lintian: the executable is not fully hardened"; else pass "lintian: no hardening tag"; fi
 
 # The files of the package still present after `remove` (conffiles excepted: Debian keeps them until
 # purge) or `purge`: every path dpkg listed that exists, except directories another package (or the base

@@ -128,10 +128,7 @@ void EndEngine::take_end_snapshot(TimePoint now) {
 
 void EndEngine::poll(TimePoint now) {
     if (!snap_start_ && now >= timeline_.window_start) take_start_snapshot(now);
-    if (live_sink_ && snap_start_ && !snap_end_ && timeline_.interval.count() > 0 &&
-        now >= t_start_ + timeline_.interval * static_cast<int64_t>(live_index_ + 1)) {
-        tell_live(now);
-    }
+    if (snap_start_ && !snap_end_ && now >= next_live_edge()) tell_live(now);
     // An end that only receives measures until its receivers are done (the peer's data has ended); an end
     // that sends measures its own window.
     const bool window_over = has_senders() && now >= timeline_.window_end;
@@ -145,8 +142,12 @@ TimePoint EndEngine::next_due() const {
     if (!snap_start_) return timeline_.window_start;
     if (snap_end_) return TimePoint::max();
     TimePoint due = has_senders() ? timeline_.window_end : TimePoint::max();
-    if (live_sink_ && timeline_.interval.count() > 0) due = std::min(due, t_start_ + timeline_.interval * static_cast<int64_t>(live_index_ + 1));
-    return due;
+    return std::min(due, next_live_edge());
+}
+
+TimePoint EndEngine::next_live_edge() const {
+    if (!live_sink_ || timeline_.interval.count() <= 0) return TimePoint::max();
+    return t_start_ + timeline_.interval * static_cast<int64_t>(live_index_ + 1);
 }
 
 bool EndEngine::stalled(TimePoint now) {

@@ -143,6 +143,8 @@ private:
     void take_end_snapshot(TimePoint now);
     /// The live sink's next interval, ending at `now` (read from the workers' progress counters).
     void tell_live(TimePoint now);
+    /// When the live interval being counted ends; max() when nothing watches or there are no intervals.
+    TimePoint next_live_edge() const;
 
     EnginePlan plan_;
     WindowObserver* observer_ = nullptr;

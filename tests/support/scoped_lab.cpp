@@ -6,12 +6,12 @@
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
-#include <filesystem>
 #include <mutex>
 #include <set>
 
 #include "core/base/error.hpp"
 #include "ethtool_ctl/lab.hpp"
+#include "tests/support/oracles.hpp"
 
 namespace nm::test {
 
@@ -22,12 +22,10 @@ std::string unique_name(const std::string& prefix) {
 
 std::vector<std::string> remove_orphaned_labs() {
     std::set<std::string> orphans;
-    std::error_code ec;
-    for (const auto& entry : std::filesystem::directory_iterator("/run/netns", ec)) {
-        const std::string ns = entry.path().filename().string();
+    for (const std::string& ns : netns_named("nmt")) {
         const auto x = ns.find('x');
         const auto dash = ns.rfind('-');
-        if (ns.rfind("nmt", 0) != 0 || x == std::string::npos || x <= 3 || dash == std::string::npos || dash < x) continue;
+        if (x == std::string::npos || x <= 3 || dash == std::string::npos || dash < x) continue;
         const std::string pid = ns.substr(3, x - 3);
         if (pid.find_first_not_of("0123456789") != std::string::npos || pid.size() > 9) continue;
         if (::kill(static_cast<pid_t>(std::stol(pid)), 0) == 0 || errno != ESRCH) continue;   // alive, or not ours to judge

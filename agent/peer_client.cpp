@@ -11,6 +11,7 @@
 
 #include "agent/agent_protocol.hpp"
 #include "core/base/error.hpp"
+#include "core/base/json_optional_field.hpp"
 #include "core/base/thread_entry.hpp"
 #include "core/control_channel.hpp"
 #include "core/message_auth.hpp"
@@ -32,8 +33,10 @@ Deadline earlier(Deadline a, Deadline b) { return std::min(a, b); }
 template <class T>
 T field(const Json& message, const char* name, const std::string& what) {
     try {
-        return message.at(name).get<T>();
+        return codec::read<T>(message.at(name), name);
     } catch (const nlohmann::json::exception& e) {
+        throw Error(ErrorKind::Failed, what + ": malformed \"" + name + "\" (" + e.what() + ")");
+    } catch (const Error& e) {
         throw Error(ErrorKind::Failed, what + ": malformed \"" + name + "\" (" + e.what() + ")");
     }
 }
@@ -115,7 +118,7 @@ PeerControlClient::Connection::Connection(const PeerClientOptions& options, std:
         const Json challenge = ch_.expect(step(), "the peer agent's challenge from " + where_);
         if (is(challenge, Msg::Error)) throw error_from_message(challenge, who);
         if (!is(challenge, Msg::Challenge)) throw Error(ErrorKind::Failed, who + ": no settings control (is it an older nicmatrix serve?)");
-        const auto protocol = challenge.value("protocol", 0);
+        const auto protocol = challenge.contains("protocol") ? field<int>(challenge, "protocol", who + ": malformed challenge") : 0;
         if (protocol != kAgentProtocolVersion) {
             throw Error(ErrorKind::Failed, who + " speaks agent protocol " + std::to_string(protocol) + ", this nicmatrix speaks " +
                                                std::to_string(kAgentProtocolVersion) + " (run the same nicmatrix version on both machines)");
@@ -126,7 +129,7 @@ PeerControlClient::Connection::Connection(const PeerClientOptions& options, std:
         caps_.interfaces = challenge.at("interfaces").get<std::vector<std::string>>();
         caps_.kinds = challenge.at("kinds").get<std::vector<std::string>>();
         caps_.why = challenge.at("why").get<std::string>();
-        const auto hb = challenge.at("heartbeat_timeout_ms").get<int64_t>();
+        const auto hb = field<int64_t>(challenge, "heartbeat_timeout_ms", who + ": malformed challenge");
         if (hb < 100 || hb > 3600 * 1000) throw Error(ErrorKind::Failed, who + ": malformed challenge (heartbeat_timeout_ms " + std::to_string(hb) + ")");
         heartbeat_timeout_ = std::chrono::milliseconds(hb);
         const bool auth_required = challenge.at("auth_required").get<bool>();

@@ -164,7 +164,7 @@ RunResult TrafficClient::run_live(const TestSpec& requested, std::stop_token sto
         // Each flow connects anew per transaction to the server's listener; its stream starts as an
         // unconnected socket.
         plan.connect_to = server;
-        plan.connect_to.set_port(ready.value("rr_port", uint16_t{0}));
+        plan.connect_to.set_port(ready.contains("rr_port") ? checked_integer_field<uint16_t>(ready, "rr_port") : uint16_t{0});
         if (plan.connect_to.port() == 0) throw Error(ErrorKind::Failed, "server " + where(spec) + ": no listener port for --crr");
         plan.bind = spec.bind;
         for (uint32_t id = 0; id < layout.n; ++id) {

@@ -8,6 +8,7 @@
 #include "agent/agent_protocol.hpp"
 #include "core/base/error.hpp"
 #include "core/base/json_codec.hpp"
+#include "core/base/json_integer.hpp"
 #include "core/control_channel.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
@@ -18,7 +19,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         if (j.contains("settings")) (void)j.at("settings").get<nm::LinkSettings>();
         if (j.contains("report")) (void)j.at("report").get<nm::ApplyReport>();
         if (j.contains("state")) (void)j.at("state").get<nm::LinkState>();
-        if (j.contains("seq")) (void)j.at("seq").get<uint64_t>();
+        if (j.contains("seq")) (void)nm::checked_integer<uint64_t>(j.at("seq"), "seq");
         try {
             (void)nm::parse_agent_request(j);
         } catch (const nm::AgentRefusal&) {

@@ -5,6 +5,7 @@
 namespace nm {
 
 using codec::opt;
+using codec::req;
 
 namespace {
 
@@ -81,10 +82,10 @@ void from_json(const Json& j, LinkState& v) {
     opt(j, "netns", v.netns);
     opt(j, "identity", v.identity);
     opt(j, "driver", v.driver);
-    if (const auto it = j.find("speed_mbps"); it != j.end() && !it->is_null()) v.speed_mbps = checked_integer<uint32_t>(*it, "speed_mbps");
+    opt(j, "speed_mbps", v.speed_mbps);
     opt(j, "duplex", v.duplex);
     opt(j, "operstate", v.operstate);
-    j.at("mtu").get_to(v.mtu);
+    req(j, "mtu", v.mtu);
     opt(j, "mtu_min", v.mtu_min);
     opt(j, "mtu_max", v.mtu_max);
     opt(j, "features", v.features);
@@ -103,7 +104,7 @@ void to_json(Json& j, const LinkSettings& v) {
 }
 
 void from_json(const Json& j, LinkSettings& v) {
-    if (const auto it = j.find("mtu"); it != j.end() && !it->is_null()) v.mtu = checked_integer<uint32_t>(*it, "mtu");
+    opt(j, "mtu", v.mtu);
     opt(j, "features", v.features);
     opt(j, "tuning", v.tuning);
 }
@@ -145,9 +146,9 @@ void to_json(Json& j, const MtuChange& v) {
 }
 
 void from_json(const Json& j, MtuChange& v) {
-    j.at("requested").get_to(v.requested);
-    j.at("before").get_to(v.before);
-    j.at("after").get_to(v.after);
+    req(j, "requested", v.requested);
+    req(j, "before", v.before);
+    req(j, "after", v.after);
     j.at("outcome").get_to(v.outcome);
 }
 

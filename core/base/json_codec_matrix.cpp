@@ -16,8 +16,13 @@
 #include "core/base/sysctl_allow_list.hpp"
 #include "core/base/json_codec.hpp"
 #include "core/base/json_integer.hpp"
+#include "core/base/json_optional_field.hpp"
 
 namespace nm {
+
+using codec::opt;
+using codec::req;
+
 namespace {
 
 std::string describe(const Json& j) {
@@ -909,7 +914,7 @@ void to_json(Json& j, const EndSettings& v) {
 }
 
 void from_json(const Json& j, EndSettings& v) {
-    j.at("mtu").get_to(v.mtu);
+    req(j, "mtu", v.mtu);
     j.at("features").get_to(v.features);
     bool any = false;
     for (const char* key : {"channels", "rings", "coalesce", "rps", "xps", "irq_affinity", "napi", "sysctl", "qdisc", "unsupported"}) any = any || j.contains(key);
@@ -931,7 +936,7 @@ void to_json(Json& j, const MetricSummary& v) {
 }
 
 void from_json(const Json& j, MetricSummary& v) {
-    v.n = j.value("n", size_t{0});
+    opt(j, "n", v.n);
     j.at("median").get_to(v.median);
     j.at("mean").get_to(v.mean);
     j.at("stddev").get_to(v.stddev);
@@ -977,7 +982,7 @@ void from_json(const Json& j, CellResult& v) {
     const auto& params = j.at("params");
     params.at("offloads").get_to(v.spec.offloads);
     params.at("features_requested").get_to(v.spec.features_requested);
-    params.at("mtu").get_to(v.spec.mtu);
+    req(params, "mtu", v.spec.mtu);
     v.spec.traffic = TrafficEntry{};
     params.at("traffic").get_to(v.spec.traffic.name);
     for (const char* axis : kTuningAxes) {
@@ -1125,13 +1130,13 @@ void from_json(const Json& j, InterfaceInfo& v) {
     j.at("driver").get_to(v.driver);
     v.firmware = j.value("firmware", "");
     v.bus_info = j.value("bus_info", "");
-    if (const auto it = j.find("speed_mbps"); it != j.end() && !it->is_null()) v.speed_mbps = checked_integer<uint32_t>(*it, "speed_mbps");
-    j.at("mtu_min").get_to(v.mtu_min);
-    j.at("mtu_max").get_to(v.mtu_max);
+    opt(j, "speed_mbps", v.speed_mbps);
+    req(j, "mtu_min", v.mtu_min);
+    req(j, "mtu_max", v.mtu_max);
     j.at("original").get_to(v.original);
-    v.rings = j.value("rings", std::map<std::string, uint64_t>{});
-    v.coalesce = j.value("coalesce", std::map<std::string, uint64_t>{});
-    v.channels = j.value("channels", std::map<std::string, uint64_t>{});
+    opt(j, "rings", v.rings);
+    opt(j, "coalesce", v.coalesce);
+    opt(j, "channels", v.channels);
     if (const auto it = j.find("tuning"); it != j.end() && it->is_object()) v.tuning = it->get<TuningState>();
     v.driver_version = j.value("driver_version", "");
     v.system = optional_of<InterfaceSystem>(j, "system");
@@ -1153,7 +1158,7 @@ void from_json(const Json& j, HostInfo& v) {
     v.kernel = j.value("kernel", "");
     if (const auto it = j.find("cpu"); it != j.end() && it->is_object()) {
         v.cpu_model = it->value("model", "");
-        v.cpu_count = it->value("count", 0U);
+        opt(*it, "count", v.cpu_count);
     }
     if (const auto it = j.find("cpu_accounting"); it != j.end() && it->is_object()) v.cpu_accounting = it->get<CpuAccounting>();
     if (const auto it = j.find("interface"); it != j.end() && !it->is_null()) v.interface = it->get<InterfaceInfo>();

@@ -24,16 +24,23 @@ void to_json(Json& j, const LatencyHistogram& v) {
 }
 
 void from_json(const Json& j, LatencyHistogram& v) {
-    const int bits = j.value("sub_bucket_bits", LatencyHistogram::kSubBucketBits);
+    int bits = LatencyHistogram::kSubBucketBits;
+    opt(j, "sub_bucket_bits", bits);
     if (bits != LatencyHistogram::kSubBucketBits || j.value("unit", std::string("ns")) != "ns") {
         throw usage_error("rr.histogram: sub_bucket_bits " + std::to_string(bits) + ", unit " + j.value("unit", std::string("ns")) +
                           "; this build reads " + std::to_string(LatencyHistogram::kSubBucketBits) + " and ns");
     }
     std::vector<std::pair<size_t, uint64_t>> buckets;
-    for (const auto& b : j.value("buckets", Json::array())) buckets.emplace_back(b.at(0).get<size_t>(), b.at(1).get<uint64_t>());
+    for (const auto& b : j.value("buckets", Json::array())) {
+        buckets.emplace_back(codec::read<size_t>(b.at(0), "rr.histogram.buckets index"), codec::read<uint64_t>(b.at(1), "rr.histogram.buckets count"));
+    }
+    uint64_t count = 0, sum = 0, min = 0, max = 0;
+    opt(j, "count", count);
+    opt(j, "sum", sum);
+    opt(j, "min", min);
+    opt(j, "max", max);
     try {
-        v = LatencyHistogram::from_parts(buckets, j.value("count", uint64_t{0}), j.value("sum", uint64_t{0}),
-                                         j.value("min", uint64_t{0}), j.value("max", uint64_t{0}));
+        v = LatencyHistogram::from_parts(buckets, count, sum, min, max);
     } catch (const std::invalid_argument& e) {
         throw usage_error(std::string("rr.") + e.what());
     }

@@ -19,11 +19,11 @@ void to_json(Json& j, const QdiscSpec& v) {
 
 void from_json(const Json& j, QdiscSpec& v) {
     j.at("kind").get_to(v.kind);
-    if (j.contains("limit")) v.limit = j.at("limit").get<uint32_t>();
-    if (j.contains("rate_bps")) v.rate_bps = j.at("rate_bps").get<uint64_t>();
-    if (j.contains("burst")) v.burst_bytes = j.at("burst").get<uint32_t>();
-    if (j.contains("latency_ms")) v.latency_ms = j.at("latency_ms").get<double>();
-    if (j.contains("default")) v.default_class = j.at("default").get<uint32_t>();
+    opt(j, "limit", v.limit);
+    opt(j, "rate_bps", v.rate_bps);
+    opt(j, "burst", v.burst_bytes);
+    opt(j, "latency_ms", v.latency_ms);
+    opt(j, "default", v.default_class);
 }
 
 void to_json(Json& j, const TuningRequest& v) {

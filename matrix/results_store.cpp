@@ -40,8 +40,12 @@ ResultsFile load_results(const std::string& path) {
     if (!in) throw usage_error(path + ": cannot read the results file (no such file, or no permission)");
     std::ostringstream text;
     text << in.rdbuf();
+    return parse_results_text(text.str(), path);
+}
+
+ResultsFile parse_results_text(const std::string& text, const std::string& path) {
     try {
-        auto results = Json::parse(text.str()).get<ResultsFile>();
+        auto results = Json::parse(text).get<ResultsFile>();
         fill_median_intervals(results);
         return results;
     } catch (const Json::exception& e) {

@@ -16,6 +16,10 @@ void save_results(const ResultsFile& results, const std::string& path);
 /// gets it computed from its runs (median_ci_low, median_ci_high, median_ci_confidence).
 ResultsFile load_results(const std::string& path);
 
+/// Parses the text of a results file as load_results() does once the file is read; `path` only names it
+/// in the errors. The fuzz target for results files calls this.
+ResultsFile parse_results_text(const std::string& text, const std::string& path);
+
 /// Checks that `existing` (a file being resumed) was made by the same sweep config as `config`;
 /// throws nm::Error (Usage) naming the file and the first difference otherwise.
 void check_resumable(const ResultsFile& existing, const SweepConfig& config, const std::string& path);

@@ -15,8 +15,8 @@ bash scripts/check-package.sh >"$package_log" 2>&1 &
 package_pid=$!
 # If the fuzz step fails, the package check is stopped (its EXIT trap purges what it installed) and waited for.
 trap 'kill "$package_pid" 2>/dev/null || true; wait "$package_pid" 2>/dev/null || true; rm -f "$package_log"' EXIT
-# The libFuzzer targets (control messages, sweep configs, test specs, the agent's session): the layers built
-# with clang, ASan and UBSan in build-fuzz/ (a few minutes on an idle 2-core machine),
+# The libFuzzer targets (control messages, sweep configs, test specs, the agent's session, results files):
+# the layers built with clang, ASan and UBSan in build-fuzz/ (a few minutes on an idle 2-core machine),
 # 10 s each on the committed corpus (fuzz/corpus/).
 timeout 600 fuzz/run.sh 10
 package_status=0

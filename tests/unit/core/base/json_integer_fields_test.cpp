@@ -173,3 +173,26 @@ TEST_CASE("A journal entry refuses a float wherever it has an integer (restore p
     REQUIRE_NOTHROW(round_trip<nm::JournalEntry>(doc));
     CHECK(fields_taking_a_float(doc, round_trip<nm::JournalEntry>) == kNone);
 }
+
+TEST_CASE("An RFC 2544 table refuses a float wherever it has an integer (a results file's rfc2544 cell)", "[unit]") {
+    // No example results file has an rfc2544 cell: the table is made here, every integer set.
+    nm::Rfc2544Result result;
+    result.spec.frames = {"64", "imix"};
+    result.spec.max_trials = 12;
+    result.spec.streams = 2;
+    result.line_rate_bps = 1e9;
+    result.line_rate_source = "configured";
+    nm::FrameRow row;
+    row.frame = "imix";
+    row.payload_mix = {{18, 7}, {548, 4}, {1472, 1}};
+    row.found = true;
+    row.trials = 9;
+    const nm::TrialRecord trial{1000, 990, 9900, 9899, 0.01, true};
+    row.confirmation = trial;
+    row.history = {trial, trial};
+    result.rows = {row};
+    result.interfaces = {{"nm-lab-a", "nm-a", {{"rx_usecs", 8}}}};
+    const Json doc = result;
+    REQUIRE_NOTHROW(round_trip<nm::Rfc2544Result>(doc));
+    CHECK(fields_taking_a_float(doc, round_trip<nm::Rfc2544Result>) == kNone);
+}

@@ -69,10 +69,12 @@ void StreamSet::run(std::stop_token stop) {
         const int n = wait(now, draining);
         if (n < 0) continue;                // EINTR: look at the clock and the stop token again
         if (n == 0 && draining) return;     // everything that was queued has been taken
+        // The wait may have lasted up to kPollTime: what became ready is stamped with when it woke.
+        const TimePoint woke = n > 0 ? std::chrono::steady_clock::now() : now;
         for (int e = 0; e < n; ++e) {
             Stream& s = streams_[events_[static_cast<size_t>(e)].data.u64];
             // An earlier stream's callback in this batch may have finished this one (StreamSet::finish).
-            if (s.in_epoll_) serve(s, now);
+            if (s.in_epoll_) serve(s, woke);
         }
     }
 }

@@ -84,8 +84,9 @@ struct StreamSetArgs {
     /// Once per loop turn, before the set waits, with the turn's time: tick the window meter, run probes.
     /// Returning false ends the loop (a timed sender past its window). Optional.
     std::function<bool(StreamSet&, TimePoint)> on_turn;
-    /// A stream is ready (or its postponement is over). `now` is the turn's time; a callback that
-    /// timestamps data reads the clock itself. Required.
+    /// A stream is ready (or its postponement is over). `now` is when the set's wait for it ended (the
+    /// turn's time for a postponed stream whose time has come), so data counted with it falls into the
+    /// interval it arrived in even after a long wait. Required.
     std::function<Step(Stream&, TimePoint)> on_ready;
 };
 

@@ -143,6 +143,8 @@ void tcp_stream_send(WorkerJob& job) {
     };
 
     const auto on_ready = [&](Stream& s, TimePoint now) {
+        // Woken past the window (the wait ended after it): a timed sender sends nothing more.
+        if (!by_bytes && now >= tl.window_end) return Step::done();
         SendState& state = st[s.index()];
         size_t len = buf.size();
         if (by_bytes) len = static_cast<size_t>(std::min<uint64_t>(len, state.left));

@@ -7,6 +7,7 @@
 
 #include <stop_token>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "core/stream_set.hpp"
@@ -103,6 +104,38 @@ TEST_CASE("StreamSet: a stream postponed with later() is not served before its t
     set.run({});
     REQUIRE(calls.size() == 2);
     CHECK(calls[1] - calls[0] >= postponement);
+}
+
+TEST_CASE("StreamSet: a callback after a wait gets the time the wait ended, not the turn's", "[unit]") {
+    // The data arrives while the set waits: a receiver that counts it with the turn's time (taken before
+    // the wait) would put it into an earlier interval than the one it arrived in.
+    auto a = socket_pair(0);
+    const int far = a.far.get();
+    std::vector<nm::DataStream> streams;
+    streams.push_back(std::move(a.near));
+    std::vector<std::string> got(1);
+    nm::TimePoint written{}, stamp{};
+    std::jthread writer;
+    StreamSet set(std::move(streams), {.events = EPOLLIN, .on_stop = nm::OnStop::End,
+                                       .on_turn = [&](StreamSet&, nm::TimePoint) {
+                                           if (!writer.joinable()) {
+                                               writer = std::jthread([&] {
+                                                   std::this_thread::sleep_for(20ms);   // the set is waiting
+                                                   written = std::chrono::steady_clock::now();
+                                                   (void)::write(far, "late", 4);   // no REQUIRE off the test's thread
+                                               });
+                                           }
+                                           return true;
+                                       },
+                                       .on_ready = [&](Stream& s, nm::TimePoint now) {
+                                           if (got[0].empty()) stamp = now;
+                                           const Step step = read_some(s, got);
+                                           return got[0] == "late" ? Step::done() : step;
+                                       }});
+    set.run({});
+    writer.join();
+    CHECK(got[0] == "late");
+    CHECK(stamp >= written);
 }
 
 TEST_CASE("StreamSet: watch() changes the readiness a stream waits for", "[unit]") {

@@ -50,6 +50,17 @@ TEST_COLUMNS = [
     ("target_rate_bps", "rate_bps"), ("target_rate_pps", "rate_pps"), ("udp_gso", "udp_gso"), ("udp_gro", "udp_gro"),
 ]
 
+# The columns of an RFC 2544 frame-size row (Results.frames): column, path in the row of `rfc2544.rows[]`.
+FRAME_COLUMNS = [
+    ("frame", ("frame",)), ("mean_frame_bytes", ("mean_frame_bytes",)), ("found", ("found",)),
+    ("throughput_fps", ("throughput_fps",)), ("layer2_bps", ("layer2_bps",)), ("line_rate_fps", ("line_rate_fps",)),
+    ("line_rate_pct", ("line_rate_pct",)), ("loss_pct", ("loss_pct",)), ("confirmed", ("confirmed",)),
+    ("confirmation_loss_pct", ("confirmation", "loss_pct")), ("trials", ("trials",)),
+    ("generator_limited", ("generator_limited",)), ("generator_max_fps", ("generator_max_fps",)),
+    ("cpu_sender_pct", ("cpu", "sender_pct")), ("cpu_receiver_pct", ("cpu", "receiver_pct")),
+    ("softirq_pct", ("cpu", "softirq_pct")), ("irq_pct", ("cpu", "irq_pct")), ("frame_error", ("error",)),
+]
+
 SUMMARY_STATS = ("n", "median", "median_ci_low", "median_ci_high", "median_ci_confidence", "mean", "stddev", "min", "max", "ci95")
 
 # The columns of a comparison row, as `nicmatrix compare --format json` writes them.
@@ -255,6 +266,41 @@ class Results:
         for metric in metric_names:
             for stat in SUMMARY_STATS:
                 df[f"{metric}_{stat}"] = pd.to_numeric(df[f"{metric}_{stat}"], errors="coerce")
+        return df
+
+    def frames(self):
+        """The RFC 2544 frame-size tables as one DataFrame: a row per rfc2544 cell x frame size, in the
+        file's order (the rows `nicmatrix report` prints). Settings as in to_dataframe (key, profile, mtu,
+        status, ...), the table's line_rate_bps and line_rate_source ("link" or "configured"), then per
+        frame size: frame ("64", ..., "imix"), mean_frame_bytes, found (some trial passed), throughput_fps
+        (the highest passing rate, as sent), layer2_bps, line_rate_fps, line_rate_pct, loss_pct (of the
+        trial the throughput comes from), confirmed and confirmation_loss_pct (the final trial at that
+        rate), trials (search trials, the confirmation not counted), generator_limited and
+        generator_max_fps (the generator could not send the offered rate: the figure is the generator's,
+        not the device's), cpu_sender_pct and cpu_receiver_pct (the engines, % of one core, at the reported
+        rate), softirq_pct and irq_pct (the receiver's side, system-wide, % of all cores), frame_error (why
+        the row has no figures, "" otherwise). An rfc2544 cell that was not measured is one row with frame
+        None; a file without rfc2544 cells gives an empty DataFrame with these columns."""
+        columns = [c for c, _ in FRAME_COLUMNS]
+        rows = []
+        for cell in self.cells:
+            if cell["params"].get("test", {}).get("test") != "rfc2544":
+                continue
+            settings = self._settings(cell)
+            table = cell.get("rfc2544") or {}
+            settings["line_rate_bps"] = table.get("line_rate_bps", math.nan)
+            settings["line_rate_source"] = table.get("line_rate_source")
+            frame_rows = table.get("rows") or [None]
+            for frame_row in frame_rows:
+                row = dict(settings)
+                row.update({c: (None if frame_row is None else _dig(frame_row, path)) for c, path in FRAME_COLUMNS})
+                rows.append(row)
+        df = pd.DataFrame(rows, columns=None if rows else ["key", "status", "line_rate_bps", "line_rate_source"] + columns)
+        for column in ("mean_frame_bytes", "throughput_fps", "layer2_bps", "line_rate_fps", "line_rate_pct", "loss_pct",
+                       "confirmation_loss_pct", "trials", "generator_max_fps", "cpu_sender_pct", "cpu_receiver_pct",
+                       "softirq_pct", "irq_pct", "line_rate_bps", "mtu"):
+            if column in df:
+                df[column] = pd.to_numeric(df[column], errors="coerce")
         return df
 
     def matrix(self, metric="throughput_bps"):

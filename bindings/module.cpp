@@ -242,6 +242,9 @@ PYBIND11_MODULE(_nicmatrix, m) {
     m.def("save_results", &nm::save_results, py::arg("results"), py::arg("path"), py::call_guard<py::gil_scoped_release>(),
           "Writes a results file atomically.");
     m.def("known_metrics", &nm::known_metrics, "Metric names the summaries, report and compare know.");
+    m.def("default_metric", &nm::default_metric, py::arg("results"),
+          "matrix/report default_metric: rr_transactions_per_s when every cell is a request/response test, "
+          "throughput_bps otherwise (what report and compare show when no metric is asked).");
     m.def(
         "latency_cdf",
         [](const std::string& histograms_json) {

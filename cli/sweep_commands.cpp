@@ -57,14 +57,18 @@ public:
     }
     void on_cell_done(const CellProgress& p, const CellResult& r) override {
         std::cout << status_name(r.status);
-        if (const auto it = r.summary.find("throughput_bps"); r.status == CellStatus::Ok && it != r.summary.end()) {
+        const std::string headline = headline_metric(p.cell->traffic.test);
+        if (const auto it = r.summary.find(headline); r.status == CellStatus::Ok && it != r.summary.end()) {
             const auto& s = it->second;
-            std::cout << ' ' << format_metric("throughput_bps", s.median);
+            std::cout << ' ' << format_metric(headline, s.median);
             if (s.median_ci_low && s.median_ci_high && s.median != 0) {
                 const double half = std::max(s.median - *s.median_ci_low, *s.median_ci_high - s.median) / s.median * 100;
                 std::cout << " ±" << fixed_text(half, 1) << "% (" << fixed_text(*s.median_ci_confidence, 1) << "%, n=" << s.n << ')';
             } else {
                 std::cout << " (n=" << s.n << ')';
+            }
+            if (const auto p99 = r.summary.find("rr_p99_us"); headline != "throughput_bps" && p99 != r.summary.end()) {
+                std::cout << " p99 " << format_metric("rr_p99_us", p99->second.median);
             }
             const auto snd = r.summary.find("cpu_sender_pct");
             const auto rcv = r.summary.find("cpu_receiver_pct");
@@ -126,6 +130,9 @@ void print_plan(const std::vector<CellPlan>& plan, const SweepConfig& config) {
               << ", about " << clock_text(seconds) << " of measuring; nothing was changed (--dry-run)\n";
 }
 
+// What --metric is when not given (matrix/report.hpp default_metric).
+constexpr const char* kDefaultMetricText = "throughput_bps, or rr_transactions_per_s when every cell is a request/response test";
+
 void check_metric(const std::string& metric) {
     const auto known = known_metrics();
     if (std::find(known.begin(), known.end(), metric) != known.end() || is_profile_metric(metric)) return;
@@ -141,7 +148,7 @@ struct SweepFlags {
     bool dry_run = false;
     bool quiet = false;
     bool json_stream = false;
-    std::string metric = "throughput_bps";
+    std::string metric;   ///< empty: default_metric() of the results
     double precision = 0;
     bool precision_given = false;
     uint64_t seed = 0;
@@ -149,7 +156,7 @@ struct SweepFlags {
 };
 
 void sweep_command(SweepFlags& f, std::stop_token stop) {
-    check_metric(f.metric);
+    if (!f.metric.empty()) check_metric(f.metric);
     f.request.command = command_line();
     f.request.topology = Json(f.topology).get<LabTopology>();
     if (f.precision_given) f.request.precision_pct = f.precision;
@@ -170,7 +177,10 @@ void sweep_command(SweepFlags& f, std::stop_token stop) {
     ProgressPrinter printer;
     const SweepOutcome outcome = execute_sweep(f.request, prepared, real_backends(), f.quiet ? nullptr : &printer, std::move(stop));
     printer.end_line();
-    if (!f.quiet) std::cout << '\n' << render_results(outcome.results, f.metric, TableFormat::Text);
+    if (!f.quiet) {
+        const std::string metric = f.metric.empty() ? default_metric(outcome.results) : f.metric;
+        std::cout << '\n' << render_results(outcome.results, metric, TableFormat::Text);
+    }
     std::cout << "results: " << prepared.output << '\n';
     if (outcome.results.run.budget_reached) {
         std::cout << "time budget reached: some cells did not get all their repetitions; --resume " << prepared.output << " continues\n";
@@ -223,7 +233,8 @@ void add_sweep_commands(CLI::App& app, std::stop_token stop) {
                       "/run/nicmatrix/journal.json, as for restore). At start the entries of processes that are gone are "
                       "restored; an interface a running nicmatrix holds there is refused (exit 1, naming its pid) before "
                       "anything changes. At the end the sweep restores from the originals it read, then drops its entries");
-    sweep->add_option("--metric", f->metric, "Metric of the table printed at the end")->capture_default_str();
+    sweep->add_option("--metric", f->metric,
+                      std::string("Metric of the table printed at the end (as for report; default ") + kDefaultMetricText + ")");
     sweep->add_option("--precision", f->precision,
                       "Repeat each cell until the interval of its median is within ±PCT% (sets the config's precision.ci_pct; "
                       "95% confidence, 3..12 repetitions unless the config says otherwise)")
@@ -248,7 +259,7 @@ void add_sweep_commands(CLI::App& app, std::stop_token stop) {
     sweep->callback([f, stop] { sweep_command(*f, stop); });
 
     struct ReportOptions {
-        std::string file, other, format = "table", metric = "throughput_bps", against, output;
+        std::string file, other, format = "table", metric, against, output;   // metric empty: default_metric()
         double confidence = 95;
         bool cpu_breakdown = false;
     };
@@ -261,12 +272,11 @@ void add_sweep_commands(CLI::App& app, std::stop_token stop) {
         ->check(CLI::IsMember({"table", "md", "csv", "json", "html"}))
         ->capture_default_str();
     report->add_option("-o,--output", o->output, "Write the report to this file (atomically) instead of stdout");
+    std::string metrics;
+    for (const auto& name : known_metrics()) metrics += (metrics.empty() ? "" : ", ") + name;
     report->add_option("--metric", o->metric,
-                       "throughput_bps, packets_per_s, segments_per_packet, cpu_sender_pct, cpu_receiver_pct, system_busy_pct, "
-                       "softirq_pct, steal_pct, busiest_cpu_busy_pct, tcp_retransmits, loss_pct, engine_service_demand_us_per_kb, "
-                       "sender_service_demand_us_per_kb, receiver_service_demand_us_per_kb; with a kernel profile cpu:<category> "
-                       "(cpu:copy, cpu:gro, ...; two hosts: cpu:sender:<category>, cpu:receiver:<category>)")
-        ->capture_default_str();
+                       "The figure to show: " + metrics + "; with a kernel profile cpu:<category> (cpu:copy, cpu:gro, ...; two "
+                       "hosts: cpu:sender:<category>, cpu:receiver:<category>). Default " + kDefaultMetricText);
     report->add_flag("--cpu-breakdown", o->cpu_breakdown,
                      "Per cell, where the CPU went: the kernel profile's categories (median share of sampled CPU time), the "
                      "ends side by side (a sweep with \"profile\": true)");
@@ -280,6 +290,7 @@ void add_sweep_commands(CLI::App& app, std::stop_token stop) {
         const auto results = load_results(o->file);
         std::optional<ResultsFile> other;
         if (!o->other.empty()) other = load_results(o->other);
+        if (o->metric.empty()) o->metric = default_metric(results);
         std::string text;
         if (o->format == "html") {
             const HtmlReportRequest request{o->metric, o->against, o->confidence};
@@ -312,11 +323,12 @@ void add_sweep_commands(CLI::App& app, std::stop_token stop) {
     compare->add_option("a", c->file, "Results file A")->required();
     compare->add_option("b", c->other, "Results file B")->required();
     compare->add_option("--format", c->format, "table, md (Markdown), csv or json")->check(CLI::IsMember({"table", "md", "csv", "json"}))->capture_default_str();
-    compare->add_option("--metric", c->metric, "Metric to compare (as for report)")->capture_default_str();
+    compare->add_option("--metric", c->metric, std::string("Metric to compare (as for report; default ") + kDefaultMetricText + ", of A)");
     compare->add_option("--confidence", c->confidence, "Confidence of the intervals of B/A, percent")->check(CLI::Range(50.0, 99.9))->capture_default_str();
     compare->callback([c] {
         const auto a = load_results(c->file);
         const auto b = load_results(c->other);
+        if (c->metric.empty()) c->metric = default_metric(a);
         std::cout << render_comparison(compare_results(a, b, c->metric, c->file, c->other, c->confidence), parse_table_format(c->format));
     });
 }

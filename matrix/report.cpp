@@ -188,6 +188,20 @@ std::vector<std::string> comparison_notes(const Comparison& cmp) {
     return notes;
 }
 
+std::string headline_metric(const TestSpec& test) {
+    return test.pattern == TrafficPattern::Stream ? "throughput_bps" : "rr_transactions_per_s";
+}
+
+std::string default_metric(const ResultsFile& results) {
+    bool any = false;
+    for (const auto& cell : results.cells) {
+        if (cell.spec.traffic.rfc2544) continue;
+        if (cell.spec.traffic.test.pattern == TrafficPattern::Stream) return "throughput_bps";
+        any = true;
+    }
+    return any ? "rr_transactions_per_s" : "throughput_bps";
+}
+
 namespace {
 
 CompareRow make_row(const CellResult& ca, const CellResult& cb, const std::string& metric, double confidence) {

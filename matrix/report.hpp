@@ -47,6 +47,15 @@ struct MatrixTable {
     CpuAccounting cpu_accounting;             ///< the local host's, for the note on engine CPU
 };
 
+/// The figure a test is told by: rr_transactions_per_s for a request/response test (TCP_RR, UDP_RR,
+/// TCP_CRR: the byte rate of 1-byte transactions says little), throughput_bps for every other.
+std::string headline_metric(const TestSpec& test);
+
+/// The metric a table of `results` shows when none is asked (sweep's and report's --metric):
+/// rr_transactions_per_s when every cell that is not an rfc2544 table is a request/response test,
+/// throughput_bps otherwise (and for a file without cells).
+std::string default_metric(const ResultsFile& results);
+
 /// Builds the matrix of `metric` (a name summarize_runs produces, e.g. "throughput_bps") from a results
 /// file, in its config's order. Throws nm::Error (Usage) for a metric no cell has, listing those it has.
 MatrixTable build_matrix(const ResultsFile& results, const std::string& metric);

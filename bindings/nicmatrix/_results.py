@@ -303,10 +303,17 @@ class Results:
                 df[column] = pd.to_numeric(df[column], errors="coerce")
         return df
 
-    def matrix(self, metric="throughput_bps"):
+    def default_metric(self):
+        """What report, matrix, compare and against show when no metric is given, as `nicmatrix report`:
+        "rr_transactions_per_s" when every cell (frame-size tables aside) is a request/response test,
+        "throughput_bps" otherwise."""
+        return _nicmatrix.default_metric(self._native)
+
+    def matrix(self, metric=None):
         """The matrix as `nicmatrix report` builds it, as a DataFrame: rows (profile, every tuning axis the
-        sweep has, traffic), columns MTU, values the cell's median of `metric`, or NaN where the cell has no
-        figure (see status_matrix)."""
+        sweep has, traffic), columns MTU, values the cell's median of `metric` (default: default_metric()),
+        or NaN where the cell has no figure (see status_matrix)."""
+        metric = metric or self.default_metric()
         check_metric(metric)
         s = self.summary()
         require_metric(s, metric)
@@ -319,9 +326,9 @@ class Results:
         s = self.summary()
         return s.pivot_table(index=["profile", "traffic"], columns="mtu", values="status", aggfunc="first", sort=False)
 
-    def report(self, metric="throughput_bps", format="table"):
-        """The text `nicmatrix report` prints (format "table", "md" or "csv")."""
-        return _nicmatrix.render_matrix(self._native, metric, format)
+    def report(self, metric=None, format="table"):
+        """The text `nicmatrix report` prints (format "table", "md" or "csv"; metric: default_metric())."""
+        return _nicmatrix.render_matrix(self._native, metric or self.default_metric(), format)
 
 
 def _as_results(value):
@@ -366,7 +373,7 @@ def _comparison_frame(c, ra, rb):
     return df
 
 
-def compare(a, b, metric="throughput_bps", text=False, format="table", confidence=95):
+def compare(a, b, metric=None, text=False, format="table", confidence=95):
     """Two results files (paths or Results) cell by cell, as `nicmatrix compare A B` does: cells matched by
     their settings (requested features, MTU and the test's fields), by the C++ core, which also computes
     every figure here (the same code as `nicmatrix compare --format json`, so the two cannot disagree).
@@ -380,8 +387,9 @@ def compare(a, b, metric="throughput_bps", text=False, format="table", confidenc
     significant (the interval reaches the confidence and excludes 1; never with too few repetitions) and
     why. Cells found in one file only follow, with in_both False. df.attrs holds metric, confidence,
     method, only_a and only_b. text=True returns `nicmatrix compare`'s text instead (format table, md,
-    csv or json)."""
+    csv or json). metric: default A's default_metric(), as `nicmatrix compare`."""
     ra, rb = _as_results(a), _as_results(b)
+    metric = metric or ra.default_metric()
     label_a, label_b = ra.path or "A", rb.path or "B"
     if text:
         return _nicmatrix.render_comparison(ra._native, rb._native, metric, label_a, label_b, format, float(confidence))
@@ -389,11 +397,13 @@ def compare(a, b, metric="throughput_bps", text=False, format="table", confidenc
     return _comparison_frame(c, ra, rb)
 
 
-def against(results, reference, metric="throughput_bps", text=False, format="table", confidence=95):
+def against(results, reference, metric=None, text=False, format="table", confidence=95):
     """Every cell of one results file against the cell of the `reference` offload profile at the same MTU
     and traffic, as `nicmatrix report FILE --against REFERENCE` does (A = the reference cell, B = the
-    cell). The same columns as compare(); text=True returns the report's text."""
+    cell). The same columns as compare(); text=True returns the report's text. metric: default
+    default_metric()."""
     r = _as_results(results)
+    metric = metric or r.default_metric()
     label = r.path or "results"
     if text:
         return _nicmatrix.render_against(r._native, metric, reference, label, format, float(confidence))

@@ -1,10 +1,11 @@
 """A sweep of request/response tests on the real lab: rr cells recorded, and the rr_* metrics in the
 DataFrame, `report --metric`, `compare --metric` and the plots, checked against the results file itself."""
 import json
+import os
 import subprocess
 
 import nicmatrix as nm
-from conftest import NM_BINARY, needs_root, run, unique_name
+from conftest import NM_BINARY, SOURCE, needs_root, run, unique_name
 
 pytestmark = needs_root
 
@@ -48,6 +49,14 @@ def test_rr_sweep_metrics_reach_dataframe_report_compare_and_plot(tmp_path):
     assert by_key == {c["key"]: c["summary"]["rr_p99_us"]["median"] for c in doc["cells"]}
     table = run(NM_BINARY, "report", str(out), "--metric", "rr_transactions_per_s").stdout
     assert "trans/s" in table
+    # Every cell is a request/response test: transactions/s is what report and compare show unasked.
+    assert run(NM_BINARY, "report", str(out)).stdout == table
+    assert "median rr_transactions_per_s" in table
+    assert res.default_metric() == "rr_transactions_per_s" and res.report() == table   # Python says the same
+    assert nm.compare(res, res).attrs["metric"] == "rr_transactions_per_s"
+    assert nm.load(os.path.join(SOURCE, "results", "offload-mtu-lab.json")).default_metric() == "throughput_bps"
+    assert (run(NM_BINARY, "compare", str(out), str(out), "--format", "json").stdout
+            == run(NM_BINARY, "compare", str(out), str(out), "--metric", "rr_transactions_per_s", "--format", "json").stdout)
 
     cmp = json.loads(run(NM_BINARY, "compare", str(out), str(out), "--metric", "rr_p50_us", "--format", "json").stdout)
     rows = cmp["rows"] if isinstance(cmp, dict) else cmp
@@ -86,3 +95,22 @@ def test_run_rr_from_python(tmp_path, cli_lab):
     # The server's report, read from its own output, counted the same transactions.
     assert served["report"]["rr"]["transactions"] == result["rr"]["responder_transactions"] == result["rr"]["transactions"]
     assert result["socket"]["congestion"] == "reno" and result["socket"]["nodelay"] is True
+
+
+def test_sweep_of_rr_cells_prints_transactions_and_p99(tmp_path):
+    # `nicmatrix sweep` itself: the progress line of an rr cell gives transactions/s and the p99, and the
+    # table at the end is report's default, transactions/s, not a byte rate of 1-byte messages.
+    lab = unique_name("nmpyrs")
+    config = tmp_path / "rr-cli.json"
+    config.write_text(json.dumps({"name": "rr-cli", "offloads": [{"name": "as-is", "features": {}}], "mtu": [1500],
+                                  "traffic": [{"test": "rr", "protocol": "tcp"}],
+                                  "duration_s": 0.7, "omit_s": 0, "repetitions": 1, "cooldown_s": 0}))
+    out = tmp_path / "rr-cli-out.json"
+    res = run(NM_BINARY, "sweep", str(config), "--lab", "--lab-name", lab, "-o", str(out), "--journal",
+              str(tmp_path / "journal.json"), timeout=60)
+    line = next(l for l in res.stdout.splitlines() if "] as-is/mtu1500/tcp-rr-1x1" in l)
+    assert " ... ok " in line and " trans/s " in line and " p99 " in line and "bit/s" not in line, line
+    report = run(NM_BINARY, "report", str(out)).stdout
+    assert "median rr_transactions_per_s" in report
+    assert report in res.stdout
+    assert lab not in run("ip", "netns", "list").stdout

@@ -286,3 +286,29 @@ TEST_CASE("The matrix notes when the local kernel may hide softirq in the engine
     r.local.cpu_accounting.irq_time = nm::KernelOption::Yes;
     CHECK_THAT(nm::render_matrix(nm::build_matrix(r, "throughput_bps"), nm::TableFormat::Text), !Catch::Contains("may include softirq"));
 }
+
+TEST_CASE("The default metric: transactions/s when every cell is a request/response test, throughput otherwise", "[unit]") {
+    const auto rr = nm::parse_sweep_config_text(R"({"name": "rr", "offloads": [{"name": "on", "features": {}}], "mtu": [1500],
+      "traffic": [{"test": "rr", "protocol": "tcp"}, {"test": "rr", "protocol": "udp"}, {"test": "rr", "connect_per_transaction": true},
+                  {"test": "rfc2544", "frames": [64]}]})",
+                                                "rr");
+    nm::ResultsFile r;
+    r.run.config = rr;
+    const auto cell_of = [](const nm::CellSpec& spec) {
+        nm::CellResult c;
+        c.spec = spec;
+        return c;
+    };
+    for (const auto& spec : nm::expand_cells(rr)) r.cells.push_back(cell_of(spec));
+    REQUIRE(r.cells.size() == 4);
+    CHECK(nm::headline_metric(r.cells[0].spec.traffic.test) == "rr_transactions_per_s");
+    CHECK(nm::headline_metric(r.cells[2].spec.traffic.test) == "rr_transactions_per_s");   // CRR
+    CHECK(nm::default_metric(r) == "rr_transactions_per_s");   // the rfc2544 table does not count
+    const auto stream = nm::expand_cells(config()).front();
+    CHECK(nm::headline_metric(stream.traffic.test) == "throughput_bps");
+    r.cells.push_back(cell_of(stream));
+    CHECK(nm::default_metric(r) == "throughput_bps");   // one stream cell among them
+    CHECK(nm::default_metric(nm::ResultsFile{}) == "throughput_bps");
+    r.cells = {r.cells[3]};   // an rfc2544 table alone
+    CHECK(nm::default_metric(r) == "throughput_bps");
+}

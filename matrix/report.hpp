@@ -51,7 +51,7 @@ struct MatrixTable {
 /// TCP_CRR: the byte rate of 1-byte transactions says little), throughput_bps for every other.
 std::string headline_metric(const TestSpec& test);
 
-/// The metric a table of `results` shows when none is asked (sweep's and report's --metric):
+/// The metric a table of `results` shows when none is asked (--metric of sweep, report and compare):
 /// rr_transactions_per_s when every cell that is not an rfc2544 table is a request/response test,
 /// throughput_bps otherwise (and for a file without cells).
 std::string default_metric(const ResultsFile& results);

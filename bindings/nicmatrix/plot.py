@@ -40,16 +40,17 @@ def _axis(metric):
     return 1.0, metric
 
 
-def heatmap(results, metric="throughput_bps", rows=None, columns="mtu"):
+def heatmap(results, metric=None, rows=None, columns="mtu"):
     """One panel per traffic pattern: a row per combination of the `rows` settings (default the offload
     profile and every tuning axis the sweep has, so no two cells share a square), a column per value of
     `columns` (default mtu); colour and label the cell's median of `metric` with the interval of that median
     below it (as the file records it), "?" after a median whose cell did not reach the asked precision; a
     cell without a figure shows its status (duplicate, infeasible, ...). Rows and columns are any of
     profile, mtu and the tuning axes (channels, rps, ...); together they must name every setting the sweep
-    varies."""
-    check_metric(metric)
+    varies. metric: default the file's default_metric(), as `nicmatrix report`."""
     res = _as_results(results)
+    metric = metric or res.default_metric()
+    check_metric(metric)
     s = res.summary()
     require_metric(s, metric)
     if rows is None:
@@ -107,14 +108,15 @@ def heatmap(results, metric="throughput_bps", rows=None, columns="mtu"):
     return fig
 
 
-def scatter(results, metric="throughput_bps", cpu="cpu_receiver_pct"):
+def scatter(results, metric=None, cpu="cpu_receiver_pct"):
     """Each measured cell as a point: x its median CPU (`cpu`, default the receiving engine's CPU in % of
     one core, where GRO and checksum offload show; system_busy_pct is the whole machine's), y its median
     `metric`, with the spread of the repetitions as error bars; one marker per offload profile, one colour
-    per MTU."""
+    per MTU. metric: default the file's default_metric()."""
+    res = _as_results(results)
+    metric = metric or res.default_metric()
     check_metric(metric)
     check_metric(cpu)
-    res = _as_results(results)
     s = res.summary()
     require_metric(s, metric)
     require_metric(s, cpu)
@@ -146,12 +148,13 @@ def scatter(results, metric="throughput_bps", cpu="cpu_receiver_pct"):
     return fig
 
 
-def bars(a, b, metric="throughput_bps"):
+def bars(a, b, metric=None):
     """Two results files side by side: for each cell found in both (matched as `nicmatrix compare` does),
     A's and B's median of `metric` with the range of their repetitions, and B/A above each pair (with a
-    '*' where compare finds the difference beyond the spread)."""
-    check_metric(metric)
+    '*' where compare finds the difference beyond the spread). metric: default A's default_metric()."""
     ra, rb = _as_results(a), _as_results(b)
+    metric = metric or ra.default_metric()
+    check_metric(metric)
     df = compare(ra, rb, metric=metric)
     df = df[df["in_both"]].reset_index(drop=True)
     fig = Figure(figsize=(max(6.0, 0.7 * len(df) + 2), 5.5), layout="constrained")
@@ -231,11 +234,13 @@ def timeseries(results, cells=None, metric="throughput_bps"):
     return fig
 
 
-def box(results, metric="throughput_bps", cells=None):
+def box(results, metric=None, cells=None):
     """The repetitions of each measured cell as a box plot of `metric` (box: quartiles, line: the median,
-    whiskers: 1.5 IQR), every repetition drawn as a point over it."""
-    check_metric(metric)
+    whiskers: 1.5 IQR), every repetition drawn as a point over it. metric: default the file's
+    default_metric()."""
     res = _as_results(results)
+    metric = metric or res.default_metric()
+    check_metric(metric)
     df = res.to_dataframe()
     keys = [c["key"] for c in _chosen_cells(res, cells)]
     data = [(k, df[(df["key"] == k) & df[metric].notna()][metric].tolist()) for k in keys]
@@ -367,8 +372,9 @@ def main(argv=None):
     parser.add_argument("-o", "--output", required=True, help="image to write (PNG; the extension picks the format)")
     parser.add_argument("--kind", choices=KINDS, help="heatmap (default for one file), scatter, bars (default for two), "
                         "timeseries, box, cdf or breakdown")
-    parser.add_argument("--metric", default="throughput_bps", help="metric to plot (as for nicmatrix report; timeseries and "
-                        "cdf: throughput_bps or packets_per_s of the intervals)")
+    parser.add_argument("--metric", help="metric to plot (as for nicmatrix report: default throughput_bps, or "
+                        "rr_transactions_per_s when every cell is a request/response test; timeseries and cdf: "
+                        "throughput_bps (default) or packets_per_s of the intervals)")
     parser.add_argument("--cpu", default="cpu_receiver_pct", help="scatter: the CPU metric on the x axis")
     parser.add_argument("--cells", help="timeseries, box, cdf, breakdown: the cells to draw, keys or patterns separated by "
                         "commas (all-on/*/tcp-p1); default every measured cell")
@@ -389,11 +395,11 @@ def main(argv=None):
         elif kind == "scatter":
             fig = scatter(args.files[0], metric=args.metric, cpu=args.cpu)
         elif kind == "timeseries":
-            fig = timeseries(args.files[0], cells=args.cells, metric=args.metric)
+            fig = timeseries(args.files[0], cells=args.cells, metric=args.metric or "throughput_bps")
         elif kind == "box":
             fig = box(args.files[0], metric=args.metric, cells=args.cells)
         elif kind == "cdf":
-            fig = cdf(args.files[0], of=args.of, cells=args.cells, metric=args.metric)
+            fig = cdf(args.files[0], of=args.of, cells=args.cells, metric=args.metric or "throughput_bps")
         elif kind == "breakdown":
             fig = breakdown(args.files[0], end=args.end, cells=args.cells)
         else:

@@ -306,3 +306,20 @@ def test_heatmap_rows_are_every_tuning_combination(tmp_path, nicmatrix_bin):
     bad = run(nicmatrix_bin, "plot", QUEUES, "--rows", "profile", "-o", str(tmp_path / "x.png"), check=False)
     assert bad.returncode == 2 and "also varies" in bad.stderr
     assert res.matrix().shape == (8, 1)   # (profile, channels, rps, traffic) x MTU
+
+
+def test_plots_of_request_response_cells_show_transactions_per_s_unasked(tmp_path):
+    # As report does: a file of request/response cells is drawn by its transactions/s, a byte rate only if asked.
+    res = nm.load(EXAMPLE_RR)
+    titles = [ax.get_title() for ax in plot.heatmap(res).axes if ax.get_title()]
+    assert titles and all(t.endswith("median rr_transactions_per_s") for t in titles)
+    assert all(t.endswith("median throughput_bps") for t in
+               (ax.get_title() for ax in plot.heatmap(res, metric="throughput_bps").axes if ax.get_title()))
+    assert "rr_transactions_per_s" in plot.box(res).axes[0].get_title()
+    assert "rr_transactions_per_s against" in plot.scatter(res).axes[0].get_title()
+    assert all(t.endswith("median throughput_bps") for t in
+               (ax.get_title() for ax in plot.heatmap(nm.load(EXAMPLE_A)).axes if ax.get_title()))
+    out = tmp_path / "rr.png"
+    cli = run(sys.executable, "-m", "nicmatrix", "plot", EXAMPLE_RR, "-o", str(out), check=False)
+    assert cli.returncode == 0, cli.stderr
+    check_png(out)

@@ -111,8 +111,8 @@ void add_plot_command(CLI::App& app) {
                      "breakdown (the kernel profile stacked per cell)")
         ->check(CLI::IsMember({"heatmap", "scatter", "bars", "timeseries", "box", "cdf", "breakdown"}));
     plot->add_option("--metric", o->metric, "Metric to plot, as for report (default throughput_bps, or rr_transactions_per_s "
-                                            "when every cell is a request/response test; timeseries and cdf: throughput_bps "
-                                            "(default) or packets_per_s of the intervals)");
+                                            "when every cell is a request/response test; timeseries and cdf: throughput_bps, "
+                                            "packets_per_s or rr_transactions_per_s of the intervals)");
     plot->add_option("--cpu", o->cpu, "scatter: the CPU metric on the x axis (default cpu_receiver_pct)");
     plot->add_option("--cells", o->cells, "timeseries, box, cdf, breakdown: cells to draw, keys or patterns separated by commas "
                                           "(all-on/*/tcp-p1); default every measured cell");

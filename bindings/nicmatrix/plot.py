@@ -26,7 +26,9 @@ from . import _nicmatrix
 from ._results import Results, _as_results, check_labels, check_metric, compare, label_settings, require_metric
 
 KINDS = ("heatmap", "scatter", "bars", "timeseries", "box", "cdf", "breakdown")
-INTERVAL_METRICS = ("throughput_bps", "packets_per_s")
+# What timeseries and cdf --of intervals draw: the runs' intervals (runs[].intervals), or the request/response
+# intervals (runs[].rr.intervals, by request time) for rr_transactions_per_s.
+INTERVAL_METRICS = ("throughput_bps", "packets_per_s", "rr_transactions_per_s")
 
 
 def _human(metric, value):
@@ -202,16 +204,43 @@ def _runs_of(cells, field):
     return [(c, r) for c in cells for r in c["runs"] if r.get(field)]
 
 
-def timeseries(results, cells=None, metric="throughput_bps"):
-    """The per-interval samples of the chosen cells over the measured window: one colour per cell, one line
-    per repetition. `metric` is an interval field: throughput_bps (payload received) or packets_per_s."""
+def _interval_metric(res, metric, what):
+    """The interval metric to draw: `metric`, or by default the file's default_metric() (transactions/s
+    for a file of request/response cells). Raises Error naming what takes which otherwise."""
+    metric = metric or res.default_metric()
     if metric not in INTERVAL_METRICS:
-        raise _nicmatrix.Error(f"--metric {metric}: timeseries draws the intervals' {' or '.join(INTERVAL_METRICS)}")
+        raise _nicmatrix.Error(f"--metric {metric}: {what} {' or '.join(INTERVAL_METRICS)}")
+    return metric
+
+
+def _interval_points(run, metric):
+    """(end_s, value) per interval of a run for an interval metric (see INTERVAL_METRICS)."""
+    if metric == "rr_transactions_per_s":
+        return [(iv["end_s"], iv["transactions_per_s"]) for iv in ((run.get("rr") or {}).get("intervals") or [])]
+    return [(iv["end_s"], iv[metric]) for iv in (run.get("intervals") or [])]
+
+
+def _interval_runs(cells, metric):
+    """(cell, run, points) of the runs that have intervals of `metric`."""
+    out = []
+    for c in cells:
+        for r in c["runs"]:
+            points = _interval_points(r, metric)
+            if points:
+                out.append((c, r, points))
+    return out
+
+
+def timeseries(results, cells=None, metric=None):
+    """The per-interval samples of the chosen cells over the measured window: one colour per cell, one line
+    per repetition. `metric` is an interval field: throughput_bps (payload received), packets_per_s, or
+    rr_transactions_per_s (the request/response intervals); default the file's default_metric()."""
     res = _as_results(results)
+    metric = _interval_metric(res, metric, "timeseries draws the intervals'")
     chosen = _chosen_cells(res, cells)
-    pairs = _runs_of(chosen, "intervals")
+    pairs = _interval_runs(chosen, metric)
     if not pairs:
-        raise _nicmatrix.Error(f"timeseries: no run of the chosen cells has intervals (runs[].intervals; sweep with an interval)")
+        raise _nicmatrix.Error(f"timeseries: no run of the chosen cells has intervals of {metric} (runs[].intervals, runs[].rr.intervals)")
     div, label = _axis(metric)
     if metric == "packets_per_s":
         div, label = 1e3, "packets_per_s (kpps)"
@@ -219,9 +248,9 @@ def timeseries(results, cells=None, metric="throughput_bps"):
     ax = fig.subplots()
     colours = {c["key"]: f"C{k % 10}" for k, c in enumerate(chosen)}
     labelled = set()
-    for cell, run in pairs:
-        xs = [iv["end_s"] for iv in run["intervals"]]
-        ys = [iv[metric] / div for iv in run["intervals"]]
+    for cell, _, points in pairs:
+        xs = [end for end, _ in points]
+        ys = [value / div for _, value in points]
         key = cell["key"]
         ax.plot(xs, ys, marker="o", markersize=3, color=colours[key], alpha=0.8, label=None if key in labelled else key)
         labelled.add(key)
@@ -267,9 +296,9 @@ def _latency_points(rr):
     return [(lat[p], q) for p, q in (("p50", 0.5), ("p90", 0.9), ("p99", 0.99), ("p999", 0.999), ("max", 1.0)) if lat.get(p) is not None]
 
 
-def cdf(results, of="intervals", cells=None, metric="throughput_bps"):
+def cdf(results, of="intervals", cells=None, metric=None):
     """Cumulative distributions, one line per chosen cell: of="intervals" the per-interval `metric` of
-    every repetition pooled; of="latency" the request/response latency of every transaction of the cell's
+    every repetition pooled (as timeseries: default the file's default_metric()); of="latency" the request/response latency of every transaction of the cell's
     runs (their rr.histogram merged, one point per bucket: within the histogram's 0.4%), or, for runs
     written without a histogram, through each run's recorded percentiles."""
     res = _as_results(results)
@@ -298,14 +327,13 @@ def cdf(results, of="intervals", cells=None, metric="throughput_bps"):
         how = ("every transaction, the runs' histograms merged" + ("; (percentiles): through each run's p50, p90, p99, p99.9, max" if from_percentiles else ""))
         ax.set_title(f"{res.config['name']}: latency CDF per cell ({how})", fontsize=10)
     elif of == "intervals":
-        if metric not in INTERVAL_METRICS:
-            raise _nicmatrix.Error(f"--metric {metric}: cdf --of intervals takes {' or '.join(INTERVAL_METRICS)}")
-        pairs = _runs_of(chosen, "intervals")
+        metric = _interval_metric(res, metric, "cdf --of intervals takes")
+        pairs = _interval_runs(chosen, metric)
         if not pairs:
-            raise _nicmatrix.Error("cdf: no run of the chosen cells has intervals (runs[].intervals)")
+            raise _nicmatrix.Error(f"cdf: no run of the chosen cells has intervals of {metric} (runs[].intervals, runs[].rr.intervals)")
         div, label = _axis(metric)
         for k, cell in enumerate(chosen):
-            values = sorted(iv[metric] / div for c, r in pairs if c is cell for iv in r["intervals"])
+            values = sorted(value / div for c, _, points in pairs if c is cell for _, value in points)
             if values:
                 ax.step(values, [(i + 1) / len(values) for i in range(len(values))], where="post", color=f"C{k % 10}", label=cell["key"])
         ax.set_xlabel(f"{label}, per interval")
@@ -374,7 +402,7 @@ def main(argv=None):
                         "timeseries, box, cdf or breakdown")
     parser.add_argument("--metric", help="metric to plot (as for nicmatrix report: default throughput_bps, or "
                         "rr_transactions_per_s when every cell is a request/response test; timeseries and cdf: "
-                        "throughput_bps (default) or packets_per_s of the intervals)")
+                        "throughput_bps, packets_per_s or rr_transactions_per_s of the intervals)")
     parser.add_argument("--cpu", default="cpu_receiver_pct", help="scatter: the CPU metric on the x axis")
     parser.add_argument("--cells", help="timeseries, box, cdf, breakdown: the cells to draw, keys or patterns separated by "
                         "commas (all-on/*/tcp-p1); default every measured cell")
@@ -395,11 +423,11 @@ def main(argv=None):
         elif kind == "scatter":
             fig = scatter(args.files[0], metric=args.metric, cpu=args.cpu)
         elif kind == "timeseries":
-            fig = timeseries(args.files[0], cells=args.cells, metric=args.metric or "throughput_bps")
+            fig = timeseries(args.files[0], cells=args.cells, metric=args.metric)
         elif kind == "box":
             fig = box(args.files[0], metric=args.metric, cells=args.cells)
         elif kind == "cdf":
-            fig = cdf(args.files[0], of=args.of, cells=args.cells, metric=args.metric or "throughput_bps")
+            fig = cdf(args.files[0], of=args.of, cells=args.cells, metric=args.metric)
         elif kind == "breakdown":
             fig = breakdown(args.files[0], end=args.end, cells=args.cells)
         else:

@@ -128,6 +128,24 @@ def test_timeseries_draws_every_repetitions_intervals(tmp_path):
     check_png(plot.save(fig, tmp_path / "timeseries.png"))
 
 
+def test_timeseries_and_cdf_of_request_response_cells_draw_their_transactions_per_interval(tmp_path):
+    res = nm.load(EXAMPLE_RR)
+    fig = plot.timeseries(res, cells="all-on/*/tcp-rr-1x1")   # the default metric of an rr file
+    chosen = [c for c in res.cells if c["key"].startswith("all-on/") and c["key"].endswith("/tcp-rr-1x1")]
+    want = [[iv["transactions_per_s"] for iv in r["rr"]["intervals"]] for c in chosen for r in c["runs"]]
+    assert want and all(want)
+    assert [list(line.get_ydata()) for line in _lines(fig)] == [pytest.approx(w) for w in want]
+    assert "rr_transactions_per_s" in fig.axes[0].get_title()
+    # An rr run records its intervals as transactions (runs[].rr.intervals), not as bytes.
+    assert not any(r["intervals"] for c in chosen for r in c["runs"])
+    with pytest.raises(nm.Error, match="no run of the chosen cells has intervals of throughput_bps"):
+        plot.timeseries(res, cells="all-on/*/tcp-rr-1x1", metric="throughput_bps")
+    cdf = plot.cdf(res, cells="all-on/mtu1500/tcp-rr-1x1")
+    xs = sorted(v for r in chosen[0]["runs"] for v in (iv["transactions_per_s"] for iv in r["rr"]["intervals"]))
+    assert list(_lines(cdf)[0].get_xdata()) == pytest.approx(xs)
+    check_png(plot.save(cdf, tmp_path / "rr-cdf.png"))
+
+
 def test_box_has_one_box_per_cell_with_its_repetitions(tmp_path):
     res = nm.load(EXAMPLE_A)
     fig = plot.box(res)

@@ -296,9 +296,8 @@ class Results:
                 row.update({c: (None if frame_row is None else _dig(frame_row, path)) for c, path in FRAME_COLUMNS})
                 rows.append(row)
         df = pd.DataFrame(rows, columns=None if rows else ["key", "status", "line_rate_bps", "line_rate_source"] + columns)
-        for column in ("mean_frame_bytes", "throughput_fps", "layer2_bps", "line_rate_fps", "line_rate_pct", "loss_pct",
-                       "confirmation_loss_pct", "trials", "generator_max_fps", "cpu_sender_pct", "cpu_receiver_pct",
-                       "softirq_pct", "irq_pct", "line_rate_bps", "mtu"):
+        words = {"frame", "found", "confirmed", "generator_limited", "frame_error"}   # the rest are figures
+        for column in [c for c in columns if c not in words] + ["line_rate_bps", "mtu"]:
             if column in df:
                 df[column] = pd.to_numeric(df[column], errors="coerce")
         return df

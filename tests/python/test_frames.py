@@ -27,7 +27,8 @@ def cli_tables(path):
 
 
 def check_frames_against_file_and_cli(path):
-    doc = json.load(open(path))
+    with open(path) as f:
+        doc = json.load(f)
     frames = nm.load(path).frames()
     cells = [c for c in doc["cells"] if c["params"]["test"]["test"] == "rfc2544"]
     assert len(frames) == sum(len(c["rfc2544"]["rows"]) for c in cells)

@@ -107,25 +107,25 @@ TEST_CASE("StreamSet: a stream postponed with later() is not served before its t
 }
 
 TEST_CASE("StreamSet: a callback after a wait gets the time the wait ended, not the turn's", "[unit]") {
-    // The data arrives while the set waits: a receiver that counts it with the turn's time (taken before
-    // the wait) would put it into an earlier interval than the one it arrived in.
+    // The data is written after the turn's time was taken (the writer starts in on_turn): a receiver that
+    // counted it with the turn's time would put it into an earlier interval than the one it arrived in.
     auto a = socket_pair(0);
     const int far = a.far.get();
     std::vector<nm::DataStream> streams;
     streams.push_back(std::move(a.near));
     std::vector<std::string> got(1);
     nm::TimePoint written{}, stamp{};
+    const auto deadline = std::chrono::steady_clock::now() + 10s;   // a lost write ends the loop, not the test run
     std::jthread writer;
     StreamSet set(std::move(streams), {.events = EPOLLIN, .on_stop = nm::OnStop::End,
                                        .on_turn = [&](StreamSet&, nm::TimePoint) {
                                            if (!writer.joinable()) {
                                                writer = std::jthread([&] {
-                                                   std::this_thread::sleep_for(20ms);   // the set is waiting
                                                    written = std::chrono::steady_clock::now();
                                                    (void)::write(far, "late", 4);   // no REQUIRE off the test's thread
                                                });
                                            }
-                                           return true;
+                                           return std::chrono::steady_clock::now() < deadline;
                                        },
                                        .on_ready = [&](Stream& s, nm::TimePoint now) {
                                            if (got[0].empty()) stamp = now;

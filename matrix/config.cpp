@@ -63,7 +63,7 @@ void check_engine_limits(const SweepConfig& config, const std::string& source) {
 
 // The precision's metric must be one the sweep summarizes, which the codec in core/base does not know.
 void check_precision_metric(const SweepConfig& config, const std::string& source) {
-    if (!config.precision) return;
+    if (!config.precision || config.precision->metric.empty()) return;
     const auto known = known_metrics();
     if (std::find(known.begin(), known.end(), config.precision->metric) != known.end()) return;
     std::string list;

@@ -188,10 +188,6 @@ std::vector<std::string> comparison_notes(const Comparison& cmp) {
     return notes;
 }
 
-std::string headline_metric(const TestSpec& test) {
-    return test.pattern == TrafficPattern::Stream ? "throughput_bps" : "rr_transactions_per_s";
-}
-
 std::string default_metric(const ResultsFile& results) {
     bool any = false;
     for (const auto& cell : results.cells) {
@@ -294,6 +290,14 @@ MatrixTable build_matrix(const ResultsFile& results, const std::string& metric) 
     t.metric = metric;
     t.mtus = config.mtu;
     t.precision = config.precision;
+    if (t.precision && t.precision->metric.empty()) {
+        // No metric asked: each cell was judged by its headline figure; the note names it.
+        std::set<std::string> judged;
+        for (const auto& c : results.cells) {
+            if (!c.spec.traffic.rfc2544) judged.insert(precision_metric(*t.precision, c.spec.traffic.test));
+        }
+        t.precision->metric = judged.size() == 1 ? *judged.begin() : "throughput_bps (rr_transactions_per_s of a request/response cell)";
+    }
     t.interference = config.interference;
     t.cpu_accounting = results.local.cpu_accounting;
     std::map<std::string, const CellResult*> by_key;

@@ -8,6 +8,7 @@
 
 #include "core/base/report_types.hpp"
 #include "core/base/sweep_types.hpp"
+#include "matrix/stats.hpp"
 
 namespace nm {
 
@@ -42,14 +43,10 @@ struct MatrixTable {
         std::map<std::string, std::string> axes;   ///< tuning axis -> value name (label and CSV columns)
     };
     std::vector<Row> rows;
-    std::optional<PrecisionSpec> precision;   ///< the sweep's, for the marks' note
+    std::optional<PrecisionSpec> precision;   ///< the sweep's, for the marks' note (metric: what the cells were judged by)
     InterferenceSpec interference;
     CpuAccounting cpu_accounting;             ///< the local host's, for the note on engine CPU
 };
-
-/// The figure a test is told by: rr_transactions_per_s for a request/response test (TCP_RR, UDP_RR,
-/// TCP_CRR: the byte rate of 1-byte transactions says little), throughput_bps for every other.
-std::string headline_metric(const TestSpec& test);
 
 /// The metric a table of `results` shows when none is asked (--metric of sweep, report and compare):
 /// rr_transactions_per_s when every cell that is not an rfc2544 table is a request/response test,

@@ -946,7 +946,7 @@ void Sweep::finish_summary(CellResult& result) const {
     result.summary = summarize_runs(result.runs, confidence());
     result.precision_met.reset();
     if (!config_.precision || result.status != CellStatus::Ok || result.runs.empty()) return;
-    const auto it = result.summary.find(config_.precision->metric);
+    const auto it = result.summary.find(precision_metric(*config_.precision, result.spec.traffic.test));
     result.precision_met = it != result.summary.end() && precision_met(it->second, *config_.precision);
 }
 

@@ -225,6 +225,14 @@ std::vector<std::string> known_metrics() {
     return names;
 }
 
+std::string headline_metric(const TestSpec& test) {
+    return test.pattern == TrafficPattern::Stream ? "throughput_bps" : "rr_transactions_per_s";
+}
+
+std::string precision_metric(const PrecisionSpec& precision, const TestSpec& test) {
+    return precision.metric.empty() ? headline_metric(test) : precision.metric;
+}
+
 std::vector<double> metric_values(const std::vector<RunResult>& runs, const std::string& metric) {
     std::vector<double> out;
     for (const auto& r : runs) {

@@ -70,6 +70,14 @@ std::map<std::string, double> run_metrics(const RunResult& run);
 /// The names run_metrics can produce, in alphabetical order.
 std::vector<std::string> known_metrics();
 
+/// The figure a test is told by: rr_transactions_per_s for a request/response test (TCP_RR, UDP_RR,
+/// TCP_CRR: the byte rate of 1-byte transactions says little), throughput_bps for every other.
+std::string headline_metric(const TestSpec& test);
+
+/// The metric a precision judges a cell of `test` by: the one it names, or, when it names none, the
+/// test's headline_metric().
+std::string precision_metric(const PrecisionSpec& precision, const TestSpec& test);
+
 /// The values of `metric` over `runs`, in run order (runs without it, e.g. loss_pct of TCP, left out).
 std::vector<double> metric_values(const std::vector<RunResult>& runs, const std::string& metric);
 

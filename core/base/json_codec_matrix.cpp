@@ -713,8 +713,8 @@ void to_json(Json& j, const PrecisionSpec& v) {
     j = Json{{"ci_pct", v.ci_pct},
              {"confidence", v.confidence},
              {"min_repetitions", v.min_repetitions},
-             {"max_repetitions", v.max_repetitions},
-             {"metric", v.metric}};
+             {"max_repetitions", v.max_repetitions}};
+    if (!v.metric.empty()) j["metric"] = v.metric;
 }
 
 void to_json(Json& j, const InterferenceSpec& v) {

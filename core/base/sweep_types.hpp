@@ -66,7 +66,7 @@ struct PrecisionSpec {
     double confidence = 95;            ///< wanted confidence of that interval, percent
     uint32_t min_repetitions = 3;
     uint32_t max_repetitions = 12;
-    std::string metric = "throughput_bps";   ///< a name run_metrics produces
+    std::string metric;   ///< a name run_metrics produces; empty: each cell's headline figure (matrix/stats.hpp precision_metric)
 };
 
 /// How the repetitions of a sweep are ordered.

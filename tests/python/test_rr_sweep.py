@@ -99,12 +99,15 @@ def test_run_rr_from_python(tmp_path, cli_lab):
 
 def test_sweep_of_rr_cells_prints_transactions_and_p99(tmp_path):
     # `nicmatrix sweep` itself: the progress line of an rr cell gives transactions/s and the p99, and the
-    # table at the end is report's default, transactions/s, not a byte rate of 1-byte messages.
+    # table at the end is report's default, transactions/s, not a byte rate of 1-byte messages. A
+    # precision without a metric judges the rr cell by its transactions/s: with 3 runs at 75% the interval
+    # of the median is [min, max] of the runs, computed here from the runs' own figures.
     lab = unique_name("nmpyrs")
     config = tmp_path / "rr-cli.json"
     config.write_text(json.dumps({"name": "rr-cli", "offloads": [{"name": "as-is", "features": {}}], "mtu": [1500],
                                   "traffic": [{"test": "rr", "protocol": "tcp"}],
-                                  "duration_s": 0.7, "omit_s": 0, "repetitions": 1, "cooldown_s": 0}))
+                                  "duration_s": 0.7, "omit_s": 0, "cooldown_s": 0,
+                                  "precision": {"ci_pct": 20, "confidence": 75, "min_repetitions": 3, "max_repetitions": 3}}))
     out = tmp_path / "rr-cli-out.json"
     res = run(NM_BINARY, "sweep", str(config), "--lab", "--lab-name", lab, "-o", str(out), "--journal",
               str(tmp_path / "journal.json"), timeout=60)
@@ -113,4 +116,12 @@ def test_sweep_of_rr_cells_prints_transactions_and_p99(tmp_path):
     report = run(NM_BINARY, "report", str(out)).stdout
     assert "median rr_transactions_per_s" in report
     assert report in res.stdout
+    doc = json.loads(out.read_text())
+    assert "metric" not in doc["run"]["config"]["precision"]
+    cell = doc["cells"][0]
+    rates = sorted(r["rr"]["transactions_per_s"] for r in cell["runs"])
+    assert len(rates) == 3
+    median = rates[1]
+    assert cell["precision_met"] == (rates[0] >= median * 0.8 and rates[2] <= median * 1.2), rates
+    assert "interval of the median rr_transactions_per_s within ±20%" in report
     assert lab not in run("ip", "netns", "list").stdout

@@ -8,6 +8,7 @@
 #include "matrix/config.hpp"
 #include "matrix/results_store.hpp"
 #include "matrix/runner.hpp"
+#include "matrix/stats.hpp"
 #include "tests/support/matrix_fakes.hpp"
 #include "tests/support/matrix_world.hpp"
 
@@ -252,6 +253,33 @@ TEST_CASE("Precision: min_repetitions holds even when the interval is tight soon
     CHECK(out.results.cells[0].runs.size() == 5);   // 75% is reachable at 3, but 5 were asked at least
     CHECK(out.results.cells[0].precision_met == true);
     CHECK(*out.results.cells[0].summary.at("cpu_receiver_pct").median_ci_confidence == Catch::Detail::Approx(93.75));
+}
+
+TEST_CASE("Precision: without a metric a request/response cell is judged by its transactions/s, a stream cell by its throughput", "[unit]") {
+    World w;
+    // Both cells' byte rates swing by 2x; the rr cell's transactions/s is steady.
+    size_t stream_runs = 0, rr_runs = 0;
+    w.traffic.on_result = [&](size_t, nm::RunResult& r) {
+        const bool stream = r.spec.pattern == nm::TrafficPattern::Stream;
+        r.throughput_bps = (stream ? stream_runs++ : rr_runs++) % 2 ? 1e9 : 2e9;
+        if (!stream) {
+            r.rr = nm::RrStats{};
+            r.rr->transactions_per_s = 30000;
+        }
+    };
+    const auto config = make_config(R"({"mtu": [1500], "offloads": [{"name": "x", "features": {}}],
+                                        "traffic": [{"name": "rr", "test": "rr"}, {"name": "stream", "streams": 1}],
+                                        "precision": {"ci_pct": 5, "max_repetitions": 8}})");
+    const auto out = w.run(config, seeded(3));
+    const auto& rr = cell(out.results, "x/mtu1500/rr");
+    const auto& stream = cell(out.results, "x/mtu1500/stream");
+    CHECK(rr.runs.size() == 6);   // 95% is reached at 6 with a steady figure
+    CHECK(rr.precision_met == true);
+    CHECK(stream.runs.size() == 8);
+    CHECK(stream.precision_met == false);
+    // The file says which metric was asked only when one was: none here.
+    CHECK_FALSE(nm::Json(out.results.run.config).at("precision").contains("metric"));
+    CHECK(nm::precision_metric(*out.results.run.config.precision, rr.spec.traffic.test) == "rr_transactions_per_s");
 }
 
 TEST_CASE("The time budget: no repetition starts that would end after it, the cells keep what they have", "[unit]") {

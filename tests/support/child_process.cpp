@@ -18,13 +18,13 @@ extern char** environ;
 
 namespace nm::test {
 
-ChildProcess::ChildProcess(const std::vector<std::string>& argv) {
+ChildProcess::ChildProcess(const std::vector<std::string>& argv, Output output) {
     int fds[2];
     if (::pipe2(fds, O_CLOEXEC) != 0) throw std::runtime_error("pipe2 failed");
     posix_spawn_file_actions_t fa;
     posix_spawn_file_actions_init(&fa);
     posix_spawn_file_actions_adddup2(&fa, fds[1], 1);
-    posix_spawn_file_actions_adddup2(&fa, fds[1], 2);
+    if (output == Output::Merged) posix_spawn_file_actions_adddup2(&fa, fds[1], 2);
     std::vector<char*> args;
     for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
     args.push_back(nullptr);
@@ -90,15 +90,17 @@ std::string ChildProcess::drain(std::chrono::milliseconds limit) {
     return all;
 }
 
-int ChildProcess::wait(std::chrono::milliseconds limit) {
+int ChildProcess::wait(std::chrono::milliseconds limit, rusage* usage) {
     const auto deadline = std::chrono::steady_clock::now() + limit;
     int status = 0;
+    rusage ignored{};
+    rusage* ru = usage ? usage : &ignored;
     for (;;) {
-        const pid_t r = ::waitpid(pid_, &status, WNOHANG);
+        const pid_t r = ::wait4(pid_, &status, WNOHANG, ru);
         if (r == pid_) break;
         if (std::chrono::steady_clock::now() >= deadline) {
             ::kill(pid_, SIGKILL);
-            ::waitpid(pid_, &status, 0);
+            ::wait4(pid_, &status, 0, ru);
             break;
         }
         // Keep the pipe from filling up while waiting.

@@ -1,6 +1,8 @@
 #pragma once
-// A child process for tests that check processes from outside: its stdout and stderr on one pipe, its
-// /proc figures (CPU time, peak memory), killed and reaped on scope exit if still running.
+// A child process for tests that check processes from outside: its stdout (and stderr, unless asked
+// otherwise) on one pipe, its /proc figures (CPU time, peak memory), its rusage when reaped; killed and
+// reaped on scope exit if still running.
+#include <sys/resource.h>
 #include <sys/types.h>
 
 #include <chrono>
@@ -11,8 +13,12 @@ namespace nm::test {
 
 class ChildProcess {
 public:
-    /// Starts `argv` (argv[0] found on PATH) with stdout and stderr on one pipe.
-    explicit ChildProcess(const std::vector<std::string>& argv);
+    /// What the pipe carries: stdout and stderr (the default), or stdout alone (stderr goes where the
+    /// test's goes), for output that must parse, as --json.
+    enum class Output { Merged, StdoutOnly };
+
+    /// Starts `argv` (argv[0] found on PATH) with its output on the pipe.
+    explicit ChildProcess(const std::vector<std::string>& argv, Output output = Output::Merged);
     ~ChildProcess();
     ChildProcess(const ChildProcess&) = delete;
     ChildProcess& operator=(const ChildProcess&) = delete;
@@ -26,8 +32,9 @@ public:
     /// Everything read so far that read_line() has not returned, plus what arrives within `limit`.
     std::string drain(std::chrono::milliseconds limit);
 
-    /// Waits for the exit (at most `limit`, then SIGKILL); the exit status, or 128 + signal.
-    int wait(std::chrono::milliseconds limit);
+    /// Waits for the exit (at most `limit`, then SIGKILL); the exit status, or 128 + signal. `usage`, when
+    /// given, gets the kernel's rusage of the child (wait4).
+    int wait(std::chrono::milliseconds limit, rusage* usage = nullptr);
     void signal(int sig);
 
 private:

@@ -2,19 +2,12 @@
 // exit codes, a killed server, and CPU figures against the kernel's per-process accounting.
 #include <catch2/catch.hpp>
 
-#include <fcntl.h>
-#include <poll.h>
 #include <signal.h>
-#include <spawn.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
-#include <unistd.h>
 
 #include <chrono>
-#include <fstream>
-#include <iterator>
 #include <thread>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -23,109 +16,21 @@
 #include "core/base/lab_types.hpp"
 #include "core/base/traffic_types.hpp"
 #include "core/base/wait_until.hpp"
+#include "tests/support/child_process.hpp"
 #include "tests/support/command.hpp"
 #include "tests/support/require.hpp"
 #include "tests/support/scoped_lab.hpp"
 
-extern char** environ;
-
+using nm::test::ChildProcess;
 using nm::test::nicmatrix_binary;
+using nm::test::nicmatrix_in_netns;
 using nm::test::run_command;
 using nm::test::run_in_netns;
 
 namespace {
 
-/// A child process with its stdout on a pipe; killed and reaped on scope exit if still running.
-class Child {
-public:
-    explicit Child(const std::vector<std::string>& argv) {
-        int fds[2];
-        REQUIRE(::pipe2(fds, O_CLOEXEC) == 0);
-        posix_spawn_file_actions_t fa;
-        posix_spawn_file_actions_init(&fa);
-        posix_spawn_file_actions_adddup2(&fa, fds[1], 1);
-        std::vector<char*> args;
-        for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-        args.push_back(nullptr);
-        const int rc = ::posix_spawnp(&pid_, args[0], &fa, nullptr, args.data(), environ);
-        posix_spawn_file_actions_destroy(&fa);
-        ::close(fds[1]);
-        out_ = fds[0];
-        REQUIRE(rc == 0);
-    }
-    ~Child() {
-        if (pid_ > 0) {
-            ::kill(pid_, SIGKILL);
-            ::waitpid(pid_, nullptr, 0);
-        }
-        ::close(out_);
-    }
-    Child(const Child&) = delete;
-    Child& operator=(const Child&) = delete;
-
-    pid_t pid() const { return pid_; }
-
-    /// The next line of stdout, waiting at most `limit`; "" on timeout or EOF.
-    std::string read_line(std::chrono::milliseconds limit) {
-        const auto deadline = std::chrono::steady_clock::now() + limit;
-        for (;;) {
-            const auto nl = buffer_.find('\n');
-            if (nl != std::string::npos) {
-                std::string line = buffer_.substr(0, nl);
-                buffer_.erase(0, nl + 1);
-                return line;
-            }
-            const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
-            if (left.count() <= 0) return "";
-            pollfd p{out_, POLLIN, 0};
-            if (::poll(&p, 1, static_cast<int>(left.count())) <= 0) return "";
-            char chunk[4096];
-            const ssize_t n = ::read(out_, chunk, sizeof chunk);
-            if (n <= 0) return "";
-            buffer_.append(chunk, static_cast<size_t>(n));
-        }
-    }
-
-    /// Everything until EOF (bounded by `limit`).
-    std::string read_all(std::chrono::milliseconds limit) {
-        std::string all;
-        for (std::string line; !(line = read_line(limit)).empty() || !buffer_.empty();) all += line + "\n";
-        return all;
-    }
-
-    /// Waits for the exit; returns the exit status and fills `usage` with the kernel's rusage of the child.
-    int wait(rusage& usage) {
-        int status = 0;
-        REQUIRE(::wait4(pid_, &status, 0, &usage) == pid_);
-        pid_ = -1;
-        return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-    }
-
-    void kill_now() { ::kill(pid_, SIGKILL); }
-
-private:
-    pid_t pid_ = -1;
-    int out_ = -1;
-    std::string buffer_;
-};
-
-std::vector<std::string> in_netns(const std::string& ns, std::vector<std::string> args) {
-    std::vector<std::string> argv{"ip", "netns", "exec", ns, nicmatrix_binary()};
-    argv.insert(argv.end(), args.begin(), args.end());
-    return argv;
-}
-
-/// user + sys of a process from /proc/PID/stat (fields 14 and 15, in clock ticks): the independent oracle.
-double proc_cpu_seconds(pid_t pid) {
-    std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
-    std::string text;
-    std::getline(in, text);
-    std::istringstream fields(text.substr(text.rfind(')') + 2));
-    std::vector<std::string> f;
-    for (std::string field; fields >> field;) f.push_back(field);
-    REQUIRE(f.size() > 13);
-    return static_cast<double>(std::stoull(f[11]) + std::stoull(f[12])) / static_cast<double>(::sysconf(_SC_CLK_TCK));
-}
+// The processes' stdout alone: --json output must parse.
+constexpr auto kStdout = ChildProcess::Output::StdoutOnly;
 
 double seconds(const timeval& tv) { return static_cast<double>(tv.tv_sec) + static_cast<double>(tv.tv_usec) / 1e6; }
 
@@ -139,17 +44,17 @@ uint64_t rx_bytes(const nm::LabInterface& itf) {
 TEST_CASE("serve and run as processes: JSON result, CPU checked against /proc and wait4", "[integration]") {
     nm::test::require_net_admin();
     nm::test::ScopedLab lab;
-    Child server(in_netns(lab.server().netns, {"serve", "--json"}));
+    ChildProcess server(nicmatrix_in_netns(lab.server().netns, {"serve", "--json"}), kStdout);
     const auto listening = nlohmann::json::parse(server.read_line(std::chrono::seconds(5)));   // the READY line
     CHECK(listening.at("listening") == nm::kDefaultPort);
-    const double server_cpu_before = proc_cpu_seconds(server.pid());
+    const double server_cpu_before = nm::test::process_cpu_seconds(server.pid());
 
-    Child client(in_netns(lab.client().netns, {"run", "-c", nm::strip_prefix(lab.server().ipv4), "-t", "1.5", "--json"}));
-    const std::string out = client.read_all(std::chrono::seconds(10));
+    ChildProcess client(nicmatrix_in_netns(lab.client().netns, {"run", "-c", nm::strip_prefix(lab.server().ipv4), "-t", "1.5", "--json"}), kStdout);
+    const std::string out = client.drain(std::chrono::seconds(10));
     rusage usage{};
-    REQUIRE(client.wait(usage) == 0);
+    REQUIRE(client.wait(std::chrono::seconds(10), &usage) == 0);
     const auto test_line = nlohmann::json::parse(server.read_line(std::chrono::seconds(5)));   // the server logged the test
-    const double server_cpu = proc_cpu_seconds(server.pid()) - server_cpu_before;
+    const double server_cpu = nm::test::process_cpu_seconds(server.pid()) - server_cpu_before;
 
     const auto res = nlohmann::json::parse(out);
     INFO(out);
@@ -175,15 +80,15 @@ TEST_CASE("serve and run as processes: JSON result, CPU checked against /proc an
 TEST_CASE("Killing the server mid-test ends the client within duration + 5 s with a clear error", "[integration]") {
     nm::test::require_net_admin();
     nm::test::ScopedLab lab;
-    Child server(in_netns(lab.server().netns, {"serve"}));
+    ChildProcess server(nicmatrix_in_netns(lab.server().netns, {"serve"}), kStdout);
     REQUIRE_THAT(server.read_line(std::chrono::seconds(5)), Catch::Contains("listening"));
     const auto start = std::chrono::steady_clock::now();
-    Child client(in_netns(lab.client().netns, {"run", "-c", nm::strip_prefix(lab.server().ipv4), "-t", "3", "--json"}));
+    ChildProcess client(nicmatrix_in_netns(lab.client().netns, {"run", "-c", nm::strip_prefix(lab.server().ipv4), "-t", "3", "--json"}), kStdout);
     nm::wait_until([&] { return rx_bytes(lab.server()) > 50'000'000; }, std::chrono::seconds(5), "data to flow");
-    server.kill_now();
-    const std::string out = client.read_all(std::chrono::seconds(10));
+    server.signal(SIGKILL);
+    const std::string out = client.drain(std::chrono::seconds(10));
     rusage usage{};
-    const int rc = client.wait(usage);
+    const int rc = client.wait(std::chrono::seconds(10), &usage);
     const auto took = std::chrono::steady_clock::now() - start;
     INFO(out);
     CHECK(rc == 1);
@@ -196,7 +101,7 @@ TEST_CASE("Killing the server mid-test ends the client within duration + 5 s wit
 TEST_CASE("UDP through the CLI: -u -l 18 is the batched multi-sender fast path, -b takes suffixes", "[integration]") {
     nm::test::require_net_admin();
     nm::test::ScopedLab lab;
-    Child server(in_netns(lab.server().netns, {"serve"}));
+    ChildProcess server(nicmatrix_in_netns(lab.server().netns, {"serve"}), kStdout);
     REQUIRE_THAT(server.read_line(std::chrono::seconds(5)), Catch::Contains("listening"));
     const std::string host = nm::strip_prefix(lab.server().ipv4);
     const auto flood = run_in_netns(lab.client().netns, nicmatrix_binary() + " run -c " + host + " -u -l 18 -t 1 --json");
@@ -240,7 +145,7 @@ TEST_CASE("Bad input: clear errors, exit 2 for usage, 1 for a port in use or no 
     CHECK(r.exit_status == 1);
     CHECK_THAT(r.output, Catch::Contains("Connection refused"));
 
-    Child server(in_netns(lab.server().netns, {"serve"}));
+    ChildProcess server(nicmatrix_in_netns(lab.server().netns, {"serve"}), kStdout);
     REQUIRE_THAT(server.read_line(std::chrono::seconds(5)), Catch::Contains("listening"));
     r = run_in_netns(lab.server().netns, nicmatrix_binary() + " serve");
     CHECK(r.exit_status == 1);
@@ -252,10 +157,10 @@ TEST_CASE("Bad input: clear errors, exit 2 for usage, 1 for a port in use or no 
 TEST_CASE("A text-mode run prints each interval while it runs (the paced rate, before the run ends), and Ctrl-C ends it", "[integration]") {
     nm::test::require_net_admin();
     nm::test::ScopedLab lab;
-    Child server(in_netns(lab.server().netns, {"serve"}));
+    ChildProcess server(nicmatrix_in_netns(lab.server().netns, {"serve"}), kStdout);
     REQUIRE_THAT(server.read_line(std::chrono::seconds(5)), Catch::Contains("listening"));
     // 30 s: the run is certainly still going when its second interval is read, however loaded the machine.
-    Child client(in_netns(lab.client().netns, {"run", "-c", nm::strip_prefix(lab.server().ipv4), "-b", "50M", "-t", "30"}));
+    ChildProcess client(nicmatrix_in_netns(lab.client().netns, {"run", "-c", nm::strip_prefix(lab.server().ipv4), "-b", "50M", "-t", "30"}), kStdout);
     std::string seen, second;
     for (std::string line; second.empty() && !(line = client.read_line(std::chrono::seconds(15))).empty();) {
         seen += line + "\n";
@@ -273,8 +178,8 @@ TEST_CASE("A text-mode run prints each interval while it runs (the paced rate, b
     CHECK(mbit > 40);
     CHECK(mbit < 60);
     REQUIRE(::kill(client.pid(), SIGINT) == 0);
-    const std::string rest = client.read_all(std::chrono::seconds(10));
+    const std::string rest = client.drain(std::chrono::seconds(10));
     rusage usage{};
-    CHECK(client.wait(usage) == 1);
+    CHECK(client.wait(std::chrono::seconds(10), &usage) == 1);
     CHECK_THAT(rest, Catch::Contains("interrupted"));
 }

@@ -405,7 +405,10 @@
         metrics.map((m) => { const s = sum[m]; return [m, s.n, s.median_text, s.interval_text || "-", s.interval_note, s.min_text, s.max_text]; }), true)));
     }
     detail.appendChild(el("h3", {}, "Every repetition"));
-    const cols = ["throughput_bps", "packets_per_s", "cpu_sender_pct", "cpu_receiver_pct", "system_busy_pct", "softirq_pct", "tcp_retransmits", "loss_pct"]
+    // A request/response cell is told by its transactions/s and latency, not by the byte rate of its messages.
+    const isRr = runs.some((r) => isObj(r.rr));
+    const cols = (isRr ? ["rr_transactions_per_s", "rr_p50_us", "rr_p99_us"] : ["throughput_bps", "packets_per_s"])
+      .concat(["cpu_sender_pct", "cpu_receiver_pct", "system_busy_pct", "softirq_pct", "tcp_retransmits", "loss_pct"])
       .filter((m) => figures.some((fg) => fg[m]));
     const rt = el("table", { class: "runs" });
     rt.appendChild(el("tr", {}, ["run", "started (UTC)", "status", "duration s"].concat(cols).concat(["disturbed"]).map((h) => el("th", {}, h))));
@@ -423,6 +426,11 @@
       detail.appendChild(legend(runs.map((r, i) => "#" + (i + 1))));
       const pps = runs.map((r) => ({ points: (r.intervals || []).filter((iv) => iv.packets_per_s > 0).map((iv) => [iv.end_s, iv.packets_per_s]) }));
       if (pps.some((s) => s.points.length)) detail.appendChild(lineChart(pps, { title: "datagrams per second per interval (kpps)", xlabel: "seconds into the measured window", ylabel: "kpps", scale: 1e3, digits: 0 }));
+    }
+    const tps = runs.map((r) => ({ points: (isObj(r.rr) && Array.isArray(r.rr.intervals) ? r.rr.intervals : []).map((iv) => [iv.end_s, iv.transactions_per_s]) }));
+    if (tps.some((s) => s.points.length)) {
+      detail.appendChild(lineChart(tps, { title: "transactions per second per interval (by request time, thousands), one line per repetition", xlabel: "seconds into the measured window (interval end)", ylabel: "k trans/s", scale: 1e3, digits: 1 }));
+      detail.appendChild(legend(runs.map((r, i) => "#" + (i + 1))));
     }
     const rr = rrSection(runs, figures);
     if (rr) detail.appendChild(rr);

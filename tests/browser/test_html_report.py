@@ -244,3 +244,42 @@ def test_profiled_file_shows_each_runs_kernel_profile(browser, tmp_path):
     assert cell["runs"][0]["cpu_profile"]["sender"]["top"][0]["symbol"] in page.evaluate("document.getElementById('nm-detail').textContent")
     assert page.console_errors() == []
     assert_png_not_blank(page.screenshot(artifact(tmp_path, "html-report-profile.png")), 1000, 1000)
+
+
+def test_request_response_file_shows_transactions_and_latency(browser, tmp_path):
+    """A file of request/response cells: the matrix shows each cell's median transactions/s (the file's
+    summary, read here with Python's json), as the text report does; a clicked cell lists each repetition's
+    transactions/s and p99 from the file, and draws its per-interval transactions/s (runs[].rr.intervals)."""
+    example = os.path.join(SOURCE, "results", "example-rr-lab.json")
+    page_file = html_report(tmp_path, "rr.html", example)
+    page = browser.open(page_file.as_uri())
+    page.wait_for("document.body.dataset.ready === '1'")
+    assert page.console_errors() == []
+    with open(example) as f:
+        raw = json.load(f)
+    cells = {c["key"]: c for c in raw["cells"]}
+    mtus = raw["run"]["config"]["mtu"]
+    text = text_report_entries(example)
+    shown = page.evaluate(CELLS_JS)
+    assert {c["key"] for c in shown} == set(cells)
+    for c in shown:
+        want = cells[c["key"]]["summary"]["rr_transactions_per_s"]["median"]
+        assert c["median"] == pytest.approx(want, rel=1e-12), c["key"]
+        assert "trans/s" in c["text"] and "bit/s" not in c["text"], c["text"]
+        profile, mtu, traffic = c["key"].split("/")
+        assert c["text"] == text[(f"{profile} / {traffic}", mtus.index(int(mtu[3:])))]
+
+    key = "all-off/mtu9000/tcp-rr-1x1"
+    runs = cells[key]["runs"]
+    page.click(f'td.cell[data-key="{key}"]')
+    page.wait_for("document.querySelectorAll('#nm-detail tr.run').length > 0")
+    column = "[...document.querySelectorAll('#nm-detail tr.run td[data-metric=\"%s\"]')].map(td => +td.dataset.value)"
+    assert page.evaluate(column % "rr_transactions_per_s") == pytest.approx([r["rr"]["transactions_per_s"] for r in runs], rel=1e-12)
+    assert page.evaluate(column % "rr_p99_us") == pytest.approx([r["rr"]["latency_us"]["p99"] for r in runs], rel=1e-12)
+    assert page.evaluate("document.querySelectorAll('#nm-detail td[data-metric=\"throughput_bps\"]').length") == 0
+    charts = page.evaluate("""[...document.querySelectorAll('#nm-detail svg.plot')].filter(s => s.textContent.startsWith('transactions per second'))
+        .map(s => [...s.querySelectorAll('polyline')].map(p => p.getAttribute('points').split(' ').length))""")
+    assert charts == [[len(r["rr"]["intervals"]) for r in runs]]
+    detail = page.evaluate("document.getElementById('nm-detail').innerText")
+    assert "Request/response: transactions and latency" in detail
+    assert page.console_errors() == []

@@ -39,6 +39,9 @@ std::string clock_text(double s) {
 // starts; its result so far, elapsed and the estimate (and the budget) when done.
 class ProgressPrinter final : public SweepObserver {
 public:
+    /// `precision`: the sweep's; the line gives the interval of the metric it judges each cell by.
+    explicit ProgressPrinter(std::optional<PrecisionSpec> precision) : precision_(std::move(precision)) {}
+
     void on_note(const std::string& text) override {
         end_line();
         std::cout << "note: " << text << '\n' << std::flush;
@@ -58,14 +61,19 @@ public:
     void on_cell_done(const CellProgress& p, const CellResult& r) override {
         std::cout << status_name(r.status);
         const std::string headline = headline_metric(p.cell->traffic.test);
+        // The metric a precision judges the cell by gets the interval; when that is not the headline
+        // figure, it follows under its own name.
+        const std::string judged = precision_ ? precision_metric(*precision_, p.cell->traffic.test) : headline;
         if (const auto it = r.summary.find(headline); r.status == CellStatus::Ok && it != r.summary.end()) {
-            const auto& s = it->second;
-            std::cout << ' ' << format_metric(headline, s.median);
-            if (s.median_ci_low && s.median_ci_high && s.median != 0) {
-                const double half = std::max(s.median - *s.median_ci_low, *s.median_ci_high - s.median) / s.median * 100;
-                std::cout << " ±" << fixed_text(half, 1) << "% (" << fixed_text(*s.median_ci_confidence, 1) << "%, n=" << s.n << ')';
+            std::cout << ' ' << format_metric(headline, it->second.median);
+            if (judged == headline) {
+                print_interval(it->second);
             } else {
-                std::cout << " (n=" << s.n << ')';
+                std::cout << " (n=" << it->second.n << ')';
+                if (const auto j = r.summary.find(judged); j != r.summary.end()) {
+                    std::cout << ' ' << judged << ' ' << format_metric(judged, j->second.median);
+                    print_interval(j->second);
+                }
             }
             if (const auto p99 = r.summary.find("rr_p99_us"); headline != "throughput_bps" && p99 != r.summary.end()) {
                 std::cout << " p99 " << format_metric("rr_p99_us", p99->second.median);
@@ -93,11 +101,21 @@ public:
     }
 
 private:
+    // " ±H% (C%, n=N)": the half-width of the median's interval in % of the median, and its confidence.
+    static void print_interval(const MetricSummary& s) {
+        if (s.median_ci_low && s.median_ci_high && s.median != 0) {
+            const double half = std::max(s.median - *s.median_ci_low, *s.median_ci_high - s.median) / s.median * 100;
+            std::cout << " ±" << fixed_text(half, 1) << "% (" << fixed_text(*s.median_ci_confidence, 1) << "%, n=" << s.n << ')';
+        } else {
+            std::cout << " (n=" << s.n << ')';
+        }
+    }
     static std::string fixed_text(double v, int digits) {
         char buf[32];
         std::snprintf(buf, sizeof buf, "%.*f", digits, v);
         return buf;
     }
+    std::optional<PrecisionSpec> precision_;
     bool open_ = false;
 };
 
@@ -174,7 +192,7 @@ void sweep_command(SweepFlags& f, std::stop_token stop) {
         if (outcome.interrupted) throw Error(ErrorKind::Failed, "sweep interrupted; interfaces restored; continue with --resume " + prepared.output);
         return;
     }
-    ProgressPrinter printer;
+    ProgressPrinter printer(prepared.config.precision);
     const SweepOutcome outcome = execute_sweep(f.request, prepared, real_backends(), f.quiet ? nullptr : &printer, std::move(stop));
     printer.end_line();
     if (!f.quiet) {

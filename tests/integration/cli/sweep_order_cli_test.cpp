@@ -233,3 +233,32 @@ TEST_CASE("sweep --precision --time-budget on the lab: the estimate and the budg
         CHECK(minutes * 60 + seconds <= 8);
     }
 }
+
+TEST_CASE("sweep with a precision on another metric: the progress line gives that metric's median and interval", "[integration]") {
+    nm::test::require_net_admin();
+    nm::test::TempDir dir;
+    // One cell, 3 runs at 75%: the interval of the median is [min, max] of the runs' receiver CPU.
+    const auto cfg = write_config(dir, "cpu.json", R"({"name": "cpu", "offloads": [{"name": "as-is", "features": {}}], "mtu": [1500],
+        "traffic": [{"name": "t", "protocol": "tcp", "streams": 1}], "duration_s": 0.4, "omit_s": 0, "cooldown_s": 0,
+        "precision": {"ci_pct": 50, "confidence": 75, "min_repetitions": 3, "max_repetitions": 3, "metric": "cpu_receiver_pct"}})");
+    const auto r = run_command(nicmatrix_binary() + " sweep " + cfg + " --lab -o " + dir.file("r.json") + " --journal " + dir.file("j.json"),
+                               std::chrono::seconds(120));
+    INFO(r.output);
+    REQUIRE(r.exit_status == 0);
+    const auto results = nm::load_results(dir.file("r.json"));
+    REQUIRE(results.cells.size() == 1);
+    const auto& runs = results.cells[0].runs;
+    REQUIRE(runs.size() == 3);
+    std::vector<double> cpu;
+    for (const auto& run : runs) cpu.push_back(run.receiver.cpu.util_pct);
+    std::sort(cpu.begin(), cpu.end());
+    const double half = std::max(cpu[1] - cpu[0], cpu[2] - cpu[1]) / cpu[1] * 100;
+    char want[64];
+    std::snprintf(want, sizeof want, " ±%.1f%% (75.0%%, n=3)", half);
+    // The last visit's line: the throughput median without an interval, then the judged metric with its own.
+    std::string last;
+    for (size_t at = r.output.find("] as-is/mtu1500/t"); at != std::string::npos; at = r.output.find("] as-is/mtu1500/t", at + 1)) {
+        last = r.output.substr(at, r.output.find('\n', at) - at);
+    }
+    CHECK_THAT(last, Catch::Contains("bit/s (n=3) cpu_receiver_pct ") && Catch::Contains(want) && Catch::Contains("precision "));
+}

@@ -2,6 +2,7 @@
 
 #include <sys/utsname.h>
 
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -53,6 +54,18 @@ std::string read_trimmed(const std::string& path) {
 
 }  // namespace
 
+std::map<std::string, std::string> read_cpu_vulnerabilities(const std::string& dir) {
+    std::map<std::string, std::string> out;
+    std::error_code ec;
+    for (std::filesystem::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+        if (!it->is_regular_file(ec)) continue;
+        std::ifstream in(it->path());
+        std::string line;
+        if (std::getline(in, line)) out[it->path().filename().string()] = line;
+    }
+    return out;
+}
+
 HostInfo read_host_info() {
     std::ifstream in("/proc/cpuinfo");
     std::ostringstream text;
@@ -71,6 +84,7 @@ HostInfo read_host_info() {
         if (std::string value = read_trimmed(path); !value.empty()) h.sysctls[name] = value;
     }
     h.kernel_cmdline = read_trimmed("/proc/cmdline");
+    h.cpu_vulnerabilities = read_cpu_vulnerabilities();
     h.cpu_accounting = read_cpu_accounting();
     h.cpu_layout = read_cpu_layout();
     return h;

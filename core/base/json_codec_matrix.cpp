@@ -1150,6 +1150,7 @@ void to_json(Json& j, const HostInfo& v) {
              {"interface", v.interface ? Json(*v.interface) : Json(nullptr)}};
     if (!v.sysctls.empty()) j["sysctls"] = v.sysctls;
     if (!v.kernel_cmdline.empty()) j["kernel_cmdline"] = v.kernel_cmdline;
+    if (!v.cpu_vulnerabilities.empty()) j["cpu_vulnerabilities"] = v.cpu_vulnerabilities;
     if (!v.cpu_layout.cpus.empty()) j["cpu_layout"] = v.cpu_layout;
 }
 
@@ -1164,6 +1165,7 @@ void from_json(const Json& j, HostInfo& v) {
     if (const auto it = j.find("interface"); it != j.end() && !it->is_null()) v.interface = it->get<InterfaceInfo>();
     v.sysctls = j.value("sysctls", std::map<std::string, std::string>{});
     v.kernel_cmdline = j.value("kernel_cmdline", "");
+    v.cpu_vulnerabilities = j.value("cpu_vulnerabilities", std::map<std::string, std::string>{});
     if (const auto it = j.find("cpu_layout"); it != j.end() && it->is_object()) v.cpu_layout = it->get<CpuLayout>();
 }
 

@@ -228,6 +228,10 @@ struct HostInfo {
     /// NAPI budget), by their dotted names, as /proc/sys shows them; empty when not read (a peer without agent).
     std::map<std::string, std::string> sysctls;
     std::string kernel_cmdline;   ///< /proc/cmdline; "" when not read
+    /// The kernel's CPU vulnerability mitigations (/sys/devices/system/cpu/vulnerabilities: file name ->
+    /// its line, e.g. "spectre_v2" -> "Mitigation: Retpolines; ..."): they change the cost of every system
+    /// call and context switch. Empty when not read.
+    std::map<std::string, std::string> cpu_vulnerabilities;
     /// How this host's kernel accounts CPU time (whether softirq may hide in task time); all "unknown"
     /// for a host nicmatrix could not read (a peer without an agent that reports it).
     CpuAccounting cpu_accounting;

@@ -278,6 +278,20 @@ TEST_CASE("sweep --lab -6: every cell ok over IPv6, the server's IPv6 counters c
     auto cmdline = run_command("cat /proc/cmdline");
     while (!cmdline.output.empty() && cmdline.output.back() == '\n') cmdline.output.pop_back();
     CHECK(results.local.kernel_cmdline == cmdline.output);
+    // The CPU vulnerabilities' mitigations, as grep prints them ("FILE:LINE"), and in the file's JSON too.
+    const auto vul = run_command("cd /sys/devices/system/cpu/vulnerabilities 2>/dev/null && grep -H . * | sort");
+    std::map<std::string, std::string> want;
+    for (size_t at = 0; at < vul.output.size();) {
+        const size_t nl = vul.output.find('\n', at);
+        const std::string line = vul.output.substr(at, nl - at);
+        at = nl == std::string::npos ? vul.output.size() : nl + 1;
+        if (const auto colon = line.find(':'); colon != std::string::npos) want[line.substr(0, colon)] = line.substr(colon + 1);
+    }
+    CHECK(results.local.cpu_vulnerabilities == want);
+    if (!want.empty()) {
+        std::ifstream in(dir.file("r.json"));
+        CHECK(nm::Json::parse(in).at("hosts").at("local").at("cpu_vulnerabilities").size() == want.size());
+    }
     CHECK(run_command("ip netns list | grep -q " + name).exit_status != 0);
 }
 

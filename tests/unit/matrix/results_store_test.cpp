@@ -2,6 +2,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <map>
 
 #include "core/base/error.hpp"
 #include "core/base/json_codec.hpp"
@@ -9,16 +10,12 @@
 #include "core/host_info.hpp"
 #include "matrix/results_store.hpp"
 #include "matrix/stats.hpp"
+#include "tests/support/matrix_world.hpp"
 #include "tests/support/scoped_lab.hpp"
 
 namespace {
 
-struct TempDir {
-    std::filesystem::path path = std::filesystem::temp_directory_path() / nm::test::unique_name("nmstore");
-    TempDir() { std::filesystem::create_directories(path); }
-    ~TempDir() { std::filesystem::remove_all(path); }
-    std::string file(const std::string& name) const { return (path / name).string(); }
-};
+using nm::test::TempDir;
 
 nm::ResultsFile sample() {
     nm::ResultsFile r;
@@ -143,4 +140,19 @@ TEST_CASE("parse_cpuinfo finds the CPU model and counts processors", "[unit]") {
     const auto here = nm::read_host_info();
     CHECK_FALSE(here.kernel.empty());
     CHECK(here.cpu_count >= 1);
+}
+
+TEST_CASE("read_cpu_vulnerabilities takes each file's first line, skips directories, and is empty without the directory", "[unit]") {
+    TempDir dir;
+    const std::string root = dir.file("vulnerabilities");
+    std::filesystem::create_directories(root + "/not-a-file");
+    std::ofstream(root + "/spectre_v2") << "Mitigation: Retpolines; IBPB: conditional\n";
+    std::ofstream(root + "/meltdown") << "Not affected\nsecond line\n";
+    const auto v = nm::read_cpu_vulnerabilities(root);
+    CHECK(v == std::map<std::string, std::string>{{"meltdown", "Not affected"}, {"spectre_v2", "Mitigation: Retpolines; IBPB: conditional"}});
+    CHECK(nm::read_cpu_vulnerabilities(dir.file("missing")).empty());
+    // Recorded in the file and read back.
+    nm::HostInfo h;
+    h.cpu_vulnerabilities = v;
+    CHECK(nm::Json(h).get<nm::HostInfo>().cpu_vulnerabilities == v);
 }

@@ -304,6 +304,7 @@ void Sweep::prepare_results() {
         }
     } else {
         r.tool.version = options_.tool_version;
+        r.tool.commit = options_.tool_commit;
         r.run.started = utc_now();
         r.run.command = options_.command;
         r.run.config_file = options_.config_file;

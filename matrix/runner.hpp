@@ -97,6 +97,7 @@ struct SweepOptions {
     std::string command;                      ///< the command line, for the results file
     std::string config_file;
     std::string tool_version;
+    std::string tool_commit;                  ///< the build's source commit ("" when unknown)
     std::chrono::milliseconds probe_timeout{1000};   ///< the path probe's wait for its echo (resent every 250 ms)
     std::chrono::milliseconds rollback_wait{6000};   ///< how long to wait for the peer agent to report a rollback
     /// How long the sweep tries to reach the peer agent again after losing its control connection; when

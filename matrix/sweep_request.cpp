@@ -201,6 +201,7 @@ SweepOutcome execute_sweep(const SweepRequest& request, const PreparedSweep& pre
     options.command = request.command;
     options.config_file = request.config_file;
     options.tool_version = kVersion;
+    options.tool_commit = source_commit();
     options.seed = request.seed;
     options.time_budget_s = prepared.time_budget_s;
     SteadyClock clock;

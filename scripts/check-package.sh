@@ -25,6 +25,9 @@ fi
 
 bash scripts/install-deps.sh package-check
 version=$(sed -n 's/^project(nicmatrix VERSION \([0-9.]*\).*/\1/p' CMakeLists.txt)
+# --version names the source commit the package was built from (none outside a git checkout).
+commit=$(git describe --always --dirty --abbrev=12 --match=NO-TAGS-WANTED 2>/dev/null || true)
+version_line="nicmatrix $version${commit:+ ($commit)}"
 
 work=$(mktemp -d /tmp/nicmatrix-check.XXXXXX)
 installed_packages() { dpkg-query -W -f='${db:Status-Abbrev} ${Package}\n' | awk '$1 == "ii" { print $2 }' | sort; }
@@ -82,7 +85,7 @@ newly=$(installed_packages | comm -13 "$work/before" - | grep -vx nicmatrix | tr
 echo "      pulled in: ${newly:-nothing}"
 
 echo "== the command, its man pages, its completion"
-check "nicmatrix --version is $version" bash -c "[ \"\$(/usr/bin/nicmatrix --version)\" = 'nicmatrix $version' ]"
+check "nicmatrix --version is $version_line" bash -c "[ \"\$(/usr/bin/nicmatrix --version)\" = '$version_line' ]"
 for page in nicmatrix nicmatrix-sweep; do
   check "man $page renders (from /usr/share/man)" bash -c "
     [ \"\$(man -w $page)\" = /usr/share/man/man1/$page.1.gz ] &&

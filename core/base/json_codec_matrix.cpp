@@ -1171,7 +1171,8 @@ void from_json(const Json& j, HostInfo& v) {
 
 void to_json(Json& j, const ResultsFile& v) {
     j = Json{{"schema", v.schema},
-             {"tool", {{"name", v.tool.name}, {"version", v.tool.version}}},
+             {"tool", v.tool.commit.empty() ? Json{{"name", v.tool.name}, {"version", v.tool.version}}
+                                            : Json{{"name", v.tool.name}, {"version", v.tool.version}, {"commit", v.tool.commit}}},
              {"run",
               {{"started", v.run.started},
                {"finished", v.run.finished.empty() ? Json(nullptr) : Json(v.run.finished)},
@@ -1194,6 +1195,7 @@ void from_json(const Json& j, ResultsFile& v) {
     const auto& tool = j.at("tool");
     v.tool.name = tool.value("name", "nicmatrix");
     v.tool.version = tool.value("version", "");
+    v.tool.commit = tool.value("commit", "");
     const auto& run = j.at("run");
     run.at("started").get_to(v.run.started);
     if (const auto it = run.find("finished"); it != run.end() && it->is_string()) v.run.finished = it->get<std::string>();

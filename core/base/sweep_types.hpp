@@ -242,6 +242,7 @@ struct HostInfo {
 struct ToolInfo {
     std::string name = "nicmatrix";
     std::string version;
+    std::string commit;   ///< the source commit it was built from (nm::source_commit()); "" when unknown
 };
 
 /// How a sweep's repetitions were really ordered.

@@ -86,6 +86,14 @@ def test_sweep_json_stream_validates_line_by_line_and_arrives_while_the_sweep_ru
     intervals = [e for e in events if e["event"] == "interval" and e["key"] == reps[0]["key"]]
     assert len(intervals) == len(saved["cells"][0]["runs"][0]["intervals"]) > 0
     assert events[-1] == {**events[-1], "event": "end", "interrupted": False, "cells": 2}
+    # The build's source commit, as git describes the source tree it was built from (run from a git
+    # checkout: the tests are, as README's test command runs them), in the file and in --version.
+    commit = subprocess.run(["git", "-C", SOURCE, "describe", "--always", "--dirty", "--abbrev=12", "--match=NO-TAGS-WANTED"],
+                            capture_output=True, text=True, timeout=30)
+    if commit.returncode == 0:
+        assert saved["tool"]["commit"] == commit.stdout.strip()
+        version = subprocess.run([NM_BINARY, "--version"], capture_output=True, text=True, timeout=30).stdout
+        assert version.strip() == f"nicmatrix {saved['tool']['version']} ({commit.stdout.strip()})"
     # The lab's file carries both ends' metadata, and compare warns against a file whose kernel differs.
     for end in ("local", "remote"):
         host = saved["hosts"][end]

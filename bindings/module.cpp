@@ -207,6 +207,7 @@ nm::SweepRequest sweep_request(const py::dict& args) {
 PYBIND11_MODULE(_nicmatrix, m) {
     m.doc() = "nicmatrix's C++ core";
     m.attr("__version__") = nm::kVersion;
+    m.attr("__commit__") = nm::source_commit();
 
     // nm::Error crosses the boundary as nicmatrix.Error, with the C++ message.
     static py::exception<nm::Error> error(m, "Error");

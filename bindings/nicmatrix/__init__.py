@@ -41,8 +41,10 @@ from ._nicmatrix import Error
 from ._results import Results, against, compare
 
 __version__ = _nicmatrix.__version__
+# The source commit the module was built from (git describe --always --dirty), "" outside a git checkout.
+__commit__ = _nicmatrix.__commit__
 
-__all__ = ["Error", "Results", "__version__", "against", "compare", "known_metrics", "lab", "load", "run", "sweep"]
+__all__ = ["Error", "Results", "__commit__", "__version__", "against", "compare", "known_metrics", "lab", "load", "run", "sweep"]
 
 
 def lab(name="nmlab"):

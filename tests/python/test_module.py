@@ -8,8 +8,9 @@ from conftest import run
 
 
 def test_version_matches_the_cli(nicmatrix_bin):
+    # The same version, and the same source commit when built from a git checkout.
     out = run(nicmatrix_bin, "--version").stdout.strip()
-    assert out == f"nicmatrix {nm.__version__}"
+    assert out == f"nicmatrix {nm.__version__}" + (f" ({nm.__commit__})" if nm.__commit__ else "")
 
 
 def test_missing_lab_raises_the_cpp_message():

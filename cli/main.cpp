@@ -26,8 +26,7 @@ int main(int argc, char** argv) {
     std::signal(SIGPIPE, SIG_IGN);
     nm::StopSignal stop_signal(on_repeated_signal);   // before any thread starts: every later thread inherits the blocked signals
     CLI::App app{"nicmatrix: measure what NIC offloads and MTU buy, in throughput and CPU", "nicmatrix"};
-    app.set_version_flag("--version", std::string("nicmatrix ") + nm::kVersion +
-                                          (*nm::source_commit() ? std::string(" (") + nm::source_commit() + ")" : std::string()));
+    app.set_version_flag("--version", nm::version_line());
     app.require_subcommand(1);
     nm::cli::add_lab_commands(app);
     nm::cli::add_device_commands(app);

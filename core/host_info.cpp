@@ -7,6 +7,7 @@
 #include <sstream>
 #include <string>
 
+#include "core/base/version.hpp"
 #include "core/cpu_layout.hpp"
 #include "core/kernel_cpu_accounting.hpp"
 
@@ -87,6 +88,7 @@ HostInfo read_host_info() {
     h.cpu_vulnerabilities = read_cpu_vulnerabilities();
     h.cpu_accounting = read_cpu_accounting();
     h.cpu_layout = read_cpu_layout();
+    h.tool = ToolInfo{.version = kVersion, .commit = source_commit()};
     return h;
 }
 

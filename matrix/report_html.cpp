@@ -203,7 +203,7 @@ std::string script_safe(const std::string& json) {
 Json html_report_data(const HtmlReportFile& a, const HtmlReportFile* b, const HtmlReportRequest& request) {
     Json files = Json::array({file_json(a, request)});
     if (b) files.push_back(file_json(*b, request));
-    return Json{{"generator", std::string("nicmatrix ") + kVersion},
+    return Json{{"generator", version_line()},
                 {"metric", request.metric},
                 {"confidence", request.confidence},
                 {"files", std::move(files)},

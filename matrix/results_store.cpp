@@ -1,5 +1,6 @@
 #include "matrix/results_store.hpp"
 
+#include <algorithm>
 #include <fstream>
 #include <sstream>
 
@@ -26,6 +27,18 @@ void fill_median_intervals(ResultsFile& results) {
             summary.median_ci_confidence = fresh.median_ci_confidence;
         }
     }
+}
+
+// The precision's metric as the config means it: files written before it had a default (each cell's
+// headline figure) name "throughput_bps" explicitly, and a config may name the default; either asks for
+// what no name asks for when the name is every cell's headline figure.
+SweepConfig without_default_metric(SweepConfig c) {
+    if (!c.precision || c.precision->metric.empty()) return c;
+    const std::string& m = c.precision->metric;
+    if (std::all_of(c.traffic.begin(), c.traffic.end(), [&](const TrafficEntry& t) { return t.rfc2544 || headline_metric(t.test) == m; })) {
+        c.precision->metric.clear();
+    }
+    return c;
 }
 
 }  // namespace
@@ -56,8 +69,8 @@ ResultsFile parse_results_text(const std::string& text, const std::string& path)
 }
 
 void check_resumable(const ResultsFile& existing, const SweepConfig& config, const std::string& path) {
-    const Json before = existing.run.config;
-    const Json now = config;
+    const Json before = without_default_metric(existing.run.config);
+    const Json now = without_default_metric(config);
     if (before == now) return;
     std::string first = "the config";
     for (const auto& [key, value] : now.items()) {

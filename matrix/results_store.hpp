@@ -21,7 +21,8 @@ ResultsFile load_results(const std::string& path);
 ResultsFile parse_results_text(const std::string& text, const std::string& path);
 
 /// Checks that `existing` (a file being resumed) was made by the same sweep config as `config`;
-/// throws nm::Error (Usage) naming the file and the first difference otherwise.
+/// throws nm::Error (Usage) naming the file and the first difference otherwise. A precision metric that
+/// names every cell's headline figure equals none (files written before the default named it).
 void check_resumable(const ResultsFile& existing, const SweepConfig& config, const std::string& path);
 
 }  // namespace nm

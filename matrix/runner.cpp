@@ -296,6 +296,8 @@ void Sweep::prepare_results() {
     if (options_.resume) {
         r = *options_.resume;
         r.run.finished.clear();
+        // The file's tool is the first run's; the build that continues it (perhaps another) is recorded here.
+        r.run.resumed.push_back(ResumeInfo{utc_now(), options_.command, ToolInfo{.version = options_.tool_version, .commit = options_.tool_commit}});
         // A resumed cell keeps its spec from the file; its indices come from the config.
         for (auto& c : r.cells) {
             const auto it = std::find_if(cells_.begin(), cells_.end(), [&](const CellSpec& s) { return s.key == c.spec.key; });

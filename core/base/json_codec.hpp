@@ -187,6 +187,11 @@ void to_json(Json& j, const InterfaceInfo& v);
 void from_json(const Json& j, InterfaceInfo& v);
 void to_json(Json& j, const HostInfo& v);
 void from_json(const Json& j, HostInfo& v);
+/// `commit` only when known (a build outside a git checkout has none).
+void to_json(Json& j, const ToolInfo& v);
+void from_json(const Json& j, ToolInfo& v);
+void to_json(Json& j, const ResumeInfo& v);
+void from_json(const Json& j, ResumeInfo& v);
 void to_json(Json& j, const ResultsFile& v);
 void to_json(Json& j, const RatioVerdict& v);
 void from_json(const Json& j, RatioVerdict& v);

@@ -1152,6 +1152,7 @@ void to_json(Json& j, const HostInfo& v) {
     if (!v.kernel_cmdline.empty()) j["kernel_cmdline"] = v.kernel_cmdline;
     if (!v.cpu_vulnerabilities.empty()) j["cpu_vulnerabilities"] = v.cpu_vulnerabilities;
     if (!v.cpu_layout.cpus.empty()) j["cpu_layout"] = v.cpu_layout;
+    if (!v.tool.version.empty()) j["tool"] = v.tool;
 }
 
 void from_json(const Json& j, HostInfo& v) {
@@ -1167,12 +1168,31 @@ void from_json(const Json& j, HostInfo& v) {
     v.kernel_cmdline = j.value("kernel_cmdline", "");
     v.cpu_vulnerabilities = j.value("cpu_vulnerabilities", std::map<std::string, std::string>{});
     if (const auto it = j.find("cpu_layout"); it != j.end() && it->is_object()) v.cpu_layout = it->get<CpuLayout>();
+    if (const auto it = j.find("tool"); it != j.end() && it->is_object()) it->get_to(v.tool);
+}
+
+void to_json(Json& j, const ToolInfo& v) {
+    j = Json{{"name", v.name}, {"version", v.version}};
+    if (!v.commit.empty()) j["commit"] = v.commit;
+}
+
+void from_json(const Json& j, ToolInfo& v) {
+    v.name = j.value("name", "nicmatrix");
+    v.version = j.value("version", "");
+    v.commit = j.value("commit", "");
+}
+
+void to_json(Json& j, const ResumeInfo& v) { j = Json{{"started", v.started}, {"command", v.command}, {"tool", v.tool}}; }
+
+void from_json(const Json& j, ResumeInfo& v) {
+    j.at("started").get_to(v.started);
+    v.command = j.value("command", "");
+    if (const auto it = j.find("tool"); it != j.end() && it->is_object()) it->get_to(v.tool);
 }
 
 void to_json(Json& j, const ResultsFile& v) {
     j = Json{{"schema", v.schema},
-             {"tool", v.tool.commit.empty() ? Json{{"name", v.tool.name}, {"version", v.tool.version}}
-                                            : Json{{"name", v.tool.name}, {"version", v.tool.version}, {"commit", v.tool.commit}}},
+             {"tool", v.tool},
              {"run",
               {{"started", v.run.started},
                {"finished", v.run.finished.empty() ? Json(nullptr) : Json(v.run.finished)},
@@ -1184,6 +1204,7 @@ void to_json(Json& j, const ResultsFile& v) {
                {"budget_reached", v.run.budget_reached}}},
              {"hosts", {{"local", v.local}, {"remote", v.remote}}},
              {"cells", v.cells}};
+    if (!v.run.resumed.empty()) j["run"]["resumed"] = v.run.resumed;
 }
 
 void from_json(const Json& j, ResultsFile& v) {
@@ -1192,10 +1213,7 @@ void from_json(const Json& j, ResultsFile& v) {
         throw usage_error(std::string("/schema: expected \"") + kResultsSchema + "\", got \"" + schema + "\"");
     }
     v.schema = schema;
-    const auto& tool = j.at("tool");
-    v.tool.name = tool.value("name", "nicmatrix");
-    v.tool.version = tool.value("version", "");
-    v.tool.commit = tool.value("commit", "");
+    j.at("tool").get_to(v.tool);
     const auto& run = j.at("run");
     run.at("started").get_to(v.run.started);
     if (const auto it = run.find("finished"); it != run.end() && it->is_string()) v.run.finished = it->get<std::string>();
@@ -1210,6 +1228,7 @@ void from_json(const Json& j, ResultsFile& v) {
     }
     if (const auto it = run.find("time_budget_s"); it != run.end() && it->is_number()) v.run.time_budget_s = it->get<double>();
     v.run.budget_reached = run.value("budget_reached", false);
+    if (const auto it = run.find("resumed"); it != run.end() && it->is_array()) it->get_to(v.run.resumed);
     j.at("hosts").at("local").get_to(v.local);
     j.at("hosts").at("remote").get_to(v.remote);
     j.at("cells").get_to(v.cells);

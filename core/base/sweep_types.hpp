@@ -219,6 +219,12 @@ struct CpuLayout {
     std::vector<CpuTopology> cpus;          ///< the online CPUs, by number
 };
 
+struct ToolInfo {
+    std::string name = "nicmatrix";
+    std::string version;
+    std::string commit;   ///< the source commit it was built from (nm::source_commit()); "" when unknown
+};
+
 struct HostInfo {
     std::string hostname;
     std::string kernel;     ///< uname -r
@@ -237,18 +243,21 @@ struct HostInfo {
     CpuAccounting cpu_accounting;
     CpuLayout cpu_layout;   ///< empty (no cpus) when not read
     std::optional<InterfaceInfo> interface;   ///< none when this end is not ours to read (peer without agent)
-};
-
-struct ToolInfo {
-    std::string name = "nicmatrix";
-    std::string version;
-    std::string commit;   ///< the source commit it was built from (nm::source_commit()); "" when unknown
+    /// The nicmatrix build that described this host (for a peer, its agent's); no version when not read.
+    ToolInfo tool;
 };
 
 /// How a sweep's repetitions were really ordered.
 struct OrderInfo {
     SweepOrder mode = SweepOrder::Sequential;
     std::optional<uint64_t> seed;   ///< the shuffle's seed (`--seed` repeats it); none for sequential
+};
+
+/// One `sweep --resume` that continued a results file: when, by which command and which build.
+struct ResumeInfo {
+    std::string started;    ///< ISO 8601 UTC
+    std::string command;    ///< its command line
+    ToolInfo tool;          ///< the build that continued the file (the file's `tool` is the first run's)
 };
 
 struct RunInfo {
@@ -261,6 +270,7 @@ struct RunInfo {
     OrderInfo order;
     std::optional<double> time_budget_s;   ///< --time-budget, when given
     bool budget_reached = false;           ///< the budget ended the sweep before every cell had all it asked
+    std::vector<ResumeInfo> resumed;       ///< every --resume that continued the file, oldest first
 };
 
 inline constexpr const char* kResultsSchema = "nicmatrix/results/v1";

@@ -34,6 +34,10 @@
   const plain = (v, digits) => typeof v === "number" ? (Number.isInteger(v) ? String(v) : v.toFixed(digits === undefined ? 2 : digits)) : scalar(v);
 
   // A key/value table of the scalar fields of an object (nested objects skipped unless listed).
+  // "nicmatrix 0.1.0 (commit 0ba10a8d8d1e)": a results file's tool, or the build that resumed it.
+  function toolName(t) {
+    return t.name + " " + t.version + (t.commit ? " (commit " + t.commit + ")" : "");
+  }
   function kvTable(pairs) {
     const t = el("table", { class: "kv" });
     for (const [k, v] of pairs) {
@@ -64,6 +68,7 @@
     const i = isObj(h.interface) ? h.interface : {};
     rows.set("hostname", h.hostname);
     rows.set("kernel", h.kernel);
+    if (isObj(h.tool)) rows.set("nicmatrix build", toolName(h.tool));
     if (isObj(h.cpu)) rows.set("CPU", (h.cpu.model || "") + (h.cpu.count ? " (" + h.cpu.count + " CPUs)" : ""));
     rows.set("interface", (i.name || "") + (i.netns ? " (netns " + i.netns + ")" : ""));
     rows.set("driver", i.driver);
@@ -76,7 +81,7 @@
       if (isObj(i[group]) && Object.keys(i[group]).length) rows.set(group, Object.entries(i[group]).map(([k, v]) => k + " " + v).join(", "));
     }
     // Whatever else a newer writer records (congestion control, sysctls, ...), as it is.
-    const known = new Set(["hostname", "kernel", "cpu", "interface"]);
+    const known = new Set(["hostname", "kernel", "cpu", "interface", "tool"]);
     const knownIf = new Set(["name", "netns", "driver", "firmware", "bus_info", "speed_mbps", "mtu_min", "mtu_max", "original", "channels", "rings", "coalesce"]);
     const more = (obj, skip, prefix) => {
       for (const [k, v] of Object.entries(obj)) {
@@ -115,7 +120,8 @@
       ["time budget", h.time_budget_s ? h.time_budget_s + " s" + (h.budget_reached ? " (reached: not every cell has all it asked)" : "") : ""],
       ["command", h.command],
       ["config file", h.config_file],
-      ["written by", isObj(h.tool) ? h.tool.name + " " + h.tool.version + " (" + h.schema + ")" : ""],
+      ["written by", isObj(h.tool) ? toolName(h.tool) + " (" + h.schema + ")" : ""],
+      ["resumed", Array.isArray(h.resumed) ? h.resumed.map((r) => r.started + " by " + (isObj(r.tool) ? toolName(r.tool) : "?")).join("; ") : ""],
     ]));
     box.appendChild(el("h3", {}, "Hosts"));
     const local = hostColumn(f.hosts && f.hosts.local), remote = hostColumn(f.hosts && f.hosts.remote);

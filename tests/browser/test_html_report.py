@@ -283,3 +283,26 @@ def test_request_response_file_shows_transactions_and_latency(browser, tmp_path)
     detail = page.evaluate("document.getElementById('nm-detail').innerText")
     assert "Request/response: transactions and latency" in detail
     assert page.console_errors() == []
+
+
+def test_header_names_the_builds_that_wrote_resumed_and_read_the_file(browser, tmp_path):
+    with open(EXAMPLE_A) as f:
+        raw = json.load(f)
+    raw["tool"] = {"name": "nicmatrix", "version": "0.1.0", "commit": "0ba10a8d8d1e"}
+    raw["run"]["resumed"] = [{"started": "2026-12-02T21:00:00Z", "command": "nicmatrix sweep x.json --lab --resume r.json",
+                              "tool": {"name": "nicmatrix", "version": "0.1.1", "commit": "1234567890ab-dirty"}}]
+    raw["hosts"]["local"]["tool"] = raw["tool"]
+    raw["hosts"]["remote"]["tool"] = {"name": "nicmatrix", "version": "0.1.0"}
+    (tmp_path / "r.json").write_text(json.dumps(raw))
+    page = browser.open(html_report(tmp_path, "builds.html", str(tmp_path / "r.json")).as_uri())
+    page.wait_for("document.body.dataset.ready === '1'")
+    assert page.console_errors() == []
+    rows = page.evaluate("Object.fromEntries([...document.querySelectorAll('table.kv tr')].map(tr => [tr.cells[0].textContent, tr.cells[1].textContent]))")
+    assert rows["written by"] == "nicmatrix 0.1.0 (commit 0ba10a8d8d1e) (nicmatrix/results/v1)"
+    assert rows["resumed"] == "2026-12-02T21:00:00Z by nicmatrix 0.1.1 (commit 1234567890ab-dirty)"
+    hosts = page.evaluate("[...document.querySelectorAll('tr')].filter(tr => tr.cells[0] && tr.cells[0].textContent === 'nicmatrix build')"
+                          ".map(tr => [...tr.cells].slice(1).map(td => td.textContent))")
+    assert hosts == [["nicmatrix 0.1.0 (commit 0ba10a8d8d1e)", "nicmatrix 0.1.0"]]
+    # The page names the build that made it as --version does.
+    version = nicmatrix("--version").strip()
+    assert f"made by {version};" in page.evaluate("document.body.innerText")

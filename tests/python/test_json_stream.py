@@ -100,6 +100,7 @@ def test_sweep_json_stream_validates_line_by_line_and_arrives_while_the_sweep_ru
         assert host["kernel"] == os.uname().release
         assert host["sysctls"]["net.ipv4.tcp_congestion_control"] and host["kernel_cmdline"] and host["cpu_layout"]["cpus"]
         assert host["interface"]["system"]["qdisc"]["kind"] and host["interface"]["driver_version"]
+        assert host["tool"] == saved["tool"]   # the lab's two ends: this build
     other = dict(saved, hosts=dict(saved["hosts"], local=dict(saved["hosts"]["local"], kernel="6.1.0-13-amd64")))
     (tmp_path / "other.json").write_text(json.dumps(other))
     cmp = subprocess.run([NM_BINARY, "compare", str(tmp_path / "r.json"), str(tmp_path / "other.json")],

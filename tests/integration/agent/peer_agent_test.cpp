@@ -15,6 +15,7 @@
 #include "agent/peer_agent.hpp"
 #include "agent/peer_client.hpp"
 #include "core/base/error.hpp"
+#include "core/base/version.hpp"
 #include "core/base/wait_until.hpp"
 #include "core/message_auth.hpp"
 #include "core/net.hpp"
@@ -489,6 +490,8 @@ TEST_CASE("describe: the agent's host and its allowed interface's qdisc and RPS 
     CHECK(host.kernel == nm::read_host_info().kernel);
     CHECK(host.sysctls.count("net.ipv4.tcp_congestion_control") == 1);
     CHECK_FALSE(host.cpu_layout.cpus.empty());
+    CHECK(host.tool.version == nm::kVersion);          // the agent's build, over the wire
+    CHECK(host.tool.commit == nm::source_commit());
     CHECK_FALSE(host.interface.has_value());
     // Not an allowed interface: refused by the agent (and describe() says none rather than throwing).
     CHECK_THROWS_WITH(observer->host_info("lo"), Catch::Contains("interface lo is not allowed"));

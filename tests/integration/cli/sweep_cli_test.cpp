@@ -363,6 +363,16 @@ TEST_CASE("SIGKILL mid-sweep: the file keeps every finished cell, restore puts t
     CHECK(full.cells.size() == 4);
     CHECK_FALSE(full.run.finished.empty());
     CHECK(nm::Json(full.cells[0]) == nm::Json(partial.cells[0]));
+    // The file names its first run's build, and the resume with the build that continued it.
+    CHECK(partial.run.resumed.empty());
+    REQUIRE(full.run.resumed.size() == 1);
+    CHECK_THAT(full.run.resumed[0].command, Catch::Contains("--resume " + file));
+    CHECK(full.run.resumed[0].started >= partial.run.started);
+    const auto& by = full.run.resumed[0].tool;   // the binary that resumed it, as its --version says
+    CHECK(run_command(nicmatrix_binary() + " --version").output ==
+          "nicmatrix " + by.version + (by.commit.empty() ? "" : " (" + by.commit + ")") + "\n");
+    CHECK(nm::Json(by) == nm::Json(full.tool));   // the same build began it
+    CHECK(nm::Json(full.local.tool) == nm::Json(by));
     size_t progress_lines = 0;
     for (size_t at = r.output.find("\n["); at != std::string::npos; at = r.output.find("\n[", at + 1)) ++progress_lines;
     CHECK(progress_lines + (r.output.rfind("[", 0) == 0 ? 1 : 0) == 4 - done);

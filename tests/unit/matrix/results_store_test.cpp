@@ -22,11 +22,13 @@ nm::ResultsFile sample() {
     r.tool.version = "0.1.0";
     r.run.started = "2026-11-30T01:00:00Z";
     r.run.command = "nicmatrix sweep configs/x.json --lab";
+    r.run.resumed.push_back({"2026-11-30T02:00:00Z", "nicmatrix sweep configs/x.json --lab --resume r.json", {.version = "0.1.1", .commit = "0123456789ab"}});
     r.run.config = nm::parse_sweep_config_text(R"({"name": "x", "offloads": [{"name": "p", "features": {"tso": "off"}}],
         "mtu": [9000], "traffic": [{"protocol": "udp", "write_size": 18}]})", "x");
     r.local.kernel = "6.18.0";
     r.local.cpu_model = "Test CPU";
     r.local.cpu_count = 2;
+    r.local.tool = {.version = "0.1.0", .commit = "0123456789ab-dirty"};
     nm::InterfaceInfo itf;
     itf.name = "nm-a";
     itf.driver = "veth";
@@ -69,6 +71,32 @@ TEST_CASE("A results file round-trips through save and load", "[unit]") {
     CHECK(j.at("cells").at(0).at("duplicate_of").is_null());
     CHECK(j.at("run").at("finished").is_null());
     CHECK(j.at("hosts").at("remote").at("interface").is_null());
+    CHECK(j.at("run").at("resumed").at(0).at("tool").at("commit") == "0123456789ab");
+    CHECK(j.at("hosts").at("local").at("tool").at("commit") == "0123456789ab-dirty");
+    CHECK_FALSE(j.at("hosts").at("remote").contains("tool"));   // not read: absent, not an empty version
+    CHECK_FALSE(j.at("tool").contains("commit"));                // unknown: absent
+}
+
+TEST_CASE("check_resumable: a precision metric naming every cell's headline figure is the default, any other difference is named", "[unit]") {
+    const auto config = [](const std::string& metric, const std::string& traffic) {
+        return nm::parse_sweep_config_text(R"({"name": "x", "offloads": [{"name": "p", "features": {"tso": "off"}}], "mtu": [1500],
+            "traffic": [)" + traffic + R"(], "precision": {"ci_pct": 5)" + metric + "}}", "x");
+    };
+    const std::string stream = R"({"protocol": "tcp"})", rr = R"({"test": "rr", "protocol": "tcp"})";
+    nm::ResultsFile old;
+    old.run.config = config(R"(, "metric": "throughput_bps")", stream);   // as files before the default wrote it
+    CHECK_NOTHROW(nm::check_resumable(old, config("", stream), "r.json"));
+    old.run.config = config("", stream);
+    CHECK_NOTHROW(nm::check_resumable(old, config(R"(, "metric": "throughput_bps")", stream), "r.json"));
+    // With an rr cell the default judges it by transactions/s: naming throughput_bps asks for something else.
+    old.run.config = config(R"(, "metric": "throughput_bps")", stream + ", " + rr);
+    CHECK_THROWS_WITH(nm::check_resumable(old, config("", stream + ", " + rr), "r.json"),
+                      "--resume r.json: the file was made with a different sweep config (\"precision\" differs); resume with the config it "
+                      "was made with, or start a new file");
+    old.run.config = config(R"(, "metric": "rr_transactions_per_s")", rr);
+    CHECK_NOTHROW(nm::check_resumable(old, config("", rr), "r.json"));
+    old.run.config = config(R"(, "metric": "rr_p99_us")", rr);
+    CHECK_THROWS(nm::check_resumable(old, config("", rr), "r.json"));
 }
 
 TEST_CASE("A file written before order, precision and the median's interval were recorded still loads, and gets the interval from its runs", "[unit]") {

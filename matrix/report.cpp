@@ -459,6 +459,21 @@ std::vector<std::string> host_differences(const ResultsFile& a, const ResultsFil
             differ(end, "firmware", ha->interface->firmware, hb->interface->firmware);
         }
         differ(end, "congestion control", sysctl(*ha, "net.ipv4.tcp_congestion_control"), sysctl(*hb, "net.ipv4.tcp_congestion_control"));
+        // Mitigations change what every system call costs; compared where both files list them.
+        if (!ha->cpu_vulnerabilities.empty() && !hb->cpu_vulnerabilities.empty()) {
+            std::set<std::string> names;
+            for (const auto* h : {ha, hb}) {
+                for (const auto& [name, line] : h->cpu_vulnerabilities) names.insert(name);
+            }
+            const auto line = [](const HostInfo& h, const std::string& name) {
+                const auto it = h.cpu_vulnerabilities.find(name);
+                return it == h.cpu_vulnerabilities.end() ? std::string("(not listed)") : it->second;
+            };
+            for (const auto& name : names) differ(end, "CPU vulnerability " + name, line(*ha, name), line(*hb, name));
+        }
+        // Another engine may measure differently: which build wrote each end's figures.
+        const auto build = [](const ToolInfo& t) { return t.version.empty() ? std::string() : t.version + (t.commit.empty() ? "" : " (" + t.commit + ")"); };
+        differ(end, "nicmatrix build", build(ha->tool), build(hb->tool));
     }
     return out;
 }

@@ -235,7 +235,7 @@ TEST_CASE("format_metric puts human units on bits/s, packets/s and percentages",
     CHECK(nm::format_metric("tcp_retransmits", 3) == "3.00");
 }
 
-TEST_CASE("compare warns when the files' hosts differ in kernel, CPU model, driver, firmware or congestion control, naming which",
+TEST_CASE("compare warns when the files' hosts differ in kernel, CPU model, driver, firmware, congestion control, CPU mitigations or nicmatrix build, naming which",
           "[unit]") {
     auto a = results({{"all-on/mtu1500/tcp-p1", {9.0, 9.2, 9.3, 9.4}}});
     auto b = results({{"all-on/mtu1500/tcp-p1", {9.1, 9.2, 9.3, 9.4}}});
@@ -267,6 +267,20 @@ TEST_CASE("compare warns when the files' hosts differ in kernel, CPU model, driv
     CHECK_THAT(text, Catch::Contains("warning: the files' hosts differ: local kernel: 6.1.0-13-amd64 vs 6.5.0-1-amd64"));
     CHECK_THAT(text, Catch::Contains("warning: the files' hosts differ: local congestion control: cubic vs bbr"));
     CHECK(nm::Json::parse(nm::render_comparison(cmp, nm::TableFormat::JsonDocument)).at("host_differences").size() == 5);
+    // The CPU mitigations (where both list them) and the nicmatrix build (where both know it).
+    a.local.cpu_vulnerabilities = {{"meltdown", "Not affected"}, {"spectre_v2", "Mitigation: Retpolines"}};
+    b.local.cpu_vulnerabilities = {{"meltdown", "Not affected"}, {"spectre_v2", "Mitigation: Enhanced IBRS"}, {"gds", "Vulnerable"}};
+    a.local.tool = {.version = "0.1.0", .commit = "0ba10a8d8d1e"};
+    b.local.tool = {.version = "0.1.0", .commit = "0ba10a8d8d1e-dirty"};
+    b.remote.tool = {.version = "0.1.0", .commit = ""};   // A's remote was not read: not compared
+    const auto differences = nm::host_differences(a, b);
+    REQUIRE(differences.size() == 8);
+    CHECK(std::vector<std::string>(differences.begin() + 5, differences.end()) ==
+          std::vector<std::string>{"local CPU vulnerability gds: (not listed) vs Vulnerable",
+                                   "local CPU vulnerability spectre_v2: Mitigation: Retpolines vs Mitigation: Enhanced IBRS",
+                                   "local nicmatrix build: 0.1.0 (0ba10a8d8d1e) vs 0.1.0 (0ba10a8d8d1e-dirty)"});
+    b.local.cpu_vulnerabilities.clear();   // B's not read: not compared
+    CHECK(nm::host_differences(a, b).size() == 6);
     // The host's sysctls and kernel command line go through the codec and back.
     const auto back = nm::Json(b.local).get<nm::HostInfo>();
     CHECK(back.sysctls == b.local.sysctls);

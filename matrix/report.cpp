@@ -290,13 +290,14 @@ MatrixTable build_matrix(const ResultsFile& results, const std::string& metric) 
     t.metric = metric;
     t.mtus = config.mtu;
     t.precision = config.precision;
-    if (t.precision && t.precision->metric.empty()) {
+    if (t.precision) {
         // No metric asked: each cell was judged by its headline figure; the note names it.
         std::set<std::string> judged;
         for (const auto& c : results.cells) {
             if (!c.spec.traffic.rfc2544) judged.insert(precision_metric(*t.precision, c.spec.traffic.test));
         }
-        t.precision->metric = judged.size() == 1 ? *judged.begin() : "throughput_bps (rr_transactions_per_s of a request/response cell)";
+        t.judged_by = judged.size() > 1 ? "throughput_bps (rr_transactions_per_s of a request/response cell)"
+                      : judged.empty() ? precision_metric(*t.precision, TestSpec{}) : *judged.begin();
     }
     t.interference = config.interference;
     t.cpu_accounting = results.local.cpu_accounting;
@@ -374,7 +375,7 @@ std::vector<std::string> matrix_notes(const MatrixTable& table) {
     std::vector<std::string> head{std::string("median ") + table.metric + (shows_cpu(table.metric) ? " (sender/receiver engine CPU, % of one core)" : "") + "; - = not run"};
     if (table.precision) {
         const auto& p = *table.precision;
-        head.push_back("? = desired precision not achieved (the " + pct_text(p.confidence) + "% interval of the median " + p.metric + " within ±" +
+        head.push_back("? = desired precision not achieved (the " + pct_text(p.confidence) + "% interval of the median " + table.judged_by + " within ±" +
                        pct_text(p.ci_pct) + "%, in " + std::to_string(p.max_repetitions) + " repetitions at most): " + std::to_string(imprecise) +
                        " of " + std::to_string(measured) + " cells");
     }

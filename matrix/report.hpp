@@ -43,7 +43,8 @@ struct MatrixTable {
         std::map<std::string, std::string> axes;   ///< tuning axis -> value name (label and CSV columns)
     };
     std::vector<Row> rows;
-    std::optional<PrecisionSpec> precision;   ///< the sweep's, for the marks' note (metric: what the cells were judged by)
+    std::optional<PrecisionSpec> precision;   ///< the sweep's, for the marks' note
+    std::string judged_by;                    ///< with a precision: the figure its cells were judged by, as the note words it
     InterferenceSpec interference;
     CpuAccounting cpu_accounting;             ///< the local host's, for the note on engine CPU
 };

@@ -291,7 +291,7 @@ MatrixTable build_matrix(const ResultsFile& results, const std::string& metric) 
     t.mtus = config.mtu;
     t.precision = config.precision;
     if (t.precision) {
-        // No metric asked: each cell was judged by its headline figure; the note names it.
+        // The metric asked, or with none each cell's headline figure; the note names it.
         std::set<std::string> judged;
         for (const auto& c : results.cells) {
             if (!c.spec.traffic.rfc2544) judged.insert(precision_metric(*t.precision, c.spec.traffic.test));

@@ -33,11 +33,11 @@
   const scalar = (v) => v === null || v === undefined ? "" : typeof v === "boolean" ? (v ? "on" : "off") : String(v);
   const plain = (v, digits) => typeof v === "number" ? (Number.isInteger(v) ? String(v) : v.toFixed(digits === undefined ? 2 : digits)) : scalar(v);
 
-  // A key/value table of the scalar fields of an object (nested objects skipped unless listed).
-  // "nicmatrix 0.1.0 (commit 0ba10a8d8d1e)": a results file's tool, or the build that resumed it.
+  // "nicmatrix 0.1.0 (commit 0ba10a8d8d1e)": a results file's tool, a host's, or the build that resumed it.
   function toolName(t) {
     return t.name + " " + t.version + (t.commit ? " (commit " + t.commit + ")" : "");
   }
+  // A key/value table of the scalar fields of an object (nested objects skipped unless listed).
   function kvTable(pairs) {
     const t = el("table", { class: "kv" });
     for (const [k, v] of pairs) {

@@ -298,6 +298,12 @@ void Sweep::prepare_results() {
         r.run.finished.clear();
         // The file's tool is the first run's; the build that continues it (perhaps another) is recorded here.
         r.run.resumed.push_back(ResumeInfo{utc_now(), options_.command, ToolInfo{.version = options_.tool_version, .commit = options_.tool_commit}});
+        const auto build = [](const std::string& version, const std::string& commit) { return version + (commit.empty() ? "" : " (" + commit + ")"); };
+        const std::string began = build(r.tool.version, r.tool.commit), now = build(options_.tool_version, options_.tool_commit);
+        if (began != now) {
+            note("the file was begun by nicmatrix " + began + " and is continued by " + now +
+                 ": its cells will hold figures of two builds (run.resumed records which)");
+        }
         // A resumed cell keeps its spec from the file; its indices come from the config.
         for (auto& c : r.cells) {
             const auto it = std::find_if(cells_.begin(), cells_.end(), [&](const CellSpec& s) { return s.key == c.spec.key; });

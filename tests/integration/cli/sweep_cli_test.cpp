@@ -371,7 +371,8 @@ TEST_CASE("SIGKILL mid-sweep: the file keeps every finished cell, restore puts t
     const auto& by = full.run.resumed[0].tool;   // the binary that resumed it, as its --version says
     CHECK(run_command(nicmatrix_binary() + " --version").output ==
           "nicmatrix " + by.version + (by.commit.empty() ? "" : " (" + by.commit + ")") + "\n");
-    CHECK(nm::Json(by) == nm::Json(full.tool));   // the same build began it
+    CHECK(nm::Json(by) == nm::Json(full.tool));   // the same build began it: no note of two builds
+    CHECK_THAT(r.output, !Catch::Contains("is continued by"));
     CHECK(nm::Json(full.local.tool) == nm::Json(by));
     size_t progress_lines = 0;
     for (size_t at = r.output.find("\n["); at != std::string::npos; at = r.output.find("\n[", at + 1)) ++progress_lines;

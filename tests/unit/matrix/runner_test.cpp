@@ -295,6 +295,7 @@ TEST_CASE("A stop in the middle of a cell leaves a valid file with its finished 
     TempDir dir;
     nm::SweepOptions options;
     options.output_path = dir.file("r.json");
+    options.tool_version = "0.1.0";
     const auto config = make_config();
     std::vector<double> first_cell_figures;
     {
@@ -317,8 +318,16 @@ TEST_CASE("A stop in the middle of a cell leaves a valid file with its finished 
     {
         World w;
         options.resume = nm::load_results(options.output_path);
+        options.tool_commit = "0123456789ab";   // another build continues the file
         const auto out = w.run(config, options);
         CHECK_FALSE(out.interrupted);
+        CHECK_THAT(w.observer.notes, Catch::VectorContains(std::string(
+                       "the file was begun by nicmatrix 0.1.0 and is continued by 0.1.0 (0123456789ab): its cells will hold figures of "
+                       "two builds (run.resumed records which)")));
+        REQUIRE(out.results.run.resumed.size() == 1);
+        CHECK(out.results.run.resumed[0].tool.commit == "0123456789ab");
+        CHECK(out.results.tool.commit.empty());   // the first run's build stays the file's
+        options.tool_commit.clear();
         CHECK(out.cells_run == 7);
         CHECK(w.traffic.specs.size() == 1 + 6 * 2);   // the rest of the second cell, then six cells
         CHECK(keys(out.results).size() == 8);

@@ -9,6 +9,7 @@
 
 #include "core/base/error.hpp"
 #include "core/base/json_codec.hpp"
+#include "core/base/version.hpp"
 #include "matrix/config.hpp"
 #include "matrix/stats.hpp"
 
@@ -473,7 +474,7 @@ std::vector<std::string> host_differences(const ResultsFile& a, const ResultsFil
             for (const auto& name : names) differ(end, "CPU vulnerability " + name, line(*ha, name), line(*hb, name));
         }
         // Another engine may measure differently: which build wrote each end's figures.
-        const auto build = [](const ToolInfo& t) { return t.version.empty() ? std::string() : t.version + (t.commit.empty() ? "" : " (" + t.commit + ")"); };
+        const auto build = [](const ToolInfo& t) { return t.version.empty() ? std::string() : build_label(t.version, t.commit); };
         differ(end, "nicmatrix build", build(ha->tool), build(hb->tool));
     }
     return out;

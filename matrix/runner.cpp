@@ -10,6 +10,7 @@
 
 #include "core/base/error.hpp"
 #include "core/base/json_codec.hpp"
+#include "core/base/version.hpp"
 #include "core/rfc2544.hpp"
 #include "ethtool_ctl/restore_settings.hpp"
 #include "matrix/config.hpp"
@@ -298,8 +299,7 @@ void Sweep::prepare_results() {
         r.run.finished.clear();
         // The file's tool is the first run's; the build that continues it (perhaps another) is recorded here.
         r.run.resumed.push_back(ResumeInfo{utc_now(), options_.command, ToolInfo{.version = options_.tool_version, .commit = options_.tool_commit}});
-        const auto build = [](const std::string& version, const std::string& commit) { return version + (commit.empty() ? "" : " (" + commit + ")"); };
-        const std::string began = build(r.tool.version, r.tool.commit), now = build(options_.tool_version, options_.tool_commit);
+        const std::string began = build_label(r.tool.version, r.tool.commit), now = build_label(options_.tool_version, options_.tool_commit);
         if (began != now) {
             note("the file was begun by nicmatrix " + began + " and is continued by " + now +
                  ": its cells will hold figures of two builds (run.resumed records which)");

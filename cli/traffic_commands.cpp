@@ -158,6 +158,19 @@ void print_socket(const RunResult& r, std::ostream& o) {
     o << "Socket (" << (r.spec.direction == Direction::Reverse ? "server" : "client") << "'s, read back):";
     for (size_t i = 0; i < parts.size(); ++i) o << (i == 0 ? " " : "  ") << parts[i];
     o << '\n';
+    if (asked.rx_spin_us > 0) {
+        const auto& sp = k.rx_spin;
+        o << "Receiver spin (--rx-spin " << asked.rx_spin_us << " us, over the whole test): ";
+        if (sp.us == 0) {
+            o << "not applied by the receiving end (a build without --rx-spin?)\n";
+        } else if (sp.spins == 0) {
+            o << "the receivers never found their sockets empty\n";
+        } else {
+            char pct[16];
+            std::snprintf(pct, sizeof pct, "%.1f", sp.spins ? 100.0 * static_cast<double>(sp.caught) / static_cast<double>(sp.spins) : 0.0);
+            o << sp.spins << " spins on empty sockets, " << pct << "% ended by data within the spin (the rest slept)\n";
+        }
+    }
     if (asked.zerocopy) {
         const auto& z = k.zerocopy;
         o << "Zerocopy (MSG_ZEROCOPY): " << z.sends << " sends, " << z.completions << " completed, " << z.copied
@@ -621,6 +634,11 @@ void add_traffic_commands(CLI::App& app, std::stop_token stop) {
                   "TCP senders send with MSG_ZEROCOPY (completions counted; plain sends where the kernel copies anyway)");
     run->add_flag("--skip-rx-copy", ro->spec.socket.skip_rx_copy, "TCP receivers read with MSG_TRUNC: the data is not copied to user space");
     run->add_option("--bind-dev", ro->spec.socket.bind_dev, "SO_BINDTODEVICE: the client's data sockets use this interface only");
+    run->add_option("--rx-spin", ro->spec.socket.rx_spin_us,
+                    "Stream receivers that find every socket empty poll for up to USEC microseconds before sleeping "
+                    "(0..10000; 0 = sleep at once, the default): fewer wake-ups for the sending side's kernel to pay, "
+                    "more CPU on the receiving end, counted in its figures; spins and how many data ended are reported")
+        ->type_name("USEC");
     auto* json_flag = run->add_flag("--json", ro->json, "Print the result as JSON");
     run->add_flag("--json-stream", ro->json_stream,
                   "Print JSON lines instead: run_start, progress live every -i seconds, each interval, run, run_end (results/STREAM.md, results/stream.schema.json)")

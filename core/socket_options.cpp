@@ -100,6 +100,13 @@ void validate_socket_options(const TestSpec& spec) {
         if (o.zerocopy) throw usage_error("zerocopy (-Z): MSG_ZEROCOPY is used on TCP senders here; drop -u");
         if (o.skip_rx_copy) throw usage_error("skip-rx-copy: reads with MSG_TRUNC are for TCP (UDP needs the sequence header); drop -u");
     }
+    if (o.rx_spin_us > kMaxRxSpinUs) {
+        throw usage_error("rx-spin: " + std::to_string(o.rx_spin_us) + " us; must be 0.." + std::to_string(kMaxRxSpinUs) +
+                          " (longer than that a receiver looks at its clock anyway)");
+    }
+    if (o.rx_spin_us != 0 && spec.pattern != TrafficPattern::Stream) {
+        throw usage_error("rx-spin: for stream receivers; a request/response flow already waits for its own answer");
+    }
     if (o.zerocopy && spec.pattern != TrafficPattern::Stream) {
         throw usage_error("zerocopy (-Z): for bulk TCP streams; request/response messages are copied");
     }

@@ -14,6 +14,7 @@ namespace nm {
 StreamSet::StreamSet(std::vector<DataStream> streams, StreamSetArgs args)
     : epoll_(::epoll_create1(EPOLL_CLOEXEC)), args_(std::move(args)) {
     if (!epoll_) throw system_error("epoll_create1", errno);
+    spin_.us = static_cast<uint32_t>(args_.spin.count());
     for (size_t i = 0; i < streams.size(); ++i) streams_.push_back(Stream(std::move(streams[i]), i, args_.events));
     for (Stream& s : streams_) add(s);
     open_ = streams_.size();
@@ -113,14 +114,16 @@ void StreamSet::serve_due(TimePoint now) {
 
 // Waits for readiness: not at all while draining, at most kPollTime otherwise, and no later than the next
 // postponed stream's due time. epoll_wait counts in milliseconds, too coarse for pacing, so a wait for a
-// due time uses epoll_pwait2 (Linux 5.11) and its nanoseconds. -1 on EINTR.
+// due time uses epoll_pwait2 (Linux 5.11) and its nanoseconds. A receiver with a spin polls first. -1 on
+// EINTR.
 int StreamSet::wait(TimePoint now, bool draining) {
     const int max = static_cast<int>(events_.size());
     int n = 0;
     if (draining) {
         n = ::epoll_wait(epoll_.get(), events_.data(), max, 0);
     } else if (postponed_ == 0) {
-        n = ::epoll_wait(epoll_.get(), events_.data(), max, static_cast<int>(kPollTime.count()));
+        if (args_.spin.count() > 0) n = spin(max);
+        if (n == 0) n = ::epoll_wait(epoll_.get(), events_.data(), max, static_cast<int>(kPollTime.count()));
     } else {
         const auto t = std::chrono::steady_clock::now();
         const auto until = std::min(next_due_, now + kPollTime);
@@ -132,6 +135,20 @@ int StreamSet::wait(TimePoint now, bool draining) {
         if (errno == EINTR) return -1;
         throw system_error("epoll_wait", errno);
     }
+    return n;
+}
+
+// Polls for up to args_.spin when nothing is ready: what epoll_wait gave (0 when the spin ran out, -1 on an
+// error, errno set). A poll that finds something at once is no spin (the set was still busy).
+int StreamSet::spin(int max) {
+    int n = ::epoll_wait(epoll_.get(), events_.data(), max, 0);
+    if (n != 0) return n;
+    ++spin_.spins;
+    const auto end = std::chrono::steady_clock::now() + args_.spin;
+    do {
+        n = ::epoll_wait(epoll_.get(), events_.data(), max, 0);
+    } while (n == 0 && std::chrono::steady_clock::now() < end);
+    if (n > 0) ++spin_.caught;
     return n;
 }
 

@@ -18,6 +18,7 @@
 #include <stop_token>
 #include <vector>
 
+#include "core/base/socket_types.hpp"
 #include "core/base/unique_fd.hpp"
 #include "core/engine.hpp"
 
@@ -88,6 +89,11 @@ struct StreamSetArgs {
     /// turn's time for a postponed stream whose time has come), so data counted with it falls into the
     /// interval it arrived in even after a long wait. Required.
     std::function<Step(Stream&, TimePoint)> on_ready;
+    /// A receiver's --rx-spin: when nothing is ready, poll (epoll_wait with no timeout) for this long
+    /// before sleeping, so that data arriving within it finds the receiver awake and the sending side's
+    /// kernel has no sleeper to wake (on veth that wake-up is an IPI paid on the sending CPU). Zero: sleep
+    /// at once. The spin is the receiver's CPU time, counted in its CPU figures.
+    std::chrono::microseconds spin{0};
 };
 
 /// A worker's streams on one epoll loop. Not copyable or movable (epoll refers to streams by index).
@@ -137,6 +143,8 @@ public:
 
     size_t size() const { return streams_.size(); }
     size_t open() const { return open_; }
+    /// What the spin did so far (StreamSetArgs::spin): how often it ran and how often data ended it.
+    RxSpinStats spin_stats() const { return spin_; }
     Stream& operator[](size_t i) { return streams_[i]; }
     std::deque<Stream>::iterator begin() { return streams_.begin(); }
     std::deque<Stream>::iterator end() { return streams_.end(); }
@@ -145,6 +153,7 @@ private:
     void serve(Stream& s, TimePoint now);
     void serve_due(TimePoint now);
     int wait(TimePoint now, bool draining);
+    int spin(int max);
     void postpone(Stream& s, TimePoint at);
     void add(Stream& s);
     void remove(Stream& s);
@@ -159,6 +168,7 @@ private:
     size_t open_ = 0;
     size_t postponed_ = 0;
     TimePoint next_due_ = TimePoint::max();   ///< the earliest postponed stream's due time
+    RxSpinStats spin_;
 };
 
 /// Makes `fd` blocking, with StreamSet::kPollTime as its SO_RCVTIMEO and SO_SNDTIMEO, for a worker that

@@ -237,8 +237,13 @@ void tcp_stream_receive(WorkerJob& job) {
         return Step::again();
     };
 
-    StreamSet set(std::move(job.streams), {.events = EPOLLIN, .on_stop = OnStop::End, .on_turn = on_turn, .on_ready = on_ready});
+    StreamSet set(std::move(job.streams), {.events = EPOLLIN,
+                                           .on_stop = OnStop::End,
+                                           .on_turn = on_turn,
+                                           .on_ready = on_ready,
+                                           .spin = std::chrono::microseconds(plan.socket.rx_spin_us)});
     set.run(job.stop);
+    out.rx_spin = set.spin_stats();
     meter.close();
     for (const Stream& s : set) {
         if (const auto info = read_tcp_info(s.fd())) {

@@ -601,8 +601,12 @@ SocketKnobs effective_knobs(const TestSpec& spec, const SocketKnobs& client, con
     const bool reverse = spec.direction == Direction::Reverse;
     SocketKnobs k = reverse ? server : client;
     k.skip_rx_copy = (reverse ? client : server).skip_rx_copy;
+    k.rx_spin = (reverse ? client : server).rx_spin;
     k.bind_dev = client.bind_dev;
-    if (spec.direction == Direction::Bidir) k.zerocopy += server.zerocopy;
+    if (spec.direction == Direction::Bidir) {
+        k.zerocopy += server.zerocopy;
+        k.rx_spin += client.rx_spin;
+    }
     return k;
 }
 

@@ -315,8 +315,13 @@ void udp_stream_receive(WorkerJob& job) {
         return Step::again();
     };
 
-    StreamSet set(std::move(job.streams), {.events = EPOLLIN, .on_stop = OnStop::Drain, .on_turn = on_turn, .on_ready = on_ready});
+    StreamSet set(std::move(job.streams), {.events = EPOLLIN,
+                                           .on_stop = OnStop::Drain,
+                                           .on_turn = on_turn,
+                                           .on_ready = on_ready,
+                                           .spin = std::chrono::microseconds(plan.socket.rx_spin_us)});
     set.run(job.stop);
+    out.rx_spin = set.spin_stats();
     meter.close();
     const Direction direction = opposite(plan.send_direction);
     for (uint32_t id = 0; id < trackers.size(); ++id) {

@@ -35,6 +35,7 @@ struct WorkerOutput {
                                          ///< counts are window.interval_packets, by request time)
     std::optional<SocketKnobs> knobs;    ///< its sockets' knobs as read back (the first one it could read)
     ZeroCopyStats zerocopy;              ///< -Z senders
+    RxSpinStats rx_spin;                 ///< --rx-spin stream receivers (over the whole test, --omit included)
 };
 
 /// What one worker thread is given. The references outlive the thread (EndEngine owns them).

@@ -80,6 +80,7 @@ SocketKnobs merge_knobs(const std::vector<const std::vector<std::unique_ptr<Work
     SocketKnobs k;
     bool have = false;
     ZeroCopyStats zc;
+    RxSpinStats spin;
     for (const auto* group : outs) {
         for (const auto& o : *group) {
             if (!have && o->knobs) {
@@ -87,9 +88,11 @@ SocketKnobs merge_knobs(const std::vector<const std::vector<std::unique_ptr<Work
                 have = true;
             }
             zc += o->zerocopy;
+            spin += o->rx_spin;
         }
     }
     k.zerocopy = zc;
+    k.rx_spin = spin;
     k.skip_rx_copy = skip_rx_copy;
     return k;
 }

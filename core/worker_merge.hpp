@@ -28,7 +28,7 @@ std::vector<IntervalSample> merge_intervals(const std::vector<std::unique_ptr<Wo
 RrEndCounts merge_rr(const std::vector<std::unique_ptr<WorkerOutput>>& outs, double interval_s, double duration_s);
 
 /// An end's socket knobs: the first read-back among `outs` (senders first, as given), with every worker's
-/// zerocopy counts added and `skip_rx_copy` as the end applied it.
+/// zerocopy and --rx-spin counts added and `skip_rx_copy` as the end applied it.
 SocketKnobs merge_knobs(const std::vector<const std::vector<std::unique_ptr<WorkerOutput>>*>& outs, bool skip_rx_copy);
 
 }  // namespace nm

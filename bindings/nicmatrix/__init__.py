@@ -164,7 +164,7 @@ def run(host, port=None, protocol="tcp", streams=None, threads=None, write_size=
         direction="forward", udp_gso=None, udp_gro=None, bind=None, iface=None, stall_timeout_s=None,
         test=None, request_size=None, response_size=None, burst=None, connect_per_transaction=None,
         congestion=None, nodelay=None, mss=None, dscp=None, zerocopy=None, skip_rx_copy=None, bind_dev=None,
-        profile=None, profile_hz=None, profile_categories=None, affinity=None, key_file=None):
+        rx_spin_us=None, profile=None, profile_hz=None, profile_categories=None, affinity=None, key_file=None):
     """One test against a `nicmatrix serve` through the C++ engine (TrafficClient), like `nicmatrix run`.
 
     Arguments are `nicmatrix run`'s, by their JSON names: protocol "tcp"|"udp", direction
@@ -172,8 +172,9 @@ def run(host, port=None, protocol="tcp", streams=None, threads=None, write_size=
     bytes), duration_s (-t), bytes (-n), omit_s, rate_bps (-b), rate_pps (--pps), udp_gso, udp_gro;
     a request/response test with test="rr" (--rr), connect_per_transaction=True (--crr), request_size,
     response_size (--rr-size), burst (--rr-burst); the socket knobs congestion (-C), nodelay (-N), mss
-    (-M), dscp (--dscp, 0..63), zerocopy (-Z), skip_rx_copy, bind_dev; profile (--profile: the kernel
-    profile of the window, in the result's cpu_profile), profile_hz, profile_categories (a table file);
+    (-M), dscp (--dscp, 0..63), zerocopy (-Z), skip_rx_copy, bind_dev, rx_spin_us (--rx-spin); profile
+    (--profile: the kernel profile of the window, in the result's cpu_profile), profile_hz,
+    profile_categories (a table file);
     affinity (-A) as {"client": [cpus], "server": [cpus]}; key_file (--key-file, default $NICMATRIX_KEY_FILE).
     Returns the result as a dict, keyed as `nicmatrix run --json` prints it (throughput_bps, cpu, ...).
     Runs in the caller's network namespace with the GIL released. Raises Error for bad input or an
@@ -186,7 +187,7 @@ def run(host, port=None, protocol="tcp", streams=None, threads=None, write_size=
         "stall_timeout_s": stall_timeout_s, "test": test, "request_size": request_size,
         "response_size": response_size, "burst": burst, "connect_per_transaction": connect_per_transaction,
         "congestion": congestion, "nodelay": nodelay, "mss": mss, "dscp": dscp, "zerocopy": zerocopy,
-        "skip_rx_copy": skip_rx_copy, "bind_dev": bind_dev, "profile": profile, "profile_hz": profile_hz,
+        "skip_rx_copy": skip_rx_copy, "bind_dev": bind_dev, "rx_spin_us": rx_spin_us, "profile": profile, "profile_hz": profile_hz,
         "profile_categories": _os.fspath(profile_categories) if profile_categories is not None else None,
         "affinity": affinity}.items()
         if v is not None}

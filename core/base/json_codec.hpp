@@ -130,6 +130,8 @@ void to_json(Json& j, const RrStats& v);
 void from_json(const Json& j, RrStats& v);
 void to_json(Json& j, const ZeroCopyStats& v);
 void from_json(const Json& j, ZeroCopyStats& v);
+void to_json(Json& j, const RxSpinStats& v);
+void from_json(const Json& j, RxSpinStats& v);
 void to_json(Json& j, const SocketKnobs& v);
 void from_json(const Json& j, SocketKnobs& v);
 

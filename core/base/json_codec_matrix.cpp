@@ -159,7 +159,7 @@ const std::vector<std::string> kTrafficKeys = {
     // request/response ("test": "rr")
     "request_size", "response_size", "burst", "connect_per_transaction",
     // socket knobs
-    "congestion", "nodelay", "mss", "dscp", "zerocopy", "skip_rx_copy", "bind_dev"};
+    "congestion", "nodelay", "mss", "dscp", "zerocopy", "skip_rx_copy", "bind_dev", "rx_spin_us"};
 // Keys of a stream test that a request/response entry does not take, and the other way round.
 const std::vector<std::string> kStreamOnlyKeys = {"write_size", "length", "bytes", "rate_bps", "rate_pps", "udp_gso", "udp_gro"};
 const std::vector<std::string> kRrOnlyKeys = {"request_size", "response_size", "burst", "connect_per_transaction"};
@@ -227,6 +227,7 @@ std::string knob_suffix(const SocketOptions& o) {
     if (o.zerocopy) name += "-Z";
     if (o.skip_rx_copy) name += "-skiprx";
     if (!o.bind_dev.empty()) name += "-dev" + o.bind_dev;
+    if (o.rx_spin_us != 0) name += "-spin" + std::to_string(o.rx_spin_us);
     return name;
 }
 
@@ -284,12 +285,19 @@ void parse_knobs(const Node& n, TestSpec& t) {
         o.bind_dev = n.child("bind_dev").string("an interface name");
         if (o.bind_dev.empty() || o.bind_dev.size() >= 16) n.child("bind_dev").fail("an interface name of 1 to 15 characters");
     }
+    if (n.has("rx_spin_us")) {
+        o.rx_spin_us = static_cast<uint32_t>(n.child("rx_spin_us").integer(
+            0, kMaxRxSpinUs, "microseconds a receiver polls an empty socket before sleeping, 0 to " + std::to_string(kMaxRxSpinUs)));
+    }
     if (t.protocol == Protocol::Udp) {
         for (const char* key : {"congestion", "nodelay", "mss", "zerocopy", "skip_rx_copy"}) {
             if (n.has(key)) n.child(key).fail_message("a TCP socket option; only for \"protocol\": \"tcp\"");
         }
     }
     if (t.pattern != TrafficPattern::Stream && o.zerocopy) n.child("zerocopy").fail_message("MSG_ZEROCOPY is for stream tests");
+    if (t.pattern != TrafficPattern::Stream && o.rx_spin_us != 0) {
+        n.child("rx_spin_us").fail_message("a stream receiver's spin; a request/response flow already waits for its own answer");
+    }
 }
 
 // `{"test": "rr", "protocol": "tcp"|"udp", "request_size", "response_size", "burst", "streams",
@@ -461,6 +469,7 @@ Json traffic_fields(const TrafficEntry& v) {
     if (o.zerocopy) j["zerocopy"] = true;
     if (o.skip_rx_copy) j["skip_rx_copy"] = true;
     if (!o.bind_dev.empty()) j["bind_dev"] = o.bind_dev;
+    if (o.rx_spin_us != 0) j["rx_spin_us"] = o.rx_spin_us;
     return j;
 }
 

@@ -123,6 +123,14 @@ void from_json(const Json& j, ZeroCopyStats& v) {
     opt(j, "note", v.note);
 }
 
+void to_json(Json& j, const RxSpinStats& v) { j = Json{{"us", v.us}, {"spins", v.spins}, {"caught", v.caught}}; }
+
+void from_json(const Json& j, RxSpinStats& v) {
+    opt(j, "us", v.us);
+    opt(j, "spins", v.spins);
+    opt(j, "caught", v.caught);
+}
+
 void to_json(Json& j, const SocketKnobs& v) {
     j = Json{{"congestion", v.congestion},
              {"nodelay", v.nodelay},
@@ -131,7 +139,8 @@ void to_json(Json& j, const SocketKnobs& v) {
              {"dscp", v.tos >= 0 ? Json(v.tos >> 2) : Json(nullptr)},
              {"zerocopy", v.zerocopy},
              {"skip_rx_copy", v.skip_rx_copy},
-             {"bind_dev", v.bind_dev}};
+             {"bind_dev", v.bind_dev},
+             {"rx_spin", v.rx_spin}};
 }
 
 void from_json(const Json& j, SocketKnobs& v) {
@@ -142,6 +151,7 @@ void from_json(const Json& j, SocketKnobs& v) {
     opt(j, "zerocopy", v.zerocopy);
     opt(j, "skip_rx_copy", v.skip_rx_copy);
     opt(j, "bind_dev", v.bind_dev);
+    opt(j, "rx_spin", v.rx_spin);
 }
 
 }  // namespace nm

@@ -127,6 +127,7 @@ void to_json(Json& j, const TestSpec& v) {
              {"zerocopy", v.socket.zerocopy},
              {"skip_rx_copy", v.socket.skip_rx_copy},
              {"bind_dev", v.socket.bind_dev},
+             {"rx_spin_us", v.socket.rx_spin_us},
              {"profile", v.profile},
              {"profile_hz", v.profile_hz}};
     if (!v.profile_categories.empty()) j["profile_categories"] = v.profile_categories;
@@ -184,6 +185,7 @@ void from_json(const Json& j, TestSpec& v) {
     opt(j, "zerocopy", v.socket.zerocopy);
     opt(j, "skip_rx_copy", v.socket.skip_rx_copy);
     opt(j, "bind_dev", v.socket.bind_dev);
+    opt(j, "rx_spin_us", v.socket.rx_spin_us);
     v.payload_mix.clear();
     if (const auto it = j.find("payload_mix"); it != j.end() && it->is_array()) {
         for (const auto& m : *it) {

@@ -16,7 +16,11 @@ struct SocketOptions {
     bool zerocopy = false;       ///< -Z MSG_ZEROCOPY on the TCP senders
     bool skip_rx_copy = false;   ///< --skip-rx-copy: TCP receivers read with MSG_TRUNC (no copy to user space)
     std::string bind_dev;        ///< --bind-dev SO_BINDTODEVICE on the client's data sockets
+    uint32_t rx_spin_us = 0;     ///< --rx-spin: stream receivers poll an empty socket this long before sleeping; 0 = sleep at once
 };
+
+/// The longest --rx-spin: StreamSet::kPollTime, the longest a receiver sleeps before it looks at its clock.
+inline constexpr uint32_t kMaxRxSpinUs = 10'000;
 
 /// MSG_ZEROCOPY on one end's senders: the completions the error queue gave back.
 struct ZeroCopyStats {
@@ -39,6 +43,23 @@ inline ZeroCopyStats& operator+=(ZeroCopyStats& a, const ZeroCopyStats& b) {
     return a;
 }
 
+/// --rx-spin on one end's stream receivers: how often they found every socket empty and polled instead of
+/// sleeping, and how often data came within the spin (the rest of the times they went to sleep, and the
+/// sending side's kernel had a sleeper to wake).
+struct RxSpinStats {
+    uint32_t us = 0;             ///< the spin the receivers applied; 0 = none (they slept at once)
+    uint64_t spins = 0;          ///< times a receiver found nothing ready and spun
+    uint64_t caught = 0;         ///< of them, spins that data (or an end of stream) ended before `us` ran out
+};
+
+/// Adds `b`'s counts (two workers of one end).
+inline RxSpinStats& operator+=(RxSpinStats& a, const RxSpinStats& b) {
+    a.us = a.us ? a.us : b.us;
+    a.spins += b.spins;
+    a.caught += b.caught;
+    return a;
+}
+
 /// The knobs one end's data socket really had, read back (getsockopt) during the test.
 struct SocketKnobs {
     std::string congestion;      ///< TCP_CONGESTION; "" for UDP
@@ -48,6 +69,7 @@ struct SocketKnobs {
     ZeroCopyStats zerocopy;
     bool skip_rx_copy = false;   ///< this end's receivers read with MSG_TRUNC
     std::string bind_dev;        ///< SO_BINDTODEVICE; "" = none
+    RxSpinStats rx_spin;         ///< this end's stream receivers' --rx-spin
 };
 
 }  // namespace nm

@@ -86,7 +86,7 @@ struct TestSpec {
     uint32_t request_size = 1;        ///< --rr-size REQ bytes
     uint32_t response_size = 1;       ///< --rr-size ,RESP bytes
     uint32_t rr_burst = 1;            ///< --rr-burst transactions in flight per flow
-    SocketOptions socket;             ///< -C, -N, -M, --dscp, -Z, --skip-rx-copy, --bind-dev
+    SocketOptions socket;             ///< -C, -N, -M, --dscp, -Z, --skip-rx-copy, --bind-dev, --rx-spin
 };
 
 /// CPU used by one end's engine worker threads during the measured window (getrusage RUSAGE_THREAD of
@@ -269,8 +269,8 @@ struct RunResult {
     uint64_t receiver_rx_packets = 0; ///< rx_packets delta of the receiving interface
     std::optional<RrStats> rr;        ///< request/response tests only
     /// The effective socket knobs, each from the end it concerns: congestion, nodelay, mss, tos and
-    /// zerocopy from the sender (RR: the client), skip_rx_copy from the receiver, bind_dev from the client.
-    /// Both ends' own read-backs are sender.socket and receiver.socket.
+    /// zerocopy from the sender (RR: the client), skip_rx_copy and rx_spin from the receiver (bidir: both
+    /// ends' receivers), bind_dev from the client. Both ends' own read-backs are sender.socket and receiver.socket.
     SocketKnobs socket;
     /// Set by a sweep, not by `nicmatrix run`: when the run began (UTC ISO 8601, milliseconds), the
     /// machine's load sampled just before it, and whether that load stayed above the sweep's thresholds

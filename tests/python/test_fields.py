@@ -23,7 +23,7 @@ RUN = {"--client": "host", "--port": "port", "--bind": "bind", "--parallel": "st
        "--gro": "udp_gro", "--omit": "omit_s", "--interval": "interval_s", "--iface": "iface", "--stall-timeout": "stall_timeout_s",
        "--affinity": "affinity", "--rr": "test", "--crr": "connect_per_transaction", "--rr-size": "request_size",
        "--rr-burst": "burst", "--congestion": "congestion", "--no-delay": "nodelay", "--set-mss": "mss", "--dscp": "dscp",
-       "--zerocopy": "zerocopy", "--skip-rx-copy": "skip_rx_copy", "--bind-dev": "bind_dev", "--profile": "profile",
+       "--zerocopy": "zerocopy", "--skip-rx-copy": "skip_rx_copy", "--bind-dev": "bind_dev", "--rx-spin": "rx_spin_us", "--profile": "profile",
        "--profile-hz": "profile_hz", "--profile-categories": "profile_categories", "--key-file": "key_file",
        "--json": None, "--json-stream": None,
        "--rfc2544": None, "--frames": None, "--trial": None, "--resolution": None, "--max-trials": None,

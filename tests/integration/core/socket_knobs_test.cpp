@@ -1,6 +1,7 @@
-// The socket knobs (-C, -M, -N, --dscp, -Z, --skip-rx-copy, --bind-dev) on a lab, each read from outside
-// the engine while a test runs: `ss -tin` for congestion control, MSS and the bound device, a tcpdump
-// capture for the TOS byte, strace for MSG_TRUNC, the kernel's error queue for zerocopy completions.
+// The socket knobs (-C, -M, -N, --dscp, -Z, --skip-rx-copy, --bind-dev, --rx-spin) on a lab, each read from
+// outside the engine while a test runs: `ss -tin` for congestion control, MSS and the bound device, a
+// tcpdump capture for the TOS byte, strace for MSG_TRUNC, the kernel's error queue for zerocopy completions,
+// GNU time's count of the receiving server's voluntary context switches for the receiver's spin.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -70,6 +71,30 @@ std::vector<std::string> busy_sockets(const std::string& netns) {
         }
     }
     return out;
+}
+
+struct WatchedRun {
+    nm::test::CommandResult client;   ///< the client's `run ... --json`
+    std::string watched;              ///< what the watcher wrote about the server (its -o file)
+};
+
+/// One `run` against a `serve --once` that runs under `watcher` (strace, GNU time: a view of the server
+/// from outside), which writes to the file named by `-o FILE` appended to it.
+WatchedRun run_against_watched_server(const nm::test::ScopedLab& lab, const std::string& watcher, const std::string& run_args) {
+    const std::string file = "/tmp/" + nm::test::unique_name("nmwatch") + ".txt";
+    const std::string bin = nm::test::nicmatrix_binary();
+    const std::string port = "5301";
+    auto server = std::async(std::launch::async, [&] {
+        return run_in_netns(lab.server().netns, watcher + " -o " + file + " " + bin + " serve --once -p " + port, std::chrono::seconds(20));
+    });
+    nm::wait_until([&] { return run_in_netns(lab.server().netns, "ss -tlnH sport = :" + port).output.find("LISTEN") != std::string::npos; },
+                   std::chrono::seconds(10), "the server listening");
+    auto client = run_in_netns(lab.client().netns, bin + " run -c " + nm::strip_prefix(lab.server().ipv4) + " -p " + port + " " + run_args,
+                               std::chrono::seconds(20));
+    server.get();
+    auto watched = nm::test::run_command("cat " + file).output;
+    nm::test::run_command("rm -f " + file);
+    return {std::move(client), std::move(watched)};
 }
 
 }  // namespace
@@ -228,27 +253,74 @@ TEST_CASE("Knob --skip-rx-copy: strace sees the receiving server read with MSG_T
     nm::test::require_tool("strace");
     nm::test::ScopedLab lab;
     // The server as a process under strace, so its receive calls are seen from outside.
-    const std::string trace = "/tmp/" + nm::test::unique_name("nmstrace") + ".txt";
-    const std::string bin = nm::test::nicmatrix_binary();
-    const auto port = std::to_string(5301);
-    auto server = std::async(std::launch::async, [&] {
-        return run_in_netns(lab.server().netns, "strace -f -qq -e trace=recvfrom -o " + trace + " " + bin + " serve --once -p " + port,
-                            std::chrono::seconds(20));
-    });
-    nm::wait_until([&] { return run_in_netns(lab.server().netns, "ss -tlnH sport = :" + port).output.find("LISTEN") != std::string::npos; },
-                   std::chrono::seconds(10), "the server listening");
-    const auto client = run_in_netns(lab.client().netns, bin + " run -c " + nm::strip_prefix(lab.server().ipv4) + " -p " + port +
-                                                             " -t 1 --skip-rx-copy --json", std::chrono::seconds(20));
-    server.get();
-    const auto traced = nm::test::run_command("cat " + trace);
-    nm::test::run_command("rm -f " + trace);
+    const auto [client, traced] = run_against_watched_server(lab, "strace -f -qq -e trace=recvfrom", "-t 1 --skip-rx-copy --json");
     INFO(client.output.substr(0, 2000));
     REQUIRE(client.exit_status == 0);
     CHECK(nlohmann::json::parse(client.output).at("socket").at("skip_rx_copy") == true);
     size_t trunc = 0;
-    std::istringstream in(traced.output);
+    std::istringstream in(traced);
     for (std::string line; std::getline(in, line);) {
         if (line.find("MSG_TRUNC") != std::string::npos) ++trunc;
     }
     CHECK(trunc > 100);
+}
+
+namespace {
+
+struct SpinRun {
+    nlohmann::json result;      ///< the client's `run --json`
+    long voluntary_switches;    ///< the server process's, from GNU time (wait4's rusage): how often it slept
+};
+
+/// A 1.5 s TCP stream with `--rx-spin us` against a `serve --once` under GNU time.
+SpinRun spin_run(const nm::test::ScopedLab& lab, unsigned us) {
+    const auto [client, timed] = run_against_watched_server(lab, "/usr/bin/time -f nvcsw=%w", "-t 1.5 -i 0 --rx-spin " + std::to_string(us) + " --json");
+    INFO(client.output.substr(0, 2000));
+    INFO(timed);
+    REQUIRE(client.exit_status == 0);
+    const auto at = timed.find("nvcsw=");
+    REQUIRE(at != std::string::npos);
+    return {nlohmann::json::parse(client.output), std::stol(timed.substr(at + 6))};
+}
+
+}  // namespace
+
+TEST_CASE("Knob --rx-spin: the receiving server sleeps far less often (GNU time's voluntary context switches), and says how often it spun", "[integration]") {
+    nm::test::require_net_admin();
+    nm::test::require_tool("/usr/bin/time");
+    nm::test::ScopedLab lab;
+    const SpinRun sleeping = spin_run(lab, 0);
+    const SpinRun spinning = spin_run(lab, 5000);
+    const auto per_gb = [](const SpinRun& r) { return static_cast<double>(r.voluntary_switches) / (r.result.at("bytes").get<double>() / 1e9); };
+    INFO("sleeping: " << sleeping.voluntary_switches << " switches, " << sleeping.result.at("socket").dump());
+    INFO("spinning: " << spinning.voluntary_switches << " switches, " << spinning.result.at("socket").dump());
+    REQUIRE(sleeping.result.at("status") == "ok");
+    REQUIRE(spinning.result.at("status") == "ok");
+    // Without a spin, the receiver sleeps whenever it has drained its socket: thousands of times a second.
+    CHECK(sleeping.result.at("socket").at("rx_spin").at("us") == 0);
+    CHECK(sleeping.result.at("socket").at("rx_spin").at("spins") == 0);
+    CHECK(sleeping.voluntary_switches > 1000);
+    // With 5 ms of polling, data nearly always comes first, and the kernel counts the sleeps that are left.
+    const auto& spin = spinning.result.at("socket").at("rx_spin");
+    CHECK(spin.at("us") == 5000);
+    CHECK(spin.at("spins").get<uint64_t>() > 100);
+    CHECK(spin.at("caught").get<uint64_t>() <= spin.at("spins").get<uint64_t>());
+    CHECK(spin.at("caught").get<double>() > 0.5 * spin.at("spins").get<double>());
+    CHECK(per_gb(spinning) < 0.25 * per_gb(sleeping));
+    // The receiving end applied it, the sending end has no receivers in a forward test.
+    CHECK(spinning.result.at("ends").at("receiver").at("socket").at("rx_spin").at("us") == 5000);
+    CHECK(spinning.result.at("ends").at("sender").at("socket").at("rx_spin").at("us") == 0);
+}
+
+TEST_CASE("Knob --rx-spin out of range or on a request/response test: a usage error naming it, nothing run", "[integration]") {
+    nm::test::require_net_admin();
+    nm::test::ScopedLab lab;
+    const std::string bin = nm::test::nicmatrix_binary();
+    const std::string target = " run -c " + nm::strip_prefix(lab.server().ipv4) + " -t 1 ";
+    const auto big = run_in_netns(lab.client().netns, bin + target + "--rx-spin 10001");
+    CHECK(big.exit_status != 0);
+    CHECK_THAT(big.output, Catch::Contains("rx-spin: 10001 us; must be 0..10000"));
+    const auto rr = run_in_netns(lab.client().netns, bin + target + "--rr --rx-spin 10");
+    CHECK(rr.exit_status != 0);
+    CHECK_THAT(rr.output, Catch::Contains("rx-spin: for stream receivers"));
 }

@@ -232,3 +232,52 @@ TEST_CASE("StreamSet: reconnect() swaps a stream's socket, keeping its id and in
     CHECK(set[0].id() == 3);
     CHECK(set[0].finished());
 }
+
+TEST_CASE("StreamSet spin: with nothing to read each wait spins its whole time first, and none is caught", "[unit]") {
+    auto a = socket_pair(0);
+    std::vector<nm::DataStream> streams;
+    streams.push_back(std::move(a.near));
+    std::vector<std::string> got(1);
+    int turns = 0;
+    const auto start = std::chrono::steady_clock::now();
+    StreamSet set(std::move(streams), {.events = EPOLLIN, .on_stop = nm::OnStop::End,
+                                       .on_turn = [&](StreamSet&, nm::TimePoint) { return ++turns <= 2; },
+                                       .on_ready = [&](Stream& s, nm::TimePoint) { return read_some(s, got); },
+                                       .spin = 3ms});
+    CHECK(set.spin_stats().us == 3000);
+    set.run({});
+    // Two turns waited (the third ended the loop): each spun 3 ms, then slept its kPollTime.
+    CHECK(set.spin_stats().spins == 2);
+    CHECK(set.spin_stats().caught == 0);
+    CHECK(std::chrono::steady_clock::now() - start >= 2 * (3ms + StreamSet::kPollTime));
+}
+
+TEST_CASE("StreamSet spin: data that comes while it spins ends the spin and counts as caught, and no spin counts nothing", "[unit]") {
+    for (const auto spin : {std::chrono::microseconds(0), std::chrono::microseconds(10s)}) {
+        auto a = socket_pair(0);
+        const int far = a.far.get();
+        std::vector<nm::DataStream> streams;
+        streams.push_back(std::move(a.near));
+        std::vector<std::string> got(1);
+        std::jthread writer;
+        StreamSet set(std::move(streams), {.events = EPOLLIN, .on_stop = nm::OnStop::End,
+                                           .on_turn = [&](StreamSet&, nm::TimePoint) {
+                                               if (!writer.joinable()) writer = std::jthread([&] { (void)::write(far, "late", 4); });
+                                               return true;
+                                           },
+                                           .on_ready = [&](Stream& s, nm::TimePoint) {
+                                               const Step step = read_some(s, got);
+                                               return got[0] == "late" ? Step::done() : step;
+                                           },
+                                           .spin = spin});
+        set.run({});
+        writer.join();
+        INFO("spin " << spin.count() << " us");
+        CHECK(got[0] == "late");
+        // The writer may win the race to the first poll (then nothing spun); a spin that ran was ended by
+        // the data, long before its 10 s.
+        CHECK(set.spin_stats().spins <= 1);
+        CHECK(set.spin_stats().caught == set.spin_stats().spins);
+        if (spin.count() == 0) CHECK(set.spin_stats().spins == 0);
+    }
+}

@@ -77,7 +77,7 @@ TEST_CASE("Config errors name the file, the JSON pointer and what was expected",
           "configs/x.json: /traffic/0/stream: unknown key; expected one of \"name\", \"test\", \"protocol\", \"direction\", "
           "\"streams\", \"threads\", \"write_size\", \"length\", \"window\", \"bytes\", \"rate_bps\", \"rate_pps\", \"udp_gso\", "
           "\"udp_gro\", \"request_size\", \"response_size\", \"burst\", \"connect_per_transaction\", \"congestion\", \"nodelay\", "
-          "\"mss\", \"dscp\", \"zerocopy\", \"skip_rx_copy\", \"bind_dev\"");
+          "\"mss\", \"dscp\", \"zerocopy\", \"skip_rx_copy\", \"bind_dev\", \"rx_spin_us\"");
     CHECK(error_of(with(R"({"mtu": [1500, 9000, 70000]})")) == "configs/x.json: /mtu/2: expected an MTU in bytes from 68 to 65535, got 70000");
     CHECK(error_of(with(R"({"mtu": []})")) == "configs/x.json: /mtu: expected a non-empty array of MTUs in bytes, got an array");
     CHECK(error_of(with(R"({"offloads": [{"name": "a", "features": {"tso": "maybe"}}]})")) ==

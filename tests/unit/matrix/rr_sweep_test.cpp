@@ -71,6 +71,20 @@ TEST_CASE("Sweep: rr entries refuse stream fields, UDP CRR, bad sizes and knobs,
     CHECK_THAT(error_of(R"({"test": "rr", "zerocopy": true})"), Catch::Contains("/traffic/0/zerocopy"));
 }
 
+TEST_CASE("Sweep: rx_spin_us in a stream entry is read, named -spin, written back, and refused on rr entries and past 10000", "[unit]") {
+    const auto c = nm::parse_sweep_config_text(config_with(R"({"protocol": "tcp", "rx_spin_us": 10}, {"protocol": "udp", "rx_spin_us": 0})"),
+                                               "configs/x.json");
+    REQUIRE(c.traffic.size() == 2);
+    CHECK(c.traffic[0].test.socket.rx_spin_us == 10);
+    CHECK(c.traffic[0].name == "tcp-p1-spin10");
+    CHECK(nlohmann::json(c.traffic[0]).at("rx_spin_us") == 10);
+    CHECK(c.traffic[1].name == "udp");                      // 0 is the default: nothing in the name
+    CHECK_FALSE(nlohmann::json(c.traffic[1]).contains("rx_spin_us"));
+    CHECK_THAT(error_of(R"({"test": "rr", "rx_spin_us": 10})"), Catch::Contains("/traffic/0/rx_spin_us"));
+    CHECK_THAT(error_of(R"({"rx_spin_us": 10001})"), Catch::Contains("/traffic/0/rx_spin_us") && Catch::Contains("0 to 10000"));
+    CHECK_THAT(error_of(R"({"rx_spin_us": -1})"), Catch::Contains("/traffic/0/rx_spin_us"));
+}
+
 TEST_CASE("RR metrics: a run with rr results has rr_p99_us and the rest, known_metrics lists them, units in the report", "[unit]") {
     nm::RunResult stream;
     CHECK(nm::run_metrics(stream).count("rr_p99_us") == 0);

@@ -158,12 +158,12 @@ TEST_CASE("Every example config uses only keys and values the sweep schema docum
     for (const char* def : {"test", "rr"}) {
         for (const auto& [key, value] : schema.at("$defs").at(def).at("properties").items()) entry_keys.insert(key);
     }
-    CHECK(schema.at("$defs").at("test").at("properties").size() == 21);
+    CHECK(schema.at("$defs").at("test").at("properties").size() == 22);
     CHECK(schema.at("$defs").at("rr").at("properties").size() == 17);
     CHECK(entry_keys == std::set<std::string>{"name", "test", "protocol", "direction", "streams", "threads", "write_size", "length",
                                               "window", "bytes", "rate_bps", "rate_pps", "udp_gso", "udp_gro", "request_size",
                                               "response_size", "burst", "connect_per_transaction", "congestion", "nodelay", "mss",
-                                              "dscp", "zerocopy", "skip_rx_copy", "bind_dev"});
+                                              "dscp", "zerocopy", "skip_rx_copy", "bind_dev", "rx_spin_us"});
     CHECK_FALSE(validate(schema, Json::parse(R"({"offloads": [], "mtu": [1500], "traffic": [{"stream": 1}]})")).empty());
 }
 

@@ -332,6 +332,14 @@ void Sweep::prepare_results() {
     r.run.budget_reached = false;
     r.local = s_.local_host;
     r.remote = s_.remote_host;
+    // A peer agent of another build measures the server's end with other code than this sweep's client.
+    if (!r.remote.tool.version.empty()) {
+        const std::string peer = build_label(r.remote.tool.version, r.remote.tool.commit), ours = build_label(options_.tool_version, options_.tool_commit);
+        if (peer != ours) {
+            note("the peer's agent is nicmatrix " + peer + " and this sweep " + ours +
+                 ": the two ends' figures come from different builds (hosts.remote.tool records the agent's)");
+        }
+    }
     for (const auto& e : ends_) {
         if (e.role == EndRole::Dut) continue;
         auto& info = (e.remote ? r.remote : r.local).interface;

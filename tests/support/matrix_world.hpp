@@ -46,6 +46,7 @@ struct World {
     Recorder observer;
     SweepTarget target;
     LinkState local_original, remote_original;
+    HostInfo remote_host;   ///< what the peer's agent said about its host (none by default: no agent)
 
     World() {
         local.add_interface("nm-a", "lab-a");
@@ -59,7 +60,7 @@ struct World {
     }
 
     SweepOutcome run(const SweepConfig& config, const SweepOptions& options = {}, std::stop_token stop = {}) {
-        SweepServices services{journal, traffic, probe, clock, &observer, {}, {}, &load};
+        SweepServices services{journal, traffic, probe, clock, &observer, {}, remote_host, &load};
         services.local_host.kernel = "6.18.0-test";
         return run_sweep(config, target, services, options, std::move(stop));
     }

@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 
 #include "core/base/error.hpp"
@@ -347,6 +348,30 @@ TEST_CASE("A stop in the middle of a cell leaves a valid file with its finished 
         CHECK_THROWS_WITH(w.run(make_config(R"({"repetitions": 5})"), options),
                           Catch::Contains("the file was made with a different sweep config (\"repetitions\" differs)"));
         CHECK(w.local.count("apply") == 0);
+    }
+}
+
+TEST_CASE("A peer agent of another build is noted when the sweep starts, one of the same build or without a version is not", "[unit]") {
+    nm::SweepOptions options;
+    options.tool_version = "0.1.0";
+    options.tool_commit = "1c161a64d529";
+    const auto config = make_config(R"({"mtu": [1500], "repetitions": 1})");
+    const std::string note = "the peer's agent is nicmatrix 0.1.0 (0123456789ab) and this sweep 0.1.0 (1c161a64d529): the two ends' figures "
+                             "come from different builds (hosts.remote.tool records the agent's)";
+    for (const std::string commit : {"0123456789ab", "1c161a64d529", ""}) {
+        World w;
+        w.remote_host.tool = nm::ToolInfo{.version = commit.empty() ? "" : "0.1.0", .commit = commit};
+        INFO("agent's commit \"" << commit << "\"");
+        const auto out = w.run(config, options);
+        CHECK(out.results.remote.tool.commit == commit);
+        const auto of_the_kind = std::count_if(w.observer.notes.begin(), w.observer.notes.end(),
+                                               [](const std::string& n) { return n.find("the peer's agent is") != std::string::npos; });
+        if (commit == "0123456789ab") {
+            CHECK_THAT(w.observer.notes, Catch::VectorContains(note));
+            CHECK(of_the_kind == 1);
+        } else {
+            CHECK(of_the_kind == 0);
+        }
     }
 }
 

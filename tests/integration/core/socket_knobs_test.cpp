@@ -292,21 +292,23 @@ TEST_CASE("Knob --rx-spin: the receiving server sleeps far less often (GNU time'
     const SpinRun sleeping = spin_run(lab, 0);
     const SpinRun spinning = spin_run(lab, 5000);
     const auto per_gb = [](const SpinRun& r) { return static_cast<double>(r.voluntary_switches) / (r.result.at("bytes").get<double>() / 1e9); };
-    INFO("sleeping: " << sleeping.voluntary_switches << " switches, " << sleeping.result.at("socket").dump());
-    INFO("spinning: " << spinning.voluntary_switches << " switches, " << spinning.result.at("socket").dump());
+    INFO("sleeping: " << sleeping.voluntary_switches << " switches, " << per_gb(sleeping) << " per GB, " << sleeping.result.at("socket").dump());
+    INFO("spinning: " << spinning.voluntary_switches << " switches, " << per_gb(spinning) << " per GB, " << spinning.result.at("socket").dump());
     REQUIRE(sleeping.result.at("status") == "ok");
     REQUIRE(spinning.result.at("status") == "ok");
-    // Without a spin, the receiver sleeps whenever it has drained its socket: thousands of times a second.
+    // Without a spin, the receiver sleeps whenever it has drained its socket: thousands of times a second
+    // on an idle machine, hundreds on a loaded one.
     CHECK(sleeping.result.at("socket").at("rx_spin").at("us") == 0);
     CHECK(sleeping.result.at("socket").at("rx_spin").at("spins") == 0);
-    CHECK(sleeping.voluntary_switches > 1000);
-    // With 5 ms of polling, data nearly always comes first, and the kernel counts the sleeps that are left.
+    CHECK(sleeping.voluntary_switches > 200);
+    // With 5 ms of polling, data usually comes first (how often depends on the machine's load: a sender
+    // kept off its CPU for longer leaves the spin to run out), and the kernel counts far fewer sleeps.
     const auto& spin = spinning.result.at("socket").at("rx_spin");
     CHECK(spin.at("us") == 5000);
     CHECK(spin.at("spins").get<uint64_t>() > 100);
+    CHECK(spin.at("caught").get<uint64_t>() > 0);
     CHECK(spin.at("caught").get<uint64_t>() <= spin.at("spins").get<uint64_t>());
-    CHECK(spin.at("caught").get<double>() > 0.5 * spin.at("spins").get<double>());
-    CHECK(per_gb(spinning) < 0.25 * per_gb(sleeping));
+    CHECK(per_gb(spinning) < 0.4 * per_gb(sleeping));   // 1/40 on an idle machine, 1/7 under ctest -j2 and a build
     // The receiving end applied it, the sending end has no receivers in a forward test.
     CHECK(spinning.result.at("ends").at("receiver").at("socket").at("rx_spin").at("us") == 5000);
     CHECK(spinning.result.at("ends").at("sender").at("socket").at("rx_spin").at("us") == 0);

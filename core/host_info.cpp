@@ -8,6 +8,7 @@
 #include <string>
 
 #include "core/base/version.hpp"
+#include "core/cpu_idle.hpp"
 #include "core/cpu_layout.hpp"
 #include "core/kernel_cpu_accounting.hpp"
 
@@ -88,6 +89,7 @@ HostInfo read_host_info() {
     h.cpu_vulnerabilities = read_cpu_vulnerabilities();
     h.cpu_accounting = read_cpu_accounting();
     h.cpu_layout = read_cpu_layout();
+    h.cpu_idle = read_cpu_idle();
     h.tool = ToolInfo{.version = kVersion, .commit = source_commit()};
     return h;
 }

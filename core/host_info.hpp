@@ -23,7 +23,7 @@ std::map<std::string, std::string> read_cpu_vulnerabilities(const std::string& d
 /// This host: hostname and kernel release (uname), CPU model and count (/proc/cpuinfo), the recorded
 /// sysctls of the calling thread's network namespace (/proc/sys), the kernel command line (/proc/cmdline),
 /// its CPU vulnerability mitigations (read_cpu_vulnerabilities), how its kernel accounts CPU time
-/// (read_cpu_accounting) and its CPU layout (read_cpu_layout). The
+/// (read_cpu_accounting), its CPU layout (read_cpu_layout) and idle policy (read_cpu_idle). The
 /// interface is left empty; the runner fills it in. Never throws: what cannot be read stays empty.
 HostInfo read_host_info();
 

@@ -10,6 +10,7 @@
 #include "core/base/error.hpp"
 #include "core/base/json_codec.hpp"
 #include "core/base/version.hpp"
+#include "core/cpu_affinity.hpp"
 #include "matrix/config.hpp"
 #include "matrix/stats.hpp"
 
@@ -443,6 +444,22 @@ std::string render_matrix(const MatrixTable& table, TableFormat format) {
     return render_grid(g, format);
 }
 
+namespace {
+
+// "POLL (0 us), C1 (2 us, disabled on 0-1)": the states in order, as compare shows a difference.
+std::string idle_states_text(const CpuIdle& idle) {
+    std::string out;
+    for (const auto& s : idle.states) {
+        if (!out.empty()) out += ", ";
+        out += s.name + " (" + (s.latency_us ? std::to_string(*s.latency_us) + " us" : std::string("latency unknown"));
+        if (!s.disabled_cpus.empty()) out += ", disabled on " + format_cpu_list(s.disabled_cpus);
+        out += ")";
+    }
+    return out.empty() ? std::string("(none)") : out;
+}
+
+}  // namespace
+
 std::vector<std::string> host_differences(const ResultsFile& a, const ResultsFile& b) {
     std::vector<std::string> out;
     const auto differ = [&](const std::string& end, const std::string& what, const std::string& x, const std::string& y) {
@@ -472,6 +489,25 @@ std::vector<std::string> host_differences(const ResultsFile& a, const ResultsFil
                 return it == h.cpu_vulnerabilities.end() ? std::string("(not listed)") : it->second;
             };
             for (const auto& name : names) differ(end, "CPU vulnerability " + name, line(*ha, name), line(*hb, name));
+        }
+        // The idle policy sets what waking a sleeping receiver costs: compared where both files read it.
+        if (ha->cpu_idle && hb->cpu_idle) {
+            const CpuIdle& ia = *ha->cpu_idle;
+            const CpuIdle& ib = *hb->cpu_idle;
+            differ(end, "cpuidle driver", ia.driver, ib.driver);
+            differ(end, "cpuidle governor", ia.governor, ib.governor);
+            differ(end, "idle states", idle_states_text(ia), idle_states_text(ib));
+            std::set<std::string> names;
+            for (const auto* i : {&ia, &ib}) {
+                for (const auto& [name, value] : i->driver_parameters) names.insert(name);
+            }
+            const auto value = [](const CpuIdle& i, const std::string& name) {
+                const auto it = i.driver_parameters.find(name);
+                return it == i.driver_parameters.end() ? std::string("(not listed)") : it->second;
+            };
+            if (ia.driver == ib.driver) {
+                for (const auto& name : names) differ(end, ia.driver + " parameter " + name, value(ia, name), value(ib, name));
+            }
         }
         // Another engine may measure differently: which build wrote each end's figures.
         const auto build = [](const ToolInfo& t) { return t.version.empty() ? std::string() : build_label(t.version, t.commit); };

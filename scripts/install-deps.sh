@@ -9,6 +9,7 @@ packages=(
   libmnl-dev libnl-3-dev libnl-route-3-dev libnl-genl-3-dev
   nlohmann-json3-dev libcli11-dev catch2 pybind11-dev python3-dev libssl-dev libboost-dev zlib1g-dev clang-14
   ethtool iproute2 iputils-ping iperf3 procps libcap2-bin tcpdump strace
+  linux-cpupower  # cpupower idle-info: the oracle of the idle policy a results file records (hosts.*.cpu_idle)
   time  # GNU time: a server's voluntary context switches (its sleeps), the oracle of the --rx-spin test
   nftables  # drops chosen datagrams in a lab namespace: the oracle of the UDP_RR loss test
   python3-pytest python3-pandas python3-matplotlib python3-nbclient python3-ipykernel python3-nbformat python3-jsonschema python3-pil python3-scipy

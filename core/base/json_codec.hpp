@@ -185,6 +185,8 @@ void to_json(Json& j, const InterfaceSystem& v);
 void from_json(const Json& j, InterfaceSystem& v);
 void to_json(Json& j, const CpuLayout& v);
 void from_json(const Json& j, CpuLayout& v);
+void to_json(Json& j, const CpuIdle& v);
+void from_json(const Json& j, CpuIdle& v);
 void to_json(Json& j, const InterfaceInfo& v);
 void from_json(const Json& j, InterfaceInfo& v);
 void to_json(Json& j, const HostInfo& v);

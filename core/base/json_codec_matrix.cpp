@@ -1115,6 +1115,31 @@ void from_json(const Json& j, CpuLayout& v) {
     }
 }
 
+void to_json(Json& j, const CpuIdle& v) {
+    Json states = Json::array();
+    for (const auto& s : v.states) {
+        states.push_back({{"name", s.name}, {"latency_us", or_null(s.latency_us)}, {"disabled_cpus", s.disabled_cpus}});
+    }
+    j = Json{{"driver", v.driver}, {"governor", v.governor}, {"states", std::move(states)}, {"driver_parameters", v.driver_parameters}};
+}
+
+void from_json(const Json& j, CpuIdle& v) {
+    v.driver = j.value("driver", "");
+    v.governor = j.value("governor", "");
+    if (const auto it = j.find("states"); it != j.end() && it->is_array()) {
+        for (const auto& s : *it) {
+            CpuIdleState state;
+            state.name = s.value("name", "");
+            state.latency_us = optional_of<uint32_t>(s, "latency_us");
+            if (const auto cpus = s.find("disabled_cpus"); cpus != s.end() && cpus->is_array()) {
+                for (const auto& cpu : *cpus) state.disabled_cpus.push_back(checked_integer<uint32_t>(cpu, "disabled_cpus"));
+            }
+            v.states.push_back(std::move(state));
+        }
+    }
+    v.driver_parameters = j.value("driver_parameters", std::map<std::string, std::string>{});
+}
+
 void to_json(Json& j, const InterfaceInfo& v) {
     j = Json{{"name", v.name},
              {"netns", v.netns},
@@ -1161,6 +1186,7 @@ void to_json(Json& j, const HostInfo& v) {
     if (!v.kernel_cmdline.empty()) j["kernel_cmdline"] = v.kernel_cmdline;
     if (!v.cpu_vulnerabilities.empty()) j["cpu_vulnerabilities"] = v.cpu_vulnerabilities;
     if (!v.cpu_layout.cpus.empty()) j["cpu_layout"] = v.cpu_layout;
+    if (v.cpu_idle) j["cpu_idle"] = *v.cpu_idle;
     if (!v.tool.version.empty()) j["tool"] = v.tool;
 }
 
@@ -1177,6 +1203,7 @@ void from_json(const Json& j, HostInfo& v) {
     v.kernel_cmdline = j.value("kernel_cmdline", "");
     v.cpu_vulnerabilities = j.value("cpu_vulnerabilities", std::map<std::string, std::string>{});
     if (const auto it = j.find("cpu_layout"); it != j.end() && it->is_object()) v.cpu_layout = it->get<CpuLayout>();
+    if (const auto it = j.find("cpu_idle"); it != j.end() && it->is_object()) v.cpu_idle = it->get<CpuIdle>();
     if (const auto it = j.find("tool"); it != j.end() && it->is_object()) it->get_to(v.tool);
 }
 

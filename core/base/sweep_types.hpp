@@ -219,6 +219,26 @@ struct CpuLayout {
     std::vector<CpuTopology> cpus;          ///< the online CPUs, by number
 };
 
+/// One idle state of a CPU as cpuidle shows it (/sys/devices/system/cpu/cpuN/cpuidle/stateK).
+struct CpuIdleState {
+    std::string name;                      ///< stateK/name: "POLL", "C1", "haltpoll idle"
+    std::optional<uint32_t> latency_us;    ///< stateK/latency: the exit latency the governor weighs
+    std::vector<uint32_t> disabled_cpus;   ///< the online CPUs whose stateK/disable is 1 (cpupower idle-set -d)
+};
+
+/// How a host's idle CPUs wait: the cpuidle driver and governor, the idle states, and the driver's module
+/// parameters. It sets what waking a sleeping receiver costs the CPU that wakes it (in a VM, a vCPU
+/// that halts at once is woken by an IPI that exits to the hypervisor; one that polls first is not), so
+/// per-segment and request/response figures of two hosts differ by it.
+struct CpuIdle {
+    std::string driver;     ///< cpu/cpuidle/current_driver ("intel_idle", "acpi_idle", "haltpoll", "none")
+    std::string governor;   ///< cpu/cpuidle/current_governor (or current_governor_ro): "menu", "teo", "haltpoll"
+    std::vector<CpuIdleState> states;   ///< the first online CPU's states, in order
+    /// /sys/module/DRIVER/parameters: each file with its line (haltpoll's guest_halt_poll_ns, intel_idle's
+    /// max_cstate); empty when the driver has none there.
+    std::map<std::string, std::string> driver_parameters;
+};
+
 struct ToolInfo {
     std::string name = "nicmatrix";
     std::string version;
@@ -242,6 +262,7 @@ struct HostInfo {
     /// for a host nicmatrix could not read (a peer without an agent that reports it).
     CpuAccounting cpu_accounting;
     CpuLayout cpu_layout;   ///< empty (no cpus) when not read
+    std::optional<CpuIdle> cpu_idle;   ///< none when not read or the kernel has no cpuidle
     std::optional<InterfaceInfo> interface;   ///< none when this end is not ours to read (peer without agent)
     /// The nicmatrix build that described this host (for a peer, its agent's); no version when not read.
     ToolInfo tool;

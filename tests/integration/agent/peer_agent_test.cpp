@@ -490,6 +490,10 @@ TEST_CASE("describe: the agent's host and its allowed interface's qdisc and RPS 
     CHECK(host.kernel == nm::read_host_info().kernel);
     CHECK(host.sysctls.count("net.ipv4.tcp_congestion_control") == 1);
     CHECK_FALSE(host.cpu_layout.cpus.empty());
+    // The idle policy over the wire: the driver the kernel names, as `cpupower idle-info` does.
+    const auto driver = nm::test::run_command("cat /sys/devices/system/cpu/cpuidle/current_driver");
+    CHECK(host.cpu_idle.has_value() == (driver.exit_status == 0));
+    if (host.cpu_idle && driver.exit_status == 0) CHECK(host.cpu_idle->driver + "\n" == driver.output);
     CHECK(host.tool.version == nm::kVersion);          // the agent's build, over the wire
     CHECK(host.tool.commit == nm::source_commit());
     CHECK_FALSE(host.interface.has_value());

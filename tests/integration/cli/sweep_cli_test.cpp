@@ -292,6 +292,14 @@ TEST_CASE("sweep --lab -6: every cell ok over IPv6, the server's IPv6 counters c
         std::ifstream in(dir.file("r.json"));
         CHECK(nm::Json::parse(in).at("hosts").at("local").at("cpu_vulnerabilities").size() == want.size());
     }
+    // The idle policy, as the kernel names its cpuidle driver, in the file's JSON too.
+    const auto driver = run_command("cat /sys/devices/system/cpu/cpuidle/current_driver");
+    CHECK(results.local.cpu_idle.has_value() == (driver.exit_status == 0));
+    if (results.local.cpu_idle && driver.exit_status == 0) {
+        CHECK(results.local.cpu_idle->driver + "\n" == driver.output);
+        std::ifstream in(dir.file("r.json"));
+        CHECK(nm::Json::parse(in).at("hosts").at("local").at("cpu_idle").at("driver") == results.local.cpu_idle->driver);
+    }
     CHECK(run_command("ip netns list | grep -q " + name).exit_status != 0);
 }
 

@@ -235,7 +235,7 @@ TEST_CASE("format_metric puts human units on bits/s, packets/s and percentages",
     CHECK(nm::format_metric("tcp_retransmits", 3) == "3.00");
 }
 
-TEST_CASE("compare warns when the files' hosts differ in kernel, CPU model, driver, firmware, congestion control, CPU mitigations or nicmatrix build, naming which",
+TEST_CASE("compare warns when the files' hosts differ in kernel, CPU model, driver, firmware, congestion control, CPU mitigations, idle policy or nicmatrix build, naming which",
           "[unit]") {
     auto a = results({{"all-on/mtu1500/tcp-p1", {9.0, 9.2, 9.3, 9.4}}});
     auto b = results({{"all-on/mtu1500/tcp-p1", {9.1, 9.2, 9.3, 9.4}}});
@@ -281,6 +281,29 @@ TEST_CASE("compare warns when the files' hosts differ in kernel, CPU model, driv
                                    "local nicmatrix build: 0.1.0 (0ba10a8d8d1e) vs 0.1.0 (0ba10a8d8d1e-dirty)"});
     b.local.cpu_vulnerabilities.clear();   // B's not read: not compared
     CHECK(nm::host_differences(a, b).size() == 6);
+    // The idle policy (where both files read it): driver, governor, states, and the same driver's parameters.
+    nm::CpuIdle halting{.driver = "haltpoll", .governor = "haltpoll",
+                        .states = {{.name = "POLL", .latency_us = 0, .disabled_cpus = {}}, {.name = "haltpoll idle", .latency_us = 1, .disabled_cpus = {}}},
+                        .driver_parameters = {{"guest_halt_poll_ns", "0"}}};
+    a.local.cpu_idle = halting;
+    CHECK(nm::host_differences(a, b).size() == 6);   // B's not read: not compared
+    b.local.cpu_idle = halting;
+    CHECK(nm::host_differences(a, b).size() == 6);   // the same: nothing to say
+    b.local.cpu_idle->driver_parameters["guest_halt_poll_ns"] = "200000";
+    b.local.cpu_idle->states[0].disabled_cpus = {0, 1};
+    auto idle_differences = nm::host_differences(a, b);
+    REQUIRE(idle_differences.size() == 8);
+    CHECK(std::vector<std::string>(idle_differences.begin() + 5, idle_differences.begin() + 7) ==
+          std::vector<std::string>{"local idle states: POLL (0 us), haltpoll idle (1 us) vs POLL (0 us, disabled on 0-1), haltpoll idle (1 us)",
+                                   "local haltpoll parameter guest_halt_poll_ns: 0 vs 200000"});
+    b.local.cpu_idle = nm::CpuIdle{.driver = "intel_idle", .governor = "menu", .states = {{.name = "C1", .latency_us = std::nullopt, .disabled_cpus = {}}}, .driver_parameters = {{"max_cstate", "9"}}};
+    idle_differences = nm::host_differences(a, b);
+    REQUIRE(idle_differences.size() == 9);   // another driver's parameters are not compared one by one
+    CHECK(std::vector<std::string>(idle_differences.begin() + 5, idle_differences.begin() + 8) ==
+          std::vector<std::string>{"local cpuidle driver: haltpoll vs intel_idle", "local cpuidle governor: haltpoll vs menu",
+                                   "local idle states: POLL (0 us), haltpoll idle (1 us) vs C1 (latency unknown)"});
+    a.local.cpu_idle.reset();
+    b.local.cpu_idle.reset();
     // The host's sysctls and kernel command line go through the codec and back.
     const auto back = nm::Json(b.local).get<nm::HostInfo>();
     CHECK(back.sysctls == b.local.sysctls);

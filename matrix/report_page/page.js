@@ -62,6 +62,36 @@
   }
 
   // ---- header: what was measured, when, how long, on which hosts --------------------------------------
+  // A CPU list as the kernel writes one: [0, 1, 2, 5] -> "0-2,5".
+  function cpuList(cpus) {
+    const sorted = [...cpus].sort((a, b) => a - b), out = [];
+    for (let i = 0; i < sorted.length; ++i) {
+      let j = i;
+      while (j + 1 < sorted.length && sorted[j + 1] === sorted[j] + 1) ++j;
+      out.push(j > i ? sorted[i] + "-" + sorted[j] : String(sorted[i]));
+      i = j;
+    }
+    return out.join(",");
+  }
+  // hosts.*.cpu_layout.cpus[i]: "cpu1 (core 1, package 0, node 0, performance, 2100 MHz)".
+  function cpuText(c) {
+    const parts = [["core", c.core], ["package", c.package], ["node", c.node]].filter(([, v]) => typeof v === "number").map(([k, v]) => k + " " + v);
+    if (c.governor) parts.push(c.governor);
+    if (typeof c.freq_khz === "number") parts.push(Math.round(c.freq_khz / 1000) + " MHz");
+    return "cpu" + c.cpu + (parts.length ? " (" + parts.join(", ") + ")" : "");
+  }
+  // hosts.*.cpu_idle.states[i] as compare words it: "C1 (2 us, disabled on 0-1)".
+  function idleStateText(s) {
+    const latency = typeof s.latency_us === "number" ? s.latency_us + " us" : "latency unknown";
+    const off = Array.isArray(s.disabled_cpus) && s.disabled_cpus.length ? ", disabled on " + cpuList(s.disabled_cpus) : "";
+    return s.name + " (" + latency + off + ")";
+  }
+  // A value a newer writer records, shown as it is: a list as a list, anything nested as its JSON.
+  function listed(v) {
+    const one = (x) => (x !== null && typeof x === "object" ? JSON.stringify(x) : scalar(x));
+    if (Array.isArray(v)) return v.map(one).join(", ");
+    return isObj(v) ? Object.entries(v).map(([k, x]) => k + " " + one(x)).join(", ") : v;
+  }
   function hostColumn(h) {
     const rows = new Map();
     if (!isObj(h)) return rows;
@@ -80,14 +110,26 @@
     for (const group of ["channels", "rings", "coalesce"]) {
       if (isObj(i[group]) && Object.keys(i[group]).length) rows.set(group, Object.entries(i[group]).map(([k, v]) => k + " " + v).join(", "));
     }
+    if (isObj(h.cpu_layout)) {
+      const l = h.cpu_layout;
+      if (typeof l.smt_active === "boolean") rows.set("SMT", l.smt_active ? "active" : "off");
+      if (isObj(l.numa_nodes)) rows.set("NUMA nodes", Object.entries(l.numa_nodes).map(([n, cpus]) => "node " + n + ": CPUs " + cpus).join("; "));
+      if (Array.isArray(l.cpus)) rows.set("CPUs", l.cpus.filter(isObj).map(cpuText).join("; "));
+    }
+    if (isObj(h.cpu_idle)) {
+      const d = h.cpu_idle;
+      rows.set("idle driver", (d.driver || "none") + (d.governor ? ", governor " + d.governor : ""));
+      rows.set("idle states", Array.isArray(d.states) && d.states.length ? d.states.filter(isObj).map(idleStateText).join(", ") : "(none)");
+      if (isObj(d.driver_parameters)) rows.set("idle driver parameters", Object.entries(d.driver_parameters).map(([k, v]) => k + " " + v).join(", "));
+    }
     // Whatever else a newer writer records (congestion control, sysctls, ...), as it is.
-    const known = new Set(["hostname", "kernel", "cpu", "interface", "tool"]);
+    const known = new Set(["hostname", "kernel", "cpu", "interface", "tool", "cpu_layout", "cpu_idle"]);
     const knownIf = new Set(["name", "netns", "driver", "firmware", "bus_info", "speed_mbps", "mtu_min", "mtu_max", "original", "channels", "rings", "coalesce"]);
     const more = (obj, skip, prefix) => {
       for (const [k, v] of Object.entries(obj)) {
         if (skip.has(k)) continue;
-        if (isObj(v)) { for (const [k2, v2] of Object.entries(v)) if (!isObj(v2)) rows.set(prefix + k + "." + k2, Array.isArray(v2) ? v2.join(", ") : v2); }
-        else rows.set(prefix + k, Array.isArray(v) ? v.map(scalar).join(", ") : v);
+        if (isObj(v)) { for (const [k2, v2] of Object.entries(v)) rows.set(prefix + k + "." + k2, listed(v2)); }
+        else rows.set(prefix + k, listed(v));
       }
     };
     more(h, known, "");

@@ -306,3 +306,68 @@ def test_header_names_the_builds_that_wrote_resumed_and_read_the_file(browser, t
     # The page names the build that made it as --version does.
     version = nicmatrix("--version").strip()
     assert f"made by {version};" in page.evaluate("document.body.innerText")
+
+
+def sysfs(path):
+    with open(path) as f:
+        return f.read().strip()
+
+
+def cpu_list_text(cpus):
+    """[0, 1, 2, 5] -> "0-2,5", as the kernel writes a CPU list."""
+    out, i = [], 0
+    while i < len(cpus):
+        j = i
+        while j + 1 < len(cpus) and cpus[j + 1] == cpus[j] + 1:
+            j += 1
+        out.append(f"{cpus[i]}-{cpus[j]}" if j > i else str(cpus[i]))
+        i = j + 1
+    return ",".join(out)
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs root (CAP_NET_ADMIN) for the lab's namespaces")
+def test_hosts_table_shows_this_machines_idle_policy_and_cpus(browser, tmp_path):
+    """A real sweep on the lab, then its page: the idle policy and the CPU layout read as text, each as
+    sysfs has it here (read with Python, not with nicmatrix), and nothing nested as "[object Object]"."""
+    config = {"name": "html-hosts", "offloads": [{"name": "tso-off", "features": {"tso": "off"}}], "mtu": [1500],
+              "traffic": [{"name": "tcp-p1", "protocol": "tcp", "streams": 1}],
+              "duration_s": 1, "omit_s": 0.2, "repetitions": 1, "cooldown_s": 0}
+    (tmp_path / "c.json").write_text(json.dumps(config))
+    out = tmp_path / "hosts.json"
+    lab = "nmbh" + os.urandom(4).hex()
+    subprocess.run([NM_BINARY, "sweep", str(tmp_path / "c.json"), "--lab", "--lab-name", lab, "-o", str(out),
+                    "--journal", str(tmp_path / "journal.json")], capture_output=True, text=True, timeout=120, check=True)
+    page = browser.open(html_report(tmp_path, "hosts.html", str(out)).as_uri())
+    page.wait_for("document.body.dataset.ready === '1'")
+    assert page.console_errors() == []
+    rows = page.evaluate("Object.fromEntries([...document.querySelectorAll('tr')].filter(tr => tr.cells.length === 3)"
+                         ".map(tr => [tr.cells[0].textContent, tr.cells[1].textContent]))")
+    assert "[object Object]" not in page.evaluate("document.body.innerText")
+
+    cpu = "/sys/devices/system/cpu"
+    online = []
+    for part in sysfs(f"{cpu}/online").split(","):
+        lo, _, hi = part.partition("-")
+        online += range(int(lo), int(hi or lo) + 1)
+    if os.path.exists(f"{cpu}/cpuidle/current_driver"):
+        driver = sysfs(f"{cpu}/cpuidle/current_driver")
+        governor_file = f"{cpu}/cpuidle/current_governor"
+        governor = sysfs(governor_file if os.path.exists(governor_file) else governor_file + "_ro")
+        assert rows["idle driver"] == f"{driver}, governor {governor}"
+        states = []
+        for k in range(len([d for d in os.listdir(f"{cpu}/cpu{online[0]}/cpuidle") if d.startswith("state")])):
+            base = f"{cpu}/cpu{online[0]}/cpuidle/state{k}"
+            off = [c for c in online if sysfs(f"{cpu}/cpu{c}/cpuidle/state{k}/disable") != "0"]
+            states.append(f"{sysfs(base + '/name')} ({sysfs(base + '/latency')} us" + (f", disabled on {cpu_list_text(off)}" if off else "") + ")")
+        assert rows["idle states"] == ", ".join(states)
+        params = f"/sys/module/{driver}/parameters"
+        if os.path.isdir(params) and os.listdir(params):
+            assert rows["idle driver parameters"] == ", ".join(f"{p} {sysfs(os.path.join(params, p))}" for p in sorted(os.listdir(params)))
+    else:
+        assert "idle driver" not in rows
+    shown = rows["CPUs"].split("; ")
+    assert [s.split(" ")[0] for s in shown] == [f"cpu{c}" for c in online]
+    for c, text in zip(online, shown):
+        core = sysfs(f"{cpu}/cpu{c}/topology/core_id")
+        package = sysfs(f"{cpu}/cpu{c}/topology/physical_package_id")
+        assert text.startswith(f"cpu{c} (core {core}, package {package}"), text

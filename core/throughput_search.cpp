@@ -61,20 +61,29 @@ SearchResult find_throughput(const TrialFunction& trial, const SearchOptions& op
         }
     }
     // Confirm at the reported rate. A rate that passed once by luck (a shaper's burst and queue absorb a
-    // little excess within one trial) fails here: it then counts as a failed trial, and the search steps
-    // down by the resolution and confirms again, at most kConfirmRetries times.
-    constexpr int kConfirmRetries = 3;
-    for (int attempt = 0; result.found && !stop.stop_requested(); ++attempt) {
+    // little excess within one trial) fails here: it then counts as a failed trial and the search backs
+    // off below it, each step twice the last (the resolution, then 2x, 4x, ...), until a rate passes and
+    // is confirmed or kBackoffSteps steps are spent. A fixed step would give up while still inside the
+    // band where luck decides (on a loaded host that band is wider than one resolution step).
+    constexpr int kBackoffSteps = 4;
+    double step = std::max(fraction, 0.005);
+    int backoffs = 0;
+    while (result.found && !stop.stop_requested()) {
         result.confirmation = trial(result.at_rate.offered_fps);
         result.confirmation.offered_fps = result.at_rate.offered_fps;
         result.confirmed = passes(result.confirmation);
-        if (result.confirmed || attempt == kConfirmRetries || result.trials >= options.max_trials + kConfirmRetries) break;
+        if (result.confirmed) break;
         result.history.push_back({result.confirmation, false});
         ++result.trials;
-        const double lower = result.at_rate.offered_fps * (1.0 - std::max(fraction, 0.005));
+        double offered = result.at_rate.offered_fps;
         result.found = false;
         result.throughput_fps = 0;
-        if (!run(lower)) break;
+        while (!result.found && backoffs < kBackoffSteps && !stop.stop_requested()) {
+            ++backoffs;
+            offered *= 1.0 - step;
+            step *= 2;
+            run(offered);
+        }
     }
     result.interrupted = stop.stop_requested();
     return result;

@@ -42,8 +42,9 @@ struct SearchResult {
     bool found = false;               ///< some trial passed
     TrialOutcome at_rate;             ///< the passing trial the throughput comes from
     TrialOutcome confirmation;        ///< a final trial at the reported rate
-    bool confirmed = false;           ///< the confirmation trial passed too (a failed confirmation steps the
-                                      ///< rate down by the resolution and confirms again, up to 3 times)
+    bool confirmed = false;           ///< the confirmation trial passed too (a failed confirmation backs the
+                                      ///< rate off by the resolution, then 2x, 4x, 8x it, until a rate
+                                      ///< passes, and confirms that one; at most 4 steps)
     uint32_t trials = 0;              ///< search trials run (without the confirmation)
     bool generator_limited = false;   ///< some trial could not send at the offered rate
     double generator_max_fps = 0;     ///< highest rate the generator actually sent in any trial

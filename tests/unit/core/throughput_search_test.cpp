@@ -1,5 +1,8 @@
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+#include <vector>
+
 #include "core/base/error.hpp"
 #include "core/throughput_search.hpp"
 
@@ -111,4 +114,92 @@ TEST_CASE("A stop request ends the search between trials", "[unit]") {
     const auto r = nm::find_throughput(trial, o, source.get_token());
     CHECK(r.interrupted);
     CHECK(calls == 2);
+}
+
+TEST_CASE("A rate that passed by luck fails its confirmation and the search backs off until one holds twice", "[unit]") {
+    // Up to `limit` everything arrives. Just above it (within 2.5%) a trial passes the first time its rate
+    // is offered (a shaper's burst and queue absorb the excess once) and fails when offered again.
+    constexpr double limit = 1000;
+    std::vector<double> offered_rates;
+    const auto lucky_edge = [&](double offered) {
+        const bool seen = std::find(offered_rates.begin(), offered_rates.end(), offered) != offered_rates.end();
+        offered_rates.push_back(offered);
+        nm::TrialOutcome t;
+        t.sent_fps = offered;
+        t.sent = static_cast<uint64_t>(offered);
+        const bool lucky = !seen && offered <= limit * 1.025;
+        t.received = offered <= limit || lucky ? t.sent : static_cast<uint64_t>(limit);
+        return t;
+    };
+    nm::SearchOptions o;
+    o.max_fps = 2000;
+    o.resolution_pct = 0.2;
+    o.max_trials = 16;
+    const auto r = nm::find_throughput(lucky_edge, o);
+    REQUIRE(r.found);
+    CHECK(r.confirmed);
+    CHECK(r.throughput_fps <= limit);
+    CHECK(r.throughput_fps >= limit * 0.95);
+    CHECK(r.confirmation.offered_fps == r.at_rate.offered_fps);
+    // The lucky rate's failed confirmation is in the history, as a failed trial.
+    const auto failed_repeats = std::count_if(r.history.begin(), r.history.end(), [&](const nm::SearchStep& s) {
+        return !s.passed && std::count(offered_rates.begin(), offered_rates.end(), s.outcome.offered_fps) > 1;
+    });
+    CHECK(failed_repeats >= 1);
+    CHECK(r.trials == r.history.size());
+    CHECK(offered_rates.size() == r.history.size() + 1);
+}
+
+TEST_CASE("A failed step below a failed confirmation does not end the search", "[unit]") {
+    // The host gets busier once the bisection is over: the path carries 1000 frames/s during it, 975 after.
+    FakePath plain{1000, 1e6};
+    nm::SearchOptions o;
+    o.max_fps = 2000;
+    o.resolution_pct = 1;
+    const auto bisection = nm::find_throughput(std::ref(plain), o);
+    REQUIRE(bisection.confirmed);
+    const uint32_t bisection_trials = bisection.trials;
+    REQUIRE(bisection.throughput_fps > 985);   // so the first back-off step (1%) still fails at 975
+
+    int calls = 0;
+    const auto slowing = [&](double offered) {
+        const double limit = ++calls <= static_cast<int>(bisection_trials) ? 1000.0 : 975.0;
+        nm::TrialOutcome t;
+        t.sent_fps = offered;
+        t.sent = static_cast<uint64_t>(offered);
+        t.received = static_cast<uint64_t>(std::min(offered, limit));
+        return t;
+    };
+    const auto r = nm::find_throughput(slowing, o);
+    REQUIRE(r.found);
+    CHECK(r.confirmed);
+    CHECK(r.throughput_fps <= 975);
+    CHECK(r.throughput_fps >= 975 * 0.95);
+    // Bisection, the failed confirmation, the failed 1% step, the passing 2% step; then its confirmation.
+    CHECK(r.trials == bisection_trials + 3);
+    CHECK_FALSE(r.history[bisection_trials].passed);
+    CHECK_FALSE(r.history[bisection_trials + 1].passed);
+    CHECK(r.history[bisection_trials + 2].passed);
+}
+
+TEST_CASE("A path that never holds a rate twice ends the back-off after four steps, not found", "[unit]") {
+    std::vector<double> offered_rates;
+    const auto only_once = [&](double offered) {
+        const bool seen = std::find(offered_rates.begin(), offered_rates.end(), offered) != offered_rates.end();
+        offered_rates.push_back(offered);
+        nm::TrialOutcome t;
+        t.sent_fps = offered;
+        t.sent = 1000;
+        t.received = seen || offered > 1500 ? 900 : 1000;
+        return t;
+    };
+    nm::SearchOptions o;
+    o.max_fps = 2000;
+    o.max_trials = 8;
+    const auto r = nm::find_throughput(only_once, o);
+    CHECK_FALSE(r.found);
+    CHECK_FALSE(r.confirmed);
+    // Each back-off step passed once and failed its confirmation: 4 steps and 5 confirmations.
+    CHECK(r.trials == 8 + 4 + 5);
+    CHECK(offered_rates.size() == r.history.size());
 }

@@ -146,6 +146,11 @@ void print_socket(const RunResult& r, std::ostream& o) {
         parts.push_back("congestion " + (k.congestion.empty() ? std::string("?") : k.congestion));
         parts.push_back("mss " + std::to_string(k.mss));
         parts.push_back(std::string("nodelay ") + (k.nodelay ? "on" : "off"));
+        if (k.write_size > 0) {
+            std::string w = "writes " + std::to_string(k.write_size) + " bytes";
+            if (r.spec.write_size == 0 && k.mss > 0 && k.write_size % k.mss == 0) w += " (" + std::to_string(k.write_size / k.mss) + " x mss)";
+            parts.push_back(w);
+        }
     }
     if (k.tos >= 0) {
         const auto name = dscp_name(k.tos >> 2);
@@ -602,7 +607,7 @@ void add_traffic_commands(CLI::App& app, std::stop_token stop) {
     run->add_option("-P,--parallel", ro->spec.streams,
                     "Streams (default: 1; unlimited UDP: one per core, each with its own sender thread)");
     run->add_option("--threads", ro->spec.threads, "Worker threads per direction (default: one per core, at most one per stream)");
-    run->add_option("-l,--length", ro->length, "TCP write size or UDP payload, K/M suffixes (default 128K TCP, 1472 UDP; UDP 18..65507)");
+    run->add_option("-l,--length", ro->length, "TCP write size or UDP payload, K/M suffixes (default TCP: whole segments, at most 128K; UDP 1472; UDP 18..65507)");
     run->add_option("-w,--window", ro->window, "Socket buffer size SO_SNDBUF/SO_RCVBUF, K/M suffixes (default: kernel autotuning)");
     run->add_option("-t,--time", ro->spec.duration_s, "Measured seconds (after --omit)")->capture_default_str();
     run->add_option("-n,--bytes", ro->bytes, "Bytes to send instead of a duration (ttcp's buflen x nbuf), K/M/G suffixes");

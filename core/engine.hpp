@@ -48,6 +48,9 @@ struct EnginePlan {
     Protocol protocol = Protocol::Tcp;
     TrafficPattern pattern = TrafficPattern::Stream;   ///< with protocol: which workers run (worker_kind)
     uint32_t write_size = 0;            ///< TCP write size or UDP payload, bytes (the largest, with a mix)
+    /// TCP: write_size is an upper bound, and each stream writes the largest whole number of send units
+    /// under it for its MSS (whole_unit_write_size); false = exactly write_size (-l).
+    bool whole_units = false;
     /// UDP: payload of datagram `seq` is payload_pattern[seq % size()] (payload_pattern()); empty = write_size.
     std::vector<uint32_t> payload_pattern;
     uint64_t bytes_per_stream = 0;      ///< byte-count test: payload bytes each send stream moves; 0 = timed

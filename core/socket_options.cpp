@@ -162,8 +162,7 @@ SocketKnobs read_socket_knobs(int fd, bool tcp) {
         int v = 0;
         len = sizeof v;
         if (::getsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &v, &len) == 0) k.nodelay = v != 0;
-        len = sizeof v;
-        if (::getsockopt(fd, IPPROTO_TCP, TCP_MAXSEG, &v, &len) == 0 && v > 0) k.mss = static_cast<uint32_t>(v);
+        k.mss = tcp_mss(fd);
     }
     int tos = 0;
     socklen_t len = sizeof tos;
@@ -173,6 +172,12 @@ SocketKnobs read_socket_knobs(int fd, bool tcp) {
     len = sizeof dev;
     if (::getsockopt(fd, SOL_SOCKET, SO_BINDTODEVICE, dev, &len) == 0) k.bind_dev.assign(dev, strnlen(dev, len));
     return k;
+}
+
+uint32_t tcp_mss(int fd) {
+    int v = 0;
+    socklen_t len = sizeof v;
+    return ::getsockopt(fd, IPPROTO_TCP, TCP_MAXSEG, &v, &len) == 0 && v > 0 ? static_cast<uint32_t>(v) : 0;
 }
 
 bool enable_zerocopy(int fd) {

@@ -45,6 +45,10 @@ void apply_udp_options(int fd, const SocketOptions& options, bool client);
 /// the bound device. Best effort: what cannot be read keeps its default.
 SocketKnobs read_socket_knobs(int fd, bool tcp);
 
+/// TCP_MAXSEG of a connected TCP socket: the payload bytes of a full segment it sends (options such as
+/// timestamps taken off). 0 when it cannot be read.
+uint32_t tcp_mss(int fd);
+
 /// Turns on SO_ZEROCOPY; false (with errno) when the kernel refuses it.
 bool enable_zerocopy(int fd);
 

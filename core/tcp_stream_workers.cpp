@@ -1,5 +1,6 @@
-// TCP stream workers: the sender writes plan.write_size bytes at a time on every stream until its window
-// ends (or its byte count is out); the receiver reads every byte until EOF. Both run on the stream-set
+// TCP stream workers: the sender writes plan.write_size bytes at a time on every stream (by default the
+// largest whole number of TCP send units under it, core/tcp_write_size.hpp) until its window ends (or its
+// byte count is out); the receiver reads every byte until EOF. Both run on the stream-set
 // skeleton: non-blocking sockets, level-triggered epoll. With -Z the sender sends with MSG_ZEROCOPY and
 // counts the kernel's completions; with --skip-rx-copy the receiver reads with MSG_TRUNC.
 #include <linux/tcp.h>   // the uapi tcp_info: glibc's lacks tcpi_bytes_retrans
@@ -16,6 +17,7 @@
 #include "core/read_size_policy.hpp"
 #include "core/socket_options.hpp"
 #include "core/stream_set.hpp"
+#include "core/tcp_write_size.hpp"
 #include "core/window_meter.hpp"
 #include "core/worker_kinds.hpp"
 
@@ -38,6 +40,9 @@ std::vector<char> payload(size_t size) {
 
 // The sender's per-stream state; the StreamSet keeps the rest.
 struct SendState {
+    size_t write_size = 0;              ///< bytes per send() on this stream
+    size_t unsent = 0;                  ///< what a short send left of the current write: sent next, so that
+                                        ///< every write still ends on a multiple of write_size
     uint64_t left = 0;                  ///< byte-count test: bytes still to send
     uint32_t retrans_start = 0;         ///< TCP_INFO at the window's start
     uint64_t retrans_bytes_start = 0;
@@ -114,9 +119,16 @@ void tcp_stream_send(WorkerJob& job) {
     const std::vector<char> buf = payload(plan.write_size);
     const bool by_bytes = plan.bytes_per_stream > 0;
     out.streams = stream_results(job.streams, plan.send_direction);
-    std::vector<SendState> st(job.streams.size(), SendState{plan.bytes_per_stream, 0, 0, 0, 0, 0});
+    std::vector<SendState> st(job.streams.size());
+    for (size_t i = 0; i < st.size(); ++i) {
+        st[i].left = plan.bytes_per_stream;
+        st[i].write_size = plan.whole_units ? whole_unit_write_size(tcp_mss(job.streams[i].fd.get()), plan.write_size) : plan.write_size;
+    }
     ZeroCopy zc(plan.socket.zerocopy, out.zerocopy);
-    if (!job.streams.empty()) out.knobs = read_socket_knobs(job.streams.front().fd.get(), true);
+    if (!job.streams.empty()) {
+        out.knobs = read_socket_knobs(job.streams.front().fd.get(), true);
+        out.knobs->write_size = static_cast<uint32_t>(st.front().write_size);
+    }
     for (const auto& s : job.streams) {
         zc.enable(s.fd.get());
         if (plan.rate_per_stream > 0) {
@@ -146,7 +158,7 @@ void tcp_stream_send(WorkerJob& job) {
         // Woken past the window (the wait ended after it): a timed sender sends nothing more.
         if (!by_bytes && now >= tl.window_end) return Step::done();
         SendState& state = st[s.index()];
-        size_t len = buf.size();
+        size_t len = state.unsent > 0 ? state.unsent : state.write_size;
         if (by_bytes) len = static_cast<size_t>(std::min<uint64_t>(len, state.left));
         const ssize_t w = ::send(s.fd(), buf.data(), len, MSG_NOSIGNAL | MSG_DONTWAIT | zc.flags());
         if (w < 0 && would_block(errno)) return Step::wait();
@@ -160,6 +172,7 @@ void tcp_stream_send(WorkerJob& job) {
             return Step::done();
         }
         const auto bytes = static_cast<uint64_t>(w);
+        state.unsent = len - static_cast<size_t>(w);
         zc.sent(s.fd(), state);
         job.progress.bytes.fetch_add(bytes, std::memory_order_relaxed);
         if (in || by_bytes) {

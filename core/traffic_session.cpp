@@ -136,7 +136,6 @@ TestSpec resolve_spec(const TestSpec& in, unsigned cores, const std::optional<Ud
                               std::to_string(kMinUdpPayload) + ".." + std::to_string(kMaxUdpPayload));
         }
     } else {
-        if (s.write_size == 0) s.write_size = kDefaultTcpWrite;
         if (s.write_size > kMaxTcpWrite) throw usage_error("length: write size " + std::to_string(s.write_size) + " bytes; at most 64 MiB");
     }
     if (s.window > 0 && (s.window < kMinWindow || s.window > kMaxWindow)) {
@@ -178,7 +177,9 @@ EnginePlan plan_for(const TestSpec& spec, Direction send_direction, std::string 
     const uint32_t n = std::max<uint32_t>(1, spec.streams);
     EnginePlan plan;
     plan.protocol = spec.protocol;
-    plan.write_size = spec.write_size;
+    // TCP without -l: the sender writes whole send units of at most kDefaultTcpWrite (its buffer).
+    plan.whole_units = spec.protocol == Protocol::Tcp && spec.write_size == 0;
+    plan.write_size = plan.whole_units ? kDefaultTcpWrite : spec.write_size;
     plan.udp_gso = spec.udp_gso;
     plan.udp_gro = spec.udp_gro;
     plan.stream_count = StreamLayout::of(spec).total();

@@ -15,6 +15,7 @@ namespace nm {
 
 inline constexpr uint32_t kMinUdpPayload = 18;      ///< the engine's header; a 64-byte Ethernet frame
 inline constexpr uint32_t kMaxUdpPayload = 65507;   ///< 65535 - 8 (UDP) - 20 (IPv4)
+/// The most a TCP sender writes at a time without -l (it writes whole send units up to this).
 inline constexpr uint32_t kDefaultTcpWrite = 128 * 1024;
 inline constexpr uint32_t kDefaultUdpPayload = 1472;
 inline constexpr std::chrono::seconds kEndGrace{5};   ///< how long past its duration a run may take to end

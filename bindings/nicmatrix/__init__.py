@@ -168,8 +168,9 @@ def run(host, port=None, protocol="tcp", streams=None, threads=None, write_size=
     """One test against a `nicmatrix serve` through the C++ engine (TrafficClient), like `nicmatrix run`.
 
     Arguments are `nicmatrix run`'s, by their JSON names: protocol "tcp"|"udp", direction
-    "forward"|"reverse"|"bidir", streams (-P), write_size (-l, bytes; the UDP payload), window (-w,
-    bytes), duration_s (-t), bytes (-n), omit_s, rate_bps (-b), rate_pps (--pps), udp_gso, udp_gro;
+    "forward"|"reverse"|"bidir", streams (-P), write_size (-l, bytes; the UDP payload; TCP without it: whole
+    send units, the result's socket.write_size), window (-w, bytes), duration_s (-t), bytes (-n), omit_s,
+    rate_bps (-b), rate_pps (--pps), udp_gso, udp_gro;
     a request/response test with test="rr" (--rr), connect_per_transaction=True (--crr), request_size,
     response_size (--rr-size), burst (--rr-burst); the socket knobs congestion (-C), nodelay (-N), mss
     (-M), dscp (--dscp, 0..63), zerocopy (-Z), skip_rx_copy, bind_dev, rx_spin_us (--rx-spin); profile

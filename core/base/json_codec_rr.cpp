@@ -140,7 +140,8 @@ void to_json(Json& j, const SocketKnobs& v) {
              {"zerocopy", v.zerocopy},
              {"skip_rx_copy", v.skip_rx_copy},
              {"bind_dev", v.bind_dev},
-             {"rx_spin", v.rx_spin}};
+             {"rx_spin", v.rx_spin},
+             {"write_size", v.write_size}};
 }
 
 void from_json(const Json& j, SocketKnobs& v) {
@@ -152,6 +153,7 @@ void from_json(const Json& j, SocketKnobs& v) {
     opt(j, "skip_rx_copy", v.skip_rx_copy);
     opt(j, "bind_dev", v.bind_dev);
     opt(j, "rx_spin", v.rx_spin);
+    opt(j, "write_size", v.write_size);
 }
 
 }  // namespace nm

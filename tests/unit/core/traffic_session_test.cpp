@@ -30,7 +30,14 @@ TEST_CASE("resolve_spec fills the automatic values", "[unit]") {
     const auto t = nm::resolve_spec(tcp(), 4);
     CHECK(t.streams == 1);
     CHECK(t.threads == 1);
-    CHECK(t.write_size == 128 * 1024);
+    CHECK(t.write_size == 0);   // TCP: whole send units, chosen by the sender once it knows the MSS
+    const auto plan = nm::plan_for(t, nm::Direction::Forward, "");
+    CHECK(plan.whole_units);
+    CHECK(plan.write_size == nm::kDefaultTcpWrite);
+    auto exact = tcp();
+    exact.write_size = 131072;
+    CHECK(nm::resolve_spec(exact, 4).write_size == 131072);
+    CHECK_FALSE(nm::plan_for(nm::resolve_spec(exact, 4), nm::Direction::Forward, "").whole_units);
     const auto u = nm::resolve_spec(udp(), 4);
     CHECK(u.streams == 4);   // unlimited UDP: one sender per core
     CHECK(u.threads == 4);

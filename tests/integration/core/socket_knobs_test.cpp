@@ -22,8 +22,10 @@
 #include "tests/support/lab_server.hpp"
 #include "tests/support/require.hpp"
 #include "tests/support/scoped_lab.hpp"
+#include "tests/support/watched_server.hpp"
 
 using nm::test::LabServer;
+using nm::test::run_against_watched_server;
 using nm::test::run_in_netns;
 
 namespace {
@@ -71,30 +73,6 @@ std::vector<std::string> busy_sockets(const std::string& netns) {
         }
     }
     return out;
-}
-
-struct WatchedRun {
-    nm::test::CommandResult client;   ///< the client's `run ... --json`
-    std::string watched;              ///< what the watcher wrote about the server (its -o file)
-};
-
-/// One `run` against a `serve --once` that runs under `watcher` (strace, GNU time: a view of the server
-/// from outside), which writes to the file named by `-o FILE` appended to it.
-WatchedRun run_against_watched_server(const nm::test::ScopedLab& lab, const std::string& watcher, const std::string& run_args) {
-    const std::string file = "/tmp/" + nm::test::unique_name("nmwatch") + ".txt";
-    const std::string bin = nm::test::nicmatrix_binary();
-    const std::string port = "5301";
-    auto server = std::async(std::launch::async, [&] {
-        return run_in_netns(lab.server().netns, watcher + " -o " + file + " " + bin + " serve --once -p " + port, std::chrono::seconds(20));
-    });
-    nm::wait_until([&] { return run_in_netns(lab.server().netns, "ss -tlnH sport = :" + port).output.find("LISTEN") != std::string::npos; },
-                   std::chrono::seconds(10), "the server listening");
-    auto client = run_in_netns(lab.client().netns, bin + " run -c " + nm::strip_prefix(lab.server().ipv4) + " -p " + port + " " + run_args,
-                               std::chrono::seconds(20));
-    server.get();
-    auto watched = nm::test::run_command("cat " + file).output;
-    nm::test::run_command("rm -f " + file);
-    return {std::move(client), std::move(watched)};
 }
 
 }  // namespace

@@ -1,8 +1,9 @@
 // TCP stream workers: the sender writes plan.write_size bytes at a time on every stream (by default the
 // largest whole number of TCP send units under it, core/tcp_write_size.hpp) until its window ends (or its
-// byte count is out); the receiver reads every byte until EOF. Both run on the stream-set
-// skeleton: non-blocking sockets, level-triggered epoll. With -Z the sender sends with MSG_ZEROCOPY and
-// counts the kernel's completions; with --skip-rx-copy the receiver reads with MSG_TRUNC.
+// byte count is out); the receiver reads every byte until EOF. Both run on the stream-set skeleton
+// (non-blocking sockets, level-triggered epoll), except a receiver thread with a single stream, which
+// blocks in recv() itself (receive_lone_stream). With -Z the sender sends with MSG_ZEROCOPY and counts
+// the kernel's completions; with --skip-rx-copy the receiver reads with MSG_TRUNC.
 #include <linux/tcp.h>   // the uapi tcp_info: glibc's lacks tcpi_bytes_retrans
 #include <netinet/in.h>
 #include <sys/socket.h>

@@ -19,6 +19,7 @@
 #include "ethtool_ctl/netns.hpp"
 #include "tests/support/command.hpp"
 #include "tests/support/lab_server.hpp"
+#include "tests/support/nft_counter.hpp"
 #include "tests/support/oracles.hpp"
 #include "tests/support/require.hpp"
 #include "tests/support/scoped_lab.hpp"
@@ -96,35 +97,12 @@ void check_rr(const nm::RunResult& res, uint64_t at_least) {
 }
 
 /// nftables in `netns` dropping every `every`-th UDP datagram from `from` as it arrives (numgen: the
-/// `every`-th, the 2 x `every`-th, ...), and counting what it dropped; the table is deleted on scope exit.
-class DropEvery {
-public:
-    DropEvery(std::string netns, const std::string& from, unsigned every) : netns_(std::move(netns)) {
-        nft("add table inet nmdrop");
-        nft("add chain inet nmdrop input '{ type filter hook input priority 0; }'");
-        nft("add rule inet nmdrop input ip saddr " + from + " meta l4proto udp numgen inc mod " + std::to_string(every) + " " + std::to_string(every - 1) + " counter drop");
-    }
-    ~DropEvery() { run_in_netns(netns_, "nft delete table inet nmdrop"); }
-    DropEvery(const DropEvery&) = delete;
-    DropEvery& operator=(const DropEvery&) = delete;
-
-    /// The rule's counter: datagrams dropped so far.
-    uint64_t dropped() const {
-        const auto r = run_in_netns(netns_, "nft list chain inet nmdrop input");
-        REQUIRE(r.exit_status == 0);
-        const auto at = r.output.find("counter packets ");
-        REQUIRE(at != std::string::npos);
-        return std::stoull(r.output.substr(at + 16));
-    }
-
-private:
-    void nft(const std::string& args) {
-        const auto r = run_in_netns(netns_, "nft " + args);
-        INFO(r.output);
-        REQUIRE(r.exit_status == 0);
-    }
-    std::string netns_;
-};
+/// `every`-th, the 2 x `every`-th, ...), and counting what it dropped.
+nm::test::NftInputCounter drop_every(const std::string& netns, const std::string& from, unsigned every) {
+    return nm::test::NftInputCounter(netns, "nmdrop",
+                                     "ip saddr " + from + " meta l4proto udp numgen inc mod " + std::to_string(every) + " " + std::to_string(every - 1),
+                                     "drop");
+}
 
 }  // namespace
 
@@ -167,12 +145,12 @@ TEST_CASE("UDP_RR counts what the path drops as lost: every 40th answer dropped 
     const std::string host = nm::strip_prefix(lab.server().ipv4);
     for (const uint32_t burst : {1u, 2u}) {   // the ping-pong loop, and the epoll skeleton's flow
         INFO("--rr-burst " << burst);
-        DropEvery drop(lab.client().netns, host, 40);
+        const auto drop = drop_every(lab.client().netns, host, 40);
         auto spec = rr_spec(host, server.port(), nm::Protocol::Udp, nm::TrafficPattern::Rr);
         spec.rr_burst = burst;
         const auto res = run_in(lab.client(), spec);
         check_rr(res, 100);   // each loss holds its slot for the loss timeout (at least 200 ms)
-        const uint64_t dropped = drop.dropped();
+        const uint64_t dropped = drop.packets();
         INFO("dropped " << dropped << ", lost " << res.rr->lost << ", late " << res.rr->late);
         CHECK(dropped >= 3);
         // Every dropped answer is a lost request. An answer slower than the timeout (a loaded machine)

@@ -13,6 +13,7 @@
 #include "core/base/error.hpp"
 #include "tests/support/command.hpp"
 #include "tests/support/lab_server.hpp"
+#include "tests/support/nft_counter.hpp"
 #include "tests/support/require.hpp"
 #include "tests/support/scoped_lab.hpp"
 
@@ -22,36 +23,11 @@ using nm::test::run_in_netns;
 namespace {
 
 /// nftables in `netns` counting the TCP data segments to `port` that are shorter than a full segment of
-/// `mtu` (IP length above the 52 bytes of an ACK, below the MTU; SYN, FIN and RST left out); the table is
-/// deleted on scope exit.
-class RuntCounter {
-public:
-    RuntCounter(std::string netns, uint16_t port, uint32_t mtu) : netns_(std::move(netns)) {
-        nft("add table inet nmrunts");
-        nft("add chain inet nmrunts input '{ type filter hook input priority 0; }'");
-        nft("add rule inet nmrunts input tcp dport " + std::to_string(port) + " 'tcp flags & (syn | fin | rst) == 0' meta length 53-" +
-            std::to_string(mtu - 1) + " counter");
-    }
-    ~RuntCounter() { run_in_netns(netns_, "nft delete table inet nmrunts"); }
-    RuntCounter(const RuntCounter&) = delete;
-    RuntCounter& operator=(const RuntCounter&) = delete;
-
-    uint64_t count() const {
-        const auto r = run_in_netns(netns_, "nft list chain inet nmrunts input");
-        REQUIRE(r.exit_status == 0);
-        const auto at = r.output.find("counter packets ");
-        REQUIRE(at != std::string::npos);
-        return std::stoull(r.output.substr(at + 16));
-    }
-
-private:
-    void nft(const std::string& args) {
-        const auto r = run_in_netns(netns_, "nft " + args);
-        INFO(r.output);
-        REQUIRE(r.exit_status == 0);
-    }
-    std::string netns_;
-};
+/// `mtu` (IP length above the 52 bytes of an ACK, below the MTU; SYN, FIN and RST left out).
+nm::test::NftInputCounter runt_counter(const std::string& netns, uint16_t port, uint32_t mtu) {
+    return nm::test::NftInputCounter(netns, "nmrunts",
+                                     "tcp dport " + std::to_string(port) + " 'tcp flags & (syn | fin | rst) == 0' meta length 53-" + std::to_string(mtu - 1));
+}
 
 nlohmann::json run_json(const nm::test::ScopedLab& lab, const LabServer& server, const std::string& args, const std::string& prefix = "") {
     const auto r = run_in_netns(lab.client().netns, prefix + nm::test::nicmatrix_binary() + " run -c " + nm::strip_prefix(lab.server().ipv4) +
@@ -123,14 +99,14 @@ TEST_CASE("Whole-unit writes put no runt segment on the wire, and -l 1000 with -
     INFO(off.output);
     REQUIRE(off.exit_status == 0);
     LabServer server(lab.server().netns);
-    RuntCounter runts(lab.server().netns, server.port(), 1500);
+    const auto runts = runt_counter(lab.server().netns, server.port(), 1500);
     const auto j = run_json(lab, server, "-t 1");
-    const uint64_t whole_units = runts.count();
+    const uint64_t whole_units = runts.packets();
     INFO("bytes " << j.at("bytes") << ", runts " << whole_units);
     CHECK(j.at("bytes").get<uint64_t>() > 10'000'000);
     // The control connection shares the port: its few messages are the only short segments.
     CHECK(whole_units < 50);
     // The oracle sees runts when there are some: 1000-byte writes pushed at once are nothing but runts.
     run_json(lab, server, "-t 1 -l 1000 -N");
-    CHECK(runts.count() - whole_units > 1000);
+    CHECK(runts.packets() - whole_units > 1000);
 }

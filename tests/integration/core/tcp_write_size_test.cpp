@@ -1,6 +1,6 @@
 // The TCP sender's default write size (core/tcp_write_size.hpp) on a lab, read from outside the engine:
 // strace sees the client's send() sizes, the MSS comes from the MTU and the namespace's timestamps
-// sysctl, and nftables on the receiving side counts the data segments shorter than a full one.
+// sysctl, and tcpdump on the receiving side sees where the data segments shorter than a full one end.
 #include <catch2/catch.hpp>
 
 #include <map>
@@ -11,9 +11,9 @@
 #include <nlohmann/json.hpp>
 
 #include "core/base/error.hpp"
+#include "core/base/wait_until.hpp"
 #include "tests/support/command.hpp"
 #include "tests/support/lab_server.hpp"
-#include "tests/support/nft_counter.hpp"
 #include "tests/support/require.hpp"
 #include "tests/support/scoped_lab.hpp"
 
@@ -22,11 +22,78 @@ using nm::test::run_in_netns;
 
 namespace {
 
-/// nftables in `netns` counting the TCP data segments to `port` that are shorter than a full segment of
-/// `mtu` (IP length above the 52 bytes of an ACK, below the MTU; SYN, FIN and RST left out).
-nm::test::NftInputCounter runt_counter(const std::string& netns, uint16_t port, uint32_t mtu) {
-    return nm::test::NftInputCounter(netns, "nmrunts",
-                                     "tcp dport " + std::to_string(port) + " 'tcp flags & (syn | fin | rst) == 0' meta length 53-" + std::to_string(mtu - 1));
+/// tcpdump on the server's veth, from construction to stop(), of the TCP segments to `port` shorter
+/// than a full segment of a 1500-byte MTU (headers only). The capture is running when the constructor
+/// returns; it is stopped and its files removed on scope exit.
+class RuntCapture {
+public:
+    RuntCapture(const nm::test::ScopedLab& lab, uint16_t port) : netns_(lab.server().netns) {
+        const std::string base = "/tmp/" + nm::test::unique_name("nmrunts");
+        pcap_ = base + ".pcap";
+        log_ = base + ".log";
+        pid_file_ = base + ".pid";
+        const auto r = run_in_netns(netns_, "sh -c 'timeout 60 tcpdump -i " + lab.server().ifname + " -nn -S -s 96 -U -w " + pcap_ +
+                                                " \"tcp dst port " + std::to_string(port) + " and less 1499\" >" + log_ + " 2>&1 & echo $! >" +
+                                                pid_file_ + "'");
+        REQUIRE(r.exit_status == 0);
+        nm::wait_until([&] { return nm::test::run_command("grep -q 'listening on' " + log_).exit_status == 0; }, std::chrono::seconds(10),
+                       "tcpdump listening");
+    }
+    ~RuntCapture() {
+        stop();
+        nm::test::run_command("rm -f " + pcap_ + " " + log_ + " " + pid_file_);
+    }
+    RuntCapture(const RuntCapture&) = delete;
+    RuntCapture& operator=(const RuntCapture&) = delete;
+
+    /// Ends the capture and returns it as `tcpdump -r -nn -S` prints it.
+    std::string stop() {
+        if (!stopped_) {
+            stopped_ = true;
+            const std::string pid = "$(cat " + pid_file_ + ")";
+            nm::test::run_command("kill -INT " + pid);
+            nm::wait_until([&] { return nm::test::run_command("kill -0 " + pid).exit_status != 0; }, std::chrono::seconds(10), "tcpdump ending");
+        }
+        return nm::test::run_command("tcpdump -r " + pcap_ + " -nn -S 2>/dev/null").output;
+    }
+
+private:
+    std::string netns_, pcap_, log_, pid_file_;
+    bool stopped_ = false;
+};
+
+/// The short data segments of the capture that a write of `write_size` bytes left at its end: on the data
+/// connection (the one whose first payload is the engine's 12-byte stream header), a segment that ends a
+/// whole number of writes past the header and starts a whole number of full segments (`mss`) past the
+/// start of that write. A receiver too slow to keep its window open (a loaded machine) makes the sender
+/// split a segment where the window ends (a window probe), and the rest of it may end where a write did:
+/// that rest starts off the write's grid of full segments, and is not counted.
+size_t write_tail_runts(const std::string& capture, uint64_t write_size, uint32_t mss) {
+    const std::regex seg(R"(IP (\S+) > \S+: Flags \[[^\]]*\], seq (\d+):(\d+),.* length (\d+))");
+    std::map<std::string, uint32_t> data_start;   // per flow: the sequence number after the stream header
+    std::map<std::string, bool> seen;
+    size_t n = 0;
+    std::istringstream in(capture);
+    for (std::string line; std::getline(in, line);) {
+        std::smatch m;
+        if (!std::regex_search(line, m, seg) || std::stoul(m[4]) == 0) continue;
+        const std::string flow = m[1];
+        const auto first = static_cast<uint32_t>(std::stoul(m[2]));
+        const auto end = static_cast<uint32_t>(std::stoul(m[3]));
+        if (!seen[flow]) {
+            seen[flow] = true;
+            if (std::stoul(m[4]) == 12) data_start[flow] = end;
+            continue;
+        }
+        const auto it = data_start.find(flow);
+        if (it == data_start.end()) continue;
+        const uint64_t end_offset = static_cast<uint32_t>(end - it->second);
+        const uint64_t start_offset = static_cast<uint32_t>(first - it->second);
+        if (end_offset == 0 || end_offset % write_size != 0) continue;
+        const uint64_t write_start = end_offset - write_size;
+        if (start_offset >= write_start && (start_offset - write_start) % mss == 0) ++n;
+    }
+    return n;
 }
 
 nlohmann::json run_json(const nm::test::ScopedLab& lab, const LabServer& server, const std::string& args, const std::string& prefix = "") {
@@ -90,23 +157,31 @@ TEST_CASE("Without -l a TCP sender writes whole send units: strace sees sends of
     INFO("sends finishing a short one: " << rest);
 }
 
-TEST_CASE("Whole-unit writes put no runt segment on the wire, and -l 1000 with -N puts thousands (nftables)", "[integration]") {
+TEST_CASE("Whole-unit writes leave no short segment at their ends, -l 1000 with -N thousands (tcpdump)", "[integration]") {
     nm::test::require_net_admin();
-    nm::test::require_tool("nft");
+    nm::test::require_tool("tcpdump");
     nm::test::ScopedLab lab;
     // The sender's segments one by one on the wire: no TSO or GSO to carry a short one inside a big packet.
     const auto off = run_in_netns(lab.client().netns, "ethtool -K " + lab.client().ifname + " tso off gso off");
     INFO(off.output);
     REQUIRE(off.exit_status == 0);
     LabServer server(lab.server().netns);
-    const auto runts = runt_counter(lab.server().netns, server.port(), 1500);
-    const auto j = run_json(lab, server, "-t 1");
-    const uint64_t whole_units = runts.packets();
-    INFO("bytes " << j.at("bytes") << ", runts " << whole_units);
-    CHECK(j.at("bytes").get<uint64_t>() > 10'000'000);
-    // The control connection shares the port: its few messages are the only short segments.
-    CHECK(whole_units < 50);
-    // The oracle sees runts when there are some: 1000-byte writes pushed at once are nothing but runts.
-    run_json(lab, server, "-t 1 -l 1000 -N");
-    CHECK(runts.packets() - whole_units > 1000);
+    {
+        RuntCapture capture(lab, server.port());
+        const auto j = run_json(lab, server, "-t 1");
+        const auto write = j.at("socket").at("write_size").get<uint64_t>();
+        const auto mss = j.at("socket").at("mss").get<uint32_t>();
+        const std::string seen = capture.stop();
+        INFO(seen.substr(0, 3000));
+        REQUIRE(write > 0);
+        REQUIRE(mss > 0);
+        CHECK(j.at("bytes").get<uint64_t>() > 10'000'000);
+        CHECK(write_tail_runts(seen, write, mss) == 0);
+    }
+    {
+        // The oracle sees them when there are some: 1000-byte writes, each pushed at once.
+        RuntCapture capture(lab, server.port());
+        const auto j = run_json(lab, server, "-t 1 -l 1000 -N");
+        CHECK(write_tail_runts(capture.stop(), 1000, j.at("socket").at("mss").get<uint32_t>()) > 1000);
+    }
 }

@@ -31,6 +31,7 @@ RUN_COLUMNS = [
     ("io_calls", ("io_calls",)),
     ("calls_per_s", ("calls_per_s",)),
     ("ms_per_call", ("ms_per_call",)),
+    ("socket_write_size", ("socket", "write_size")),
     *[(f"napi_{end}_{f}", ("napi", end, f))
       for end in ("sender", "receiver") for f in ("processed", "dropped", "time_squeeze", "interrupts")],
     ("nic_receiver_rx_bytes", ("nic", "receiver", "rx_bytes_delta")),
@@ -199,7 +200,9 @@ class Results:
         `local:qdisc` (its kind). Per run: started (UTC, when the sweep started it), disturbed (measured under
         interference; None before the sweep sampled load), packets_source ("interface", "estimate" or
         "datagrams"), placement_sender and placement_receiver (the CPUs the engine threads ran on, "0,1"; None
-        in files written before it was recorded).
+        in files written before it was recorded), socket_write_size (bytes per send() of the TCP stream
+        senders, `socket.write_size`: whole send units unless the test's write_size fixed it; 0 for UDP and
+        request/response, NaN in files written before it).
         Measurements (numeric, NaN where a cell has none): the sweep's metrics (throughput_bps,
         packets_per_s, segments_per_packet, cpu_sender_pct, cpu_receiver_pct (the engines' own threads),
         system_busy_pct, softirq_pct, busiest_cpu_busy_pct, tcp_retransmits, loss_pct,

@@ -97,6 +97,10 @@ def test_short_lab_sweep_from_python(tmp_path):
     for row, cell in zip(df.to_dict("records"), doc["cells"]):
         assert row["throughput_bps"] == cell["runs"][0]["throughput_bps"] > 1e6
         assert row["cpu_sender_sys_s"] == cell["runs"][0]["cpu"]["sender"]["sys_s"]
+        # No write_size in the config: the sender wrote whole segments of its MSS, and the frame says how many bytes.
+        mss = cell["runs"][0]["streams"][0]["mss"]
+        assert row["socket_write_size"] == cell["runs"][0]["socket"]["write_size"] > 0
+        assert row["socket_write_size"] % mss == 0 and row["socket_write_size"] <= 128 * 1024
     # The recorded effective state is what ethtool saw while the cell ran.
     assert seen_by_ethtool == {"tso-off/mtu1500/tcp-p1": False, "all-on/mtu1500/tcp-p1": True}
     assert df.set_index("key").loc["tso-off/mtu1500/tcp-p1", "local:tx-tcp-segmentation"] == False  # noqa: E712

@@ -1,9 +1,8 @@
 #pragma once
 // A whole sweep world of fakes (both lab ends, journal, engine, path, clock, observer) and a scratch
-// directory, shared by the matrix unit tests.
+// directory (tests/support/temp_dir.hpp), shared by the matrix unit tests.
 #include <catch2/catch.hpp>
 
-#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -11,6 +10,7 @@
 #include "matrix/runner.hpp"
 #include "tests/support/matrix_fakes.hpp"
 #include "tests/support/scoped_lab.hpp"
+#include "tests/support/temp_dir.hpp"
 
 namespace nm::test {
 
@@ -79,16 +79,6 @@ struct World {
             }
         }
     }
-};
-
-/// A scratch directory removed at scope exit.
-struct TempDir {
-    std::filesystem::path path = std::filesystem::temp_directory_path() / unique_name("nmsweep");
-    TempDir() { std::filesystem::create_directories(path); }
-    ~TempDir() { std::filesystem::remove_all(path); }
-    TempDir(const TempDir&) = delete;
-    TempDir& operator=(const TempDir&) = delete;
-    std::string file(const std::string& name) const { return (path / name).string(); }
 };
 
 }  // namespace nm::test

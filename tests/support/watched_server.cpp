@@ -4,11 +4,13 @@
 #include <future>
 
 #include "core/base/wait_until.hpp"
+#include "tests/support/temp_dir.hpp"
 
 namespace nm::test {
 
 WatchedRun run_against_watched_server(const ScopedLab& lab, const std::string& watcher, const std::string& run_args) {
-    const std::string file = "/tmp/" + unique_name("nmwatch") + ".txt";
+    const TempDir dir;   // declared first: the server (the future below) has ended before it goes
+    const std::string file = dir.file("watched.txt");
     const std::string bin = nicmatrix_binary();
     const std::string port = "5301";
     auto server = std::async(std::launch::async, [&] {
@@ -19,9 +21,7 @@ WatchedRun run_against_watched_server(const ScopedLab& lab, const std::string& w
     auto client = run_in_netns(lab.client().netns, bin + " run -c " + nm::strip_prefix(lab.server().ipv4) + " -p " + port + " " + run_args,
                                std::chrono::seconds(20));
     server.get();
-    auto watched = run_command("cat " + file).output;
-    run_command("rm -f " + file);
-    return {std::move(client), std::move(watched)};
+    return {std::move(client), run_command("cat " + file).output};
 }
 
 }  // namespace nm::test

@@ -10,6 +10,7 @@
 
 #include "agent/log_line.hpp"
 #include "core/base/error.hpp"
+#include "core/base/setting_rules.hpp"
 #include "core/base/sysctl_allow_list.hpp"
 #include "ethtool_ctl/feature_names.hpp"
 
@@ -95,6 +96,13 @@ TuningRequest parse_tuning(const Json& j) {
         } else {
             refuse(WireError::Usage, "bad request: unknown field " + quoted_value("settings.tuning." + kind));
         }
+    }
+    // Every name and value passes the checks every way in shares (core/base/setting_rules.hpp): no name
+    // a client sends can form a path outside the interface's sysfs directory or the allow-listed sysctls.
+    try {
+        check_tuning_request(t, "settings.tuning");
+    } catch (const Error& e) {
+        refuse(WireError::Refused, std::string("settings control refused: ") + e.what());
     }
     return t;
 }

@@ -16,6 +16,8 @@ public:
     void remember(const LinkState& original) override {
         throw Error(ErrorKind::Failed, "journal " + original.name + ": this agent has no settings control and no journal");
     }
+    void record(const LinkState& link, const SettingWrites&) override { remember(link); }
+    SettingWrites writes(const LinkState&) override { return {}; }
     void release(const LinkState&) override {}
     std::vector<JournalReport> restore(const RestoreOptions&) override { return {}; }
 };

@@ -11,17 +11,20 @@
 
 #include "core/base/clock.hpp"
 #include "core/base/device_types.hpp"
+#include "core/base/journal_types.hpp"
 
 namespace nm {
 
 class ChangeLedger {
 public:
-    /// One applied change: the interface, its state just before, and when its window closes.
+    /// One applied change: the interface, its state just before, what it wrote (each setting's value
+    /// before it and after it: a rollback takes back only these), and when its window closes.
     struct Change {
         uint64_t id = 0;
         std::string ifname;
         LinkState before;
         Clock::time_point deadline;
+        SettingWrites writes;
     };
 
     enum class Confirmation {
@@ -47,7 +50,7 @@ public:
     /// True when the window of some pending change has closed by `now`.
     bool rollback_due(Clock::time_point now) const;
 
-    /// Takes every pending change, newest first, to be reverted (each to its `before`: the last one
+    /// Takes every pending change, newest first, to be reverted (each its own writes: the last one
     /// reverted leaves the interfaces at the last confirmed state); their ids count as rolled back.
     std::vector<Change> take_for_rollback();
 

@@ -10,6 +10,7 @@
 #include "core/host_info.hpp"
 #include "core/message_auth.hpp"
 #include "core/net.hpp"
+#include "ethtool_ctl/setting_writes.hpp"
 
 namespace nm {
 namespace {
@@ -256,22 +257,25 @@ Json PeerAgent::apply(Session& session, const AgentRequest& request) {
     std::lock_guard lock(device_mutex_);
     const LinkState before = device_.read(request.ifname);
     journal_before_change(before);
-    ApplyReport report;
+    RecordedApply done;
+    SettingWrites partial;
     try {
-        report = device_.apply(request.ifname, request.settings);
+        done = apply_recorded(device_, journal_, request.ifname, request.settings, &partial);
     } catch (const Error&) {
-        // Put back whatever part was made: the client gets the error and no change stays behind.
+        // Put back whatever part was made: the client gets the error and no change stays behind. Only
+        // what this change wrote is taken back.
         try {
-            const LinkSettings back = settings_back_to(before, device_.read(request.ifname));
-            if (!back.empty()) device_.apply(request.ifname, back);
+            const UndoResult undo = undo_writes(device_, request.ifname, partial);
+            if (!undo.foreign.empty()) log(request.ifname + ": left as it is, changed by someone else: " + undo.foreign);
         } catch (const Error& e) {
             log("could not put " + request.ifname + " back after a failed change: " + e.what());
         }
         throw;
     }
+    const ApplyReport& report = done.report;
     const uint64_t id = ++next_change_;
     // The window starts when the change is made: a slow device change does not eat into it.
-    session.ledger.record({id, request.ifname, before, clock_.now() + request.confirm_window});
+    session.ledger.record({id, request.ifname, before, clock_.now() + request.confirm_window, std::move(done.writes)});
     return Json{{agent_field::kReport, report}, {agent_field::kChange, id}};
 }
 
@@ -286,10 +290,10 @@ void PeerAgent::rollback(Session& session, const std::string& reason) {
             ids.push_back(c.id);
             if (std::find(ifnames.begin(), ifnames.end(), c.ifname) == ifnames.end()) ifnames.push_back(c.ifname);
             try {
-                const LinkSettings back = settings_back_to(c.before, device_.read(c.ifname));
-                ApplyReport r = back.empty() ? ApplyReport{} : device_.apply(c.ifname, back);
-                r.ifname = c.ifname;
-                reports.push_back(std::move(r));
+                UndoResult undo = undo_writes(device_, c.ifname, c.writes);
+                if (!undo.foreign.empty()) log("rolling back change " + std::to_string(c.id) + " on " + c.ifname + ": left as it is, changed by someone else: " + undo.foreign);
+                undo.report.ifname = c.ifname;
+                reports.push_back(std::move(undo.report));
             } catch (const Error& e) {
                 log("rolling back change " + std::to_string(c.id) + " on " + c.ifname + " failed: " + e.what());
             }

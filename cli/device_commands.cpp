@@ -9,6 +9,7 @@
 #include "ethtool_ctl/capture.hpp"
 #include "ethtool_ctl/feature_names.hpp"
 #include "ethtool_ctl/file_settings_journal.hpp"
+#include "ethtool_ctl/setting_writes.hpp"
 #include "ethtool_ctl/netlink_device_control.hpp"
 #include "ethtool_ctl/netlink_attrs.hpp"
 #include "ethtool_ctl/qdisc.hpp"
@@ -213,7 +214,8 @@ void add_device_commands(CLI::App& app) {
         // an interface that another live nicmatrix holds is refused here, before anything changes.
         FileSettingsJournal journal(opts->journal);
         journal.remember(device.read(opts->ifname));
-        const ApplyReport report = device.apply(opts->ifname, wanted);
+        // Journalled write by write: `nicmatrix restore` takes back what this wrote, and only where it holds.
+        const ApplyReport report = apply_recorded(device, journal, opts->ifname, wanted).report;
         if (opts->json) {
             std::cout << Json(report).dump(2, ' ', false, Json::error_handler_t::replace) << '\n';
         } else {

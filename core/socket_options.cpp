@@ -129,15 +129,18 @@ std::vector<std::string> parse_congestion_list(std::string_view text) {
 
 void check_congestion(const std::string& name) {
     if (name.empty()) return;
+    // Only what the kernel has loaded: setting a name it has not would load a module (tcp_NAME) for
+    // whoever asks, a client of the server among them. The list is read, never probed by setting it.
+    std::string text;
     try {
-        const auto names = parse_congestion_list(read_proc_file(kAvailablePath));
-        if (std::find(names.begin(), names.end(), name) != names.end()) return;
-    } catch (const Error&) {  // NOLINT(bugprone-empty-catch): no list to read; the probe socket decides
+        text = read_proc_file(kAvailablePath);
+    } catch (const Error& e) {
+        throw usage_error("congestion control (-C) \"" + name + "\": cannot read the kernel's list (" + e.what() + ")");
     }
-    // Not listed: a module not loaded yet is loaded by setting it (CAP_NET_ADMIN); anything else is refused.
-    UniqueFd probe(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
-    if (!probe) throw system_error("socket (congestion control probe)", errno);
-    set_congestion(probe.get(), name);
+    const auto names = parse_congestion_list(text);
+    if (std::find(names.begin(), names.end(), name) != names.end()) return;
+    throw usage_error("congestion control (-C) \"" + name + "\": not available; the kernel offers: " + available_text() +
+                      " (nicmatrix loads no module: `modprobe tcp_" + name + "` as root first, if the kernel has it)");
 }
 
 void apply_tcp_options(int fd, const SocketOptions& o, SocketRole role) {

@@ -23,9 +23,9 @@ void validate_socket_options(const TestSpec& spec);
 /// The names in /proc/sys/net/ipv4/tcp_available_congestion_control's text. Pure.
 std::vector<std::string> parse_congestion_list(std::string_view text);
 
-/// Checks that `name` is a congestion control this namespace's kernel offers: in the available list, or
-/// loadable (setting it on a probe socket loads its module, as root may). Throws nm::Error (Usage)
-/// "congestion control (-C) \"x\": not available; the kernel offers: reno cubic" otherwise.
+/// Checks that `name` is a congestion control this namespace's kernel has loaded (in
+/// tcp_available_congestion_control): nothing here or later loads a module. Throws nm::Error (Usage)
+/// "congestion control (-C) \"x\": not available; the kernel offers: reno cubic (... modprobe tcp_x ...)".
 void check_congestion(const std::string& name);
 
 /// Where a socket is, for apply_tcp_options.

@@ -16,18 +16,77 @@
 #include "ethtool_ctl/journal_lock.hpp"
 #include "ethtool_ctl/link_identity.hpp"
 #include "ethtool_ctl/restore_settings.hpp"
+#include "ethtool_ctl/setting_writes.hpp"
+#include "core/base/setting_rules.hpp"
 
 namespace nm {
 namespace {
 
-constexpr const char* kSchema = "nicmatrix/journal/v2";
+constexpr const char* kSchema = "nicmatrix/journal/v3";
+constexpr const char* kSchemaV2 = "nicmatrix/journal/v2";
 constexpr const char* kSchemaV1 = "nicmatrix/journal/v1";
 
 std::string label(const std::string& ifname, const std::string& where) {
     return where.empty() ? ifname : ifname + " (netns " + where + ")";
 }
 
-std::string label(const JournalEntry& e) { return label(e.original.name, e.where); }
+std::string label(const JournalEntry& e) {
+    if (e.scope == JournalScope::Netns) return "the sysctls of " + (e.where.empty() ? std::string("the initial namespace") : "netns " + e.where);
+    return label(e.original.name, e.where);
+}
+
+bool same_netns(const LinkState& a, const LinkState& b) {
+    if (a.identity.netns_ino != 0 || b.identity.netns_ino != 0) return a.identity.same_netns(b.identity);
+    return a.netns == b.netns;
+}
+
+// The namespace part of `link`, as a Netns entry keeps it.
+LinkState netns_of(const LinkState& link) {
+    LinkState s;
+    s.netns = link.netns;
+    s.identity.netns_dev = link.identity.netns_dev;
+    s.identity.netns_ino = link.identity.netns_ino;
+    return s;
+}
+
+// A journal names files that root writes: one another user could have written is refused.
+void check_owner(int fd, const std::string& path) {
+    struct stat st {};
+    if (::fstat(fd, &st) != 0) throw system_error("read journal " + path, errno);
+    if (st.st_uid != ::geteuid()) {
+        throw Error(ErrorKind::Refused, "read journal " + path + ": owned by uid " + std::to_string(st.st_uid) + ", not by this user (uid " +
+                                            std::to_string(::geteuid()) + "); refusing it (a journal names what is written as root)");
+    }
+    if ((st.st_mode & 022) != 0) {
+        throw Error(ErrorKind::Refused, "read journal " + path + ": writable by group or others (mode " + [&] {
+            char buf[8];
+            std::snprintf(buf, sizeof buf, "%04o", static_cast<unsigned>(st.st_mode & 07777));
+            return std::string(buf);
+        }() + "); refusing it (a journal names what is written as root)");
+    }
+}
+
+// Every name in an entry passes the same checks as a request (core/base/setting_rules.hpp).
+void check_entry(const JournalEntry& e, const std::string& path) {
+    try {
+        if (e.scope == JournalScope::Interface && !interface_name_ok(e.original.name) && e.original.name.find("\xEF\xBF\xBD") == std::string::npos) {
+            throw usage_error("\"" + e.original.name + "\" is not an interface name");
+        }
+        check_tuning_state(e.original.tuning, "original.tuning");
+        for (const auto& [key, w] : e.writes) {
+            if (const std::string why = setting_key_problem(key); !why.empty()) throw usage_error("writes: " + why);
+            if (e.scope == JournalScope::Netns && !namespace_wide(key)) throw usage_error("writes: " + key + " in a namespace's entry");
+            const auto dot = key.find('.');
+            const std::string kind = key.substr(0, dot), name = dot == std::string::npos ? "" : key.substr(dot + 1);
+            for (const auto* v : {&w.before, w.written ? &*w.written : nullptr}) {
+                if (v == nullptr || *v == "(gone)") continue;
+                if (const std::string why = setting_value_problem(kind, name, *v); !why.empty()) throw usage_error("writes." + key + ": " + why);
+            }
+        }
+    } catch (const Error& err) {
+        throw Error(ErrorKind::Failed, "read journal " + path + ": entry of " + label(e) + ": " + err.what());
+    }
+}
 
 // Reads the whole file without following a symbolic link planted at its path. Empty when it does not exist.
 std::optional<std::string> read_file(const std::string& path) {
@@ -37,6 +96,7 @@ std::optional<std::string> read_file(const std::string& path) {
         if (errno == ELOOP) throw Error(ErrorKind::Refused, "read journal " + path + ": it is a symbolic link; refusing to follow it");
         throw system_error("read journal " + path, errno);
     }
+    check_owner(fd.get(), path);
     std::string text;
     char buf[8192];
     for (;;) {
@@ -108,14 +168,21 @@ std::vector<JournalEntry> FileSettingsJournal::entries() const {
     try {
         const Json j = Json::parse(*text);
         const std::string schema = j.value("schema", "");
+        std::vector<JournalEntry> out;
         if (schema == kSchemaV1) {
-            // The previous format: no owner (so none that runs) and no identity (found by names).
-            std::vector<JournalEntry> out;
-            for (const auto& s : j.at("entries").get<std::vector<LinkState>>()) out.push_back(JournalEntry{{}, s, s.netns});
-            return out;
+            // The first format: no owner (so none that runs) and no identity: reported, never found by name.
+            for (const auto& s : j.at("entries").get<std::vector<LinkState>>()) out.push_back(JournalEntry{{}, s, s.netns, JournalScope::Interface, {}, true});
+        } else if (schema == kSchemaV2 || schema == kSchema) {
+            out = j.at("entries").get<std::vector<JournalEntry>>();
+            // v2 kept the original state only, not what was written.
+            if (schema == kSchemaV2) {
+                for (auto& e : out) e.legacy = true;
+            }
+        } else {
+            throw Error(ErrorKind::Failed, "read journal " + path_ + ": not a " + std::string(kSchema) + " file");
         }
-        if (schema != kSchema) throw Error(ErrorKind::Failed, "read journal " + path_ + ": not a " + std::string(kSchema) + " file");
-        return j.at("entries").get<std::vector<JournalEntry>>();
+        for (const auto& e : out) check_entry(e, path_);
+        return out;
     } catch (const Json::exception& e) {
         throw Error(ErrorKind::Failed, "read journal " + path_ + ": " + e.what());
     }
@@ -136,11 +203,9 @@ void FileSettingsJournal::remember(const LinkState& original) {
     JournalLock lock(path_, lock_wait_);
     auto all = entries();
     const JournalOwner self = system_->self();
-    const std::string where = !original.netns.empty() || !original.identity.known()
-                                  ? original.netns
-                                  : system_->describe_netns(original.identity.netns_dev, original.identity.netns_ino);
+    const std::string where = where_of(original);
     for (auto& e : all) {
-        if (!same_link(e.original, original)) continue;
+        if (e.scope != JournalScope::Interface || !same_link(e.original, original)) continue;
         if (e.owner == self) return;   // the first state seen is the original
         switch (system_->status(e.owner)) {
             case OwnerStatus::Alive:
@@ -154,13 +219,77 @@ void FileSettingsJournal::remember(const LinkState& original) {
                 return;
             case OwnerStatus::EarlierBoot:
                 // The reboot reset the interface: what was journalled then is no original of it now.
-                e = JournalEntry{self, original, where};
+                e = JournalEntry{self, original, where, JournalScope::Interface, {}, false};
                 write(all);
                 return;
         }
     }
-    all.push_back(JournalEntry{self, original, where});
+    all.push_back(JournalEntry{self, original, where, JournalScope::Interface, {}, false});
     write(all);
+}
+
+std::string FileSettingsJournal::where_of(const LinkState& link) const {
+    return !link.netns.empty() || !link.identity.known() ? link.netns : system_->describe_netns(link.identity.netns_dev, link.identity.netns_ino);
+}
+
+// The entry of `scope` for `link` this process may write into: its own, or one whose owner is gone (taken
+// over with its writes, whose `before` is older than anything read now), or a new one. Throws Refused
+// when a live process holds it.
+JournalEntry& FileSettingsJournal::claim(std::vector<JournalEntry>& all, const LinkState& link, JournalScope scope) {
+    const JournalOwner self = system_->self();
+    for (auto& e : all) {
+        if (e.scope != scope) continue;
+        const bool same = scope == JournalScope::Interface ? same_link(e.original, link) : same_netns(e.original, link);
+        if (!same) continue;
+        if (e.owner == self) return e;
+        switch (system_->status(e.owner)) {
+            case OwnerStatus::Alive:
+                throw Error(ErrorKind::Refused, label(e) + (scope == JournalScope::Netns ? " are" : " is") + " held by " + describe_owner(e.owner) +
+                                                    ", which is still running and restores " + (scope == JournalScope::Netns ? "them" : "it") +
+                                                    " when it ends (journal " + path_ + "); wait for it or stop it (kill -TERM " +
+                                                    std::to_string(e.owner.pid) + "), then try again");
+            case OwnerStatus::Gone:
+                e.owner = self;
+                return e;
+            case OwnerStatus::EarlierBoot:
+                e = JournalEntry{self, scope == JournalScope::Interface ? link : netns_of(link), where_of(link), scope, {}, false};
+                return e;
+        }
+    }
+    all.push_back(JournalEntry{self, scope == JournalScope::Interface ? link : netns_of(link), where_of(link), scope, {}, false});
+    return all.back();
+}
+
+void FileSettingsJournal::record(const LinkState& link, const SettingWrites& writes) {
+    SettingWrites own, shared;
+    for (const auto& [key, w] : writes) (namespace_wide(key) ? shared : own)[key] = w;
+    make_directories(parent_directory(path_));
+    JournalLock lock(path_, lock_wait_);
+    auto all = entries();
+    const auto before = all;
+    // Claimed before anything is merged: a refusal leaves the file as it was.
+    claim(all, link, JournalScope::Interface);
+    if (!shared.empty()) claim(all, link, JournalScope::Netns);
+    merge_writes(claim(all, link, JournalScope::Interface).writes, own);
+    if (!shared.empty()) merge_writes(claim(all, link, JournalScope::Netns).writes, shared);
+    // A namespace entry with nothing written yet is no entry.
+    std::erase_if(all, [](const JournalEntry& e) { return e.scope == JournalScope::Netns && e.writes.empty(); });
+    if (all.size() != before.size() || !std::equal(all.begin(), all.end(), before.begin(), [](const JournalEntry& a, const JournalEntry& b) {
+            return a.owner == b.owner && a.writes == b.writes && a.scope == b.scope;
+        })) {
+        write(all);
+    }
+}
+
+SettingWrites FileSettingsJournal::writes(const LinkState& link) {
+    SettingWrites out;
+    const JournalOwner self = system_->self();
+    for (const auto& e : entries()) {
+        if (!(e.owner == self)) continue;
+        const bool ours = e.scope == JournalScope::Interface ? same_link(e.original, link) : same_netns(e.original, link);
+        if (ours) out.insert(e.writes.begin(), e.writes.end());
+    }
+    return out;
 }
 
 void FileSettingsJournal::release(const LinkState& original) {
@@ -169,7 +298,12 @@ void FileSettingsJournal::release(const LinkState& original) {
     auto all = entries();
     const JournalOwner self = system_->self();
     const auto before = all.size();
-    std::erase_if(all, [&](const JournalEntry& e) { return e.owner == self && same_link(e.original, original); });
+    std::erase_if(all, [&](const JournalEntry& e) { return e.owner == self && e.scope == JournalScope::Interface && same_link(e.original, original); });
+    // The namespace's entry goes with the last of this process's interfaces in that namespace.
+    const bool others = std::any_of(all.begin(), all.end(), [&](const JournalEntry& e) {
+        return e.owner == self && e.scope == JournalScope::Interface && same_netns(e.original, original);
+    });
+    if (!others) std::erase_if(all, [&](const JournalEntry& e) { return e.owner == self && e.scope == JournalScope::Netns && same_netns(e.original, original); });
     if (all.size() != before) write(all);
 }
 
@@ -211,9 +345,19 @@ std::vector<JournalReport> FileSettingsJournal::restore(const RestoreOptions& op
 
 JournalReport FileSettingsJournal::put_back_found(const JournalEntry& e, DeviceControl& device, const LinkState& now,
                                                   const std::string& how) {
-    const PutBack done = put_back(device, now.name, e.original);
     std::string note = how;
     if (how.empty() && as_journalled(now.name) != e.original.name) note = label(e) + " is now named " + now.name;
+    PutBack done;
+    if (e.legacy) {
+        // A v2 entry knows the original state but not what was written: everything that differs goes back.
+        done = put_back(device, now.name, e.original);
+        note += std::string(note.empty() ? "" : "; ") + "an entry of an older journal (v2): every setting that differed from its original was put back";
+    } else {
+        UndoResult undo = undo_writes(device, now.name, e.writes);
+        done.report = std::move(undo.report);
+        done.differences = std::move(undo.differences);
+        if (!undo.foreign.empty()) note += std::string(note.empty() ? "" : "; ") + "changed since by someone else, left as it is: " + undo.foreign;
+    }
     JournalReport r = report_for(e, JournalAction::Restored, note);
     r.applied = done.report;
     if (!done.differences.empty()) {
@@ -228,19 +372,12 @@ JournalReport FileSettingsJournal::restore_entry(const JournalEntry& e) {
     const LinkIdentity& id = o.identity;
     const std::string forget_hint = "; entry kept (restore --forget drops it)";
 
+    if (e.scope == JournalScope::Netns) return restore_netns_entry(e);
     if (!id.known()) {
-        // An older journal's entry: only the names are known. A named namespace that is gone took its
-        // (virtual) interfaces with it, which is what that format's restores assumed.
-        std::unique_ptr<DeviceControl> device;
-        try {
-            device = system_->control(o.netns);
-        } catch (const Error& err) {
-            if (err.kind() != ErrorKind::Usage) throw;
-            return report_for(e, JournalAction::Dropped, "netns " + o.netns + " no longer exists; entry dropped");
-        }
-        const auto by_name = [](const LinkState& a, const LinkState& b) { return a.name == b.name; };
-        if (const auto now = find_link(*device, o, +by_name)) return put_back_found(e, *device, *now, "");
-        return report_for(e, JournalAction::Kept, "interface " + label(e) + " not found" + forget_hint);
+        // The first journal format knew names only: an interface of that name now may be another one.
+        return report_for(e, JournalAction::Kept,
+                          label(e) + ": an entry of the first journal format (v1), which has no identity to find the interface by; "
+                                     "not matched by name: check it by hand" + forget_hint);
     }
 
     const std::string initial = system_->initial_netns();
@@ -277,6 +414,27 @@ JournalReport FileSettingsJournal::restore_entry(const JournalEntry& e) {
                               (id.perm_address.empty() ? "bus info " + o.driver.bus_info : "permanent address " + id.perm_address) + forget_hint);
     }
     return report_for(e, JournalAction::Kept, label(e) + ": its namespace is gone, and it has no permanent address or bus info to find it by" + forget_hint);
+}
+
+}  // namespace nm
+
+namespace nm {
+
+JournalReport FileSettingsJournal::restore_netns_entry(const JournalEntry& e) {
+    const LinkIdentity& id = e.original.identity;
+    const auto where = system_->find_netns(id.netns_dev, id.netns_ino);
+    if (!where) return report_for(e, JournalAction::Dropped, label(e) + ": the namespace is gone, and its sysctls with it; entry dropped");
+    auto device = system_->control(*where);
+    // The namespace's loopback is there as long as the namespace is: its reading has the namespace's sysctls.
+    UndoResult undo = undo_writes(*device, "lo", e.writes);
+    JournalReport r = report_for(e, JournalAction::Restored, undo.foreign.empty() ? "" : "changed since by someone else, left as it is: " + undo.foreign);
+    r.ifname = "";
+    r.applied = std::move(undo.report);
+    if (!undo.differences.empty()) {
+        r.action = JournalAction::Kept;
+        r.note = (r.note.empty() ? "" : r.note + "; ") + "restore did not hold on " + label(e) + ":" + undo.differences + "; entry kept";
+    }
+    return r;
 }
 
 }  // namespace nm

@@ -9,14 +9,16 @@
 
 namespace nm {
 
-/// The restore journal as a JSON file, {"schema": "nicmatrix/journal/v2", "entries": [JournalEntry, ...]},
-/// one entry per interface (by identity). Every change is a read-modify-write under an flock on
+/// The restore journal as a JSON file, {"schema": "nicmatrix/journal/v3", "entries": [JournalEntry, ...]},
+/// one entry per interface (by identity) and one per namespace whose sysctls were written, each with
+/// every setting its owner wrote (before, written). A file not owned by this user (root) or writable by
+/// group or others is refused, and every name in it passes the checks of core/base/setting_rules.hpp. Every change is a read-modify-write under an flock on
 /// `<path>.lock` (waited for at most `lock_wait`), written to a fresh temporary file (O_EXCL) that is
 /// fsynced and renamed over the journal, then the directory is fsynced: after a crash the file is
 /// either the old or the new journal, never a torn one. The file is removed with its last entry.
 /// Names that are not UTF-8 are written with U+FFFD in their place (the identity still finds them).
-/// Files of the previous format (v1: entries without owner or identity) are read as entries whose owner
-/// is gone, found by namespace name and interface name.
+/// Files of v2 (an original state per interface, no writes) are restored as v2 did: every setting that
+/// differs from the original goes back. Entries of v1 (no identity) are reported, never matched by name.
 class FileSettingsJournal : public SettingsJournal {
 public:
     /// `path` "" = default_path(). `system` empty = real_journal_system().
@@ -45,6 +47,8 @@ public:
     std::vector<JournalEntry> entries() const;
 
     void remember(const LinkState& original) override;
+    void record(const LinkState& link, const SettingWrites& writes) override;
+    SettingWrites writes(const LinkState& link) override;
     void release(const LinkState& original) override;
     std::vector<JournalReport> restore(const RestoreOptions& options) override;
     using SettingsJournal::restore;
@@ -52,6 +56,9 @@ public:
 private:
     void write(const std::vector<JournalEntry>& entries) const;
     JournalReport restore_entry(const JournalEntry& entry);
+    JournalReport restore_netns_entry(const JournalEntry& entry);
+    std::string where_of(const LinkState& link) const;
+    JournalEntry& claim(std::vector<JournalEntry>& all, const LinkState& link, JournalScope scope);
     JournalReport put_back_found(const JournalEntry& entry, DeviceControl& device, const LinkState& now, const std::string& how);
 
     std::string path_;

@@ -14,7 +14,9 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
+#include <sstream>
 #include <type_traits>
 
 #include "core/base/cpu_list.hpp"
@@ -87,6 +89,36 @@ void check_mtu_range(std::string_view ifname, const std::string& netns, uint32_t
         throw usage_error("set mtu=" + std::to_string(mtu) + " on " + where(ifname, netns) + ": outside the device's range " +
                           std::to_string(link.mtu_min) + ".." + std::to_string(link.mtu_max));
     }
+}
+
+// The IPv6 addresses of interface `ifindex` in `netns`, as /proc/net/if_inet6 lists them (hex, the
+// thread's namespace: read inside it).
+std::vector<std::string> ipv6_addresses(const std::string& netns, int32_t ifindex) {
+    std::vector<std::string> out;
+    in_netns(netns, [&] {
+        const auto text = read_small_file("/proc/thread-self/net/if_inet6");
+        if (!text) return;
+        std::istringstream in(*text);
+        std::string addr, index, rest;
+        while (in >> addr >> index && std::getline(in, rest)) {
+            if (std::strtol(index.c_str(), nullptr, 16) != ifindex || addr.size() != 32) continue;
+            std::string shown;
+            for (size_t i = 0; i < 32; i += 4) shown += (i == 0 ? "" : ":") + addr.substr(i, 4);
+            out.push_back(shown);
+        }
+    });
+    return out;
+}
+
+// Below 1280 the kernel drops every IPv6 address of the interface (IPv6's minimum MTU), and putting the
+// MTU back does not bring them back: refused while it has any, before anything changes.
+void check_ipv6_mtu(std::string_view ifname, const std::string& netns, uint32_t mtu, const RtnlLinkInfo& link) {
+    if (mtu >= 1280 || mtu == link.mtu) return;
+    const auto addresses = ipv6_addresses(netns, link.ifindex);
+    if (addresses.empty()) return;
+    throw usage_error("set mtu=" + std::to_string(mtu) + " on " + where(ifname, netns) + ": below 1280 the kernel removes the interface's " +
+                      std::to_string(addresses.size()) + " IPv6 address" + (addresses.size() == 1 ? "" : "es") + " (" + addresses.front() +
+                      (addresses.size() > 1 ? ", ..." : "") + ") and does not put them back; remove them first, or use an MTU of 1280 or more");
 }
 
 SettingOutcome outcome_of(bool fixed, bool requested, bool before, bool after) {
@@ -257,7 +289,10 @@ std::vector<std::string> NetlinkDeviceControl::link_names() {
 
 NetlinkDeviceControl::Plan NetlinkDeviceControl::plan(std::string_view ifname, const LinkSettings& wanted,
                                                       const FeatureBits& bits, const RtnlLinkInfo& link) const {
-    if (wanted.mtu) check_mtu_range(ifname, netns_, *wanted.mtu, link);
+    if (wanted.mtu) {
+        check_mtu_range(ifname, netns_, *wanted.mtu, link);
+        check_ipv6_mtu(ifname, netns_, *wanted.mtu, link);
+    }
     Plan plan;
     for (const auto& [typed, on] : wanted.features) {
         const ResolvedFeature resolved = resolve_feature_name(typed, bits.names, where(ifname, netns_));

@@ -1,12 +1,15 @@
 #include "ethtool_ctl/netns_files.hpp"
 
 #include <fcntl.h>
+#include <linux/openat2.h>
 #include <sched.h>
+#include <sys/syscall.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <algorithm>
 #include <cstring>
 #include <exception>
 #include <thread>
@@ -84,6 +87,77 @@ std::optional<std::string> read_small_file(const std::string& path, std::string*
         out.append(buf, static_cast<size_t>(n));
     }
     return out;
+}
+
+namespace {
+
+// Opens `relative` beneath `dir` (see read_beneath); -1 with errno set when it cannot.
+int open_beneath(const std::string& dir, const std::string& relative, int flags) {
+    if (relative.empty() || relative.front() == '/' || relative.find('\0') != std::string::npos) {
+        errno = EXDEV;
+        return -1;
+    }
+    for (size_t at = 0; at <= relative.size();) {
+        const size_t slash = std::min(relative.find('/', at), relative.size());
+        const std::string part = relative.substr(at, slash - at);
+        if (part.empty() || part == "." || part == "..") {
+            errno = EXDEV;
+            return -1;
+        }
+        at = slash + 1;
+    }
+    UniqueFd base(::open(dir.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
+    if (!base) return -1;
+    open_how how{};
+    how.flags = static_cast<uint64_t>(flags | O_CLOEXEC | O_NOFOLLOW);
+    how.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS;
+    const long fd = ::syscall(SYS_openat2, base.get(), relative.c_str(), &how, sizeof how);
+    if (fd >= 0 || errno != ENOSYS) return static_cast<int>(fd);
+    // A kernel older than 5.6: one directory at a time, none of them a symbolic link.
+    UniqueFd at_dir = std::move(base);
+    size_t at = 0;
+    for (;;) {
+        const size_t slash = relative.find('/', at);
+        const std::string part = relative.substr(at, slash == std::string::npos ? std::string::npos : slash - at);
+        if (slash == std::string::npos) return ::openat(at_dir.get(), part.c_str(), flags | O_CLOEXEC | O_NOFOLLOW);
+        UniqueFd next(::openat(at_dir.get(), part.c_str(), O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+        if (!next) return -1;
+        at_dir = std::move(next);
+        at = slash + 1;
+    }
+}
+
+}  // namespace
+
+std::optional<std::string> read_beneath(const std::string& dir, const std::string& relative, std::string* error) {
+    UniqueFd fd(open_beneath(dir, relative, O_RDONLY));
+    if (!fd) {
+        if (error != nullptr) *error = std::strerror(errno);
+        return std::nullopt;
+    }
+    std::string out;
+    char buf[4096];
+    for (;;) {
+        const ssize_t n = ::read(fd.get(), buf, sizeof buf);
+        if (n < 0) {
+            if (errno == EINTR) continue;
+            if (error != nullptr) *error = std::strerror(errno);
+            return std::nullopt;
+        }
+        if (n == 0) break;
+        out.append(buf, static_cast<size_t>(n));
+    }
+    return out;
+}
+
+void write_beneath(const std::string& dir, const std::string& relative, const std::string& value, const std::string& what) {
+    UniqueFd fd(open_beneath(dir, relative, O_WRONLY));
+    if (!fd) throw system_error("set " + what + " (" + dir + "/" + relative + ")", errno);
+    ssize_t n = 0;
+    do {
+        n = ::write(fd.get(), value.data(), value.size());
+    } while (n < 0 && errno == EINTR);
+    if (n < 0) throw system_error("set " + what + "=" + value + " (" + dir + "/" + relative + ")", errno);
 }
 
 void write_small_file(const std::string& path, const std::string& value, const std::string& what) {

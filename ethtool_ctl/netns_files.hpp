@@ -20,4 +20,11 @@ std::optional<std::string> read_small_file(const std::string& path, std::string*
 /// kernel's errno (EINVAL for a value it refuses).
 void write_small_file(const std::string& path, const std::string& value, const std::string& what);
 
+/// read_small_file and write_small_file for `relative` beneath the directory `dir` ("/sys/class/net/eth0",
+/// "/proc/sys", "/proc/irq"), which the file can never leave: an absolute path, "..", a NUL or a symbolic
+/// link on the way is refused (openat2 with RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS where the kernel has it,
+/// else one component at a time with O_NOFOLLOW). Every setting file nicmatrix writes goes through these.
+std::optional<std::string> read_beneath(const std::string& dir, const std::string& relative, std::string* error = nullptr);
+void write_beneath(const std::string& dir, const std::string& relative, const std::string& value, const std::string& what);
+
 }  // namespace nm

@@ -34,12 +34,25 @@ public:
     /// nothing.
     virtual void remember(const LinkState& original) = 0;
 
+    /// Merges `writes` (setting_writes.hpp) into this process's entry for the interface of `link`, and
+    /// their namespace-wide keys (sysctls) into this process's entry for the namespace (one owner entry per
+    /// namespace, whichever interface's change wrote them), claiming either when there is none yet. On
+    /// disk before it returns. Throws nm::Error (Refused) naming the owner when another live process
+    /// holds the interface or the namespace's settings; nothing is written then.
+    virtual void record(const LinkState& link, const SettingWrites& writes) = 0;
+
+    /// What this process wrote on the interface of `link` and on its namespace's settings, as journalled.
+    virtual SettingWrites writes(const LinkState& link) = 0;
+
     /// Drops this process's entry for the interface of `original`, after the caller put the interface
-    /// back itself and the restore held. Does nothing when there is no such entry.
+    /// back itself and the restore held, and its entry for the namespace when no other entry of this
+    /// process is in that namespace. Does nothing when there is no such entry.
     virtual void release(const LinkState& original) = 0;
 
     /// Puts back the entries this process may act on: its own and those whose owner is gone (with
-    /// `force`, also those of live owners, which are otherwise listed LeftAlone). Each is found by its
+    /// `force`, also those of live owners, which are otherwise listed LeftAlone). Only what the entry's
+    /// owner wrote is put back, and only where it still holds what it wrote; a setting someone else changed
+    /// since is reported in the note and left as it is. Each is found by its
     /// identity, never by name alone: an interface that is not the one journalled is not touched. An
     /// entry is removed once its restore holds, or when nothing is left to restore (a veth gone with its
     /// namespace, an entry from an earlier boot), always with a report; everything else is kept with a

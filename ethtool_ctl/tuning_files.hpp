@@ -2,7 +2,9 @@
 // The settings that live in files: RPS/XPS and NAPI under /sys/class/net/IF, IRQ affinity under
 // /proc/irq, allow-listed sysctls under /proc/sys (all in the end's network namespace, see netns_files).
 #include <map>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "core/base/tuning_types.hpp"
 
@@ -17,9 +19,10 @@ void read_tuning_files(const std::string& netns, const std::string& ifname, Tuni
 /// as masks), in the namespace. Throws nm::Error naming the setting and the kernel's errno.
 void write_tuning_files(const std::string& netns, const std::string& ifname, const TuningRequest& wanted);
 
-/// The interrupts of `ifname`: its device's msi_irqs and the /proc/interrupts lines naming it. Runs in
-/// the namespace (the interface's sysfs entry is there). Pure on the text of /proc/interrupts:
-std::map<std::string, std::string> irqs_named_in(const std::string& proc_interrupts, const std::string& ifname);
+/// The interrupts of `ifname`'s own device: its msi_irqs, else its legacy irq; none for a virtual device
+/// (no device link), whatever it is named: never found by matching names in /proc/interrupts. Runs in the
+/// namespace (the interface's sysfs entry is there).
+std::optional<std::vector<std::string>> device_irqs(const std::string& ifname);
 
 /// The number of CPUs this host has (possible CPUs): CPU lists name CPUs below it.
 unsigned host_cpu_count();

@@ -13,6 +13,7 @@
 #include "core/base/version.hpp"
 #include "core/rfc2544.hpp"
 #include "ethtool_ctl/restore_settings.hpp"
+#include "ethtool_ctl/setting_writes.hpp"
 #include "matrix/config.hpp"
 #include "matrix/results_store.hpp"
 #include "matrix/stats.hpp"
@@ -190,6 +191,13 @@ struct EndRuntime {
     std::optional<InterfaceSystem> system;   // qdisc, IRQs, RPS/XPS as the sweep found them
     bool features_dirty = false;   // a profile's features were applied since the last reset
     bool claimed = false;          // journalled under this process: ours to restore at the end
+
+    // Changes this end: journalled write by write when the end is this host's (the journal knows what to
+    // take back), sent as they are to a peer agent (which journals on its side).
+    ApplyReport apply(SettingsJournal& journal, const LinkSettings& wanted) const {
+        if (end->agent != nullptr) return end->device->apply(end->ifname, wanted);
+        return apply_recorded(*end->device, journal, end->ifname, wanted).report;
+    }
 };
 
 // How long the check after each cell waits for the peer agent's answer before counting it as lost.
@@ -431,9 +439,10 @@ SweepOutcome Sweep::run() {
     return std::move(outcome_);
 }
 
-// Puts every claimed end back from the original read before the first change, and drops its journal
-// entry once the restore holds. An end whose restore fails or does not hold keeps its entry (this
-// process's, so `nicmatrix restore` takes it once this process is gone) and gets a note.
+// Takes back on every claimed end what this process wrote there (the journal's writes: a setting someone
+// else changed meanwhile is left as it is and noted), and drops its journal entry once the restore holds.
+// An end whose restore fails or does not hold keeps its entry (this process's, so `nicmatrix restore`
+// takes it once this process is gone) and gets a note.
 std::vector<ApplyReport> Sweep::restore_ends() {
     std::vector<ApplyReport> out;
     for (auto& e : ends_) {
@@ -441,8 +450,11 @@ std::vector<ApplyReport> Sweep::restore_ends() {
         const std::string where = end_label(e.end->ifname, e.original.netns);
         ApplyReport rep;
         try {
-            const PutBack done = put_back(*e.end->device, e.end->ifname, e.original);
+            const UndoResult done = undo_writes(*e.end->device, e.end->ifname, s_.journal.writes(e.original));
             rep = done.report;
+            if (!done.foreign.empty()) {
+                note("left as they are on " + where + ", changed since by someone else: " + done.foreign);
+            }
             if (done.differences.empty()) {
                 s_.journal.release(e.original);
                 e.claimed = false;
@@ -478,7 +490,7 @@ bool Sweep::apply_end(EndRuntime& end, const CellSpec& cell, CellResult& result)
                 reset.features[name] = it->second.wanted;
             }
         }
-        if (!reset.empty()) device.apply(ifname, reset);
+        if (!reset.empty()) end.apply(s_.journal, reset);
         end.features_dirty = false;
     }
 
@@ -486,7 +498,7 @@ bool Sweep::apply_end(EndRuntime& end, const CellSpec& cell, CellResult& result)
     if (wanted.empty()) {
         applied = end_settings(device.read(ifname), config_);
     } else {
-        const ApplyReport report = device.apply(ifname, wanted);
+        const ApplyReport report = end.apply(s_.journal, wanted);
         if (!wanted.features.empty()) end.features_dirty = true;
         applied = effective(end.original, report.mtu_after, report.active_after);
         // What the kernel really has of the tuning kinds, read back after the change.
@@ -529,7 +541,7 @@ bool Sweep::confirm_change(const CellSpec& cell, CellResult& result, const std::
         auto& end = ends_[i];
         if (end.end->agent != nullptr) continue;
         const LinkSettings back = settings_back_to(before[i], end.end->device->read(end.end->ifname));
-        if (!back.empty()) end.end->device->apply(end.end->ifname, back);
+        if (!back.empty()) end.apply(s_.journal, back);
     }
     if (!peer_said) peer_said = agent->await_rollback(options_.rollback_wait);
     result.status = CellStatus::UnreachableAfterChange;

@@ -2,6 +2,7 @@
 // Value types of the restore journal: who owns an entry, the entry itself, and what a restore did with
 // it. Produced and read by ethtool_ctl's journal, printed by cli. JSON in json_codec_journal.cpp.
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 
@@ -21,11 +22,29 @@ struct JournalOwner {
     bool operator==(const JournalOwner& o) const { return pid == o.pid && start_time == o.start_time && boot_id == o.boot_id; }
 };
 
-/// One interface's original state, and whose it is.
+/// One setting nicmatrix changed, keyed as setting_values() keys them ("mtu", "features.rx-gro-hw",
+/// "rps.rx-0", "sysctl.net.ipv4.tcp_rmem", "qdisc"), each value in its canonical text.
+struct SettingWrite {
+    std::string before;                  ///< the value before nicmatrix's first write
+    std::optional<std::string> written;  ///< what its last write left, read back; none while a write is in flight
+    std::optional<std::string> writing;  ///< the value a write in flight asks (set before it, cleared after)
+
+    bool operator==(const SettingWrite& o) const { return before == o.before && written == o.written && writing == o.writing; }
+};
+using SettingWrites = std::map<std::string, SettingWrite>;
+
+/// What an entry journals: one interface's own settings, or the namespace-wide settings (sysctls) of one
+/// network namespace, which have one owner entry per namespace, whichever interface's change wrote them.
+enum class JournalScope { Interface, Netns };
+
+/// One interface's (or namespace's) settings as nicmatrix found and changed them, and whose they are.
 struct JournalEntry {
     JournalOwner owner;
-    LinkState original;   ///< read before the first change: MTU, every feature, the identity
+    LinkState original;   ///< read before the first change: the identity (a Netns entry: only the namespace's)
     std::string where;    ///< the namespace for people: its /run/netns name, or "" for the one of PID 1
+    JournalScope scope = JournalScope::Interface;
+    SettingWrites writes; ///< every setting this entry's owner changed: restore puts back only these
+    bool legacy = false;  ///< read from a v2 file (no writes): restored by comparing with `original`
 };
 
 /// What a restore did with one entry.

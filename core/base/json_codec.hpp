@@ -57,8 +57,11 @@ void to_json(Json& j, const TuningState& v);
 void from_json(const Json& j, TuningState& v);
 void to_json(Json& j, const TuningChange& v);
 void from_json(const Json& j, TuningChange& v);
-// The restore journal (json_codec_journal.cpp): an entry is {"owner", "where", "original": LinkState};
+// The restore journal (json_codec_journal.cpp): an entry is {"owner", "where", "scope", "original": LinkState,
+// "writes": {key: {"before", "written", "writing"}}};
 // actions are the words "restored", "left_alone", "kept", "dropped", "forgotten".
+void to_json(Json& j, const SettingWrite& v);
+void from_json(const Json& j, SettingWrite& v);
 void to_json(Json& j, const JournalOwner& v);
 void from_json(const Json& j, JournalOwner& v);
 void to_json(Json& j, const JournalEntry& v);

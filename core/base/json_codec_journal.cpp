@@ -26,12 +26,30 @@ void from_json(const Json& j, JournalOwner& v) {
     opt(j, "command", v.command);
 }
 
-void to_json(Json& j, const JournalEntry& v) { j = Json{{"owner", v.owner}, {"where", v.where}, {"original", v.original}}; }
+void to_json(Json& j, const SettingWrite& v) {
+    j = Json{{"before", v.before}};
+    if (v.written) j["written"] = *v.written;
+    if (v.writing) j["writing"] = *v.writing;
+}
+
+void from_json(const Json& j, SettingWrite& v) {
+    j.at("before").get_to(v.before);
+    if (const auto it = j.find("written"); it != j.end() && !it->is_null()) v.written = it->get<std::string>();
+    if (const auto it = j.find("writing"); it != j.end() && !it->is_null()) v.writing = it->get<std::string>();
+}
+
+void to_json(Json& j, const JournalEntry& v) {
+    j = Json{{"owner", v.owner}, {"where", v.where}, {"scope", v.scope == JournalScope::Netns ? "netns" : "interface"}, {"original", v.original}, {"writes", v.writes}};
+}
 
 void from_json(const Json& j, JournalEntry& v) {
     opt(j, "owner", v.owner);
     opt(j, "where", v.where);
     j.at("original").get_to(v.original);
+    const std::string scope = j.value("scope", "interface");
+    if (scope != "interface" && scope != "netns") throw usage_error("scope: expected interface or netns, got \"" + scope + "\"");
+    v.scope = scope == "netns" ? JournalScope::Netns : JournalScope::Interface;
+    opt(j, "writes", v.writes);
 }
 
 void to_json(Json& j, const JournalAction& v) {

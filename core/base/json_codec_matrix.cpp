@@ -13,6 +13,7 @@
 #include "core/base/cpu_list.hpp"
 #include "core/base/dscp.hpp"
 #include "core/base/error.hpp"
+#include "core/base/setting_rules.hpp"
 #include "core/base/sysctl_allow_list.hpp"
 #include "core/base/json_codec.hpp"
 #include "core/base/json_integer.hpp"
@@ -649,6 +650,12 @@ TuningProfile parse_axis_value(const std::string& axis, const Node& n) {
     }
     if (object && n.has("name")) p.name = n.child("name").name();
     if (p.name.size() > 64) p.name = p.name.substr(0, 64);
+    // The checks every way in shares (core/base/setting_rules.hpp): queue shapes, allow-lists, qdisc kinds.
+    try {
+        check_tuning_request(t, "tuning");
+    } catch (const Error& e) {
+        n.fail_message(e.what());
+    }
     return p;
 }
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "core/base/error.hpp"
+#include "ethtool_ctl/setting_writes.hpp"
 
 namespace nm::test {
 namespace {
@@ -168,9 +169,24 @@ void FakeJournal::remember(const LinkState& original) {
     entries_.emplace(key, original);
 }
 
+void FakeJournal::record(const LinkState& link, const SettingWrites& writes) {
+    const std::string key = link.netns + "/" + link.name;
+    if (const auto it = held.find(key); it != held.end()) {
+        throw Error(ErrorKind::Refused, link.name + " is held by pid " + std::to_string(it->second) + ", which is still running");
+    }
+    entries_.emplace(key, link);
+    merge_writes(writes_[key], writes);
+}
+
+SettingWrites FakeJournal::writes(const LinkState& link) {
+    const auto it = writes_.find(link.netns + "/" + link.name);
+    return it == writes_.end() ? SettingWrites{} : it->second;
+}
+
 void FakeJournal::release(const LinkState& original) {
     ++release_calls;
     entries_.erase(original.netns + "/" + original.name);
+    writes_.erase(original.netns + "/" + original.name);
 }
 
 std::vector<JournalReport> FakeJournal::restore(const RestoreOptions&) {
@@ -205,6 +221,7 @@ std::vector<JournalReport> FakeJournal::restore(const RestoreOptions&) {
             reports.push_back(r);
             break;
         }
+        writes_.erase(it->first);
         it = entries_.erase(it);
     }
     return reports;

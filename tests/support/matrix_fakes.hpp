@@ -67,6 +67,9 @@ class FakeJournal final : public SettingsJournal {
 public:
     explicit FakeJournal(std::vector<DeviceControl*> devices) : devices_(std::move(devices)) {}
     void remember(const LinkState& original) override;
+    /// Merges into an in-memory map per interface (namespace-wide keys too); refuses `held` interfaces.
+    void record(const LinkState& link, const SettingWrites& writes) override;
+    SettingWrites writes(const LinkState& link) override;
     void release(const LinkState& original) override;
     std::vector<JournalReport> restore(const RestoreOptions& options) override;
     using SettingsJournal::restore;
@@ -82,6 +85,7 @@ public:
 private:
     std::vector<DeviceControl*> devices_;
     std::map<std::string, LinkState> entries_;   // by netns/ifname
+    std::map<std::string, SettingWrites> writes_;   // by netns/ifname
 };
 
 /// A traffic engine whose figures follow the local interface's state (MTU, TSO, GRO), deterministic.

@@ -192,11 +192,15 @@ struct EndRuntime {
     bool features_dirty = false;   // a profile's features were applied since the last reset
     bool claimed = false;          // journalled under this process: ours to restore at the end
 
+    SettingWrites writes;          // what this process wrote on this end (as journalled): the final restore takes back these
+
     // Changes this end: journalled write by write when the end is this host's (the journal knows what to
     // take back), sent as they are to a peer agent (which journals on its side).
-    ApplyReport apply(SettingsJournal& journal, const LinkSettings& wanted) const {
+    ApplyReport apply(SettingsJournal& journal, const LinkSettings& wanted) {
         if (end->agent != nullptr) return end->device->apply(end->ifname, wanted);
-        return apply_recorded(*end->device, journal, end->ifname, wanted).report;
+        RecordedApply done = apply_recorded(*end->device, journal, end->ifname, wanted);
+        merge_writes(writes, done.writes);
+        return std::move(done.report);
     }
 };
 
@@ -450,7 +454,7 @@ std::vector<ApplyReport> Sweep::restore_ends() {
         const std::string where = end_label(e.end->ifname, e.original.netns);
         ApplyReport rep;
         try {
-            const UndoResult done = undo_writes(*e.end->device, e.end->ifname, s_.journal.writes(e.original));
+            const UndoResult done = undo_writes(*e.end->device, e.end->ifname, e.writes);
             rep = done.report;
             if (!done.foreign.empty()) {
                 note("left as they are on " + where + ", changed since by someone else: " + done.foreign);

@@ -14,7 +14,7 @@ nm::ChangeLedger::Change change(uint64_t id, uint32_t mtu_before, nm::Clock::tim
     nm::LinkState before;
     before.name = "nm-b";
     before.mtu = mtu_before;
-    return {id, "nm-b", before, deadline};
+    return {id, "nm-b", before, deadline, {}};
 }
 
 }  // namespace

@@ -20,6 +20,7 @@
 #include "ethtool_ctl/journal_lock.hpp"
 #include "ethtool_ctl/journal_owner.hpp"
 #include "ethtool_ctl/link_identity.hpp"
+#include "ethtool_ctl/setting_writes.hpp"
 
 namespace {
 
@@ -150,6 +151,14 @@ nm::FileSettingsJournal journal_in(const TempDir& dir, FakeWorld& w) {
     return nm::FileSettingsJournal(dir.path + "/sub/journal.json", std::make_shared<FakeSystem>(w));
 }
 
+// A change nicmatrix makes: `change` applied to the interface, journalled as written.
+template <typename F>
+void wrote(nm::SettingsJournal& j, FakeWorld& w, uint64_t ino, const std::string& name, F change) {
+    const nm::LinkState before = w.link(ino, name);
+    change(w.link(ino, name));
+    j.record(before, nm::finished_writes({}, before, w.link(ino, name)));
+}
+
 // What a process of another pid does: same file, another owner.
 void as_other_process(FakeWorld& w, int32_t pid) { w.self = {pid, 7000 + static_cast<uint64_t>(pid), w.boot, "nicmatrix other"}; }
 
@@ -166,9 +175,12 @@ TEST_CASE("The journal keeps the first state with its owner and identity, a rest
     w.add(11, "lab-a", "nm-a", 7, 1500, true);
     auto journal = journal_in(dir, w);
     journal.remember(w.link(11, "nm-a"));
-    w.link(11, "nm-a").mtu = 9000;                        // the change
-    w.link(11, "nm-a").features["tx-tcp-segmentation"] = {false, false, false};
+    wrote(journal, w, 11, "nm-a", [](nm::LinkState& s) {   // the change
+        s.mtu = 9000;
+        s.features["tx-tcp-segmentation"] = {false, false, false};
+    });
     journal.remember(w.link(11, "nm-a"));                 // a later state does not replace the original
+    CHECK(journal.entries()[0].writes.at("mtu") == nm::SettingWrite{"1500", "9000", std::nullopt});
     REQUIRE(journal.entries().size() == 1);
     const auto e = journal.entries()[0];
     CHECK(e.original.mtu == 1500);
@@ -203,7 +215,7 @@ TEST_CASE("A live owner's entries are left alone by restore, refused to a second
     auto sweep = journal_in(dir, w);
     sweep.remember(w.link(11, "nm-a"));
     w.alive.insert(w.self.pid);
-    w.link(11, "nm-a").mtu = 9000;   // a cell of the running sweep
+    wrote(sweep, w, 11, "nm-a", [](nm::LinkState& s) { s.mtu = 9000; });   // a cell of the running sweep
 
     as_other_process(w, 300);
     auto other = journal_in(dir, w);
@@ -282,7 +294,7 @@ TEST_CASE("A renamed interface is found by its ifindex and restored, the note sa
     w.add(11, "lab-a", "nm-a", 7, 1500, true);
     auto j = journal_in(dir, w);
     j.remember(w.link(11, "nm-a"));
-    w.link(11, "nm-a").mtu = 9000;
+    wrote(j, w, 11, "nm-a", [](nm::LinkState& s) { s.mtu = 9000; });
     w.rename(11, "nm-a", "nm-x");
     as_other_process(w, 200);
     const auto r = only(j.restore(nm::RestoreOptions{}));
@@ -322,7 +334,7 @@ TEST_CASE("Same-named interfaces in two namespaces: the restore acts in the jour
     w.add(12, "other", "nm-a", 7, 1400, true);   // same name, same ifindex, another namespace
     auto j = journal_in(dir, w);
     j.remember(w.link(11, "nm-a"));
-    w.link(11, "nm-a").mtu = 9000;
+    wrote(j, w, 11, "nm-a", [](nm::LinkState& s) { s.mtu = 9000; });
     as_other_process(w, 200);
     const auto r = only(j.restore(nm::RestoreOptions{}));
     CHECK(r.action == nm::JournalAction::Restored);
@@ -343,7 +355,7 @@ TEST_CASE("A namespace that is gone: its veth went with it (dropped), a physical
     j.remember(w.link(13, "eth1"));
     j.remember(w.link(14, "eth2"));
     REQUIRE(j.entries().size() == 3);
-    w.link(13, "eth1").mtu = 9000;
+    wrote(j, w, 13, "eth1", [](nm::LinkState& s) { s.mtu = 9000; });
     // The namespaces are deleted: the veth is destroyed, the NIC comes back to init under another name
     // and index; the second NIC went elsewhere.
     auto nic = w.link(13, "eth1");
@@ -377,7 +389,7 @@ TEST_CASE("A restore that does not hold keeps the entry with the differences", "
     auto system = std::make_shared<FakeSystem>(w);
     nm::FileSettingsJournal j(dir.path + "/j.json", system);
     j.remember(w.link(11, "nm-a"));
-    w.link(11, "nm-a").mtu = 9000;
+    wrote(j, w, 11, "nm-a", [](nm::LinkState& s) { s.mtu = 9000; });
     system->stuck_mtu = true;
     as_other_process(w, 200);
     const auto r = only(j.restore(nm::RestoreOptions{}));
@@ -405,7 +417,7 @@ TEST_CASE("release drops only this process's entry for that interface", "[unit]"
     CHECK(mine.entries()[0].original.name == "nm-b");
 }
 
-TEST_CASE("A journal of the previous format is read as entries without owner, restored by their names", "[unit]") {
+TEST_CASE("A journal of the first format (no identity) is read as entries without owner, reported and never matched by name", "[unit]") {
     TempDir dir;
     FakeWorld w;
     auto& s = w.add(11, "lab-a", "nm-a", 7, 1500, true);
@@ -419,8 +431,10 @@ TEST_CASE("A journal of the previous format is read as entries without owner, re
     REQUIRE(j.entries().size() == 1);
     CHECK(j.entries()[0].owner.pid == 0);
     const auto r = only(j.restore(nm::RestoreOptions{}));
-    CHECK(r.action == nm::JournalAction::Restored);
-    CHECK(w.link(11, "nm-a").mtu == 1500);
+    CHECK(r.action == nm::JournalAction::Kept);
+    CHECK_THAT(r.note, Catch::Contains("not matched by name") && Catch::Contains("--forget"));
+    CHECK(w.applied.empty());
+    CHECK(w.link(11, "nm-a").mtu == 9000);
 }
 
 TEST_CASE("A corrupt journal is an error that names the file, not an empty journal", "[unit]") {
@@ -442,7 +456,7 @@ TEST_CASE("A name that is not UTF-8 is journalled (as U+FFFD) and still restored
     auto j = journal_in(dir, w);
     REQUIRE_NOTHROW(j.remember(w.link(11, odd)));
     CHECK(j.entries().at(0).original.name == "nm\xEF\xBF\xBD");
-    w.link(11, odd).mtu = 9000;
+    wrote(j, w, 11, odd, [](nm::LinkState& s) { s.mtu = 9000; });
     as_other_process(w, 200);
     const auto r = only(j.restore(nm::RestoreOptions{}));
     CHECK(r.action == nm::JournalAction::Restored);
@@ -593,4 +607,64 @@ TEST_CASE("Identity rules: same interface needs namespace, ifindex, kind and any
     unknown.name = "x";
     CHECK_FALSE(nm::same_interface(unknown, unknown));
     CHECK(nm::same_link(unknown, unknown));   // no identity: by names
+}
+
+TEST_CASE("A setting someone else changed after nicmatrix wrote it is reported and left, the rest put back", "[unit]") {
+    TempDir dir;
+    FakeWorld w;
+    w.add(11, "lab-a", "nm-a", 7, 1500, true);
+    auto j = journal_in(dir, w);
+    j.remember(w.link(11, "nm-a"));
+    wrote(j, w, 11, "nm-a", [](nm::LinkState& s) {
+        s.mtu = 9000;
+        s.features["tx-tcp-segmentation"] = {false, false, false};
+    });
+    w.link(11, "nm-a").mtu = 4000;   // an administrator, meanwhile
+    as_other_process(w, 200);
+    const auto r = only(j.restore(nm::RestoreOptions{}));
+    CHECK(r.action == nm::JournalAction::Restored);
+    CHECK_THAT(r.note, Catch::Contains("mtu is 4000 (nicmatrix wrote 9000; it was 1500 before)"));
+    CHECK(w.link(11, "nm-a").mtu == 4000);
+    CHECK(w.link(11, "nm-a").features.at("tx-tcp-segmentation").wanted);
+    REQUIRE(w.applied.size() == 1);
+    CHECK_FALSE(w.applied[0].second.mtu);
+    CHECK(j.entries().empty());
+}
+
+TEST_CASE("A setting nicmatrix never wrote is never put back, whatever moved since the claim", "[unit]") {
+    TempDir dir;
+    FakeWorld w;
+    w.add(11, "lab-a", "nm-a", 7, 1500, true);
+    auto j = journal_in(dir, w);
+    j.remember(w.link(11, "nm-a"));
+    wrote(j, w, 11, "nm-a", [](nm::LinkState& s) { s.features["tx-tcp-segmentation"] = {false, false, false}; });
+    w.link(11, "nm-a").mtu = 4000;   // not nicmatrix's
+    as_other_process(w, 200);
+    const auto r = only(j.restore(nm::RestoreOptions{}));
+    CHECK(r.action == nm::JournalAction::Restored);
+    CHECK(w.link(11, "nm-a").mtu == 4000);
+    CHECK(w.link(11, "nm-a").features.at("tx-tcp-segmentation").wanted);
+}
+
+TEST_CASE("A journal writable by others, owned by another user or naming a path is refused, never acted on", "[unit]") {
+    TempDir dir;
+    FakeWorld w;
+    w.add(11, "lab-a", "nm-a", 7, 1500, true);
+    const std::string path = dir.path + "/j.json";
+    nm::FileSettingsJournal j(path, std::make_shared<FakeSystem>(w));
+    j.remember(w.link(11, "nm-a"));
+    REQUIRE(::chmod(path.c_str(), 0666) == 0);
+    CHECK_THROWS_WITH(j.entries(), Catch::Contains("writable by group or others (mode 0666)"));
+    CHECK_THROWS_AS(j.restore(nm::RestoreOptions{}), nm::Error);
+    REQUIRE(::chmod(path.c_str(), 0600) == 0);
+    REQUIRE(::chown(path.c_str(), 65534, 65534) == 0);
+    CHECK_THROWS_WITH(j.entries(), Catch::Contains("owned by uid 65534"));
+    REQUIRE(::chown(path.c_str(), 0, 0) == 0);
+    CHECK(j.entries().size() == 1);
+    // A hand-made entry whose setting name would form a path.
+    nm::Json file = nm::Json::parse(std::ifstream(path));
+    file["entries"][0]["writes"] = {{"napi.../../../../tmp/x", {{"before", "0"}, {"written", "7"}}}};
+    std::ofstream(path) << file.dump();
+    CHECK_THROWS_WITH(j.entries(), Catch::Contains(path) && Catch::Contains("is not one of gro_flush_timeout, napi_defer_hard_irqs"));
+    CHECK(w.applied.empty());
 }

@@ -571,3 +571,55 @@ TEST_CASE("sweep --peer: an agent whose allow-list does not name channels and RP
     // The error quotes the whole list, not the item the CLI split off.
     CHECK(bad.output.find("--allow-kinds mtu,ring: unknown kind \"ring\"") != std::string::npos);
 }
+
+TEST_CASE("serve --allow-control: a key holder's setting names that would form paths are refused, and nothing outside the "
+          "interface changes (canary files, lo's MTU, ip_forward, core_pattern)",
+          "[integration]") {
+    nm::test::require_net_admin();
+    nm::test::ScopedLab lab;
+    nm::test::TempDir dir;
+    const auto& b = lab.server();
+    write_key(dir);
+    write_file(dir.file("canary"), "XXXXXXXX");
+    write_file(dir.file("rps_cpus"), "XXXXXXXX");
+    const auto outside = [&] {
+        return nm::test::run_in_netns(b.netns, "sh -c 'cat /sys/class/net/lo/mtu /proc/sys/net/ipv4/ip_forward /proc/sys/kernel/core_pattern; "
+                                               "cat /sys/class/net/" + b.ifname + "/queues/rx-0/rps_cpus /sys/class/net/" + b.ifname +
+                                               "/gro_flush_timeout; ip link show dev " + b.ifname + "'").output;
+    };
+    const std::string before = outside();
+    const auto agent = start_agent(lab, dir, {"--allow-control", b.ifname, "--key-file", dir.file("key")});
+    const std::string up = "../../../../../../../..";
+    const auto apply = [&](const std::string& tuning) {
+        return R"({"op": "apply", "ifname": ")" + b.ifname + R"(", "confirm_ms": 60000, "settings": {"tuning": )" + tuning + "}}\n";
+    };
+    const std::string requests = apply(R"({"napi": {")" + up + dir.file("canary") + R"(": 7}})") +
+                                 apply(R"({"napi": {"../lo/mtu": 1280}})") +
+                                 apply(R"({"napi": {")" + up + R"(/proc/sys/net/ipv4/ip_forward": 1}})") +
+                                 apply(R"({"rps": {")" + up + dir.path.string() + R"(": "1"}})") +
+                                 apply(R"({"xps": {"tx-0\u0000/../../../lo": "1"}})") +
+                                 apply(R"({"rps": {"rx-9": "1"}})") +
+                                 apply(R"({"irq_affinity": {"../../../proc/sys/kernel/core_pattern": "0"}})") +
+                                 apply(R"({"sysctl": {"kernel.core_pattern": "|/bin/false"}})") +
+                                 apply(R"({"qdisc": {"kind": "netem"}})");
+    write_file(dir.file("requests"), requests);
+    const auto r = nm::test::run_in_netns(lab.client().netns, std::string(NM_SOURCE_DIR) + "/tests/support/agent_client.py " + address(b.ipv4) +
+                                                                  " 5301 " + dir.file("key") + " < " + dir.file("requests"));
+    INFO(r.output);
+    REQUIRE(r.exit_status == 0);
+    std::istringstream lines(r.output);
+    std::string line;
+    std::getline(lines, line);
+    CHECK(nlohmann::json::parse(line).at("type") == "welcome");
+    int refused = 0;
+    while (std::getline(lines, line)) {
+        const auto reply = nlohmann::json::parse(line);
+        INFO(line);
+        CHECK(reply.at("type") == "error");
+        refused += reply.at("type") == "error";
+    }
+    CHECK(refused == 9);
+    // Judged from outside: the files are as they were, and so is everything of the namespace.
+    CHECK(nm::test::run_command("cat " + dir.file("canary") + " " + dir.file("rps_cpus")).output == "XXXXXXXXXXXXXXXX");
+    CHECK(outside() == before);
+}

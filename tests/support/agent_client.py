@@ -1,0 +1,62 @@
+#!/usr/bin/python3
+"""A key holder's client of `nicmatrix serve --allow-control`, for tests that play a hostile client.
+
+    agent_client.py HOST PORT KEY_FILE < requests
+
+Authenticates as the sweep does (agent/agent_protocol.cpp, core/message_auth.cpp: the challenge, the
+client's proof over both nonces and the challenge's transcript, the session key) and sends one request per
+line of standard input ({"op": ..., ...}; type, seq and mac are added), printing each reply as one JSON line.
+Every socket operation has a 10 s timeout.
+"""
+import hashlib
+import hmac
+import json
+import os
+import socket
+import sys
+
+
+def canonical(obj):
+    """The text both ends sign: keys sorted, no blanks, UTF-8 as is (nlohmann's dump)."""
+    return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def mac(key, text):
+    return hmac.new(key, text.encode(), hashlib.sha256).hexdigest()
+
+
+def main():
+    host, port, key_file = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+    with open(key_file, "rb") as f:
+        key = f.read()
+    sock = socket.create_connection((host, port), timeout=10)
+    reader = sock.makefile("rb")
+
+    def send(message):
+        sock.sendall((canonical(dict(message, v=1)) + "\n").encode())
+
+    def receive():
+        line = reader.readline()
+        if not line:
+            sys.exit("agent_client: the agent closed the connection")
+        return json.loads(line)
+
+    client_nonce = os.urandom(32).hex()
+    send({"type": "control_hello", "client_nonce": client_nonce})
+    challenge = receive()
+    if challenge.get("type") != "challenge":
+        sys.exit("agent_client: expected a challenge, got " + canonical(challenge))
+    nonce = challenge["nonce"]
+    transcript = canonical({k: v for k, v in challenge.items() if k not in ("v", "type", "mac")})
+    send({"type": "auth", "mac": mac(key, nonce + client_nonce + "nicmatrix/control/v1 client\n" + transcript)})
+    print(canonical(receive()), flush=True)
+    session = mac(key, nonce + client_nonce + "nicmatrix/control/v1 session").encode()
+    for seq, line in enumerate((l for l in sys.stdin if l.strip()), 1):
+        body = dict(json.loads(line), type="request", seq=seq)
+        body["mac"] = mac(session, "client->agent\n" + canonical(body))
+        send(body)
+        print(canonical(receive()), flush=True)
+
+
+if __name__ == "__main__":
+    main()

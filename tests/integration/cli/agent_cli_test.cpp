@@ -572,7 +572,7 @@ TEST_CASE("sweep --peer: an agent whose allow-list does not name channels and RP
     CHECK(bad.output.find("--allow-kinds mtu,ring: unknown kind \"ring\"") != std::string::npos);
 }
 
-TEST_CASE("serve --allow-control: a key holder's setting names that would form paths are refused, and nothing outside the "
+TEST_CASE("serve --allow-control, a key holder's setting names that would form paths are refused, and nothing outside the "
           "interface changes (canary files, lo's MTU, ip_forward, core_pattern)",
           "[integration]") {
     nm::test::require_net_admin();

@@ -60,7 +60,7 @@ std::string host_irq_device_name() {
 
 }  // namespace
 
-TEST_CASE("A veth named like a host device's interrupt handler has no interrupts of its own: none read, the axis says why",
+TEST_CASE("A veth named like a host device's interrupt handler has no interrupts of its own, none read, the axis says why",
           "[integration]") {
     nm::test::require_net_admin();
     const std::string name = host_irq_device_name();
@@ -77,7 +77,7 @@ TEST_CASE("A veth named like a host device's interrupt handler has no interrupts
     CHECK_THAT(j.at("tuning").at("unsupported").at("irq_affinity").get<std::string>(), Catch::Contains("virtual device"));
 }
 
-TEST_CASE("set --mtu 1200 on an interface with IPv6 addresses is refused before anything changes: ip -6 addr keeps them",
+TEST_CASE("set --mtu 1200 on an interface with IPv6 addresses is refused before anything changes, ip -6 addr keeps them",
           "[integration]") {
     nm::test::require_net_admin();
     OwnNetns ns("nmtr-a", "nmtr-b");
@@ -98,7 +98,7 @@ TEST_CASE("set --mtu 1200 on an interface with IPv6 addresses is refused before 
     CHECK(ns.sh("cat /sys/class/net/nmtr-a/mtu") == "1500\n");
 }
 
-TEST_CASE("restore takes back only what nicmatrix wrote: an administrator's MTU change after `set` is reported and kept, "
+TEST_CASE("restore takes back only what nicmatrix wrote, an administrator's MTU change after `set` is reported and kept, "
           "the offload put back",
           "[integration]") {
     nm::test::require_net_admin();
@@ -137,7 +137,7 @@ TEST_CASE("restore refuses a journal writable by others (it names files root wri
     CHECK(ns.sh("cat /sys/class/net/nmtr-a/mtu") == "1500\n");
 }
 
-TEST_CASE("Two interfaces of one namespace change a sysctl: one namespace entry keeps the value from before either, and a "
+TEST_CASE("Two interfaces of one namespace change a sysctl, one namespace entry keeps the value from before either, and a "
           "restore after the process died puts that back (sysctl judges)",
           "[integration]") {
     nm::test::require_net_admin();

@@ -259,12 +259,4 @@ std::optional<uint64_t> as_unsigned(const Json& value) {
     return std::nullopt;
 }
 
-std::string challenge_transcript(const Json& challenge) {
-    Json body = challenge;
-    body.erase("v");
-    body.erase("type");
-    body.erase(agent_field::kMac);
-    return body.dump(-1, ' ', false, Json::error_handler_t::replace);
-}
-
 }  // namespace nm

@@ -16,10 +16,12 @@
 //                                           <-     rolled_back {aseq, changes, reports, reason}
 //
 // `seq` counts the client's messages (requests and heartbeats) from 1, each exactly one more than the
-// last; `aseq` counts the agent's the same way. proof() is handshake_proof() over both nonces and
-// challenge_transcript(), so a client holding the key accepts only a challenge the agent vouches for:
-// nobody can turn `auth_required` off or change the interfaces on the way. The session key comes from
-// session_key(); a message recorded on one connection is worthless on another.
+// last; `aseq` counts the agent's the same way. proof() is handshake_proof() over both nonces and the
+// challenge's line as the agent sent it (its bytes without the newline, as the client received them),
+// so a client holding the key accepts only a challenge the agent vouches for: nobody can turn
+// `auth_required` off or change the interfaces on the way. Every later MAC covers its message's bytes
+// as sent (sign_text, verify_text). The session key comes from session_key(); a message recorded on
+// one connection is worthless on another.
 //
 // Commit confirmed: every `apply` is a change with an id (in its reply) and a window (`confirm_ms`). A
 // `confirm {change}` keeps that change and the ones before it. When a window passes unconfirmed, the
@@ -45,7 +47,7 @@ namespace nm {
 /// Version of this protocol, in the challenge; a client refuses an agent that speaks another.
 inline constexpr int kAgentProtocolVersion = 3;   // 3: the challenge names the kinds of setting (`kinds`)
 
-/// The direction labels of the session's MACs (sign_message / verify_message).
+/// The direction labels of the session's MACs (sign_text / verify_text).
 inline constexpr std::string_view kClientToAgent = "client->agent";
 inline constexpr std::string_view kAgentToClient = "agent->client";
 
@@ -170,9 +172,5 @@ AgentRequest parse_agent_request(const Json& message);
 /// `value` as a non-negative integer (JSON keeps small ones signed or unsigned alike); nullopt for
 /// anything else (a negative number, a fraction, a string, ...).
 std::optional<uint64_t> as_unsigned(const Json& value);
-
-/// The text both ends' handshake proofs cover: the challenge without "v", "type" and "mac", as nlohmann
-/// dumps it (sorted keys).
-std::string challenge_transcript(const Json& challenge);
 
 }  // namespace nm

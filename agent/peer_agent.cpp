@@ -87,12 +87,12 @@ std::vector<ApplyReport> PeerAgent::restore_all() {
 }
 
 void PeerAgent::send_signed(Session& session, Msg type, Json body) {
-    if (!session.key.empty()) {
-        body["type"] = msg_name(type);
-        body[agent_field::kAgentSeq] = ++session.agent_seq;
-        sign_message(body, session.key, kAgentToClient);
+    if (session.key.empty()) {
+        session.ch.send(type, std::move(body), deadline_in(kResultTimeout));
+        return;
     }
-    session.ch.send(type, std::move(body), deadline_in(kResultTimeout));
+    body[agent_field::kAgentSeq] = ++session.agent_seq;
+    session.ch.send_signed(type, std::move(body), session.key, kAgentToClient, deadline_in(kResultTimeout));
 }
 
 void PeerAgent::refuse(Session& session, WireError kind, const std::string& message, std::optional<uint64_t> seq) {
@@ -125,9 +125,12 @@ bool PeerAgent::handshake(Session& session, const Json& first) {
                          {"why", caps.why},
                          {"heartbeat_timeout_ms", options_.heartbeat_timeout.count()},
                          {"protocol", kAgentProtocolVersion},
-                         {"version", kVersion}};
-    const std::string transcript = challenge_transcript(challenge);
-    session.ch.send(Msg::Challenge, challenge, deadline_in(kHandshakeTimeout));
+                         {"version", kVersion},
+                         {"type", msg_name(Msg::Challenge)}};
+    // The proofs cover the challenge's line as sent (without its newline), which the client has as received.
+    const std::string line = encode_control_message(challenge);
+    const std::string transcript = line.substr(0, line.size() - 1);
+    session.ch.send_line(line, Msg::Challenge, deadline_in(kHandshakeTimeout));
     if (!options_.key) {
         session.ch.send(Msg::Welcome, Json::object(), deadline_in(kHandshakeTimeout));
         return true;
@@ -149,7 +152,8 @@ bool PeerAgent::handshake(Session& session, const Json& first) {
 }
 
 // The checks every message after the handshake passes before it is handled or counts as heard.
-bool PeerAgent::verify(Session& session, const Json& message) {
+bool PeerAgent::verify(Session& session, const ReceivedMessage& received) {
+    const Json& message = received.message;
     const auto type = msg_type(message);
     std::string why;
     WireError kind = WireError::Protocol;
@@ -157,7 +161,7 @@ bool PeerAgent::verify(Session& session, const Json& message) {
         why = "unexpected message " + quoted_value(message.value("type", Json("?")));
     } else if (!session.key.empty()) {
         const auto seq = seq_of(message);
-        if (!verify_message(message, session.key, kClientToAgent)) {
+        if (!verify_text(received.text, session.key, kClientToAgent)) {
             kind = WireError::Auth;
             why = "message with a bad MAC (altered or not signed)";
         } else if (!seq || *seq != session.last_seq + 1) {
@@ -342,26 +346,27 @@ void PeerAgent::serve_control(ControlChannel ch, Json first, std::stop_token sto
                 wait = std::clamp(std::chrono::duration_cast<std::chrono::milliseconds>(session.ledger.next_due() - now),
                                   std::chrono::milliseconds(0), kPollInterval);
             }
-            std::optional<Json> message;
+            std::optional<ReceivedMessage> received;
             try {
-                message = ch.receive(deadline_in(wait));
+                received = ch.receive_text(deadline_in(wait));
             } catch (const Error& e) {
                 if (e.kind() != ErrorKind::Closed) log("refused " + session.client + ": " + e.what());
                 break;
             }
-            if (!message) continue;
-            if (!verify(session, *message)) {
+            if (!received) continue;
+            if (!verify(session, *received)) {
                 if (session.refusals_in_a_row >= kMaxRefusalsInARow) {
                     log("ending the session of " + session.client + ": " + std::to_string(kMaxRefusalsInARow) + " refused messages in a row");
                     break;
                 }
                 continue;
             }
-            if (is(*message, Msg::Request)) {
-                const auto seq = seq_of(*message);
+            const Json& message = received->message;
+            if (is(message, Msg::Request)) {
+                const auto seq = seq_of(message);
                 std::optional<Json> reply;
                 try {
-                    reply = dispatch(session, parse_agent_request(*message));
+                    reply = dispatch(session, parse_agent_request(message));
                 } catch (const AgentRefusal& r) {
                     refuse(session, r.kind, r.message, seq.value_or(0));
                 } catch (const Error& e) {

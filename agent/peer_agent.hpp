@@ -65,7 +65,7 @@ public:
 private:
     struct Session;
     bool handshake(Session& session, const Json& first);
-    bool verify(Session& session, const Json& message);
+    bool verify(Session& session, const ReceivedMessage& received);
     Json dispatch(Session& session, const AgentRequest& request);
     Json apply(Session& session, const AgentRequest& request);
     void rollback(Session& session, const std::string& reason);

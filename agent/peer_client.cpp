@@ -83,7 +83,7 @@ private:
     uint64_t send_numbered(Msg type, Json body, Deadline deadline);
     void read_loop(std::stop_token stop);
     void heartbeat_loop(std::stop_token stop);
-    void take(Json message);
+    void take(ReceivedMessage received);
 
     std::string where_;
     ControlChannel ch_;
@@ -115,7 +115,9 @@ PeerControlClient::Connection::Connection(const PeerClientOptions& options, std:
     try {
         const std::string client_nonce = random_hex(kNonceBytes);
         ch_.send(Msg::ControlHello, Json{{"client_nonce", client_nonce}}, step());
-        const Json challenge = ch_.expect(step(), "the peer agent's challenge from " + where_);
+        const auto received = ch_.receive_text(step());
+        if (!received) throw Error(ErrorKind::Failed, "timed out waiting for the peer agent's challenge from " + where_);
+        const Json& challenge = received->message;
         if (is(challenge, Msg::Error)) throw error_from_message(challenge, who);
         if (!is(challenge, Msg::Challenge)) throw Error(ErrorKind::Failed, who + ": no settings control (is it an older nicmatrix serve?)");
         const auto protocol = challenge.contains("protocol") ? field<int>(challenge, "protocol", who + ": malformed challenge") : 0;
@@ -133,7 +135,8 @@ PeerControlClient::Connection::Connection(const PeerClientOptions& options, std:
         if (hb < 100 || hb > 3600 * 1000) throw Error(ErrorKind::Failed, who + ": malformed challenge (heartbeat_timeout_ms " + std::to_string(hb) + ")");
         heartbeat_timeout_ = std::chrono::milliseconds(hb);
         const bool auth_required = challenge.at("auth_required").get<bool>();
-        const std::string transcript = challenge_transcript(challenge);
+        // The proofs cover the challenge's line as the agent sent it: this end checks the bytes it received.
+        const std::string& transcript = received->text;
         if (options.key) {
             // No downgrade: a client holding a key talks only to an agent that proves it holds it too.
             if (!auth_required) {
@@ -198,15 +201,14 @@ void PeerControlClient::Connection::close(const Error& why, bool violation) {
 uint64_t PeerControlClient::Connection::send_numbered(Msg type, Json body, Deadline deadline) {
     std::lock_guard lock(write_mutex_);
     const uint64_t seq = ++seq_;
-    body["type"] = msg_name(type);
     body[agent_field::kSeq] = seq;
-    if (!session_key_.empty()) sign_message(body, session_key_, kClientToAgent);
     if (type == Msg::Request) {
         std::lock_guard state(state_mutex_);
         waiting_[seq];
     }
     try {
-        ch_.send(type, std::move(body), deadline);
+        if (session_key_.empty()) ch_.send(type, std::move(body), deadline);
+        else ch_.send_signed(type, std::move(body), session_key_, kClientToAgent, deadline);
     } catch (const Error& e) {
         const Error lost(ErrorKind::Closed, "peer agent " + where_ + ": control connection lost (" + e.what() + ")");
         close(lost, false);
@@ -244,9 +246,9 @@ bool PeerControlClient::Connection::rolled_back(const std::vector<uint64_t>& ids
 
 void PeerControlClient::Connection::read_loop(std::stop_token stop) {
     while (!stop.stop_requested()) {
-        std::optional<Json> message;
+        std::optional<ReceivedMessage> message;
         try {
-            message = ch_.receive(deadline_in(kReaderPoll));
+            message = ch_.receive_text(deadline_in(kReaderPoll));
         } catch (const Error& e) {
             close(Error(ErrorKind::Closed, "peer agent " + where_ + ": control connection lost (" + e.what() + ")"), false);
             return;
@@ -266,10 +268,11 @@ void PeerControlClient::Connection::read_loop(std::stop_token stop) {
 
 // One message from the agent, checked and handed to whoever waits for it. Throws nm::Error for a message
 // that breaks the protocol.
-void PeerControlClient::Connection::take(Json message) {
+void PeerControlClient::Connection::take(ReceivedMessage received) {
     const std::string who = "peer agent " + where_;
+    Json message = std::move(received.message);
     if (!session_key_.empty()) {
-        if (!verify_message(message, session_key_, kAgentToClient)) {
+        if (!verify_text(received.text, session_key_, kAgentToClient)) {
             throw Error(ErrorKind::Failed, who + " sent a message with a bad MAC (altered on the way, or not from the agent)");
         }
         const auto aseq = message.find(agent_field::kAgentSeq);

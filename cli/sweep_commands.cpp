@@ -1,6 +1,9 @@
 // sweep, report, compare: parse flags, call matrix, print. The rules that turn flags into a sweep live in
 // matrix/sweep_request.hpp (shared with the Python module).
+#include <unistd.h>
+
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <fstream>
 #include <iostream>
@@ -166,6 +169,7 @@ struct SweepFlags {
     bool dry_run = false;
     bool quiet = false;
     bool json_stream = false;
+    size_t json_stream_queue = kDefaultJsonStreamQueue;
     std::string metric;   ///< empty: default_metric() of the results
     double precision = 0;
     bool precision_given = false;
@@ -185,10 +189,17 @@ void sweep_command(SweepFlags& f, std::stop_token stop) {
         return;
     }
     if (f.json_stream) {
-        SweepStreamWriter stream(std::cout);
+        // Never blocks: a reader that stops reading costs events (counted in the results), not the sweep or
+        // its restore. What is still queued at the end gets a few seconds, then is counted too.
+        std::cout.flush();
+        JsonLines lines(STDOUT_FILENO, f.json_stream_queue);
+        SweepStreamWriter stream(lines);
         stream.start(prepared.config.name, plan_sweep(prepared.config, prepared.resume).size(), prepared.output, f.request.command);
-        const SweepOutcome outcome = execute_sweep(f.request, prepared, real_backends(), &stream, std::move(stop));
+        const SweepOutcome outcome = execute_sweep(f.request, prepared, real_backends(), &stream, stop);
         stream.end(prepared.output, outcome.results.cells.size(), outcome.interrupted, outcome.results.run.budget_reached);
+        lines.drain(std::chrono::steady_clock::now() + (outcome.interrupted ? std::chrono::milliseconds(200) : std::chrono::milliseconds(5000)),
+                    outcome.interrupted ? std::stop_token{} : stop);
+        if (const auto lost = describe_stream_losses(lines.stats()); !lost.empty()) std::cerr << "nicmatrix: " << lost << '\n';
         if (outcome.interrupted) throw Error(ErrorKind::Failed, "sweep interrupted; interfaces restored; continue with --resume " + prepared.output);
         return;
     }
@@ -245,7 +256,12 @@ void add_sweep_commands(CLI::App& app, std::stop_token stop) {
     sweep->add_flag("-q,--quiet", f->quiet, "No progress lines and no table; print only the results file");
     sweep->add_flag("--json-stream", f->json_stream,
                     "Print only JSON lines as the sweep goes: start, note, cell_start, progress (live), interval, repetition, cell, end "
-                    "(results/STREAM.md, results/stream.schema.json)");
+                    "(results/STREAM.md, results/stream.schema.json). Written without ever blocking the sweep: a reader that "
+                    "stops reading costs events, counted in the results (run.json_stream), never the sweep or its restore");
+    sweep->add_option("--json-stream-queue", f->json_stream_queue,
+                      "Lines --json-stream holds for a slow reader; an event that finds them all waiting is dropped and counted")
+        ->check(CLI::Range(size_t{1}, size_t{1000000}))
+        ->capture_default_str();
     sweep->add_option("--journal", r.journal,
                       "Where the original settings are journalled until restored (default $NICMATRIX_JOURNAL or "
                       "/run/nicmatrix/journal.json, as for restore). At start the entries of processes that are gone are "

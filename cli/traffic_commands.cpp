@@ -1,5 +1,8 @@
 // `nicmatrix serve` and `nicmatrix run`: flags in, a TrafficServer / TrafficClient built, results printed.
+#include <unistd.h>
+
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <map>
 #include <optional>
@@ -444,6 +447,7 @@ struct ServerLimitFlags {
     double handshake_timeout_s = 2;
     uint32_t max_control = 64;
     uint32_t max_control_per_source = 8;
+    unsigned ipv6_source_prefix = 64;
 };
 
 void add_server_limit_flags(CLI::App& serve, ServerLimitFlags& f) {
@@ -490,6 +494,12 @@ void add_server_limit_flags(CLI::App& serve, ServerLimitFlags& f) {
         ->check(CLI::Range(1, 100000))
         ->capture_default_str()
         ->group(group);
+    serve.add_option("--ipv6-source-prefix", f.ipv6_source_prefix,
+                     "For the per-source caps, IPv6 clients count by this prefix (one host holds a /64; 128 = per address); "
+                     "IPv4 clients count by address")
+        ->check(CLI::Range(1, 128))
+        ->capture_default_str()
+        ->group(group);
 }
 
 ServerLimits server_limits(const ServerLimitFlags& f) {
@@ -506,6 +516,7 @@ ServerLimits server_limits(const ServerLimitFlags& f) {
     l.handshake_timeout = std::chrono::milliseconds(static_cast<int64_t>(f.handshake_timeout_s * 1000));
     l.max_control = f.max_control;
     l.max_control_per_source = f.max_control_per_source;
+    l.ipv6_source_prefix = f.ipv6_source_prefix;
     return l;
 }
 
@@ -712,14 +723,21 @@ void add_traffic_commands(CLI::App& app, std::stop_token stop) {
         TrafficClient client(client_options(ro->key_file));
         // A spec the engine refuses is the user's error before anything is printed or connected.
         const TestSpec resolved = resolve_spec(spec, engine_cores());
-        JsonLines lines(std::cout);
-        if (ro->json_stream) stream_run_start(lines, spec);
-        else if (!ro->json) std::cout << "Connecting to host " << spec.host << ", port " << spec.port << std::endl;
-        const RunResult r = ro->json_stream ? client.run_live(spec, stop, [&](const LiveInterval& i) { stream_run_progress(lines, i); })
+        // --json-stream never blocks the test on a reader that stops reading (matrix/sweep_stream.hpp).
+        std::optional<JsonLines> lines;
+        if (ro->json_stream) {
+            lines.emplace(STDOUT_FILENO, kDefaultJsonStreamQueue);
+            stream_run_start(*lines, spec);
+        } else if (!ro->json) {
+            std::cout << "Connecting to host " << spec.host << ", port " << spec.port << std::endl;
+        }
+        const RunResult r = ro->json_stream ? client.run_live(spec, stop, [&](const LiveInterval& i) { stream_run_progress(*lines, i); })
                             : ro->json      ? client.run(spec, stop)
                                             : client.run_live(spec, stop, [&](const LiveInterval& i) { print_live(resolved, i, std::cout); });
         if (ro->json_stream) {
-            stream_run_done(lines, r);
+            stream_run_done(*lines, r);
+            lines->drain(std::chrono::steady_clock::now() + std::chrono::seconds(5), stop);
+            if (const auto lost = describe_stream_losses(lines->stats()); !lost.empty()) std::cerr << "nicmatrix: " << lost << '\n';
         } else if (ro->json) {
             std::cout << Json(r).dump(2) << '\n';
         } else {

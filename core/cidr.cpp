@@ -51,4 +51,15 @@ bool allowed_by(const std::vector<Cidr>& blocks, const SocketAddress& address) {
     return blocks.empty() || std::any_of(blocks.begin(), blocks.end(), [&](const Cidr& c) { return c.contains(address); });
 }
 
+std::string source_group(const SocketAddress& address, unsigned ipv6_prefix) {
+    bool v6 = false;
+    std::array<uint8_t, 16> a{};
+    if (!host_bytes(address.storage, v6, a) || !v6) return address.host();
+    const unsigned prefix = std::min(ipv6_prefix, 128u);
+    for (unsigned bit = prefix; bit < 128; ++bit) a[bit / 8] = static_cast<uint8_t>(a[bit / 8] & ~(0x80u >> (bit % 8)));
+    char buf[INET6_ADDRSTRLEN] = {};
+    ::inet_ntop(AF_INET6, a.data(), buf, sizeof buf);
+    return std::string(buf) + "/" + std::to_string(prefix);
+}
+
 }  // namespace nm

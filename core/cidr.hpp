@@ -33,4 +33,10 @@ private:
 /// True when `address` is in one of `blocks`; an empty list allows every address.
 bool allowed_by(const std::vector<Cidr>& blocks, const SocketAddress& address);
 
+/// The source a connection from `address` counts against for serve's per-source caps: an IPv4 address
+/// (or IPv4-mapped IPv6 address) is itself ("198.18.0.1"); an IPv6 address is its block of
+/// `ipv6_prefix` bits (0..128), since one host usually holds a whole /64 and can pick any address in it
+/// ("2001:2::/64"). An address of another family gives its host text.
+std::string source_group(const SocketAddress& address, unsigned ipv6_prefix);
+
 }  // namespace nm

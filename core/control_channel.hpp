@@ -15,12 +15,24 @@
 
 namespace nm {
 
-/// Decodes one line: a JSON object with "v" == kControlVersion and a string "type". Throws nm::Error
-/// (Failed) saying what is wrong (too long, not JSON, wrong version, no type).
+/// Decodes one line: a JSON object with "v" == kControlVersion and a string "type", nested at most
+/// kMaxControlDepth deep (checked on the text before it is parsed). Throws nm::Error (Failed) saying what
+/// is wrong (too long, too deep, not JSON, wrong version, no type).
 Json decode_control_message(std::string_view line);
 
 /// Encodes `body` (an object with "type") as one line, adding "v".
 std::string encode_control_message(Json body);
+
+/// The same, signed: the line's text without its newline is sign_text() of the encoded body
+/// (core/message_auth.hpp), so the MAC covers exactly the bytes sent.
+std::string encode_signed_message(Json body, std::string_view key, std::string_view direction);
+
+/// One message as it arrived: the line's bytes (without the newline), the ones a MAC covers
+/// (verify_text()), and the message decoded from them.
+struct ReceivedMessage {
+    std::string text;
+    Json message;
+};
 
 /// The keys of an authenticated channel, one per direction (core/message_auth.hpp derives them).
 struct ChannelKeys {
@@ -44,6 +56,16 @@ public:
     /// closed the connection, Failed on a socket error or a malformed message.
     std::optional<Json> receive(Deadline deadline);
 
+    /// The same, with the line's bytes as received: for a caller that checks their MAC itself.
+    std::optional<ReceivedMessage> receive_text(Deadline deadline);
+
+    /// Sends a message of `type` signed under `key` with `direction` (encode_signed_message), for a caller
+    /// that numbers and signs its messages itself (the peer agent's session); `body` carries the numbers.
+    void send_signed(Msg type, Json body, std::string_view key, std::string_view direction, Deadline deadline);
+
+    /// Sends one encoded line (with its newline) as it is; `type` names it in errors.
+    void send_line(std::string_view line, Msg type, Deadline deadline);
+
     /// Like receive(), but a timeout is an error naming `waiting_for`.
     Json expect(Deadline deadline, const std::string& waiting_for);
 
@@ -57,7 +79,7 @@ public:
     bool authenticated() const { return keys_.has_value(); }
 
 private:
-    Json verified(Json message);
+    Json verified(std::string_view text);
 
     UniqueFd fd_;
     std::string buffer_;

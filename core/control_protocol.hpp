@@ -42,7 +42,10 @@ namespace nm {
 class ControlChannel;
 
 inline constexpr size_t kMaxControlMessage = 64 * 1024;
-inline constexpr int kControlVersion = 1;
+/// Arrays and objects in a control message nest at most this deep (the deepest message sent is about 8).
+inline constexpr size_t kMaxControlDepth = 32;
+/// 2: a MAC covers the bytes of the line as sent (sign_text), no longer a re-serialized copy of it.
+inline constexpr int kControlVersion = 2;
 
 /// Every message type of the control protocol.
 enum class Msg {

@@ -24,16 +24,17 @@ std::string to_hex(const unsigned char* data, size_t n) {
     return out;
 }
 
-// What a MAC covers: the direction label, then the message without its "mac" and "v". A string that is
-// not valid UTF-8 is replaced, not thrown on (a hostile peer's bytes then fail the MAC).
-std::string signed_text(const Json& message, std::string_view direction) {
-    Json body = message;
-    body.erase("mac");
-    body.erase("v");
-    std::string text(direction);
-    text += '\n';
-    text += body.dump(-1, ' ', false, Json::error_handler_t::replace);
-    return text;
+// A signed line ends with this member, the MAC in hex between the two parts.
+constexpr std::string_view kMacHead = ",\"mac\":\"";
+constexpr std::string_view kMacTail = "\"}";
+constexpr size_t kMacHexDigits = 64;
+
+// What a MAC covers: the direction label, a newline, and the message's text as sent without its "mac".
+std::string mac_of(std::string_view key, std::string_view direction, std::string_view unsigned_text) {
+    std::string data(direction);
+    data += '\n';
+    data += unsigned_text;
+    return hmac_sha256_hex(key, data);
 }
 
 }  // namespace
@@ -74,13 +75,25 @@ std::string session_key(std::string_view key, std::string_view nonce, std::strin
     return handshake_proof(key, nonce, client_nonce, "session");
 }
 
-void sign_message(Json& message, std::string_view key, std::string_view direction) {
-    message["mac"] = hmac_sha256_hex(key, signed_text(message, direction));
+std::string sign_text(std::string_view text, std::string_view key, std::string_view direction) {
+    if (text.size() < 3 || text.front() != '{' || text.back() != '}') throw Error(ErrorKind::Failed, "sign_text: not a JSON object with members");
+    std::string line(text.substr(0, text.size() - 1));
+    line += kMacHead;
+    line += mac_of(key, direction, text);
+    line += kMacTail;
+    return line;
 }
 
-bool verify_message(const Json& message, std::string_view key, std::string_view direction) {
-    if (!message.is_object() || !message.contains("mac") || !message.at("mac").is_string()) return false;
-    return macs_equal(message.at("mac").get<std::string>(), hmac_sha256_hex(key, signed_text(message, direction)));
+bool verify_text(std::string_view line, std::string_view key, std::string_view direction) {
+    const size_t member = kMacHead.size() + kMacHexDigits + kMacTail.size();
+    if (line.size() < member + 2 || line.front() != '{' || !line.ends_with(kMacTail)) return false;
+    const size_t head = line.size() - member;
+    if (line.substr(head, kMacHead.size()) != kMacHead) return false;
+    const std::string_view mac = line.substr(head + kMacHead.size(), kMacHexDigits);
+    if (!is_hex(mac, kMacHexDigits)) return false;
+    std::string unsigned_text(line.substr(0, head));
+    unsigned_text += '}';
+    return macs_equal(mac, mac_of(key, direction, unsigned_text));
 }
 
 }  // namespace nm

@@ -35,13 +35,18 @@ std::string handshake_proof(std::string_view key, std::string_view nonce, std::s
 /// The key that signs a session's messages, derived from the pre-shared key and both nonces.
 std::string session_key(std::string_view key, std::string_view nonce, std::string_view client_nonce);
 
-/// Adds "mac": the HMAC of `direction` (a label naming who sends to whom, e.g. "client->agent") and the
-/// message without "mac" and "v" (nlohmann's dump sorts keys, so both ends serialize alike). The label
-/// keeps a message signed for one direction from being reflected back as one of the other. `message`
-/// must already carry its "type" and sequence number.
-void sign_message(Json& message, std::string_view key, std::string_view direction);
+/// `text` (one JSON object's text as it will be sent, without its newline) with a last member
+/// `"mac":"<64 hex digits>"`: the HMAC under `key` of `direction` (a label naming who sends to whom, e.g.
+/// "client->agent"), a newline and `text` exactly. What is signed is the bytes sent, so the receiver
+/// checks the bytes it received (verify_text) without parsing or re-serializing them; the label keeps a
+/// message signed for one direction from being reflected back as one of the other. `text` must already
+/// carry the message's "type" and sequence number. Throws nm::Error (Failed) when `text` is not an
+/// object with members.
+std::string sign_text(std::string_view text, std::string_view key, std::string_view direction);
 
-/// True when `message` carries a "mac" that matches its content and `direction` under `key`.
-bool verify_message(const Json& message, std::string_view key, std::string_view direction);
+/// True when `line` (as received, without its newline) ends in the member `,"mac":"<64 hex digits>"}`
+/// and that MAC is sign_text()'s over the rest of the line (the member taken out) and `direction` under
+/// `key`. Reads only the bytes: nothing is parsed, copied into JSON or dumped.
+bool verify_text(std::string_view line, std::string_view key, std::string_view direction);
 
 }  // namespace nm

@@ -28,7 +28,8 @@ struct ServerLimits {
     /// Who may connect; empty = everyone (--allow-from).
     std::vector<Cidr> allow_from;
     /// Connections that have not yet sent their first message, in all (--max-handshakes) and from one
-    /// source address (--max-handshakes-per-source). At the cap the oldest such connection is closed.
+    /// source (--max-handshakes-per-source; see ipv6_source_prefix). At the cap the oldest such
+    /// connection is closed.
     uint32_t max_handshakes = 128;
     uint32_t max_handshakes_per_source = 16;
     /// How long a new connection may take to send its first message (a test's authentication included)
@@ -38,6 +39,10 @@ struct ServerLimits {
     /// one source (--max-control-per-source); over the cap a new one is refused.
     uint32_t max_control = 64;
     uint32_t max_control_per_source = 8;
+    /// What "one source" is for the per-source caps above: an IPv4 address, or an IPv6 block of this many
+    /// bits (--ipv6-source-prefix; 128 = one address). A host holds a /64, so counting IPv6 addresses
+    /// would let it take every slot.
+    unsigned ipv6_source_prefix = 64;
 };
 
 /// Bytes of engine buffers the server would allocate for `spec` (resolved): every worker thread of the

@@ -67,7 +67,8 @@ struct TrafficServer::Pending {
 
     uint64_t id = 0;   ///< arrival order: the oldest is closed first at a cap
     SocketAddress peer;
-    std::string source;
+    std::string source;   ///< the peer's address, for log lines and the data connections' check
+    std::string group;    ///< what the per-source caps count (source_group(): an IPv6 source's /64)
     SteadyTime::time_point deadline;
     Stage stage = Stage::Unknown;
     UniqueFd fd;                        ///< until it is known to be a control connection
@@ -227,36 +228,41 @@ void TrafficServer::admit(UniqueFd fd, const SocketAddress& peer, SteadyTime::ti
     p->id = next_pending_id_++;
     p->peer = peer;
     p->source = source;
+    p->group = source_group(peer, limits.ipv6_source_prefix);
     p->deadline = now + limits.handshake_timeout;
     p->fd = std::move(fd);
     // A real client's first bytes are usually here already (a data connection's header follows its
     // connect at once): classify it now, and only what is left unfinished counts against the caps.
     if (step(*p, stop)) return;
-    const auto from_source = [&](const std::string& s) {
-        return static_cast<uint32_t>(std::count_if(pending_.begin(), pending_.end(), [&](const auto& q) { return q->source == s; }));
+    const auto from_group = [&](const std::string& g) {
+        return static_cast<uint32_t>(std::count_if(pending_.begin(), pending_.end(), [&](const auto& q) { return q->group == g; }));
     };
     // At a cap the oldest unclassified connection goes, not the new one: a real client sends its first
     // message within a round trip, so the oldest is the one most likely to be idle. Those that have
     // spoken meanwhile are classified first, so only silent ones are closed.
-    const auto make_room = [&](const std::string& s) {
+    const auto make_room = [&](const std::string& g) {
         std::vector<uint64_t> done;
         for (const auto& q : pending_) {
-            if (q->source == s && step(*q, stop)) done.push_back(q->id);
+            if (q->group == g && step(*q, stop)) done.push_back(q->id);
         }
         std::erase_if(pending_, [&](const auto& q) { return std::find(done.begin(), done.end(), q->id) != done.end(); });
         if (!done.empty()) return;
-        const auto oldest = std::find_if(pending_.begin(), pending_.end(), [&](const auto& q) { return q->source == s; });
+        const auto oldest = std::find_if(pending_.begin(), pending_.end(), [&](const auto& q) { return q->group == g; });
         if (oldest == pending_.end()) return;
-        refuse("closed " + s + ": too many unfinished connections (at most " + std::to_string(limits.max_handshakes_per_source) +
+        refuse("closed " + (*oldest)->source + ": too many unfinished connections (at most " + std::to_string(limits.max_handshakes_per_source) +
                " per source, " + std::to_string(limits.max_handshakes) + " in all); the oldest goes");
         pending_.erase(oldest);
     };
-    if (from_source(source) >= std::max(1u, limits.max_handshakes_per_source)) {
-        make_room(source);
+    if (from_group(p->group) >= std::max(1u, limits.max_handshakes_per_source)) {
+        make_room(p->group);
     } else if (pending_.size() >= std::max(1u, limits.max_handshakes)) {
+        // The source holding the most goes first; between sources holding as many, the one whose
+        // connection is oldest (pending_ is in arrival order), so no address wins a tie by how it sorts.
         std::map<std::string, uint32_t> counts;
-        for (const auto& q : pending_) ++counts[q->source];
-        make_room(std::max_element(counts.begin(), counts.end(), [](const auto& a, const auto& b) { return a.second < b.second; })->first);
+        uint32_t most = 0;
+        for (const auto& q : pending_) most = std::max(most, ++counts[q->group]);
+        const auto first = std::find_if(pending_.begin(), pending_.end(), [&](const auto& q) { return counts[q->group] == most; });
+        make_room((*first)->group);
     }
     pending_.push_back(std::move(p));
 }
@@ -390,7 +396,7 @@ void TrafficServer::start_test(Pending& p, const Json& opening, std::stop_token 
     // Held by a pointer, so the channel is still here to say why when the thread cannot be started.
     auto channel = std::make_shared<ControlChannel>(std::move(ch));
     try {
-        sessions_.push_back(Worker{done, p.source, std::jthread([this, done, release, channel, spec, opening, client = p.peer, outer = stop](std::stop_token own) {
+        sessions_.push_back(Worker{done, p.group, std::jthread([this, done, release, channel, spec, opening, client = p.peer, outer = stop](std::stop_token own) {
                                        // Either the server stopping or the session being cancelled ends the test.
                                        std::stop_source both;
                                        std::stop_callback a(outer, [&] { both.request_stop(); });
@@ -421,7 +427,7 @@ void TrafficServer::start_control(Pending& p, Json first, std::stop_token stop) 
         return;
     }
     const auto& limits = options_.limits;
-    const auto from_source = static_cast<uint32_t>(std::count_if(controls_.begin(), controls_.end(), [&](const Worker& w) { return w.source == p.source; }));
+    const auto from_source = static_cast<uint32_t>(std::count_if(controls_.begin(), controls_.end(), [&](const Worker& w) { return w.group == p.group; }));
     if (controls_.size() >= limits.max_control || from_source >= limits.max_control_per_source) {
         const std::string why = "too many settings-control connections (at most " + std::to_string(limits.max_control_per_source) +
                                 " per source, " + std::to_string(limits.max_control) +
@@ -434,7 +440,7 @@ void TrafficServer::start_control(Pending& p, Json first, std::stop_token stop) 
     auto channel = std::make_shared<ControlChannel>(std::move(*p.channel));
     auto message = std::make_shared<Json>(std::move(first));
     try {
-        controls_.push_back(Worker{done, p.source, std::jthread([this, done, channel, message, outer = stop](std::stop_token own) {
+        controls_.push_back(Worker{done, p.group, std::jthread([this, done, channel, message, outer = stop](std::stop_token own) {
                                        std::stop_source both;
                                        std::stop_callback a(outer, [&] { both.request_stop(); });
                                        std::stop_callback b(own, [&] { both.request_stop(); });

@@ -6,8 +6,8 @@
 // Strangers must not be able to take it down, so the thread that calls serve() only ever does
 // non-blocking work: it accepts, and classifies each new connection by its first bytes in an event loop
 // (a data connection's header, a test's hello, anything else for the ControlHandler), each within a short
-// handshake deadline, with caps per source address and in all (at a cap the oldest unclassified
-// connection goes). A test runs on a session thread of its own, a control connection on a thread of its
+// handshake deadline, with caps per source (an IPv4 address, an IPv6 /64) and in all (at a cap the
+// oldest unclassified connection goes). A test runs on a session thread of its own, a control connection on a thread of its
 // own (capped too); neither is ever joined while it runs. Out of file descriptors (EMFILE), it makes room
 // by closing the oldest unclassified connection, or accepts and closes with a reserved descriptor, and
 // backs off instead of spinning. Every test is checked against ServerLimits at hello.
@@ -91,7 +91,7 @@ private:
     struct Pending;
     struct Worker {
         std::shared_ptr<std::atomic<bool>> done;
-        std::string source;   ///< the peer's address (control connections are capped per source)
+        std::string group;   ///< the peer's source_group() (control connections are capped per source)
         std::jthread thread;
     };
 

@@ -105,9 +105,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         if (start == "A" || start == "W") {
             const std::string cnonce = nm::random_hex(32);
             client.send(nm::Msg::ControlHello, nm::Json{{"client_nonce", cnonce}}, soon());
-            const auto challenge = client.expect(nm::deadline_in(std::chrono::seconds(2)), "challenge");
-            const auto nonce = challenge.at("nonce").get<std::string>();
-            const auto proof = nm::handshake_proof(start == "A" ? kKey : "a wrong key", nonce, cnonce, "client", nm::challenge_transcript(challenge));
+            const auto challenge = client.receive_text(nm::deadline_in(std::chrono::seconds(2)));
+            if (!challenge) throw nm::Error(nm::ErrorKind::Failed, "no challenge");
+            const auto nonce = challenge->message.at("nonce").get<std::string>();
+            const auto proof = nm::handshake_proof(start == "A" ? kKey : "a wrong key", nonce, cnonce, "client", challenge->text);
             client.send(nm::Msg::Auth, nm::Json{{"mac", proof}}, soon());
             if (start == "A") key = nm::session_key(kKey, nonce, cnonce);
         } else {
@@ -127,8 +128,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
                 if (!m.is_object()) continue;
                 if (!m.contains("type")) m["type"] = op == 'H' ? "heartbeat" : "request";
                 m["seq"] = ++seq;
-                if (!key.empty()) nm::sign_message(m, key, nm::kClientToAgent);
-                send_raw(client.fd(), nm::encode_control_message(m).substr(0, nm::encode_control_message(m).size() - 1));
+                const std::string encoded = key.empty() ? nm::encode_control_message(m) : nm::encode_signed_message(m, key, nm::kClientToAgent);
+                send_raw(client.fd(), encoded.substr(0, encoded.size() - 1));
             }
             drain(client);
         }

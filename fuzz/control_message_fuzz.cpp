@@ -10,6 +10,7 @@
 #include "core/base/json_codec.hpp"
 #include "core/base/json_integer.hpp"
 #include "core/control_channel.hpp"
+#include "core/message_auth.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     const std::string_view line(reinterpret_cast<const char*>(data), size);
@@ -24,7 +25,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
             (void)nm::parse_agent_request(j);
         } catch (const nm::AgentRefusal&) {
         }
-        (void)nm::challenge_transcript(j);
+        (void)nm::verify_text(line, "key", "client->agent");
         (void)nm::encode_control_message(j);
     } catch (const nm::Error&) {
     } catch (const nlohmann::json::exception&) {

@@ -266,6 +266,7 @@ private:
     void recover_agent();
     void record(CellResult result);
     void save() {
+        if (s_.observer != nullptr) outcome_.results.run.json_stream = s_.observer->stream_stats();
         if (!options_.output_path.empty()) save_results(outcome_.results, options_.output_path);
     }
     void note(const std::string& text) {

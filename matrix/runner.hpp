@@ -75,6 +75,9 @@ public:
     /// While repetition `repetition` (1-based) of cell `key` runs: an interval of this host's counts has
     /// ended (TrafficRunner::run_live; only for tests with intervals).
     virtual void on_interval(const std::string& /*key*/, size_t /*repetition*/, const LiveInterval& /*interval*/) {}
+    /// For an observer that writes a stream (--json-stream): what it has lost so far, recorded in the
+    /// results (run.json_stream) each time they are written. Must not block.
+    virtual std::optional<JsonStreamStats> stream_stats() const { return std::nullopt; }
 };
 
 /// What the runner needs from the system, all behind interfaces.

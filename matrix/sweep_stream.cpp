@@ -1,5 +1,14 @@
 #include "matrix/sweep_stream.hpp"
 
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <ctime>
@@ -26,10 +35,109 @@ Json where(const CellProgress& p) {
 
 }  // namespace
 
+JsonLines::JsonLines(int fd, size_t queue_lines) : fd_(fd) {
+    stats_.queue_lines = std::max<size_t>(queue_lines, 1);
+    struct stat st {};
+    if (::fstat(fd, &st) != 0) {
+        guarded_ = true;
+        return;
+    }
+    if (S_ISSOCK(st.st_mode)) {
+        socket_ = true;
+    } else if (S_ISFIFO(st.st_mode) || S_ISCHR(st.st_mode)) {
+        // O_NONBLOCK on the descriptor itself would change it for every process sharing it (the shell's
+        // terminal, the reader's pipe): a description of our own carries the flag instead.
+        const std::string path = "/proc/self/fd/" + std::to_string(fd);
+        own_ = UniqueFd(::open(path.c_str(), O_WRONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY));
+        if (own_) {
+            fd_ = own_.get();
+        } else if (errno == ENXIO) {
+            stats_.output_closed = true;   // a pipe with no reader left
+        } else {
+            guarded_ = true;
+        }
+    }
+    // A regular file (or anything else) is written plainly: a write there does not wait for a reader.
+}
+
+void JsonLines::close_locked() {
+    stats_.output_closed = true;
+    stats_.unwritten_lines += queue_.size();
+    queue_.clear();
+    offset_ = 0;
+}
+
+void JsonLines::flush_locked() {
+    while (!queue_.empty() && !stats_.output_closed) {
+        const std::string& line = queue_.front();
+        size_t want = line.size() - offset_;
+        if (guarded_) {
+            pollfd p{fd_, POLLOUT, 0};
+            if (::poll(&p, 1, 0) <= 0 || (p.revents & (POLLERR | POLLHUP)) != 0) {
+                if (p.revents & (POLLERR | POLLHUP)) close_locked();
+                return;
+            }
+            want = std::min<size_t>(want, PIPE_BUF);
+        }
+        const ssize_t n = socket_ ? ::send(fd_, line.data() + offset_, want, MSG_DONTWAIT | MSG_NOSIGNAL)
+                                  : ::write(fd_, line.data() + offset_, want);
+        if (n < 0) {
+            if (errno == EINTR) continue;
+            if (errno == EAGAIN || errno == EWOULDBLOCK) return;
+            close_locked();   // EPIPE (SIGPIPE is ignored), EBADF, EIO: the reader is gone
+            return;
+        }
+        offset_ += static_cast<size_t>(n);
+        if (offset_ == line.size()) {
+            queue_.pop_front();
+            offset_ = 0;
+            ++stats_.written_lines;
+        }
+    }
+}
+
 void JsonLines::write(Json event) {
     event["time"] = utc_now();
-    // One line each, flushed: a reader of the pipe sees the event when it happens, not when a buffer fills.
-    out_ << event.dump(-1, ' ', false, Json::error_handler_t::replace) << '\n' << std::flush;
+    std::string line = event.dump(-1, ' ', false, Json::error_handler_t::replace);
+    line += '\n';
+    std::lock_guard lock(mutex_);
+    flush_locked();   // room first: the reader may have caught up
+    if (stats_.output_closed || queue_.size() >= stats_.queue_lines) {
+        ++stats_.dropped_events;
+        return;
+    }
+    queue_.push_back(std::move(line));
+    flush_locked();
+}
+
+void JsonLines::drain(std::chrono::steady_clock::time_point deadline, std::stop_token stop) {
+    for (;;) {
+        {
+            std::lock_guard lock(mutex_);
+            flush_locked();
+            if (queue_.empty() || stats_.output_closed) return;
+        }
+        const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now()).count();
+        if (left <= 0 || stop.stop_requested()) return;
+        // Short waits: a stop is seen within one of them.
+        pollfd p{fd_, POLLOUT, 0};
+        (void)::poll(&p, 1, static_cast<int>(std::min<long long>(left, 50)));
+    }
+}
+
+JsonStreamStats JsonLines::stats() const {
+    std::lock_guard lock(mutex_);
+    JsonStreamStats s = stats_;
+    s.unwritten_lines += queue_.size();
+    return s;
+}
+
+std::string describe_stream_losses(const JsonStreamStats& s) {
+    if (s.dropped_events == 0 && s.unwritten_lines == 0 && !s.output_closed) return "";
+    std::string text = "--json-stream: " + std::to_string(s.dropped_events) + " events dropped, " + std::to_string(s.unwritten_lines) +
+                       " lines not written: ";
+    text += s.output_closed ? "the reader closed the stream" : "the reader did not keep up (raise --json-stream-queue)";
+    return text;
 }
 
 void stream_run_start(JsonLines& out, const TestSpec& spec) {

@@ -1248,6 +1248,13 @@ void to_json(Json& j, const ResultsFile& v) {
              {"hosts", {{"local", v.local}, {"remote", v.remote}}},
              {"cells", v.cells}};
     if (!v.run.resumed.empty()) j["run"]["resumed"] = v.run.resumed;
+    if (const auto& s = v.run.json_stream) {
+        j["run"]["json_stream"] = Json{{"queue_lines", s->queue_lines},
+                                       {"written_lines", s->written_lines},
+                                       {"dropped_events", s->dropped_events},
+                                       {"unwritten_lines", s->unwritten_lines},
+                                       {"output_closed", s->output_closed}};
+    }
 }
 
 void from_json(const Json& j, ResultsFile& v) {
@@ -1272,6 +1279,15 @@ void from_json(const Json& j, ResultsFile& v) {
     if (const auto it = run.find("time_budget_s"); it != run.end() && it->is_number()) v.run.time_budget_s = it->get<double>();
     v.run.budget_reached = run.value("budget_reached", false);
     if (const auto it = run.find("resumed"); it != run.end() && it->is_array()) it->get_to(v.run.resumed);
+    if (const auto it = run.find("json_stream"); it != run.end() && it->is_object()) {
+        JsonStreamStats s;
+        s.queue_lines = it->value("queue_lines", uint64_t{0});
+        s.written_lines = it->value("written_lines", uint64_t{0});
+        s.dropped_events = it->value("dropped_events", uint64_t{0});
+        s.unwritten_lines = it->value("unwritten_lines", uint64_t{0});
+        s.output_closed = it->value("output_closed", false);
+        v.run.json_stream = s;
+    }
     j.at("hosts").at("local").get_to(v.local);
     j.at("hosts").at("remote").get_to(v.remote);
     j.at("cells").get_to(v.cells);

@@ -281,6 +281,16 @@ struct ResumeInfo {
     ToolInfo tool;          ///< the build that continued the file (the file's `tool` is the first run's)
 };
 
+/// What `sweep --json-stream` could not deliver: its lines go through a bounded queue and are written
+/// without blocking, so a reader that stops reading costs events, never the sweep or its restore.
+struct JsonStreamStats {
+    uint64_t queue_lines = 0;       ///< the queue's bound (--json-stream-queue)
+    uint64_t written_lines = 0;     ///< lines written whole
+    uint64_t dropped_events = 0;    ///< events not queued: the queue was full or the output closed
+    uint64_t unwritten_lines = 0;   ///< lines queued but not written (yet, or ever: the output closed)
+    bool output_closed = false;     ///< the reader went away (EPIPE); later events are dropped
+};
+
 struct RunInfo {
     std::string started;    ///< ISO 8601 UTC
     std::string finished;   ///< "" while the sweep is running
@@ -292,6 +302,8 @@ struct RunInfo {
     std::optional<double> time_budget_s;   ///< --time-budget, when given
     bool budget_reached = false;           ///< the budget ended the sweep before every cell had all it asked
     std::vector<ResumeInfo> resumed;       ///< every --resume that continued the file, oldest first
+    /// With --json-stream: what the stream had lost when the file was last written.
+    std::optional<JsonStreamStats> json_stream;
 };
 
 inline constexpr const char* kResultsSchema = "nicmatrix/results/v1";

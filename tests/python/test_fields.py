@@ -15,7 +15,7 @@ SWEEP = {"--lab": "lab", "--iface": "iface", "--peer": "peer", "--port": "port",
          "--key-file": "key_file", "--lab-name": "lab_name", "--topology": "topology", "--output": "output",
          "--resume": "resume", "--journal": "journal", "--precision": "precision", "--time-budget": "time_budget",
          "--seed": "seed", "--ipv4": "ip_version", "--ipv6": "ip_version", "--profile-categories": "profile_categories",
-         "--dry-run": None, "--quiet": None, "--metric": None, "--json-stream": None}
+         "--dry-run": None, "--quiet": None, "--metric": None, "--json-stream": None, "--json-stream-queue": None}
 # `run`'s flags -> the TestSpec JSON key Python's run() takes (None: printing, or another command's mode).
 RUN = {"--client": "host", "--port": "port", "--bind": "bind", "--parallel": "streams", "--threads": "threads",
        "--length": "write_size", "--window": "window", "--time": "duration_s", "--bytes": "bytes", "--reverse": "direction",

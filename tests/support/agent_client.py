@@ -3,9 +3,10 @@
 
     agent_client.py HOST PORT KEY_FILE < requests
 
-Authenticates as the sweep does (agent/agent_protocol.cpp, core/message_auth.cpp: the challenge, the
-client's proof over both nonces and the challenge's transcript, the session key) and sends one request per
-line of standard input ({"op": ..., ...}; type, seq and mac are added), printing each reply as one JSON line.
+Authenticates as the sweep does (agent/peer_agent.cpp, core/message_auth.cpp: the challenge, the client's
+proof over both nonces and the challenge's line as received, the session key) and sends one request per
+line of standard input ({"op": ..., ...}; v, type and seq are added, and the MAC over the line's bytes as
+its last member), printing each reply as one JSON line.
 Every socket operation has a 10 s timeout.
 """
 import hashlib
@@ -14,6 +15,8 @@ import json
 import os
 import socket
 import sys
+
+VERSION = 2   # core/control_protocol.hpp kControlVersion
 
 
 def canonical(obj):
@@ -33,28 +36,31 @@ def main():
     reader = sock.makefile("rb")
 
     def send(message):
-        sock.sendall((canonical(dict(message, v=1)) + "\n").encode())
+        sock.sendall((canonical(dict(message, v=VERSION)) + "\n").encode())
 
-    def receive():
+    def receive_line():
         line = reader.readline()
         if not line:
             sys.exit("agent_client: the agent closed the connection")
-        return json.loads(line)
+        return line.decode().rstrip("\n")
+
+    def receive():
+        return json.loads(receive_line())
 
     client_nonce = os.urandom(32).hex()
     send({"type": "control_hello", "client_nonce": client_nonce})
-    challenge = receive()
+    transcript = receive_line()
+    challenge = json.loads(transcript)
     if challenge.get("type") != "challenge":
-        sys.exit("agent_client: expected a challenge, got " + canonical(challenge))
+        sys.exit("agent_client: expected a challenge, got " + transcript)
     nonce = challenge["nonce"]
-    transcript = canonical({k: v for k, v in challenge.items() if k not in ("v", "type", "mac")})
     send({"type": "auth", "mac": mac(key, nonce + client_nonce + "nicmatrix/control/v1 client\n" + transcript)})
     print(canonical(receive()), flush=True)
     session = mac(key, nonce + client_nonce + "nicmatrix/control/v1 session").encode()
     for seq, line in enumerate((l for l in sys.stdin if l.strip()), 1):
-        body = dict(json.loads(line), type="request", seq=seq)
-        body["mac"] = mac(session, "client->agent\n" + canonical(body))
-        send(body)
+        text = canonical(dict(json.loads(line), type="request", seq=seq, v=VERSION))
+        signed = text[:-1] + ',"mac":"' + mac(session, "client->agent\n" + text) + '"}'
+        sock.sendall((signed + "\n").encode())
         print(canonical(receive()), flush=True)
 
 

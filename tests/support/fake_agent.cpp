@@ -51,9 +51,11 @@ FakeAgent::FakeAgent(std::string netns, std::string ifname, SecretKey key, Mode 
                                      {"why", ""},
                                      {"heartbeat_timeout_ms", 10000},
                                      {"protocol", kAgentProtocolVersion},
-                                     {"version", kVersion}};
-                const auto transcript = challenge_transcript(challenge);
-                ch.send(Msg::Challenge, challenge, deadline_in(std::chrono::seconds(5)));
+                                     {"version", kVersion},
+                                     {"type", "challenge"}};
+                const std::string line = encode_control_message(challenge);
+                const std::string transcript = line.substr(0, line.size() - 1);
+                ch.send_line(line, Msg::Challenge, deadline_in(std::chrono::seconds(5)));
                 std::string skey;
                 if (mode_ == Mode::SkipsAuth) {
                     ch.send(Msg::Welcome, Json::object(), deadline_in(std::chrono::seconds(5)));
@@ -104,12 +106,16 @@ FakeAgent::FakeAgent(std::string netns, std::string ifname, SecretKey key, Mode 
                     }
                     reply["type"] = "reply";
                     reply["seq"] = msg->at("seq");
-                    if (!skey.empty()) {
-                        reply["aseq"] = ++aseq;
-                        sign_message(reply, skey, kAgentToClient);
+                    if (skey.empty()) {
+                        ch.send(Msg::Reply, reply, deadline_in(std::chrono::seconds(5)));
+                        continue;
                     }
-                    if (op == "apply" && mode_ == Mode::TampersApplyReply) reply["change"] = 2;   // altered on the way
-                    ch.send(Msg::Reply, reply, deadline_in(std::chrono::seconds(5)));
+                    reply["aseq"] = ++aseq;
+                    std::string signed_line = encode_signed_message(reply, skey, kAgentToClient);
+                    if (op == "apply" && mode_ == Mode::TampersApplyReply) {
+                        signed_line.replace(signed_line.find("\"change\":1"), 10, "\"change\":2");   // altered on the way
+                    }
+                    ch.send_line(signed_line, Msg::Reply, deadline_in(std::chrono::seconds(5)));
                 }
             } catch (const Error&) {
                 // The client went away (or refused us); take the next one.

@@ -121,9 +121,10 @@ struct RawSession {
     explicit RawSession(AgentWorld& w) : ch(w.raw()) {
         const std::string cnonce = nm::random_hex(32);
         ch.send(nm::Msg::ControlHello, nm::Json{{"client_nonce", cnonce}}, soon());
-        const auto challenge = ch.expect(soon(), "challenge");
-        const auto nonce = challenge.at("nonce").get<std::string>();
-        const auto transcript = nm::challenge_transcript(challenge);
+        const auto challenge = ch.receive_text(soon());
+        REQUIRE(challenge);
+        const auto nonce = challenge->message.at("nonce").get<std::string>();
+        const std::string& transcript = challenge->text;
         ch.send(nm::Msg::Auth, nm::Json{{"mac", nm::handshake_proof(kKey, nonce, cnonce, "client", transcript)}}, soon());
         const auto welcome = ch.expect(soon(), "welcome");
         REQUIRE(welcome.at("type") == "welcome");
@@ -131,17 +132,18 @@ struct RawSession {
         key = nm::session_key(kKey, nonce, cnonce);
     }
     void send(nm::Json body, nm::Msg type = nm::Msg::Request) {
-        body["type"] = std::string(nm::msg_name(type));
         body["seq"] = ++seq;
-        nm::sign_message(body, key, nm::kClientToAgent);
-        ch.send(type, body, soon());
+        ch.send_signed(type, body, key, nm::kClientToAgent, soon());
     }
-    /// The agent's next message, its MAC and sequence checked.
+    /// Writes `line` (with its newline) onto the connection as it is.
+    void send_raw(const std::string& line) { nm::send_all(ch.fd(), line.data(), line.size(), soon(), "raw"); }
+    /// The agent's next message, its MAC (on the bytes received) and sequence checked.
     nm::Json next() {
-        auto m = ch.expect(soon(), "a message from the agent");
-        REQUIRE(nm::verify_message(m, key, nm::kAgentToClient));
-        REQUIRE(m.at("aseq") == ++aseq);
-        return m;
+        auto m = ch.receive_text(soon());
+        REQUIRE(m);
+        REQUIRE(nm::verify_text(m->text, key, nm::kAgentToClient));
+        REQUIRE(m->message.at("aseq") == ++aseq);
+        return m->message;
     }
     nm::Json request(nm::Json body) {
         send(std::move(body));
@@ -381,13 +383,12 @@ TEST_CASE("Replayed, altered, unsigned, malformed and oversized messages are ref
     const auto mtu_before = link_mtu(b.netns, b.ifname);
     {
         RawSession s(w);
-        nm::Json ping{{"type", "request"}, {"seq", 1}, {"op", "ping"}};
-        nm::sign_message(ping, s.key, nm::kClientToAgent);
-        s.ch.send(nm::Msg::Request, ping, soon());
+        const std::string ping = nm::encode_signed_message(nm::Json{{"type", "request"}, {"seq", 1}, {"op", "ping"}}, s.key, nm::kClientToAgent);
+        s.send_raw(ping);
         CHECK(s.next().at("type") == "reply");
         s.seq = 1;
 
-        s.ch.send(nm::Msg::Request, ping, soon());   // the same message again
+        s.send_raw(ping);   // the same message again
         const auto replay = s.next();
         CHECK(replay.at("kind") == "replay");
         CHECK(replay.at("message") == "message refused: replayed or out-of-order message (sequence 1, expected 2)");
@@ -395,9 +396,10 @@ TEST_CASE("Replayed, altered, unsigned, malformed and oversized messages are ref
 
         nm::Json change{{"type", "request"}, {"seq", 2}, {"op", "apply"}, {"ifname", b.ifname}, {"settings", nm::LinkSettings{1400, {}, {}}},
                         {"confirm_ms", 3000}};
-        nm::sign_message(change, s.key, nm::kClientToAgent);
-        change["settings"]["mtu"] = 9000;   // altered after signing
-        s.ch.send(nm::Msg::Request, change, soon());
+        std::string altered_line = nm::encode_signed_message(change, s.key, nm::kClientToAgent);
+        REQUIRE(altered_line.find("\"mtu\":1400") != std::string::npos);
+        altered_line.replace(altered_line.find("\"mtu\":1400"), 10, "\"mtu\":9000");   // altered after signing
+        s.send_raw(altered_line);
         const auto altered = s.next();
         CHECK(altered.at("kind") == "auth");
         CHECK(altered.at("message") == "message refused: message with a bad MAC (altered or not signed)");
@@ -408,8 +410,7 @@ TEST_CASE("Replayed, altered, unsigned, malformed and oversized messages are ref
         CHECK(s.next().at("kind") == "auth");
         // A message signed for the other direction (reflected back) does not pass either.
         nm::Json reflected{{"type", "request"}, {"seq", 2}, {"op", "restore"}};
-        nm::sign_message(reflected, s.key, nm::kAgentToClient);
-        s.ch.send(nm::Msg::Request, reflected, soon());
+        s.send_raw(nm::encode_signed_message(reflected, s.key, nm::kAgentToClient));
         CHECK(s.next().at("kind") == "auth");
         CHECK(link_mtu(b.netns, b.ifname) == mtu_before);
 

@@ -6,8 +6,10 @@
 #include <catch2/catch.hpp>
 
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <spawn.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 
 #include <chrono>
@@ -23,7 +25,11 @@
 #include <nlohmann/json.hpp>
 
 #include "agent/key_file.hpp"
+#include "core/base/unique_fd.hpp"
 #include "core/base/wait_until.hpp"
+#include "core/control_protocol.hpp"
+#include "core/net.hpp"
+#include "ethtool_ctl/netns.hpp"
 #include "matrix/results_store.hpp"
 #include "tests/support/command.hpp"
 #include "tests/support/fake_agent.hpp"
@@ -570,6 +576,85 @@ TEST_CASE("sweep --peer: an agent whose allow-list does not name channels and RP
     CHECK(bad.exit_status == 2);
     // The error quotes the whole list, not the item the CLI split off.
     CHECK(bad.output.find("--allow-kinds mtu,ring: unknown kind \"ring\"") != std::string::npos);
+}
+
+namespace {
+
+/// One line from a raw TCP connection to the agent's port, opened in the lab's client namespace: what the
+/// agent answers to `lines` (sent one after another, each answer read before the next is sent). An empty
+/// answer means the agent closed the connection (or said nothing within 5 s).
+std::vector<std::string> exchange_raw(const nm::test::ScopedLab& lab, const std::vector<std::string>& lines) {
+    nm::NetnsScope scope(lab.client().netns);
+    const auto to = nm::resolve_address(address(lab.server().ipv4), nm::kDefaultPort);
+    nm::UniqueFd fd(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
+    REQUIRE(fd);
+    REQUIRE(::connect(fd.get(), to.get(), to.len) == 0);
+    std::vector<std::string> answers;
+    for (const auto& line : lines) {
+        if (::send(fd.get(), line.data(), line.size(), MSG_NOSIGNAL) != static_cast<ssize_t>(line.size())) break;
+        std::string answer;
+        const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+        char c = 0;
+        while (nm::wait_fd(fd.get(), POLLIN, deadline) && ::recv(fd.get(), &c, 1, MSG_DONTWAIT) == 1 && c != '\n') answer += c;
+        answers.push_back(answer);
+        if (answer.empty()) break;
+    }
+    return answers;
+}
+
+/// `levels` arrays one inside the other, closed: valid JSON of 2 x levels bytes.
+std::string nested(size_t levels) { return std::string(levels, '[') + std::string(levels, ']'); }
+
+}  // namespace
+
+TEST_CASE("JSON nested 30000 deep before authentication gets an error or a close, the agent keeps running and a sweep against "
+          "it works (review finding 9)",
+          "[integration]") {
+    nm::test::require_net_admin();
+    nm::test::ScopedLab lab;
+    nm::test::TempDir dir;
+    const auto& a = lab.client();
+    const auto& b = lab.server();
+    write_file(dir.file("sweep.json"), config("4000", 0.5));
+    write_key(dir);
+    // The key makes tests authenticate too: the second message of a test is checked under its key.
+    auto agent = start_agent(lab, dir, {"--allow-control", b.ifname, "--key-file", dir.file("key")});
+    const std::string v = std::to_string(nm::kControlVersion);
+    const std::string nonce(64, 'a');
+    REQUIRE(nested(30000).size() + 100 < nm::kMaxControlMessage);
+    // A first message whose version is 30000 arrays deep (a95a16e quoted it back with a recursive dump).
+    const auto deep_version = exchange_raw(lab, {R"({"type":"control_hello","v":)" + nested(30000) + "}\n"});
+    // A settings session's control_hello, then an auth 30000 deep in place of the proof.
+    const auto deep_auth = exchange_raw(lab, {R"({"v":)" + v + R"(,"type":"control_hello","client_nonce":")" + nonce + "\"}\n",
+                                              R"({"v":)" + v + R"(,"type":"auth","mac":)" + nested(30000) + "}\n"});
+    // A test's hello, then an auth 30000 deep (a95a16e copied and dumped it to check its MAC).
+    const auto deep_test = exchange_raw(lab, {R"({"v":)" + v + R"(,"type":"hello","client_nonce":")" + nonce + "\"}\n",
+                                              R"({"v":)" + v + R"(,"type":"auth","seq":1,"spec":)" + nested(30000) + R"(,"mac":")" +
+                                                  std::string(64, '0') + "\"}\n"});
+    for (const auto* answers : {&deep_version, &deep_auth, &deep_test}) {
+        INFO((answers->empty() ? std::string() : answers->back().substr(0, 300)));
+        REQUIRE_FALSE(answers->empty());
+        // An error naming the nesting, or the connection closed: never a reply that read the message.
+        CHECK((answers->back().empty() || answers->back().find("\"error\"") != std::string::npos));
+    }
+    CHECK_THAT(deep_version.back(), Catch::Contains("nested deeper than 32 levels"));
+    CHECK_THAT(deep_auth.front(), Catch::Contains("\"challenge\""));
+    CHECK_THAT(deep_test.front(), Catch::Contains("\"challenge\""));
+    // The agent runs (its process has not ended) and logged what it refused.
+    int status = 0;
+    INFO(agent->output());
+    REQUIRE_FALSE(agent->poll_exit(status));
+    CHECK_THAT(agent->output(), Catch::Contains("nested deeper than 32 levels"));
+    // And a sweep through it works, the peer put back at its end.
+    const auto sweep = nm::test::run_in_netns(a.netns, nicmatrix_binary() + " sweep " + dir.file("sweep.json") + " --iface " + a.ifname +
+                                                           " --peer " + address(b.ipv4) + " --key-file " + dir.file("key") + " --journal " +
+                                                           dir.file("j.json") + " -o " + dir.file("r.json"),
+                                              std::chrono::seconds(60));
+    INFO(sweep.output);
+    CHECK(sweep.exit_status == 0);
+    CHECK(link_mtu(b.netns, b.ifname) == "1500\n");
+    CHECK(nm::load_results(dir.file("r.json")).cells.size() == 1);
+    REQUIRE_FALSE(agent->poll_exit(status));
 }
 
 TEST_CASE("serve --allow-control, a key holder's setting names that would form paths are refused, and nothing outside the "

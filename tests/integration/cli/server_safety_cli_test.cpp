@@ -27,6 +27,7 @@
 #include "core/base/traffic_types.hpp"
 #include "core/base/unique_fd.hpp"
 #include "core/base/wait_until.hpp"
+#include "core/control_protocol.hpp"
 #include "core/net.hpp"
 #include "core/udp_tracker.hpp"
 #include "ethtool_ctl/netns.hpp"
@@ -211,7 +212,7 @@ TEST_CASE("serve: silent connections are capped per source and in all, the oldes
     from_b.close_all();
     // Settings-control sessions that say nothing after the handshake are held, at most two per source.
     Connections control(lab, 3, b);
-    const std::string hello = R"({"v":1,"type":"control_hello","client_nonce":")" + std::string(64, 'a') + "\"}\n";
+    const std::string hello = R"({"v":)" + std::to_string(nm::kControlVersion) + R"(,"type":"control_hello","client_nonce":")" + std::string(64, 'a') + "\"}\n";
     std::vector<std::string> first;
     for (size_t i = 0; i < control.size(); ++i) {
         REQUIRE(::send(control.fd(i), hello.data(), hello.size(), MSG_NOSIGNAL) == static_cast<ssize_t>(hello.size()));
@@ -224,6 +225,122 @@ TEST_CASE("serve: silent connections are capped per source and in all, the oldes
     CHECK_THAT(first[2], Catch::Contains("\"error\"") && Catch::Contains("at most 2 per source") && Catch::Contains("--max-control-per-source"));
     // And tests are still served.
     CHECK(run_in_netns(lab.client().netns, run_cmd(lab, "-t 0.3")).exit_status == 0);
+}
+
+TEST_CASE("serve: at the cap in all, between sources holding as many, the one with the oldest connection pays, whatever its address", "[integration]") {
+    nm::test::require_net_admin();
+    nm::test::ScopedLab lab;
+    // "198.18.0.77" sorts after "198.18.0.1" as text: it must not be spared for that.
+    const std::string a = nm::strip_prefix(lab.client().ipv4);
+    const std::string b = "198.18.0.77";
+    const std::string c = "198.18.0.78";
+    for (const auto& extra : {b, c}) {
+        REQUIRE(nm::test::run_command("ip -n " + lab.client().netns + " addr add " + extra + "/24 dev " + lab.client().ifname).exit_status == 0);
+    }
+    Server server(lab, {"--max-handshakes-per-source", "4", "--max-handshakes", "4", "--handshake-timeout", "30"});
+    Connections from_b(lab, 2, b);
+    nm::wait_until([&] { return accept_queue(lab, nm::kDefaultPort) == 0; }, seconds(10), "the server to accept b's connections");
+    Connections from_a(lab, 2, a);
+    nm::wait_until([&] { return accept_queue(lab, nm::kDefaultPort) == 0; }, seconds(10), "the server to accept a's connections");
+    Connections from_c(lab, 1, c);
+    nm::wait_until([&] { return accept_queue(lab, nm::kDefaultPort) == 0 && from_a.closed_by_peer() + from_b.closed_by_peer() >= 1; },
+                   seconds(10), "the server to close one connection at its cap in all");
+    CHECK(from_b.closed(0));
+    CHECK(from_b.closed_by_peer() == 1);
+    CHECK(from_a.closed_by_peer() == 0);
+    CHECK(from_c.closed_by_peer() == 0);
+}
+
+namespace {
+
+/// A settings-control connection opened in `netns` from `from` to `to` (IPv4 or IPv6, port 5301): it sends
+/// control_hello and keeps the connection; first_line is the server's answer ("" when none came).
+struct ControlProbe {
+    nm::UniqueFd fd;
+    std::string first_line;
+};
+
+ControlProbe control_probe(const std::string& netns, const std::string& from, const std::string& to) {
+    nm::NetnsScope scope(netns);
+    const auto local = nm::resolve_address(from, 0);
+    const auto remote = nm::resolve_address(to, nm::kDefaultPort);
+    ControlProbe p{nm::UniqueFd(::socket(remote.family(), SOCK_STREAM | SOCK_CLOEXEC, 0)), ""};
+    REQUIRE(p.fd);
+    REQUIRE(::bind(p.fd.get(), local.get(), local.len) == 0);
+    REQUIRE(::connect(p.fd.get(), remote.get(), remote.len) == 0);
+    const std::string hello = R"({"v":)" + std::to_string(nm::kControlVersion) + R"(,"type":"control_hello","client_nonce":")" +
+                              std::string(64, 'a') + "\"}\n";
+    REQUIRE(::send(p.fd.get(), hello.data(), hello.size(), MSG_NOSIGNAL) == static_cast<ssize_t>(hello.size()));
+    const auto deadline = SteadyTime::now() + seconds(5);
+    char c = 0;
+    while (nm::wait_fd(p.fd.get(), POLLIN, deadline) && ::recv(p.fd.get(), &c, 1, MSG_DONTWAIT) == 1 && c != '\n') p.first_line += c;
+    return p;
+}
+
+}  // namespace
+
+TEST_CASE("serve: ten IPv6 addresses of one /64 count as one source, and cannot take the control slots of another /64 or an IPv4 client", "[integration]") {
+    nm::test::require_net_admin();
+    nm::test::ScopedLab lab;
+    // One host's /64 that is not the lab's own (2001:2::/64), ten addresses of it on the client's veth,
+    // routed back by the server's namespace.
+    const std::string block = "2001:2:0:36::";
+    for (int i = 1; i <= 10; ++i) {
+        REQUIRE(nm::test::run_command("ip -n " + lab.client().netns + " -6 addr add " + block + std::to_string(i) + "/64 dev " +
+                                      lab.client().ifname + " nodad")
+                    .exit_status == 0);
+    }
+    REQUIRE(nm::test::run_command("ip -n " + lab.server().netns + " -6 route add " + block + "/64 dev " + lab.server().ifname).exit_status == 0);
+    // The lab's own IPv6 addresses may still be in duplicate address detection: wait until none is tentative.
+    nm::wait_until([&] {
+        return nm::test::run_command("ip -n " + lab.server().netns + " -6 addr show tentative").output.empty() &&
+               nm::test::run_command("ip -n " + lab.client().netns + " -6 addr show tentative").output.empty();
+    }, seconds(10), "the lab's IPv6 addresses to leave DAD");
+    // The defaults: 64 control sessions in all, 8 per source.
+    Server server(lab, {});
+    const std::string server_v6 = nm::strip_prefix(lab.server().ipv6);
+    std::vector<ControlProbe> held;
+    int challenged = 0;
+    for (int i = 1; i <= 10; ++i) {
+        for (int k = 0; k < 8; ++k) {
+            held.push_back(control_probe(lab.client().netns, block + std::to_string(i), server_v6));
+            INFO(held.back().first_line);
+            REQUIRE_FALSE(held.back().first_line.empty());
+            if (held.back().first_line.find("\"challenge\"") != std::string::npos) ++challenged;
+        }
+    }
+    // One /64 is one source: 8 sessions, not 64.
+    CHECK(challenged == 8);
+    CHECK_THAT(held.back().first_line, Catch::Contains("at most 8 per source"));
+    // A client from another /64, and one over IPv4, still get in while all 80 are held.
+    const auto other_v6 = control_probe(lab.client().netns, nm::strip_prefix(lab.client().ipv6), server_v6);
+    CHECK_THAT(other_v6.first_line, Catch::Contains("\"challenge\""));
+    const auto v4 = control_probe(lab.client().netns, nm::strip_prefix(lab.client().ipv4), nm::strip_prefix(lab.server().ipv4));
+    CHECK_THAT(v4.first_line, Catch::Contains("\"challenge\""));
+    // The log names the address that was refused, not only its block (the first address took the eight).
+    CHECK_THAT(server.process.drain(milliseconds(300)), Catch::Contains("refused " + block + "2: too many settings-control connections"));
+}
+
+TEST_CASE("serve --ipv6-source-prefix 128: each IPv6 address is a source of its own again", "[integration]") {
+    nm::test::require_net_admin();
+    nm::test::ScopedLab lab;
+    const std::string block = "2001:2:0:37::";
+    for (int i = 1; i <= 2; ++i) {
+        REQUIRE(nm::test::run_command("ip -n " + lab.client().netns + " -6 addr add " + block + std::to_string(i) + "/64 dev " +
+                                      lab.client().ifname + " nodad")
+                    .exit_status == 0);
+    }
+    REQUIRE(nm::test::run_command("ip -n " + lab.server().netns + " -6 route add " + block + "/64 dev " + lab.server().ifname).exit_status == 0);
+    nm::wait_until([&] { return nm::test::run_command("ip -n " + lab.server().netns + " -6 addr show tentative").output.empty(); }, seconds(10),
+                   "the server's IPv6 address to leave DAD");
+    Server server(lab, {"--ipv6-source-prefix", "128", "--max-control-per-source", "1"});
+    const std::string server_v6 = nm::strip_prefix(lab.server().ipv6);
+    const auto first = control_probe(lab.client().netns, block + "1", server_v6);
+    const auto second = control_probe(lab.client().netns, block + "2", server_v6);
+    const auto again = control_probe(lab.client().netns, block + "1", server_v6);
+    CHECK_THAT(first.first_line, Catch::Contains("\"challenge\""));
+    CHECK_THAT(second.first_line, Catch::Contains("\"challenge\""));
+    CHECK_THAT(again.first_line, Catch::Contains("at most 1 per source"));
 }
 
 TEST_CASE("serve --max-duration 5: `run -n 1000G` ends within 10 s with status limited, naming the flag", "[integration]") {
@@ -281,7 +398,7 @@ TEST_CASE("serve under ulimit -n 48: a flood of connections does not make it spi
                   {"prlimit", "--nofile=48"});
     const pid_t pid = server.process.pid();
     Connections flood(lab, 120);
-    flood.send_each(R"({"v":1,"type":"control_hello","client_nonce":")" + std::string(64, 'a') + "\"}\n");
+    flood.send_each(R"({"v":)" + std::to_string(nm::kControlVersion) + R"(,"type":"control_hello","client_nonce":")" + std::string(64, 'a') + "\"}\n");
     // Descriptors run out while the flood is taken off the queue (the server says so); then hold it and
     // measure the CPU time over 3 s (a measuring period, not a wait for anything).
     REQUIRE_THAT(server.process.read_until("out of file descriptors", seconds(15)), Catch::Contains("out of file descriptors"));

@@ -57,3 +57,15 @@ TEST_CASE("Cidr refuses what is not a block, naming the text, an empty list allo
     CHECK(nm::allowed_by(list, mapped("198.18.3.4")));
     CHECK_FALSE(nm::allowed_by(list, addr("203.0.113.9")));
 }
+
+TEST_CASE("source_group: an IPv4 client is its address, an IPv6 client its /64 (or the prefix asked)", "[unit]") {
+    CHECK(nm::source_group(addr("198.18.0.1"), 64) == "198.18.0.1");
+    CHECK(nm::source_group(mapped("198.18.0.1"), 64) == "198.18.0.1");   // a dual-stack listener's view of IPv4
+    CHECK(nm::source_group(addr("2001:2:0:36::1"), 64) == "2001:2:0:36::/64");
+    CHECK(nm::source_group(addr("2001:2:0:36:ffff:1:2:3"), 64) == "2001:2:0:36::/64");
+    CHECK(nm::source_group(addr("2001:2:0:37::1"), 64) == "2001:2:0:37::/64");
+    CHECK(nm::source_group(addr("2001:2:0:36::1"), 128) == "2001:2:0:36::1/128");
+    CHECK(nm::source_group(addr("2001:2:0:36::1"), 48) == "2001:2::/48");
+    CHECK(nm::source_group(addr("2001:2:0:36::1"), 52) == "2001:2::/52");
+    CHECK(nm::source_group(addr("2001:2:0:f036::1"), 52) == "2001:2:0:f000::/52");
+}

@@ -10,21 +10,43 @@
 using Catch::Contains;
 
 TEST_CASE("decode_control_message accepts a versioned typed object", "[unit]") {
-    const auto j = nm::decode_control_message(R"({"v":1,"type":"hello","spec":{}})");
+    const auto j = nm::decode_control_message(R"({"v":2,"type":"hello","spec":{}})");
     CHECK(j.at("type") == "hello");
     const auto line = nm::encode_control_message(nm::Json{{"type", "ready"}});
     CHECK(line.back() == '\n');
-    CHECK(nm::decode_control_message(line.substr(0, line.size() - 1)).at("v") == 1);
+    CHECK(nm::decode_control_message(line.substr(0, line.size() - 1)).at("v") == nm::kControlVersion);
 }
 
 TEST_CASE("decode_control_message rejects bad version, missing type, non-objects, oversize", "[unit]") {
-    CHECK_THROWS_WITH(nm::decode_control_message(R"({"v":2,"type":"hello"})"), Contains("version 2"));
+    // Version 1 signed a re-serialized copy of each message; version 2 signs the bytes sent.
+    CHECK_THROWS_WITH(nm::decode_control_message(R"({"v":1,"type":"hello"})"), Contains("version 1, this nicmatrix speaks version 2"));
     CHECK_THROWS_WITH(nm::decode_control_message(R"({"type":"hello"})"), Contains("version missing"));
-    CHECK_THROWS_WITH(nm::decode_control_message(R"({"v":1})"), Contains("no \"type\""));
+    CHECK_THROWS_WITH(nm::decode_control_message(R"({"v":[[[1]]],"type":"hello"})"), Contains("version not a number"));
+    CHECK_THROWS_WITH(nm::decode_control_message(R"({"v":2})"), Contains("no \"type\""));
     CHECK_THROWS_WITH(nm::decode_control_message(R"([1,2])"), Contains("not a JSON object"));
-    CHECK_THROWS_WITH(nm::decode_control_message("{\"v\":1,"), Contains("not a JSON object"));
-    const std::string big = R"({"v":1,"type":"x","pad":")" + std::string(nm::kMaxControlMessage, 'a') + "\"}";
+    CHECK_THROWS_WITH(nm::decode_control_message("{\"v\":2,"), Contains("not a JSON object"));
+    const std::string big = R"({"v":2,"type":"x","pad":")" + std::string(nm::kMaxControlMessage, 'a') + "\"}";
     CHECK_THROWS_WITH(nm::decode_control_message(big), Contains("longer than"));
+}
+
+TEST_CASE("decode_control_message counts nesting on the text before parsing: 32 levels pass, 33 and 30000 do not", "[unit]") {
+    const auto nested = [](size_t levels, const std::string& open, const std::string& close) {
+        std::string s = R"({"v":2,"type":"request","x":)";
+        for (size_t i = 1; i < levels; ++i) s += open;
+        s += "0";
+        for (size_t i = 1; i < levels; ++i) s += close;
+        return s + "}";
+    };
+    CHECK(nm::decode_control_message(nested(32, "[", "]")).at("type") == "request");
+    CHECK_THROWS_WITH(nm::decode_control_message(nested(33, "[", "]")), Contains("nested deeper than 32 levels"));
+    CHECK_THROWS_WITH(nm::decode_control_message(nested(33, R"({"a":)", "}")), Contains("nested deeper than 32 levels"));
+    // 30000 levels in under 64 KiB, unbalanced as an attacker would not bother to close them.
+    std::string deep = R"({"v":2,"type":"request","x":)" + std::string(30000, '[');
+    REQUIRE(deep.size() < nm::kMaxControlMessage);
+    CHECK_THROWS_WITH(nm::decode_control_message(deep), Contains("nested deeper"));
+    // Brackets inside strings, escaped quotes included, are text.
+    const std::string in_strings = R"({"v":2,"type":"request","x":"[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[\"[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[["})";
+    CHECK(nm::decode_control_message(in_strings).at("type") == "request");
 }
 
 namespace {

@@ -218,8 +218,10 @@ Json PeerAgent::dispatch(Session& session, const AgentRequest& request) {
     const auto caps = capabilities();
     if (!caps.control) throw AgentRefusal{WireError::Refused, "settings control refused: " + caps.why};
     if (!request.ifname.empty()) check_allowed(request.ifname);
-    if (request.op == AgentOp::Validate || request.op == AgentOp::Apply) check_kinds(request.settings);
-    if (request.op == AgentOp::Unsupported) check_kinds(request.settings, true);
+    // Validating or asking about a kind the agent cannot reach is no change: the sweep checks its config
+    // (validate), then learns which cells are infeasible (unsupported); only apply refuses it.
+    if (request.op == AgentOp::Apply) check_kinds(request.settings);
+    if (request.op == AgentOp::Validate || request.op == AgentOp::Unsupported) check_kinds(request.settings, true);
     if (takes_control(request.op)) {
         std::lock_guard lock(device_mutex_);
         if (!session.controls) {

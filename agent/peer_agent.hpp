@@ -79,7 +79,7 @@ private:
     void send_signed(Session& session, Msg type, Json body);
     void refuse(Session& session, WireError kind, const std::string& message, std::optional<uint64_t> seq);
     void check_allowed(const std::string& ifname) const;
-    /// `unavailable_ok`: an unavailable kind passes (the op `unsupported` reports it instead of refusing).
+    /// `unavailable_ok`: an unavailable kind passes (validate and unsupported; only apply refuses it).
     void check_kinds(const LinkSettings& settings, bool unavailable_ok = false) const;
     std::string unavailable_why(const LinkSettings& settings) const;
     void log(const std::string& line);

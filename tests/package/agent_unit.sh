@@ -131,8 +131,6 @@ check_kinds() {
     failures=$((failures + 1))
   fi
   sed 's/^/  /' "$work/kinds.out"
-  grep -q '^FAIL' "$work/kinds.out" && failures=$((failures + 1))
-  return 0
 }
 dropins=/etc/systemd/system/nicmatrix-agent@.service.d
 

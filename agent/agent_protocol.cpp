@@ -33,6 +33,7 @@ const OpRow kOps[] = {
     {AgentOp::Confirm, "confirm", true, {agent_field::kChange}},
     {AgentOp::Restore, "restore", true, {}},
     {AgentOp::Describe, "describe", false, {agent_field::kIfname}},
+    {AgentOp::Unsupported, "unsupported", false, {agent_field::kIfname, agent_field::kSettings}},
 };
 
 const OpRow& row(AgentOp op) {

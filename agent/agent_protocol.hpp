@@ -5,8 +5,8 @@
 //
 //   client                                         agent
 //   control_hello {client_nonce}            ->
-//                                           <-     challenge {nonce, auth_required, control, interfaces, why,
-//                                                             heartbeat_timeout_ms, protocol, version}
+//                                           <-     challenge {nonce, auth_required, control, interfaces, kinds,
+//                                                             unavailable, why, heartbeat_timeout_ms, protocol, version}
 //   auth {mac = proof(key, "client", challenge)}  ->
 //                                           <-     welcome {mac = proof(key, "agent", challenge)} | error {kind "auth"}
 //   ---- from here every message is signed under the session key, with its direction label ----
@@ -45,7 +45,9 @@
 namespace nm {
 
 /// Version of this protocol, in the challenge; a client refuses an agent that speaks another.
-inline constexpr int kAgentProtocolVersion = 3;   // 3: the challenge names the kinds of setting (`kinds`)
+/// 3: the challenge names the kinds of setting (`kinds`); 4: and the allowed kinds the agent cannot change
+/// there (`unavailable`: {kind: why}), and the op `unsupported`.
+inline constexpr int kAgentProtocolVersion = 4;
 
 /// The direction labels of the session's MACs (sign_text / verify_text).
 inline constexpr std::string_view kClientToAgent = "client->agent";
@@ -60,6 +62,7 @@ enum class AgentOp {
     Confirm,    ///< {change} -> {change}
     Restore,    ///< {} -> {reports}: everything back to the originals the agent journalled
     Describe,   ///< {ifname} -> {host, system}: the agent's host (HostInfo) and how its kernel runs ifname (InterfaceSystem or null)
+    Unsupported,   ///< {ifname, settings} -> {why}: why these cannot be had there ("" = nothing stands in the way); nothing changes
 };
 
 /// The op's name on the wire ("ping", "apply", ...).
@@ -67,7 +70,7 @@ std::string_view op_name(AgentOp op);
 /// nullopt for a name this build does not know.
 std::optional<AgentOp> op_from_name(std::string_view name);
 /// True for the ops that need the agent's control (one client at a time): apply, confirm, restore.
-/// Ping, read, validate and describe are open to any authenticated client.
+/// Ping, read, validate, describe and unsupported are open to any authenticated client.
 bool takes_control(AgentOp op);
 
 /// The field names of requests, replies and notices.
@@ -84,6 +87,7 @@ inline constexpr const char* kReports = "reports";     ///< ApplyReports (restor
 inline constexpr const char* kHost = "host";           ///< a HostInfo (describe)
 inline constexpr const char* kSystem = "system";       ///< an InterfaceSystem or null (describe)
 inline constexpr const char* kReason = "reason";       ///< why a rollback happened (rolled_back)
+inline constexpr const char* kWhy = "why";             ///< why settings cannot be had (unsupported)
 inline constexpr const char* kSeq = "seq";             ///< the client's message counter
 inline constexpr const char* kAgentSeq = "aseq";       ///< the agent's message counter
 inline constexpr const char* kMac = "mac";

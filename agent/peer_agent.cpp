@@ -55,7 +55,10 @@ PeerAgent::PeerAgent(DeviceControl& device, SettingsJournal& journal, Clock& clo
 PeerCapabilities PeerAgent::capabilities() const {
     PeerCapabilities c;
     c.interfaces.assign(options_.allowed.begin(), options_.allowed.end());
-    c.kinds = options_.kinds;
+    for (const auto& k : options_.kinds) {
+        if (!options_.unavailable.count(k)) c.kinds.push_back(k);
+    }
+    c.unavailable = options_.unavailable;
     if (!options_.key) {
         c.why = "the agent has no key (start it with --key-file), so it changes no settings";
     } else if (options_.allowed.empty()) {
@@ -122,6 +125,7 @@ bool PeerAgent::handshake(Session& session, const Json& first) {
                          {"control", caps.control},
                          {"interfaces", caps.interfaces},
                          {"kinds", caps.kinds},
+                         {"unavailable", caps.unavailable},
                          {"why", caps.why},
                          {"heartbeat_timeout_ms", options_.heartbeat_timeout.count()},
                          {"protocol", kAgentProtocolVersion},
@@ -190,8 +194,12 @@ void PeerAgent::check_allowed(const std::string& ifname) const {
     }
 }
 
-void PeerAgent::check_kinds(const LinkSettings& settings) const {
+void PeerAgent::check_kinds(const LinkSettings& settings, bool unavailable_ok) const {
     for (const auto& kind : setting_kinds(settings)) {
+        if (const auto u = options_.unavailable.find(kind); u != options_.unavailable.end()) {
+            if (unavailable_ok) continue;
+            throw AgentRefusal{WireError::Refused, "settings control refused: this agent cannot change " + kind + " where it runs (" + u->second + ")"};
+        }
         if (std::find(options_.kinds.begin(), options_.kinds.end(), kind) == options_.kinds.end()) {
             throw AgentRefusal{WireError::Refused, "settings control refused: " + kind + " is not a kind of setting this agent lets a client change (it allows " +
                                                        (options_.kinds.empty() ? std::string("none") : joined(options_.kinds)) +
@@ -200,12 +208,25 @@ void PeerAgent::check_kinds(const LinkSettings& settings) const {
     }
 }
 
+std::string PeerAgent::unavailable_why(const LinkSettings& settings) const {
+    std::string why;
+    for (const auto& kind : setting_kinds(settings)) {
+        if (const auto u = options_.unavailable.find(kind); u != options_.unavailable.end()) {
+            why += (why.empty() ? "" : "; ") + kind + ": the agent cannot change it where it runs (" + u->second + ")";
+        }
+    }
+    return why;
+}
+
 Json PeerAgent::dispatch(Session& session, const AgentRequest& request) {
     if (request.op == AgentOp::Ping) return Json::object();
     const auto caps = capabilities();
     if (!caps.control) throw AgentRefusal{WireError::Refused, "settings control refused: " + caps.why};
     if (!request.ifname.empty()) check_allowed(request.ifname);
-    if (request.op == AgentOp::Validate || request.op == AgentOp::Apply) check_kinds(request.settings);
+    // Validating or asking about a kind the agent cannot reach is no change: the sweep checks its config
+    // (validate), then learns which cells are infeasible (unsupported); only apply refuses it.
+    if (request.op == AgentOp::Apply) check_kinds(request.settings);
+    if (request.op == AgentOp::Validate || request.op == AgentOp::Unsupported) check_kinds(request.settings, true);
     if (takes_control(request.op)) {
         std::lock_guard lock(device_mutex_);
         if (!session.controls) {
@@ -231,6 +252,14 @@ Json PeerAgent::dispatch(Session& session, const AgentRequest& request) {
             std::lock_guard lock(device_mutex_);
             const auto system = device_.describe(request.ifname);
             return Json{{agent_field::kHost, std::move(host)}, {agent_field::kSystem, system ? Json(*system) : Json(nullptr)}};
+        }
+        case AgentOp::Unsupported: {
+            // What the agent cannot reach first, then what the device does not have: both before any change.
+            std::string why = unavailable_why(request.settings);
+            std::lock_guard lock(device_mutex_);
+            const std::string device_why = device_.unsupported(request.ifname, request.settings);
+            if (!device_why.empty()) why += (why.empty() ? "" : "; ") + device_why;
+            return Json{{agent_field::kWhy, why}};
         }
         case AgentOp::Apply: return apply(session, request);
         case AgentOp::Confirm:

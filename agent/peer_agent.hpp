@@ -9,6 +9,7 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <mutex>
 #include <optional>
 #include <set>
@@ -28,6 +29,9 @@ struct PeerAgentOptions {
     std::set<std::string> allowed;                  ///< interfaces a client may change (--allow-control)
     /// Kinds of setting a client may change on them (--allow-kinds; agent_protocol.hpp kAgentSettingKinds).
     std::vector<std::string> kinds = default_agent_kinds();
+    /// Kinds of `kinds` this agent cannot change where it runs, with the reason (unavailable_kinds(), at
+    /// start): not offered, refused with the reason, named in the challenge.
+    std::map<std::string, std::string> unavailable;
     std::optional<SecretKey> key;                   ///< the pre-shared key; none = every settings change is refused
     std::chrono::milliseconds heartbeat_timeout{10000};   ///< silence after which the controller is gone
     /// One line per refusal, restore or rollback (the CLI prints them on stderr); already made safe
@@ -40,6 +44,8 @@ struct PeerCapabilities {
     bool control = false;
     std::vector<std::string> interfaces;
     std::vector<std::string> kinds;   ///< the kinds of setting a client may change there (kAgentSettingKinds names)
+    /// Kinds the agent allows but cannot change where it runs (its sandbox), each with the reason.
+    std::map<std::string, std::string> unavailable;
     std::string why;   ///< when !control
 };
 
@@ -73,7 +79,9 @@ private:
     void send_signed(Session& session, Msg type, Json body);
     void refuse(Session& session, WireError kind, const std::string& message, std::optional<uint64_t> seq);
     void check_allowed(const std::string& ifname) const;
-    void check_kinds(const LinkSettings& settings) const;
+    /// `unavailable_ok`: an unavailable kind passes (validate and unsupported; only apply refuses it).
+    void check_kinds(const LinkSettings& settings, bool unavailable_ok = false) const;
+    std::string unavailable_why(const LinkSettings& settings) const;
     void log(const std::string& line);
 
     // The journal, in one place: remembered before every change, restored when a controller goes away,

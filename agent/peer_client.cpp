@@ -130,6 +130,7 @@ PeerControlClient::Connection::Connection(const PeerClientOptions& options, std:
         caps_.control = challenge.at("control").get<bool>();
         caps_.interfaces = challenge.at("interfaces").get<std::vector<std::string>>();
         caps_.kinds = challenge.at("kinds").get<std::vector<std::string>>();
+        caps_.unavailable = challenge.at("unavailable").get<std::map<std::string, std::string>>();
         caps_.why = challenge.at("why").get<std::string>();
         const auto hb = field<int64_t>(challenge, "heartbeat_timeout_ms", who + ": malformed challenge");
         if (hb < 100 || hb > 3600 * 1000) throw Error(ErrorKind::Failed, who + ": malformed challenge (heartbeat_timeout_ms " + std::to_string(hb) + ")");
@@ -385,6 +386,14 @@ std::optional<InterfaceSystem> PeerControlClient::describe(std::string_view ifna
 HostInfo PeerControlClient::host_info(std::string_view ifname) {
     const Json reply = request(Json{{agent_field::kOp, op_name(AgentOp::Describe)}, {agent_field::kIfname, ifname}}, kRequestTimeout);
     return field<HostInfo>(reply, agent_field::kHost, "peer agent " + where() + ": reply to describe");
+}
+
+std::string PeerControlClient::unsupported(std::string_view ifname, const LinkSettings& wanted) {
+    if (wanted.tuning.empty()) return {};
+    const Json reply = request(Json{{agent_field::kOp, op_name(AgentOp::Unsupported)}, {agent_field::kIfname, ifname}, {agent_field::kSettings, wanted}},
+                               kRequestTimeout);
+    const auto why = field<std::string>(reply, agent_field::kWhy, "peer agent " + where() + ": reply to unsupported");
+    return why.empty() ? why : "peer " + where() + ": " + why;
 }
 
 void PeerControlClient::validate(std::string_view ifname, const LinkSettings& wanted) {

@@ -56,6 +56,11 @@ public:
 
     LinkState read(std::string_view ifname) override;
     void validate(std::string_view ifname, const LinkSettings& wanted) override;
+    /// The agent's answer to unsupported: the kinds it allows but cannot change where it runs (its
+    /// sandbox: PeerCapabilities::unavailable) and what the peer's device does not have, "" when nothing
+    /// stands in the way; the sweep makes such a cell infeasible before any change. Throws nm::Error as
+    /// request() does (a kind the agent does not allow at all: Refused).
+    std::string unsupported(std::string_view ifname, const LinkSettings& wanted) override;
     /// Applies on the peer; the agent reverts it unless confirm() follows within the confirm window.
     ApplyReport apply(std::string_view ifname, const LinkSettings& wanted) override;
     /// The agent's answer to describe: how the peer's kernel runs `ifname`; none when the agent does not

@@ -77,6 +77,9 @@ std::unique_ptr<PeerControlClient> connect_agent(const SweepRequest& request, co
         for (const auto& kind : setting_kinds(cell_settings(config, cell, true))) needed.insert(kind);
     }
     for (const auto& kind : needed) {
+        // A kind the agent allows but cannot change where it runs (its sandbox) makes the cells that need
+        // it infeasible, with the agent's reason (the runner's pre-check, PeerControlClient::unsupported).
+        if (caps.unavailable.count(kind)) continue;
         if (std::find(caps.kinds.begin(), caps.kinds.end(), kind) == caps.kinds.end()) {
             std::string allows;
             for (const auto& k : caps.kinds) allows += (allows.empty() ? "" : ", ") + k;

@@ -2,7 +2,9 @@
 # Checks the Debian package on this machine, as root: builds it (scripts/package.sh), installs it with
 # apt-get, uses what it ships (the command, man pages, bash and zsh completion, the Python package from
 # outside the tree, `nicmatrix plot` on the shipped example results, the systemd unit), runs lintian,
-# then removes and purges it and checks that no file of it is left. Prints one line per check and exits 1
+# runs the agent's unit in a systemd-nspawn container and applies and restores through it every kind of
+# setting it offers, with each drop-in the package ships (tests/package/agent_unit.sh), then removes and
+# purges it and checks that no file of it is left. Prints one line per check and exits 1
 # if any failed.
 #
 # It leaves the machine as it found it, also when a step fails: the package is purged and the packages
@@ -126,7 +128,7 @@ check "nicmatrix sweep --dry-run on the shipped example config" bash -c \
 echo "== the agent's systemd unit"
 check "systemd-analyze verify nicmatrix-agent@eth1.service" systemd-analyze verify nicmatrix-agent@eth1.service
 check "the unit runs serve --allow-control IFACE with the key from /etc/nicmatrix, the journal under /run" grep -qxF \
-  'ExecStart=/usr/bin/nicmatrix serve --allow-control %I --key-file /etc/nicmatrix/agent.key --journal /run/nicmatrix/agent-%I.json $NICMATRIX_AGENT_OPTIONS' \
+  'ExecStart=/usr/bin/nicmatrix serve --allow-control %I --key-file /etc/nicmatrix/agent.key --journal /run/nicmatrix/agent-%I.json $NICMATRIX_AGENT_KINDS $NICMATRIX_AGENT_OPTIONS' \
   /lib/systemd/system/nicmatrix-agent@.service
 check "the options come from /etc/nicmatrix/agent.conf (a conffile)" grep -qx /etc/nicmatrix/agent.conf "$work/conffiles"
 check "the key /etc/nicmatrix/agent.key was made: 32 bytes, mode 600, root's" bash -c \
@@ -136,6 +138,24 @@ if systemd-analyze security --offline=yes nicmatrix-agent@eth1.service >"$work/s
 else
   fail "systemd-analyze security --offline=yes nicmatrix-agent@eth1.service"
   sed 's/^/      /' "$work/security"
+fi
+
+for dropin in files sysctl qdisc; do
+  check "systemd-analyze verify with the example drop-in nicmatrix-agent-$dropin.conf" bash -c "
+    mkdir -p $work/units/nicmatrix-agent@.service.d &&
+    cp /lib/systemd/system/nicmatrix-agent@.service $work/units/ &&
+    cp /usr/share/doc/nicmatrix/examples/nicmatrix-agent-$dropin.conf $work/units/nicmatrix-agent@.service.d/ &&
+    SYSTEMD_UNIT_PATH=$work/units: systemd-analyze verify nicmatrix-agent@eth1.service; status=\$?;
+    rm -rf $work/units; exit \$status"
+done
+
+echo "== the agent's unit applies and restores every kind it offers (systemd-nspawn)"
+if timeout 600 bash tests/package/agent_unit.sh >"$work/unit-kinds" 2>&1; then
+  sed 's/^/  /' "$work/unit-kinds"
+  pass "the unit and each drop-in: every kind offered applied and restored, the others named unavailable"
+else
+  sed 's/^/  /' "$work/unit-kinds"
+  fail "the unit and each drop-in: every kind offered applied and restored, the others named unavailable"
 fi
 
 echo "== lintian"

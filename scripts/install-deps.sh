@@ -17,8 +17,9 @@ packages=(
 )
 if [ "${1-}" = package-check ]; then
   # lintian; man-db to render the man pages; systemd for systemd-analyze verify; bash-completion and zsh
-  # to load the completions the way a user's shell does.
-  packages+=(lintian man-db systemd bash-completion zsh)
+  # to load the completions the way a user's shell does; systemd-container (systemd-nspawn) to boot a
+  # container whose systemd runs the agent's unit (tests/package/agent_unit.sh).
+  packages+=(lintian man-db systemd bash-completion zsh systemd-container)
 fi
 
 missing=()

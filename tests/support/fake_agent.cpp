@@ -48,6 +48,7 @@ FakeAgent::FakeAgent(std::string netns, std::string ifname, SecretKey key, Mode 
                                      {"control", true},
                                      {"interfaces", {ifname_}},
                                      {"kinds", default_agent_kinds()},
+                                     {"unavailable", Json::object()},
                                      {"why", ""},
                                      {"heartbeat_timeout_ms", 10000},
                                      {"protocol", kAgentProtocolVersion},
@@ -93,6 +94,7 @@ FakeAgent::FakeAgent(std::string netns, std::string ifname, SecretKey key, Mode 
                     if (op == "read") reply["state"] = device.read(ifname_);
                     if (op == "restore") reply["reports"] = Json::array();
                     if (op == "confirm") reply["change"] = msg->at("change");
+                    if (op == "unsupported") reply["why"] = "";
                     if (op == "apply") {
                         // What a client would record: the settings as if applied. Nothing is.
                         ApplyReport fabricated;

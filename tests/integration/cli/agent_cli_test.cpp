@@ -708,3 +708,53 @@ TEST_CASE("serve --allow-control, a key holder's setting names that would form p
     CHECK(nm::test::run_command("cat " + dir.file("canary") + " " + dir.file("rps_cpus")).output == "XXXXXXXXXXXXXXXX");
     CHECK(outside() == before);
 }
+
+TEST_CASE("sweep --peer: an agent whose /sys is read-only (as under the packaged unit's ProtectKernelTunables) does not offer RPS, "
+          "names it unavailable, and the sweep makes the RPS cells infeasible before anything changes on either end", "[integration]") {
+    nm::test::require_net_admin();
+    nm::test::ScopedLab lab;
+    nm::test::TempDir dir;
+    const auto& a = lab.client();
+    const auto& b = lab.server();
+    write_file(dir.file("sweep.json"), peer_tuning_config(0.5));
+    write_key(dir);
+    const auto before_a = queues_seen(a.netns, a.ifname);
+    const auto before_b = queues_seen(b.netns, b.ifname);
+    // The agent in a mount namespace of its own whose /sys mount is read-only, the rest as start_agent.
+    const std::string serve = nicmatrix_binary() + " serve --journal " + dir.file("agent-journal.json") + " --heartbeat-timeout 1 --allow-control " +
+                              b.ifname + " --key-file " + dir.file("key");
+    Spawned agent({"ip", "netns", "exec", b.netns, "unshare", "-m", "--propagation", "private", "sh", "-c",
+                   "mount -o remount,bind,ro /sys && exec " + serve},
+                  dir.file("agent.log"));
+    nm::wait_until([&] { return agent.output().find("nicmatrix serve: settings") != std::string::npos; }, std::chrono::seconds(5), "the agent to start");
+    INFO(agent.output());
+    CHECK(agent.output().find("of the kinds mtu, offloads, channels, rings, coalesce, qdisc\n") != std::string::npos);
+    CHECK(agent.output().find("rps is allowed but cannot be changed here, so it is not offered: " + b.ifname + ": /sys/class/net/" + b.ifname +
+                              "/queues/rx-0/rps_cpus: Read-only file system") != std::string::npos);
+
+    Spawned sweep(in_netns(a.netns, {"sweep", dir.file("sweep.json"), "--iface", a.ifname, "--peer", address(b.ipv4), "--key-file",
+                                     dir.file("key"), "--journal", dir.file("j.json"), "-o", dir.file("r.json")}),
+                  dir.file("sweep.log"));
+    // An outside reader in the peer's namespace, while the sweep runs: the peer's queues never move.
+    std::set<std::string> seen;
+    int status = -1;
+    nm::wait_until(
+        [&] {
+            seen.insert(queues_seen(b.netns, b.ifname));
+            return sweep.poll_exit(status);
+        },
+        std::chrono::seconds(60), "the sweep to finish");
+    INFO(sweep.output());
+    CHECK(status == 0);
+    CHECK(seen == std::set<std::string>{before_b});
+    CHECK(queues_seen(a.netns, a.ifname) == before_a);
+    const auto results = nm::load_results(dir.file("r.json"));
+    REQUIRE(results.cells.size() == 4);
+    for (const auto& c : results.cells) {
+        INFO(c.spec.key);
+        CHECK(c.status == nm::CellStatus::Infeasible);
+        CHECK(c.error.find("rps: the agent cannot change it where it runs (" + b.ifname + ": /sys/class/net/" + b.ifname +
+                           "/queues/rx-0/rps_cpus: Read-only file system)") != std::string::npos);
+        CHECK(c.runs.empty());
+    }
+}

@@ -262,7 +262,9 @@ Decoded decode_message(nl::Bytes message, TcObject what, int32_t ifindex) {
         n.prio = static_cast<uint16_t>(TC_H_MAJ(tc->tcm_info) >> 16);
         n.protocol = ntohs(static_cast<uint16_t>(TC_H_MIN(tc->tcm_info)));
     }
-    if (TC_H_MAJ(n.parent) == TC_H_MAJ(TC_H_INGRESS) || (what == TcObject::Qdisc && n.parent == TC_H_INGRESS)) {
+    // ingress/clsact is ffff: with parent ffff:fff1; its filters hang from ffff:fff2 and ffff:fff3. The root's
+    // parent (TC_H_ROOT, ffff:ffff) has the same major.
+    if (n.parent != TC_H_ROOT && TC_H_MAJ(n.parent) == TC_H_MAJ(TC_H_INGRESS)) {
         d.ingress = true;
         return d;
     }
@@ -451,7 +453,9 @@ void put_filter_options(nl::NlRequest& req, const TcNode& n) {
 }
 
 Error tree_error(const Error& e, const std::string& action, const std::string& ifname) {
-    return Error(e.kind() == ErrorKind::Usage ? ErrorKind::Usage : ErrorKind::Failed, action + " on " + ifname, e.code(), {ifname, "qdisc", e.context().extack});
+    // An error of the kernel's (a code) is told by its code and extack; any other by its own text.
+    const std::string text = action + " on " + ifname + (e.code() ? std::string() : std::string(": ") + e.what());
+    return Error(e.kind() == ErrorKind::Usage ? ErrorKind::Usage : ErrorKind::Failed, text, e.code(), {ifname, "qdisc", e.context().extack});
 }
 
 // The u32 root hash table ids a rebuild gives: one tc_u_common per qdisc (its own block and its classes'
@@ -616,13 +620,15 @@ void QdiscControl::rebuild(int32_t ifindex, const QdiscTree& tree, const std::st
             progress = false;
             for (auto it = pending_classes.begin(); it != pending_classes.end();) {
                 const TcNode& c = **it;
-                const bool ready = TC_H_MIN(c.parent) == 0 ? qdisc_majors.count(TC_H_MAJ(c.parent)) > 0 : made_classes.count(c.parent) > 0;
+                // A top class dumps its parent as TC_H_ROOT; it is made under its own qdisc (the class id's major).
+                const uint32_t parent = c.parent == TC_H_ROOT ? TC_H_MAJ(c.handle) : c.parent;
+                const bool ready = TC_H_MIN(parent) == 0 ? qdisc_majors.count(TC_H_MAJ(parent)) > 0 : made_classes.count(parent) > 0;
                 if (!ready) {
                     ++it;
                     continue;
                 }
                 step = describe_tc_node(TcObject::Class, c);
-                auto req = tc_request(RTM_NEWTCLASS, NLM_F_REQUEST | NLM_F_ACK | NLM_F_CREATE | NLM_F_EXCL, ifindex, c.parent, c.handle);
+                auto req = tc_request(RTM_NEWTCLASS, NLM_F_REQUEST | NLM_F_ACK | NLM_F_CREATE | NLM_F_EXCL, ifindex, parent, c.handle);
                 req.put_strz(TCA_KIND, c.kind);
                 put_class_options(req, c);
                 send(req);
@@ -649,6 +655,7 @@ void QdiscControl::rebuild(int32_t ifindex, const QdiscTree& tree, const std::st
             }
         }
         if (!pending_classes.empty() || !pending_qdiscs.empty()) {
+            step = "order";
             const TcNode& n = pending_classes.empty() ? *pending_qdiscs.front() : *pending_classes.front();
             throw usage_error(describe_tc_node(pending_classes.empty() ? TcObject::Qdisc : TcObject::Class, n) + ": its parent is not in the tree");
         }

@@ -109,7 +109,9 @@ std::string describe_tc_node(TcObject what, const TcNode& n) {
         if (n.handle) {
             char buf[48];
             // u32's handle as tc prints it: hash table id, bucket, node ("800::800").
-            if (n.kind == "u32") std::snprintf(buf, sizeof buf, "%x:%x:%x", n.handle >> 20, (n.handle >> 12) & 0xFFU, n.handle & 0xFFFU);
+            const unsigned bucket = (n.handle >> 12) & 0xFFU;
+            if (n.kind == "u32" && bucket == 0) std::snprintf(buf, sizeof buf, "%x::%x", n.handle >> 20, n.handle & 0xFFFU);
+            else if (n.kind == "u32") std::snprintf(buf, sizeof buf, "%x:%x:%x", n.handle >> 20, bucket, n.handle & 0xFFFU);
             else std::snprintf(buf, sizeof buf, "%u", n.handle);
             out += " handle ";
             out += buf;

@@ -47,7 +47,7 @@ TEST_CASE("A qdisc tree round-trips through its JSON: named integer options, no 
     CHECK_THROWS(bad.get<QdiscTree>());
 }
 
-TEST_CASE("check_qdisc_tree: allow-listed kinds and options only, one root, no node twice; it names the node", "[unit]") {
+TEST_CASE("check_qdisc_tree: allow-listed kinds and options only, one root, no node twice, and it names the node", "[unit]") {
     CHECK(nm::check_qdisc_tree(htb_tree()).empty());
     QdiscTree t = htb_tree();
     t.qdiscs[0].kind = "netem";
@@ -74,7 +74,7 @@ TEST_CASE("check_qdisc_tree: allow-listed kinds and options only, one root, no n
     CHECK_FALSE(nm::filter_kind_allowed("flower"));
 }
 
-TEST_CASE("Restore asks for the tree when it moved, never for a refused one; an old journal's default root still comes back", "[unit]") {
+TEST_CASE("Restore asks for the tree when it moved, never for a refused one, and an old journal's default root still comes back", "[unit]") {
     nm::TuningState original, now;
     original.qdisc_tree = htb_tree();
     now.qdisc_tree = htb_tree();

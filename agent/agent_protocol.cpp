@@ -47,8 +47,8 @@ const OpRow& row(AgentOp op) {
 
 
 // settings.tuning, every field checked: {channels|rings|coalesce: {name: uint32}, rps|xps|irq_affinity:
-// {queue: text}, napi: {name: uint64}, sysctl: {allow-listed name: text}, qdisc: QdiscSpec, qdisc_original:
-// QdiscState}. Whether the device takes the values (a CPU list, a count) is the device's check.
+// {queue: text}, napi: {name: uint64}, sysctl: {allow-listed name: text}, qdisc: QdiscSpec of an allow-listed
+// kind}; qdisc_original is refused (the agent restores from what it captured). Whether the device takes the values (a CPU list, a count) is the device's check.
 TuningRequest parse_tuning(const Json& j) {
     const auto bad = [](const std::string& field, const std::string& expected, const Json& got) {
         refuse(WireError::Usage, "bad request: \"settings.tuning" + (field.empty() ? "" : "." + field) + "\" must be " + expected + ", got " +
@@ -86,14 +86,22 @@ TuningRequest parse_tuning(const Json& j) {
                     refuse(WireError::Refused, "settings control refused: sysctl " + quoted_value(name) + " is not on the allow-list of network sysctls");
                 }
             }
-        } else if (kind == "qdisc" || kind == "qdisc_original") {
+        } else if (kind == "qdisc") {
             if (!v.is_object()) bad(kind, "an object", v);
             try {
-                if (kind == "qdisc") t.qdisc = v.get<QdiscSpec>();
-                else t.qdisc_original = v.get<QdiscState>();
+                t.qdisc = v.get<QdiscSpec>();
             } catch (const nlohmann::json::exception& e) {
                 bad(kind, std::string("a qdisc (") + e.what() + ")", v);
             }
+            // Checked here, before the device's probe: a kind off the allow-list never reaches the kernel
+            // (which would autoload its module).
+            if (!qdisc_kind_allowed(t.qdisc->kind)) {
+                refuse(WireError::Refused, "settings control refused: qdisc kind " + quoted_value(t.qdisc->kind) +
+                                               " is not on the allow-list (noqueue, mq, pfifo_fast, pfifo, bfifo, tbf, htb, fq_codel)");
+            }
+        } else if (kind == "qdisc_original") {
+            // The agent puts its qdisc tree back from its own snapshot and journal, never from a client's bytes.
+            refuse(WireError::Refused, "settings control refused: \"settings.tuning.qdisc_original\" is not taken from clients; the agent restores the qdisc tree it captured itself");
         } else {
             refuse(WireError::Usage, "bad request: unknown field " + quoted_value("settings.tuning." + kind));
         }

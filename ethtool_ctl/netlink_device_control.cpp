@@ -209,6 +209,12 @@ TuningState NetlinkDeviceControl::read_tuning(std::string_view ifname, int32_t i
     t.coalesce = tuning_names("coalesce", base.coalesce);
     read_tuning_files(netns_, std::string(ifname), t);
     t.qdisc = qdisc_.root(ifindex);
+    try {
+        t.qdisc_tree = qdisc_.tree(ifindex);
+        if (!t.qdisc_tree->refused.empty()) t.unsupported["qdisc"] = "its qdisc tree cannot be put back exactly: " + t.qdisc_tree->refused;
+    } catch (const Error& e) {
+        t.unsupported["qdisc"] = std::string("its qdisc tree cannot be read: ") + e.what();
+    }
     return t;
 }
 
@@ -245,6 +251,7 @@ std::string NetlinkDeviceControl::unsupported(std::string_view ifname, const Lin
     if (!w.xps.empty()) kind_missing("xps");
     if (!w.napi.empty()) kind_missing("napi");
     if (!w.irq_affinity.empty()) kind_missing("irq_affinity");
+    if (w.qdisc) kind_missing("qdisc");
     // Outside the host's namespace the kernel lets a namespace choose only the congestion controls the host
     // allows (tcp_allowed_congestion_control); any other is EPERM however privileged the writer.
     if (const auto cc = w.sysctl.find("net.ipv4.tcp_congestion_control"); cc != w.sysctl.end() && netns_id_of("/proc/1/ns/net") != netns_id_) {
@@ -354,6 +361,16 @@ ApplyReport NetlinkDeviceControl::apply(std::string_view ifname, const LinkSetti
     const FeatureBits& before = reading.bits;
     // Everything is checked before the first change, so bad input changes nothing.
     const Plan planned = plan(ifname, wanted, before, link);
+    if (wanted.tuning.qdisc) {
+        // Replacing the root takes the whole tree with it: only a tree restore can rebuild is replaced.
+        QdiscTree tree;
+        try {
+            tree = qdisc_.tree(link.ifindex);
+        } catch (const Error& e) {
+            throw usage_error("qdisc on " + where(ifname, netns_) + ": its qdisc tree cannot be read: " + e.what());
+        }
+        if (!tree.refused.empty()) throw usage_error("qdisc on " + where(ifname, netns_) + ": its qdisc tree cannot be put back exactly, so it is left alone: " + tree.refused);
+    }
 
     ApplyReport report;
     report.ifname = std::string(ifname);
@@ -437,7 +454,7 @@ void NetlinkDeviceControl::apply_tuning(std::string_view ifname, int32_t ifindex
     if (!w.coalesce.empty()) need_genl("coalesce").set_coalesce(ifname, w.coalesce);
     write_tuning_files(netns_, name, w);
     if (w.qdisc) qdisc_.replace(ifindex, *w.qdisc, where(ifname, netns_));
-    if (w.qdisc_original) qdisc_.restore(ifindex, *w.qdisc_original, where(ifname, netns_));
+    if (w.qdisc_original) qdisc_.rebuild(ifindex, *w.qdisc_original, where(ifname, netns_));
 
     const LinkState now = read(ifname);
     const TuningState& a = now.tuning;
@@ -478,10 +495,10 @@ void NetlinkDeviceControl::apply_tuning(std::string_view ifname, int32_t ifindex
                                  !holds ? SettingOutcome::Unsupported : (b.qdisc && qdisc_matches(*w.qdisc, *b.qdisc)) ? SettingOutcome::AlreadySet : SettingOutcome::Applied});
     }
     if (w.qdisc_original) {
-        const std::string want = describe_qdisc(*w.qdisc_original);
-        const std::string was = b.qdisc ? describe_qdisc(*b.qdisc) : "";
-        const bool holds = a.qdisc && (w.qdisc_original->builtin() ? a.qdisc->builtin() && a.qdisc->kind == w.qdisc_original->kind : *a.qdisc == *w.qdisc_original);
-        report.tuning.push_back({"qdisc", want, was, a.qdisc ? describe_qdisc(*a.qdisc) : "", holds ? SettingOutcome::Applied : SettingOutcome::Unsupported});
+        const std::string want = describe_qdisc_tree(*w.qdisc_original);
+        const std::string was = b.qdisc_tree ? describe_qdisc_tree(*b.qdisc_tree) : "";
+        const bool holds = qdisc_tree_back(*w.qdisc_original, a.qdisc_tree);
+        report.tuning.push_back({"qdisc", want, was, a.qdisc_tree ? describe_qdisc_tree(*a.qdisc_tree) : "", holds ? SettingOutcome::Applied : SettingOutcome::Unsupported});
     }
 }
 

@@ -17,16 +17,6 @@ namespace {
 
 constexpr uint32_t kHtbVersion = 3;   // HTB_VER >> 16: the only version htb_init accepts
 
-std::string hex(nl::Bytes b) {
-    static constexpr char kDigits[] = "0123456789abcdef";
-    std::string out;
-    for (uint8_t c : b) {
-        out += kDigits[c >> 4];
-        out += kDigits[c & 15];
-    }
-    return out;
-}
-
 const tcmsg* tc_header(nl::Bytes message) {
     if (message.size() < NLMSG_LENGTH(sizeof(tcmsg))) throw Error(ErrorKind::Failed, "qdisc message shorter than its header");
     return static_cast<const tcmsg*>(mnl_nlmsg_get_payload(reinterpret_cast<const nlmsghdr*>(message.data())));
@@ -133,12 +123,14 @@ std::optional<QdiscState> decode_root_qdisc(nl::Bytes message, int32_t ifindex) 
     QdiscState s;
     s.kind = nl::attr_string(a[TCA_KIND]);
     s.handle = tc->tcm_handle;
-    if (a[TCA_OPTIONS]) s.options_hex = hex(nl::attr_payload(a[TCA_OPTIONS]));
     decode_params(s, a[TCA_OPTIONS]);
     return s;
 }
 
 void check_qdisc_spec(const QdiscSpec& s) {
+    if (!qdisc_kind_allowed(s.kind)) {
+        throw usage_error("kind: \"" + s.kind + "\" is not a qdisc kind nicmatrix sets (noqueue, mq, pfifo_fast, pfifo, bfifo, tbf, htb, fq_codel)");
+    }
     const auto refuse = [&](const char* param) {
         throw usage_error(std::string(param) + ": the " + s.kind + " qdisc takes no such parameter");
     };
@@ -210,27 +202,6 @@ void QdiscControl::replace(int32_t ifindex, const QdiscSpec& spec, const std::st
         sock_.transact(req, [](nl::Bytes) {});
     } catch (const Error& e) {
         throw qdisc_error(e, "set root qdisc " + describe_qdisc(spec), ifname);
-    }
-}
-
-void QdiscControl::restore(int32_t ifindex, const QdiscState& original, const std::string& ifname) {
-    try {
-        if (original.builtin()) {
-            auto req = qdisc_request(RTM_DELQDISC, 0, ifindex, 0);
-            sock_.transact(req, [](nl::Bytes) {});
-            return;
-        }
-        auto req = qdisc_request(RTM_NEWQDISC, NLM_F_CREATE | NLM_F_REPLACE, ifindex, original.handle);
-        req.put_strz(TCA_KIND, original.kind);
-        if (!original.options_hex.empty()) {
-            const auto bytes = nl::from_hex(original.options_hex);
-            // The dump marks nested options NLA_F_NESTED only in newer kernels; either way the kernel
-            // parses TCA_OPTIONS by the kind, so the bytes go back as they came.
-            req.put_binary(TCA_OPTIONS, bytes.data(), bytes.size());
-        }
-        sock_.transact(req, [](nl::Bytes) {});
-    } catch (const Error& e) {
-        throw qdisc_error(e, "restore root qdisc " + describe_qdisc(original), ifname);
     }
 }
 

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "core/base/tuning_types.hpp"
+#include "ethtool_ctl/qdisc_tree.hpp"
 #include "ethtool_ctl/netlink_socket.hpp"
 
 namespace nm {
@@ -14,7 +15,8 @@ namespace nm {
 /// qdisc's (another device, a child). Throws nm::Error (Failed) when malformed.
 std::optional<QdiscState> decode_root_qdisc(nl::Bytes message, int32_t ifindex);
 
-/// Checks a spec's parameters against its kind without the kernel: tbf needs rate_bps, burst and limit or
+/// Checks a spec's parameters against its kind without the kernel: the kind must be on the allow-list
+/// (qdisc_kind_allowed: no module is autoloaded for a kind a config or client names); tbf needs rate_bps, burst and limit or
 /// latency_ms; pfifo takes only limit; pfifo_fast nothing; htb only default. Throws nm::Error (Usage)
 /// naming the parameter.
 void check_qdisc_spec(const QdiscSpec& spec);
@@ -37,9 +39,14 @@ public:
     std::optional<QdiscState> root(int32_t ifindex);
     /// `tc qdisc replace dev IF root KIND ...`. Throws nm::Error with the kernel's extack text.
     void replace(int32_t ifindex, const QdiscSpec& spec, const std::string& ifname);
-    /// Puts `original` back: a default (handle 0) by deleting the root qdisc, so the kernel attaches its
-    /// default again; any other by replacing it with the same kind, handle and dumped options.
-    void restore(int32_t ifindex, const QdiscState& original, const std::string& ifname);
+    /// The whole tree now (qdisc_tree.cpp): `tc qdisc show`, `tc class show` and `tc filter show parent X`
+    /// for every qdisc and class X, decoded; `refused` says what of it could not be rebuilt.
+    QdiscTree tree(int32_t ifindex);
+    /// Puts `original` back when the tree now differs: deletes the root (everything below goes with it;
+    /// the kernel attaches its default), then adds the original's root, classes, qdiscs below and filters
+    /// from their typed options, parents first. Throws nm::Error (Usage) for a refused tree or one off the
+    /// allow-list, before any change; (Failed) with the kernel's extack and the step otherwise.
+    void rebuild(int32_t ifindex, const QdiscTree& original, const std::string& ifname);
 
 private:
     nl::NetlinkSocket sock_;

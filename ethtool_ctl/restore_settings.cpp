@@ -58,7 +58,10 @@ std::string restore_differences(const LinkState& original, const LinkState& now)
     differences("irq_affinity", o.irq_affinity, n.irq_affinity, out);
     differences("napi", o.napi, n.napi, out);
     differences("sysctl", o.sysctl, n.sysctl, out);
-    if (!qdisc_back(o.qdisc, n.qdisc)) out += " qdisc=" + (n.qdisc ? describe_qdisc(*n.qdisc) : std::string("(none)")) + " (was " + describe_qdisc(*o.qdisc) + ")";
+    if (o.qdisc_tree ? !qdisc_tree_back(*o.qdisc_tree, n.qdisc_tree) : !qdisc_back(o.qdisc, n.qdisc)) {
+        const std::string was = o.qdisc_tree ? describe_qdisc_tree(*o.qdisc_tree) : describe_qdisc(*o.qdisc);
+        out += " qdisc=" + (n.qdisc_tree ? describe_qdisc_tree(*n.qdisc_tree) : n.qdisc ? describe_qdisc(*n.qdisc) : std::string("(none)")) + " (was " + was + ")";
+    }
     return out;
 }
 

@@ -643,8 +643,8 @@ TuningProfile parse_axis_value(const std::string& axis, const Node& n) {
             if (n.has("limit")) q.limit = static_cast<uint32_t>(n.child("limit").integer(1, UINT32_MAX, "packets (pfifo) or bytes (tbf)"));
             if (n.has("default")) q.default_class = static_cast<uint32_t>(n.child("default").integer(0, 0xffff, "a class minor number"));
         }
-        const bool ok = !q.kind.empty() && q.kind.size() < 16 && std::all_of(q.kind.begin(), q.kind.end(), [](char c) { return std::islower(static_cast<unsigned char>(c)) || std::isdigit(static_cast<unsigned char>(c)) || c == '_'; });
-        if (!ok) (n.json().is_string() ? n : n.child("kind")).fail("a qdisc kind such as \"pfifo\", \"pfifo_fast\", \"tbf\", \"htb\"");
+        // The allow-list (qdisc_tree.hpp): only kinds whose trees restore can rebuild, and no module autoload.
+        if (!qdisc_kind_allowed(q.kind)) (n.json().is_string() ? n : n.child("kind")).fail("a qdisc kind of noqueue, mq, pfifo_fast, pfifo, bfifo, tbf, htb, fq_codel");
         p.name = q.kind;
         t.qdisc = q;
     }

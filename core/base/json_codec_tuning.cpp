@@ -60,18 +60,62 @@ void kinds_from_json(const Json& j, Tuning& v) {
 void from_json(const Json& j, TuningRequest& v) {
     kinds_from_json(j, v);
     if (const auto it = j.find("qdisc"); it != j.end() && it->is_object()) v.qdisc = it->get<QdiscSpec>();
-    if (const auto it = j.find("qdisc_original"); it != j.end() && it->is_object()) v.qdisc_original = it->get<QdiscState>();
+    if (const auto it = j.find("qdisc_original"); it != j.end() && it->is_object()) v.qdisc_original = it->get<QdiscTree>();
 }
 
 void to_json(Json& j, const QdiscState& v) {
-    j = Json{{"kind", v.kind}, {"handle", v.handle}, {"default", v.builtin()}, {"options_hex", v.options_hex}, {"params", v.params}};
+    j = Json{{"kind", v.kind}, {"handle", v.handle}, {"default", v.builtin()}, {"params", v.params}};
 }
 
+// "options_hex" of files written before issue 36 is ignored: nothing is put back from raw bytes.
 void from_json(const Json& j, QdiscState& v) {
     j.at("kind").get_to(v.kind);
     opt(j, "handle", v.handle);
-    opt(j, "options_hex", v.options_hex);
     opt(j, "params", v.params);
+}
+
+void to_json(Json& j, const TcNode& v) {
+    j = Json{{"kind", v.kind}, {"handle", v.handle}, {"parent", v.parent}, {"options", Json::object()}};
+    if (v.protocol || v.prio || v.chain) {
+        j["protocol"] = v.protocol;
+        j["prio"] = v.prio;
+        j["chain"] = v.chain;
+    }
+    for (const auto& [name, n] : v.options) j["options"][name] = n;
+    for (const auto& [name, list] : v.lists) j["options"][name] = list;
+}
+
+// Every number checked for its width; options are numbers (scalars) or arrays of numbers (lists). Which
+// names a kind may carry is check_qdisc_tree's question, asked before anything is rebuilt.
+void from_json(const Json& j, TcNode& v) {
+    if (!j.is_object()) throw usage_error("a qdisc tree node must be an object, got " + j.dump());
+    j.at("kind").get_to(v.kind);
+    opt(j, "handle", v.handle);
+    opt(j, "parent", v.parent);
+    opt(j, "protocol", v.protocol);
+    opt(j, "prio", v.prio);
+    opt(j, "chain", v.chain);
+    if (const auto it = j.find("options"); it != j.end()) {
+        if (!it->is_object()) throw usage_error("a qdisc tree node's options must be an object");
+        for (const auto& [name, value] : it->items()) {
+            if (value.is_array()) v.lists[name] = codec::read<std::vector<uint64_t>>(value, "options." + name);
+            else v.options[name] = codec::read<uint64_t>(value, "options." + name);
+        }
+    }
+}
+
+void to_json(Json& j, const QdiscTree& v) {
+    j = Json{{"qdiscs", v.qdiscs}, {"classes", v.classes}, {"filters", v.filters}};
+    if (!v.refused.empty()) j["refused"] = v.refused;
+}
+
+void from_json(const Json& j, QdiscTree& v) {
+    if (!j.is_object()) throw usage_error("a qdisc tree must be an object");
+    opt(j, "qdiscs", v.qdiscs);
+    opt(j, "classes", v.classes);
+    opt(j, "filters", v.filters);
+    opt(j, "refused", v.refused);
+    canonicalize(v);
 }
 
 void to_json(Json& j, const TuningState& v) {
@@ -79,12 +123,14 @@ void to_json(Json& j, const TuningState& v) {
              {"rps", v.rps},           {"xps", v.xps},                   {"irq_affinity", v.irq_affinity},
              {"napi", v.napi},         {"sysctl", v.sysctl},             {"qdisc", nullptr}, {"unsupported", v.unsupported}};
     if (v.qdisc) j["qdisc"] = *v.qdisc;
+    if (v.qdisc_tree) j["qdisc_tree"] = *v.qdisc_tree;
 }
 
 void from_json(const Json& j, TuningState& v) {
     kinds_from_json(j, v);
     opt(j, "channels_max", v.channels_max);
     if (const auto it = j.find("qdisc"); it != j.end() && it->is_object()) v.qdisc = it->get<QdiscState>();
+    if (const auto it = j.find("qdisc_tree"); it != j.end() && it->is_object()) v.qdisc_tree = it->get<QdiscTree>();
     opt(j, "unsupported", v.unsupported);
 }
 

@@ -32,7 +32,17 @@ TuningRequest tuning_back_to(const TuningState& original, const TuningState& now
     moved(original.irq_affinity, now.irq_affinity, t.irq_affinity);
     moved(original.napi, now.napi, t.napi);
     moved(original.sysctl, now.sysctl, t.sysctl);
-    if (!qdisc_back(original.qdisc, now.qdisc)) t.qdisc_original = original.qdisc;
+    // A tree that could not be rebuilt was never replaced (the qdisc axis refuses such an interface), and one
+    // from an older journal without a tree is not put back from its summary.
+    if (original.qdisc_tree && original.qdisc_tree->refused.empty() && !qdisc_tree_back(*original.qdisc_tree, now.qdisc_tree)) {
+        t.qdisc_original = original.qdisc_tree;
+    } else if (!original.qdisc_tree && original.qdisc && original.qdisc->builtin() && !qdisc_back(original.qdisc, now.qdisc)) {
+        // A journal of an older nicmatrix has only the root's summary: a kernel default is still put back
+        // (by deleting the root), as then; a configured root is reported, not rebuilt from raw bytes.
+        QdiscTree builtin;
+        builtin.qdiscs.push_back(TcNode{original.qdisc->kind, 0, 0xFFFFFFFFU, 0, 0, 0, {}, {}});
+        t.qdisc_original = builtin;
+    }
     return t;
 }
 

@@ -13,6 +13,8 @@
 #include <optional>
 #include <string>
 
+#include "core/base/qdisc_tree.hpp"
+
 namespace nm {
 
 /// The root qdisc asked for: a kind and the parameters that kind takes (the others must be unset).
@@ -30,15 +32,15 @@ struct QdiscSpec {
     }
 };
 
-/// The root qdisc an interface has, as RTM_GETQDISC reports it.
+/// The root qdisc an interface has, as RTM_GETQDISC reports it, for people and for matching a QdiscSpec.
+/// Putting a qdisc back goes through the whole tree (QdiscTree), never through this summary.
 struct QdiscState {
     std::string kind;                        ///< "noqueue", "mq", "fq_codel", "tbf", ...
     uint32_t handle = 0;                     ///< 0 for the one the kernel attached by itself (the default)
-    std::string options_hex;                 ///< TCA_OPTIONS as the kernel dumped it, for putting it back
     std::map<std::string, uint64_t> params;  ///< decoded for people: "limit", "rate_bps", "burst_bytes", "default_class"
 
     bool builtin() const { return handle == 0; }
-    bool operator==(const QdiscState& o) const { return kind == o.kind && handle == o.handle && options_hex == o.options_hex; }
+    bool operator==(const QdiscState& o) const { return kind == o.kind && handle == o.handle && params == o.params; }
 };
 
 /// What a cell asks of one interface besides MTU and features. Empty fields are left as they are.
@@ -52,7 +54,8 @@ struct TuningRequest {
     std::map<std::string, uint64_t> napi;       ///< "gro_flush_timeout" (ns), "napi_defer_hard_irqs"
     std::map<std::string, std::string> sysctl;  ///< allow-listed name ("net.ipv4.tcp_congestion_control") -> value
     std::optional<QdiscSpec> qdisc;             ///< the root qdisc
-    std::optional<QdiscState> qdisc_original;   ///< restore only: put this root qdisc back as it was
+    /// Restore only, never from a client: put this whole tree back (the device's own journal or snapshot).
+    std::optional<QdiscTree> qdisc_original;
 
     bool empty() const {
         return channels.empty() && rings.empty() && coalesce.empty() && rps.empty() && xps.empty() && irq_affinity.empty() &&
@@ -72,6 +75,8 @@ struct TuningState {
     std::map<std::string, uint64_t> napi;          ///< "gro_flush_timeout", "napi_defer_hard_irqs"
     std::map<std::string, std::string> sysctl;     ///< every allow-listed sysctl the namespace has
     std::optional<QdiscState> qdisc;
+    /// The whole tree below and with the root (qdiscs, classes, filters); `refused` when it cannot be rebuilt.
+    std::optional<QdiscTree> qdisc_tree;
     /// Kinds this interface cannot take, with the kernel's reason: "rings" -> "Operation not supported".
     std::map<std::string, std::string> unsupported;
 };
@@ -81,7 +86,7 @@ struct TuningState {
 bool qdisc_back(const std::optional<QdiscState>& original, const std::optional<QdiscState>& now);
 
 /// What to send to put the tuning `original` back over `now`: the original's value of every key that
-/// moved, and the original root qdisc when it is not back.
+/// moved, and the original qdisc tree when it is not back (and could be rebuilt: not `refused`).
 TuningRequest tuning_back_to(const TuningState& original, const TuningState& now);
 
 }  // namespace nm

@@ -129,6 +129,14 @@ TEST_CASE("Agent requests: the tuning kinds decode, every field checked", "[unit
     CHECK(refusal(settings({{"rps", {{"rx-0", 3}}}})).message == "bad request: \"settings.tuning.rps.rx-0\" must be a string, got 3");
     CHECK(refusal(settings({{"xps", "all"}})).kind == nm::WireError::Usage);
     CHECK(refusal(settings({{"qdisc", {{"rate_bps", 1}}}})).kind == nm::WireError::Usage);   // no kind
+    // Qdisc kinds from the allow-list only (no module autoload), and never a tree or raw options from a client.
+    const auto netem = refusal(settings({{"qdisc", {{"kind", "netem"}}}}));
+    CHECK(netem.kind == nm::WireError::Refused);
+    CHECK(netem.message == "settings control refused: qdisc kind \"netem\" is not on the allow-list (noqueue, mq, pfifo_fast, pfifo, bfifo, tbf, htb, fq_codel)");
+    const auto original = refusal(settings({{"qdisc_original", {{"kind", "netem"}, {"handle", 65536}, {"options_hex", "00"}}}}));
+    CHECK(original.kind == nm::WireError::Refused);
+    CHECK_THAT(original.message, Catch::Contains("qdisc_original") && Catch::Contains("not taken from clients"));
+    CHECK(refusal(settings({{"qdisc_original", {{"qdiscs", nm::Json::array()}}}})).kind == nm::WireError::Refused);
     CHECK(refusal(settings({{"speed", 1}})).message == "bad request: unknown field \"settings.tuning.speed\"");
     CHECK(refusal(settings("channels")).kind == nm::WireError::Usage);
     const auto sysctl = refusal(settings({{"sysctl", {{"kernel.core_pattern", "|/bin/sh"}}}}));
@@ -157,7 +165,7 @@ TEST_CASE("Agent setting kinds: one table, sysctls and IRQ affinity off by defau
     s.mtu = 1400;
     s.features["tso"] = false;
     s.tuning.irq_affinity.emplace("*", std::string("0"));
-    s.tuning.qdisc_original = nm::QdiscState{};
+    s.tuning.qdisc_original = nm::QdiscTree{};
     CHECK(nm::setting_kinds(s) == std::vector<std::string>{"mtu", "offloads", "qdisc", "irq_affinity"});
     // Every tuning axis of a sweep is a kind the agent can name.
     for (const char* axis : nm::kTuningAxes) {

@@ -66,7 +66,7 @@ TEST_CASE("Tuning state round-trips through the codec, and old journals without 
     s.tuning.channels = {{"rx", 2}, {"tx", 2}};
     s.tuning.rps = {{"rx-0", "0-1"}};
     s.tuning.sysctl = {{"net.ipv4.tcp_congestion_control", "bbr"}};
-    s.tuning.qdisc = nm::QdiscState{"tbf", 0x80010000, "2800", {{"rate_bps", 1000000000}}};
+    s.tuning.qdisc = nm::QdiscState{"tbf", 0x80010000, {{"rate_bps", 1000000000}}};
     s.tuning.unsupported = {{"rings", "Operation not supported"}};
     const nm::Json j = s;
     const auto back = j.get<nm::LinkState>();

@@ -167,7 +167,7 @@ TEST_CASE("A journal entry refuses a float wherever it has an integer (restore p
     s.tuning.rings = {{"rx", 512}};
     s.tuning.coalesce = {{"rx-usecs", 8}};
     s.tuning.napi = {{"gro_flush_timeout", 20000}, {"napi_defer_hard_irqs", 2}};
-    s.tuning.qdisc = nm::QdiscState{"tbf", 0x80010000, "0a0b", {{"limit", 100}}};
+    s.tuning.qdisc = nm::QdiscState{"tbf", 0x80010000, {{"limit", 100}}};
     s.counters.rx_packets = 11;
     s.counters.tx_bytes = 12;
     const Json doc = entry;

@@ -642,7 +642,7 @@ void add_traffic_commands(CLI::App& app, std::stop_token stop) {
     run->add_option("--rr-size", ro->rr_size, "--rr/--crr request and response bytes, REQ[,RESP] with K/M suffixes (default 1,1; one value sets both)");
     ro->rr_burst = run->add_option("--rr-burst", ro->spec.rr_burst, "--rr/--crr transactions in flight per flow (1..128)")->capture_default_str();
     run->add_option("-C,--congestion", ro->spec.socket.congestion,
-                    "TCP congestion control on the sending ends (one of /proc/sys/net/ipv4/tcp_available_congestion_control)");
+                    "TCP congestion control on the sending ends (one of /proc/sys/net/ipv4/tcp_available_congestion_control; no module is loaded)");
     run->add_flag("-N,--no-delay", ro->spec.socket.nodelay, "TCP_NODELAY on the sending ends");
     run->add_option("-M,--set-mss", ro->spec.socket.mss, "TCP_MAXSEG on the client before it connects (its SYN caps both directions), 88..65495");
     run->add_option("--dscp", ro->dscp, "DSCP on both ends' data sockets: 0..63 or a name (CS0..CS7, AF11..AF43, EF)");

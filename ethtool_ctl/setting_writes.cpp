@@ -5,6 +5,7 @@
 #include "core/base/cpu_list.hpp"
 #include "core/base/error.hpp"
 #include "core/base/json_codec.hpp"
+#include "core/base/qdisc_tree.hpp"
 #include "core/base/sysctl_allow_list.hpp"
 #include "ethtool_ctl/feature_names.hpp"
 #include "ethtool_ctl/qdisc.hpp"
@@ -35,14 +36,15 @@ void plan(SettingWrites& out, const std::map<std::string, std::string>& now, con
     out[key] = SettingWrite{it == now.end() ? std::string(kGone) : it->second, std::nullopt, std::move(writing)};
 }
 
-// Whether `now` is what a write in flight asked. The qdisc's "writing" is the spec (or the state) asked.
+// Whether `now` is what a write in flight asked. The qdisc's "writing" is the root kind asked ({"kind"})
+// or the whole tree being rebuilt ({"tree"}); `now` is the tree as setting_values keys it.
 bool is_writing(const std::string& key, const std::string& writing, const std::string& now) {
     if (key != "qdisc") return now == writing;
     try {
         const Json asked = Json::parse(writing);
-        const Json is = Json::parse(now);
-        if (asked.contains("spec")) return qdisc_matches(asked.at("spec").get<QdiscSpec>(), is.get<QdiscState>());
-        return asked.at("state") == is;
+        const auto is = Json::parse(now).get<QdiscTree>();
+        if (asked.contains("kind")) return is.root() != nullptr && is.root()->kind == asked.at("kind").get<std::string>();
+        return qdisc_tree_back(asked.at("tree").get<QdiscTree>(), is);
     } catch (const std::exception&) {
         return false;
     }
@@ -77,7 +79,7 @@ std::map<std::string, std::string> setting_values(const LinkState& state) {
     add_all(out, "irq_affinity", t.irq_affinity);
     add_all(out, "napi", t.napi);
     add_all(out, "sysctl", t.sysctl);
-    if (t.qdisc) out["qdisc"] = Json(*t.qdisc).dump();
+    if (t.qdisc_tree) out["qdisc"] = Json(*t.qdisc_tree).dump();
     return out;
 }
 
@@ -123,8 +125,8 @@ SettingWrites planned_writes(const LinkState& now, const LinkSettings& wanted) {
     spread("irq_affinity", w.irq_affinity, now.tuning.irq_affinity);
     for (const auto& [k, v] : w.napi) plan(out, values, "napi." + k, std::to_string(v));
     for (const auto& [k, v] : w.sysctl) plan(out, values, "sysctl." + k, normalize_sysctl_value(v));
-    if (w.qdisc) plan(out, values, "qdisc", Json{{"spec", *w.qdisc}}.dump());
-    if (w.qdisc_original) plan(out, values, "qdisc", Json{{"state", *w.qdisc_original}}.dump());
+    if (w.qdisc) plan(out, values, "qdisc", Json{{"kind", w.qdisc->kind}}.dump());
+    if (w.qdisc_original) plan(out, values, "qdisc", Json{{"tree", *w.qdisc_original}}.dump());
     return out;
 }
 
@@ -191,9 +193,12 @@ UndoPlan plan_undo(const SettingWrites& writes, const std::map<std::string, std:
         else if (kind == "sysctl") t.sysctl[name] = w.before;
         else if (key == "qdisc") {
             try {
-                t.qdisc_original = Json::parse(w.before).get<QdiscState>();
+                t.qdisc_original = Json::parse(w.before).get<QdiscTree>();
             } catch (const std::exception& e) {
-                throw Error(ErrorKind::Failed, std::string("journal: the original qdisc cannot be read: ") + e.what());
+                throw Error(ErrorKind::Failed, std::string("journal: the original qdisc tree cannot be read: ") + e.what());
+            }
+            if (const std::string why = check_qdisc_tree(*t.qdisc_original); !why.empty()) {
+                throw Error(ErrorKind::Failed, "journal: the original qdisc tree is not one nicmatrix rebuilds: " + why);
             }
         }
     }

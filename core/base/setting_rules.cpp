@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "core/base/error.hpp"
+#include "core/base/qdisc_tree.hpp"
 #include "core/base/sysctl_allow_list.hpp"
 
 namespace nm {
@@ -14,7 +15,6 @@ constexpr const char* kCoalesce[] = {"rx-usecs",     "rx-frames",      "rx-usecs
                                      "tx-frames",    "tx-usecs-irq",   "tx-frames-irq", "stats-block-usecs", "adaptive-rx",
                                      "adaptive-tx",  "pkt-rate-low",   "pkt-rate-high", "sample-interval"};
 constexpr const char* kNapi[] = {"gro_flush_timeout", "napi_defer_hard_irqs"};
-constexpr const char* kQdiscKinds[] = {"pfifo", "bfifo", "pfifo_fast", "tbf", "htb", "fq_codel", "fq", "sfq", "prio"};
 
 bool listed(std::span<const char* const> list, std::string_view name) {
     return std::any_of(list.begin(), list.end(), [&](const char* n) { return name == n; });
@@ -95,10 +95,6 @@ std::string setting_value_problem(std::string_view kind, std::string_view name, 
     return {};
 }
 
-std::span<const char* const> qdisc_kind_allow_list() { return kQdiscKinds; }
-
-bool qdisc_kind_allowed(std::string_view kind) { return listed(kQdiscKinds, kind); }
-
 bool interface_name_ok(std::string_view name) {
     if (name.empty() || name.size() > 15 || name == "." || name == "..") return false;
     return std::none_of(name.begin(), name.end(), [](char c) { return c == '/' || c == ':' || c == '\0' || c == ' ' || c == '\t' || c == '\n'; });
@@ -123,7 +119,10 @@ void check_tuning_request(const TuningRequest& t, std::string_view field) {
     check("napi", t.napi, false);
     check("sysctl", t.sysctl, true);
     if (t.qdisc && !qdisc_kind_allowed(t.qdisc->kind)) {
-        throw usage_error(std::string(field) + ".qdisc: kind " + quoted(t.qdisc->kind) + " is not one nicmatrix installs (" + joined(kQdiscKinds) + ")");
+        throw usage_error(std::string(field) + ".qdisc: kind " + quoted(t.qdisc->kind) + " is not on the allow-list of qdisc kinds (core/base/qdisc_tree.hpp)");
+    }
+    if (t.qdisc_original) {
+        if (const std::string why = check_qdisc_tree(*t.qdisc_original); !why.empty()) throw usage_error(std::string(field) + ".qdisc_original: " + why);
     }
 }
 

@@ -24,16 +24,11 @@ std::span<const char* const> setting_names(std::string_view kind);
 /// sysctl: one line, no NUL, at most 256 bytes, a congestion control a plain name); "" when it is one.
 std::string setting_value_problem(std::string_view kind, std::string_view name, std::string_view value);
 
-/// The qdisc kinds a sweep or an agent request may install (no kind outside it reaches the kernel, so
-/// none autoloads a module): pfifo, bfifo, pfifo_fast, tbf, htb, fq_codel, fq, sfq, prio.
-std::span<const char* const> qdisc_kind_allow_list();
-bool qdisc_kind_allowed(std::string_view kind);
-
 /// Whether `name` can be an interface name: 1 to 15 bytes, no '/', NUL, blank or ':', not "." or "..".
 bool interface_name_ok(std::string_view name);
 
 /// Throws nm::Error (Usage) naming `field` + ".KIND.NAME" and why, for the first name or value of `t` that
-/// fails the checks above. `field` is how the caller's input spells the place ("settings.tuning").
+/// fails the checks above, a qdisc kind off qdisc_tree.hpp's allow-list, or a tree check_qdisc_tree refuses. `field` is how the caller's input spells the place ("settings.tuning").
 void check_tuning_request(const TuningRequest& t, std::string_view field);
 
 /// The same for a state read back from a file (a journal): no "*", every name of its kind's list or shape.

@@ -298,7 +298,7 @@ Json PeerAgent::apply(Session& session, const AgentRequest& request) {
         // Put back whatever part was made: the client gets the error and no change stays behind. Only
         // what this change wrote is taken back.
         try {
-            const UndoResult undo = undo_writes(device_, request.ifname, partial);
+            const UndoResult undo = undo_writes(device_, request.ifname, partial, &journal_);
             if (!undo.foreign.empty()) log(request.ifname + ": left as it is, changed by someone else: " + undo.foreign);
         } catch (const Error& e) {
             log("could not put " + request.ifname + " back after a failed change: " + e.what());
@@ -323,7 +323,7 @@ void PeerAgent::rollback(Session& session, const std::string& reason) {
             ids.push_back(c.id);
             if (std::find(ifnames.begin(), ifnames.end(), c.ifname) == ifnames.end()) ifnames.push_back(c.ifname);
             try {
-                UndoResult undo = undo_writes(device_, c.ifname, c.writes);
+                UndoResult undo = undo_writes(device_, c.ifname, c.writes, &journal_);
                 if (!undo.foreign.empty()) log("rolling back change " + std::to_string(c.id) + " on " + c.ifname + ": left as it is, changed by someone else: " + undo.foreign);
                 undo.report.ifname = c.ifname;
                 reports.push_back(std::move(undo.report));

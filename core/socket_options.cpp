@@ -139,8 +139,8 @@ void check_congestion(const std::string& name) {
     }
     const auto names = parse_congestion_list(text);
     if (std::find(names.begin(), names.end(), name) != names.end()) return;
-    throw usage_error("congestion control (-C) \"" + name + "\": not available; the kernel offers: " + available_text() +
-                      " (nicmatrix loads no module: `modprobe tcp_" + name + "` as root first, if the kernel has it)");
+    throw usage_error("congestion control (-C) \"" + name + "\": not available; the kernel offers: " + available_text() + " (" + kAvailablePath +
+                      "; nicmatrix loads no module: `modprobe tcp_" + name + "` as root first, if the kernel has it)");
 }
 
 void apply_tcp_options(int fd, const SocketOptions& o, SocketRole role) {

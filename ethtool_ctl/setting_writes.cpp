@@ -205,7 +205,7 @@ UndoPlan plan_undo(const SettingWrites& writes, const std::map<std::string, std:
     return p;
 }
 
-UndoResult undo_writes(DeviceControl& device, std::string_view ifname, const SettingWrites& writes) {
+UndoResult undo_writes(DeviceControl& device, std::string_view ifname, const SettingWrites& writes, SettingsJournal* journal) {
     UndoResult out;
     out.report.ifname = std::string(ifname);
     std::vector<std::string> keys;
@@ -217,7 +217,7 @@ UndoResult undo_writes(DeviceControl& device, std::string_view ifname, const Set
         UndoPlan p = plan_undo(writes, setting_values(now));
         if (pass == 0) out.foreign = p.foreign;
         if (p.back.empty()) break;
-        ApplyReport r = device.apply(ifname, p.back);
+        ApplyReport r = journal != nullptr ? apply_recorded(device, *journal, ifname, p.back).report : device.apply(ifname, p.back);
         out.report.ifname = r.ifname;
         out.report.path = r.path;
         out.report.features.insert(out.report.features.end(), r.features.begin(), r.features.end());

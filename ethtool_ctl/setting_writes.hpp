@@ -52,7 +52,9 @@ struct UndoResult {
     std::string foreign;       ///< settings someone else changed: left as they are, said here
     std::string differences;   ///< " key=now (was before)" for every setting put back that did not hold
 };
-UndoResult undo_writes(DeviceControl& device, std::string_view ifname, const SettingWrites& writes);
+/// With `journal`, what the undo wrote is journalled too (a rollback of one change among several keeps the
+/// journal's `written` true for the final restore).
+UndoResult undo_writes(DeviceControl& device, std::string_view ifname, const SettingWrites& writes, SettingsJournal* journal = nullptr);
 
 /// Applies `wanted` with every write journalled: the planned writes before the change (so a crash in the
 /// middle leaves a journal that knows what was in flight), what the change left after it. Returns the

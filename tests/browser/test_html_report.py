@@ -355,11 +355,13 @@ def test_hosts_table_shows_this_machines_idle_policy_and_cpus(browser, tmp_path)
         governor = sysfs(governor_file if os.path.exists(governor_file) else governor_file + "_ro")
         assert rows["idle driver"] == f"{driver}, governor {governor}"
         states = []
-        for k in range(len([d for d in os.listdir(f"{cpu}/cpu{online[0]}/cpuidle") if d.startswith("state")])):
+        # A guest whose idle driver has no states (cpuidle without per-CPU directories) shows "(none)".
+        per_cpu = f"{cpu}/cpu{online[0]}/cpuidle"
+        for k in range(len([d for d in os.listdir(per_cpu) if d.startswith("state")]) if os.path.isdir(per_cpu) else 0):
             base = f"{cpu}/cpu{online[0]}/cpuidle/state{k}"
             off = [c for c in online if sysfs(f"{cpu}/cpu{c}/cpuidle/state{k}/disable") != "0"]
             states.append(f"{sysfs(base + '/name')} ({sysfs(base + '/latency')} us" + (f", disabled on {cpu_list_text(off)}" if off else "") + ")")
-        assert rows["idle states"] == ", ".join(states)
+        assert rows["idle states"] == (", ".join(states) or "(none)")
         params = f"/sys/module/{driver}/parameters"
         if os.path.isdir(params) and os.listdir(params):
             assert rows["idle driver parameters"] == ", ".join(f"{p} {sysfs(os.path.join(params, p))}" for p in sorted(os.listdir(params)))

@@ -17,6 +17,7 @@
 #include "ethtool_ctl/feature_names.hpp"
 #include "ethtool_ctl/file_settings_journal.hpp"
 #include "ethtool_ctl/netlink_device_control.hpp"
+#include "ethtool_ctl/setting_writes.hpp"
 #include "tests/support/command.hpp"
 #include "tests/support/require.hpp"
 #include "tests/support/scoped_lab.hpp"
@@ -265,7 +266,7 @@ TEST_CASE("A process SIGKILLed after changing offloads and MTU leaves a journal 
             nm::LinkSettings change;
             change.mtu = 9000;
             change.features = {{"tx", false}, {"gro", true}, {"sg", false}};
-            device.apply(a.ifname, change);
+            nm::apply_recorded(device, j, a.ifname, change);
             (void)!::write(ready[1], "x", 1);
         } catch (...) {
             ::_exit(3);

@@ -668,3 +668,27 @@ TEST_CASE("A journal writable by others, owned by another user or naming a path 
     CHECK_THROWS_WITH(j.entries(), Catch::Contains(path) && Catch::Contains("is not one of gro_flush_timeout, napi_defer_hard_irqs"));
     CHECK(w.applied.empty());
 }
+
+TEST_CASE("A rolled-back change among several is journalled too, so the final restore still puts back the first value", "[unit]") {
+    TempDir dir;
+    FakeWorld w;
+    w.add(11, "lab-a", "nm-a", 7, 1500, true);
+    auto j = journal_in(dir, w);
+    FakeControl device(w, 11);
+    j.remember(device.read("nm-a"));
+    nm::LinkSettings first, second;
+    first.mtu = 4000;
+    second.mtu = 6000;
+    nm::apply_recorded(device, j, "nm-a", first);                          // confirmed
+    const auto last = nm::apply_recorded(device, j, "nm-a", second);       // rolled back
+    CHECK(last.writes.at("mtu") == nm::SettingWrite{"4000", "6000", std::nullopt});
+    const auto undo = nm::undo_writes(device, "nm-a", last.writes, &j);
+    CHECK(undo.foreign.empty());
+    CHECK(w.link(11, "nm-a").mtu == 4000);
+    CHECK(j.entries().at(0).writes.at("mtu") == nm::SettingWrite{"1500", "4000", std::nullopt});
+    as_other_process(w, 200);
+    const auto r = only(j.restore(nm::RestoreOptions{}));
+    CHECK(r.action == nm::JournalAction::Restored);
+    CHECK(r.note.empty());
+    CHECK(w.link(11, "nm-a").mtu == 1500);
+}

@@ -40,6 +40,7 @@ void from_json(const Json& j, SettingWrite& v) {
 
 void to_json(Json& j, const JournalEntry& v) {
     j = Json{{"owner", v.owner}, {"where", v.where}, {"scope", v.scope == JournalScope::Netns ? "netns" : "interface"}, {"original", v.original}, {"writes", v.writes}};
+    if (v.legacy) j["legacy"] = true;   // an entry read from a v2 file, kept: it still has no writes
 }
 
 void from_json(const Json& j, JournalEntry& v) {
@@ -50,6 +51,7 @@ void from_json(const Json& j, JournalEntry& v) {
     if (scope != "interface" && scope != "netns") throw usage_error("scope: expected interface or netns, got \"" + scope + "\"");
     v.scope = scope == "netns" ? JournalScope::Netns : JournalScope::Interface;
     opt(j, "writes", v.writes);
+    opt(j, "legacy", v.legacy);
 }
 
 void to_json(Json& j, const JournalAction& v) {

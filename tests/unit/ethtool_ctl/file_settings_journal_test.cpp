@@ -692,3 +692,28 @@ TEST_CASE("A rolled-back change among several is journalled too, so the final re
     CHECK(r.note.empty());
     CHECK(w.link(11, "nm-a").mtu == 1500);
 }
+
+TEST_CASE("A v2 journal's entry is restored as v2 did (every setting that differs), and stays v2-like when kept", "[unit]") {
+    TempDir dir;
+    FakeWorld w;
+    const auto& s = w.add(11, "lab-a", "nm-a", 7, 1500, true);
+    nm::JournalEntry e;
+    e.original = s;
+    e.where = "lab-a";
+    const std::string path = dir.path + "/j.json";
+    std::ofstream(path) << nm::Json{{"schema", "nicmatrix/journal/v2"}, {"entries", {{{"owner", e.owner}, {"where", "lab-a"}, {"original", s}}}}}.dump();
+    ::chmod(path.c_str(), 0600);
+    w.link(11, "nm-a").mtu = 9000;
+    auto system = std::make_shared<FakeSystem>(w);
+    nm::FileSettingsJournal j(path, system);
+    system->stuck_mtu = true;
+    const auto kept = only(j.restore(nm::RestoreOptions{}));
+    CHECK(kept.action == nm::JournalAction::Kept);
+    REQUIRE(j.entries().size() == 1);
+    CHECK(j.entries()[0].legacy);   // rewritten as v3, still without writes: still restored the v2 way
+    system->stuck_mtu = false;
+    const auto r = only(j.restore(nm::RestoreOptions{}));
+    CHECK(r.action == nm::JournalAction::Restored);
+    CHECK_THAT(r.note, Catch::Contains("older journal (v2)"));
+    CHECK(w.link(11, "nm-a").mtu == 1500);
+}

@@ -539,8 +539,9 @@ QdiscTree decode_qdisc_tree(const std::vector<std::vector<uint8_t>>& qdiscs, con
             note("filter parent " + tc_handle(parent) + " pref " + std::to_string(prio) + ": a priority without rules");
         }
     }
-    for (const auto& [proto, ids] : tables) {
-        for (uint32_t id : ids) {
+    for (const auto& table : tables) {
+        const auto& proto = table.first;
+        for (uint32_t id : table.second) {
             const bool rules_here = std::any_of(t.filters.begin(), t.filters.end(), [&](const TcNode& f) {
                 return std::tie(f.parent, f.prio, f.protocol, f.chain) == proto && (f.handle & 0xFFF00000U) == id;
             });

@@ -146,12 +146,15 @@ std::string check_qdisc_tree(const QdiscTree& t) {
         for (const auto& n : nodes) {
             const KindRule* r = rule(what, n.kind);
             if (r == nullptr) return describe_tc_node(what, n) + ": the kind is not on nicmatrix's allow-list";
-            for (const auto& [name, v] : n.options) {
+            for (const auto& option : n.options) {
+                const std::string& name = option.first;
                 if (std::none_of(r->scalars.begin(), r->scalars.end(), [&](const char* s) { return name == s; })) {
                     return describe_tc_node(what, n) + ": option " + name + " is not one nicmatrix can set";
                 }
             }
-            for (const auto& [name, v] : n.lists) {
+            for (const auto& list : n.lists) {
+                const std::string& name = list.first;
+                const auto& v = list.second;
                 if (std::none_of(r->lists.begin(), r->lists.end(), [&](const char* s) { return name == s; })) {
                     return describe_tc_node(what, n) + ": option " + name + " is not one nicmatrix can set";
                 }

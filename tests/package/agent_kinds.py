@@ -39,15 +39,18 @@ H = lambda k, s: hmac.new(k, s.encode(), hashlib.sha256).hexdigest()
 D = lambda o: json.dumps(o, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 sock = socket.create_connection((args.host, args.port), timeout=20)
 f = sock.makefile("rb")
-send = lambda o: sock.sendall((D(dict(o, v=1)) + "\n").encode())
-recv = lambda: json.loads(f.readline())
+VERSION = 2   # core/control_protocol.hpp kControlVersion
+send = lambda o: sock.sendall((D(dict(o, v=VERSION)) + "\n").encode())
+recv_line = lambda: f.readline().decode().rstrip("\n")
+recv = lambda: json.loads(recv_line())
 cn = os.urandom(32).hex()
 send({"type": "control_hello", "client_nonce": cn})
-ch = recv()
+# The proofs cover the challenge's line as received (control protocol 2).
+t = recv_line()
+ch = json.loads(t)
 if ch.get("type") != "challenge":
-    sys.exit("no challenge: " + D(ch))
+    sys.exit("no challenge: " + t)
 n = ch["nonce"]
-t = D({k: v for k, v in ch.items() if k not in ("v", "type", "mac")})
 send({"type": "auth", "mac": H(key, n + cn + "nicmatrix/control/v1 client\n" + t)})
 welcome = recv()
 if welcome.get("type") != "welcome":
@@ -59,9 +62,9 @@ seq = 0
 def request(body):
     global seq
     seq += 1
-    b = dict(body, type="request", seq=seq)
-    b["mac"] = H(sk, "client->agent\n" + D(b))
-    send(b)
+    # The MAC is the line's last member, over the bytes before it (core/message_auth.hpp sign_text).
+    text = D(dict(body, type="request", seq=seq, v=VERSION))
+    sock.sendall((text[:-1] + ',"mac":"' + H(sk, "client->agent\n" + text) + '"}\n').encode())
     while True:
         r = recv()
         if r.get("type") in ("reply", "error"):

@@ -149,7 +149,8 @@ TEST_CASE("The runner on a bridge lab whose middle hop stays at 1500: jumbo cell
     CHECK_THAT(out.results.cells[1].error, Catch::Contains("9000-byte ICMP echo with DF set to 198.18.0.2: no echo within 1000 ms"));
     CHECK(out.results.cells[2].status == CellStatus::PathMtuBlackhole);
     CHECK(k.traffic.seen.size() == 1);   // only the 1500 cell was measured
-    CHECK(took < 2 * 1.0 + 3);
+    // Found by the 1 s probes, not by a run that hangs: a bound of that order, with room for a loaded machine.
+    CHECK(took < 2 * 1.0 + 8);
     CHECK(nm::test::link_mtu(a.netns, a.ifname) == "1500\n");
     CHECK(nm::test::link_mtu(b.netns, b.ifname) == "1500\n");
 }

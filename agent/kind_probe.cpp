@@ -11,6 +11,7 @@
 
 #include "core/base/error.hpp"
 #include "core/base/sysctl_allow_list.hpp"
+#include "ethtool_ctl/netns_files.hpp"
 #include "ethtool_ctl/qdisc.hpp"
 
 namespace nm {
@@ -30,18 +31,6 @@ std::string open_for_write(const std::string& path) {
     return {};
 }
 
-std::vector<std::string> list_entries(const std::string& dir, const std::string& prefix) {
-    std::vector<std::string> out;
-    DIR* d = ::opendir(dir.c_str());
-    if (d == nullptr) return out;
-    while (const dirent* e = ::readdir(d)) {
-        const std::string name = e->d_name;
-        if (name.rfind(prefix, 0) == 0 && name != "." && name != "..") out.push_back(name);
-    }
-    ::closedir(d);
-    std::sort(out.begin(), out.end());
-    return out;
-}
 
 std::string replace_qdisc() {
     try {
@@ -57,7 +46,7 @@ std::string replace_qdisc() {
 
 }  // namespace
 
-KindProbeOps system_kind_probe_ops() { return {open_for_write, list_entries, replace_qdisc}; }
+KindProbeOps system_kind_probe_ops() { return {open_for_write, directory_entries, replace_qdisc}; }
 
 std::map<std::string, std::string> unavailable_kinds(const std::vector<std::string>& kinds, const std::vector<std::string>& interfaces,
                                                      const KindProbeOps& ops) {

@@ -1,5 +1,6 @@
 #include "ethtool_ctl/netns_files.hpp"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <linux/openat2.h>
 #include <sched.h>
@@ -68,8 +69,10 @@ void in_netns(const std::string& netns, const std::function<void()>& body) {
     if (failure) std::rethrow_exception(failure);
 }
 
-std::optional<std::string> read_small_file(const std::string& path, std::string* error) {
-    UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+namespace {
+
+// The rest of `fd` (an open sysfs or procfs file) in one string; none with `error` set to strerror.
+std::optional<std::string> read_all(const UniqueFd& fd, std::string* error) {
     if (!fd) {
         if (error != nullptr) *error = std::strerror(errno);
         return std::nullopt;
@@ -86,6 +89,35 @@ std::optional<std::string> read_small_file(const std::string& path, std::string*
         if (n == 0) break;
         out.append(buf, static_cast<size_t>(n));
     }
+    return out;
+}
+
+// `value` into `fd` in one write(2), as sysfs and procfs take a setting. `shown` is the path for messages.
+void write_all(const UniqueFd& fd, const std::string& value, const std::string& what, const std::string& shown) {
+    if (!fd) throw system_error("set " + what + " (" + shown + ")", errno);
+    ssize_t n = 0;
+    do {
+        n = ::write(fd.get(), value.data(), value.size());
+    } while (n < 0 && errno == EINTR);
+    if (n < 0) throw system_error("set " + what + "=" + value + " (" + shown + ")", errno);
+}
+
+}  // namespace
+
+std::optional<std::string> read_small_file(const std::string& path, std::string* error) {
+    return read_all(UniqueFd(::open(path.c_str(), O_RDONLY | O_CLOEXEC)), error);
+}
+
+std::vector<std::string> directory_entries(const std::string& dir, const std::string& prefix) {
+    std::vector<std::string> out;
+    DIR* d = ::opendir(dir.c_str());
+    if (d == nullptr) return out;
+    while (const dirent* e = ::readdir(d)) {
+        const std::string name = e->d_name;
+        if (name.rfind(prefix, 0) == 0 && name != "." && name != "..") out.push_back(name);
+    }
+    ::closedir(d);
+    std::sort(out.begin(), out.end());
     return out;
 }
 
@@ -130,44 +162,15 @@ int open_beneath(const std::string& dir, const std::string& relative, int flags)
 }  // namespace
 
 std::optional<std::string> read_beneath(const std::string& dir, const std::string& relative, std::string* error) {
-    UniqueFd fd(open_beneath(dir, relative, O_RDONLY));
-    if (!fd) {
-        if (error != nullptr) *error = std::strerror(errno);
-        return std::nullopt;
-    }
-    std::string out;
-    char buf[4096];
-    for (;;) {
-        const ssize_t n = ::read(fd.get(), buf, sizeof buf);
-        if (n < 0) {
-            if (errno == EINTR) continue;
-            if (error != nullptr) *error = std::strerror(errno);
-            return std::nullopt;
-        }
-        if (n == 0) break;
-        out.append(buf, static_cast<size_t>(n));
-    }
-    return out;
+    return read_all(UniqueFd(open_beneath(dir, relative, O_RDONLY)), error);
 }
 
 void write_beneath(const std::string& dir, const std::string& relative, const std::string& value, const std::string& what) {
-    UniqueFd fd(open_beneath(dir, relative, O_WRONLY));
-    if (!fd) throw system_error("set " + what + " (" + dir + "/" + relative + ")", errno);
-    ssize_t n = 0;
-    do {
-        n = ::write(fd.get(), value.data(), value.size());
-    } while (n < 0 && errno == EINTR);
-    if (n < 0) throw system_error("set " + what + "=" + value + " (" + dir + "/" + relative + ")", errno);
+    write_all(UniqueFd(open_beneath(dir, relative, O_WRONLY)), value, what, dir + "/" + relative);
 }
 
 void write_small_file(const std::string& path, const std::string& value, const std::string& what) {
-    UniqueFd fd(::open(path.c_str(), O_WRONLY | O_CLOEXEC));
-    if (!fd) throw system_error("set " + what + " (" + path + ")", errno);
-    ssize_t n = 0;
-    do {
-        n = ::write(fd.get(), value.data(), value.size());
-    } while (n < 0 && errno == EINTR);
-    if (n < 0) throw system_error("set " + what + "=" + value + " (" + path + ")", errno);
+    write_all(UniqueFd(::open(path.c_str(), O_WRONLY | O_CLOEXEC)), value, what, path);
 }
 
 }  // namespace nm

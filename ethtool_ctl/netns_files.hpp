@@ -4,6 +4,7 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace nm {
 
@@ -12,6 +13,9 @@ namespace nm {
 /// mounted there, as `ip netns exec` does; nothing outside that thread sees the mount. An exception of
 /// `body` is rethrown here. Throws nm::Error when the namespace cannot be entered.
 void in_netns(const std::string& netns, const std::function<void()>& body);
+
+/// The names in `dir` that start with `prefix` ("rx-"), sorted; none when it cannot be read.
+std::vector<std::string> directory_entries(const std::string& dir, const std::string& prefix = "");
 
 /// Reads a whole small file; none with `error` set to strerror when it cannot be read.
 std::optional<std::string> read_small_file(const std::string& path, std::string* error = nullptr);

@@ -34,17 +34,6 @@ void check_name(const char* kind, const std::string& name) {
     if (const std::string why = setting_name_problem(kind, name); !why.empty()) throw usage_error(std::string(kind) + ": " + why);
 }
 
-std::vector<std::string> entries(const std::string& dir, const std::string& prefix) {
-    std::vector<std::string> out;
-    DIR* d = ::opendir(dir.c_str());
-    if (d == nullptr) return out;
-    while (const dirent* e = ::readdir(d)) {
-        const std::string name = e->d_name;
-        if (name.rfind(prefix, 0) == 0 && name != "." && name != "..") out.push_back(name);
-    }
-    ::closedir(d);
-    return out;
-}
 
 std::string trim(std::string s) {
     while (!s.empty() && (s.back() == '\n' || s.back() == ' ')) s.pop_back();
@@ -54,7 +43,7 @@ std::string trim(std::string s) {
 // Every queue's mask as a CPU list; a queue whose file cannot be read makes the kind unsupported.
 void read_queue_masks(const std::string& ifname, const char* prefix, const char* file, const char* kind,
                       std::map<std::string, std::string>& out, TuningState& state) {
-    for (const auto& q : entries(dev_dir(ifname) + "/queues", prefix)) {
+    for (const auto& q : directory_entries(dev_dir(ifname) + "/queues", prefix)) {
         std::string why;
         if (!setting_name_problem(kind, q, false).empty()) continue;   // not a queue of the shape we write
         const auto text = read_beneath(dev_dir(ifname), "queues/" + q + "/" + file, &why);
@@ -92,7 +81,7 @@ std::optional<std::vector<std::string>> device_irqs(const std::string& ifname) {
     // A virtual device (veth, bridge, dummy) has no device link: no interrupts, whatever its name.
     if (::lstat((dir + "/device").c_str(), &st) != 0) return std::nullopt;
     std::vector<std::string> out;
-    for (const auto& n : entries(dir + "/device/msi_irqs", "")) {
+    for (const auto& n : directory_entries(dir + "/device/msi_irqs", "")) {
         if (setting_name_problem("irq_affinity", n, false).empty()) out.push_back(n);
     }
     if (out.empty()) {
@@ -141,7 +130,7 @@ void write_tuning_files(const std::string& netns, const std::string& ifname, con
     const unsigned cpus = host_cpu_count();
     const std::string dir = dev_dir(ifname);
     const auto write_masks = [&](const std::map<std::string, std::string>& asked, const char* prefix, const char* file, const char* kind) {
-        const std::vector<std::string> have = entries(dir + "/queues", prefix);
+        const std::vector<std::string> have = directory_entries(dir + "/queues", prefix);
         for (const auto& [queue, list] : asked) {
             const std::string mask = cpu_mask_hex(parse_cpu_list(list, cpus));
             std::vector<std::string> queues;

@@ -182,6 +182,7 @@ nm::SweepRequest sweep_request(const py::dict& args) {
     get("config_file", r.config_file);
     get("lab", r.lab);
     get("lab_name", r.lab_name);
+    get("lab_from", r.lab_from);
     get("iface", r.iface);
     get("peer", r.peer);
     get("ip_version", r.ip_version);

@@ -6,7 +6,13 @@
 
 namespace nm::cli {
 
-void add_lab_commands(CLI::App& app);
+/// Ends the program with this status and no message (`lab exec` passes on its command's status).
+struct ExitStatus {
+    int code = 0;
+};
+
+/// lab up/down/show/exec; `stop` interrupts booting a VM lab or a command in it.
+void add_lab_commands(CLI::App& app, std::stop_token stop);
 void add_device_commands(CLI::App& app);  // show, set, restore
 /// serve and run; `stop` (from the StopSignal in main) ends a test or the server cleanly.
 void add_traffic_commands(CLI::App& app, std::stop_token stop);

@@ -28,7 +28,7 @@ int main(int argc, char** argv) {
     CLI::App app{"nicmatrix: measure what NIC offloads and MTU buy, in throughput and CPU", "nicmatrix"};
     app.set_version_flag("--version", nm::version_line());
     app.require_subcommand(1);
-    nm::cli::add_lab_commands(app);
+    nm::cli::add_lab_commands(app, stop_signal.token());
     nm::cli::add_device_commands(app);
     nm::cli::add_traffic_commands(app, stop_signal.token());
     nm::cli::add_sweep_commands(app, stop_signal.token());
@@ -49,6 +49,9 @@ int main(int argc, char** argv) {
         return app.exit(e);
     } catch (const CLI::CallForVersion& e) {
         return app.exit(e);
+    } catch (const nm::cli::ExitStatus& e) {
+        output_lost();
+        return e.code;
     } catch (const CLI::ParseError& e) {
         app.exit(e);
         return 2;

@@ -27,6 +27,7 @@
 #include "matrix/stats.hpp"
 #include "matrix/sweep_request.hpp"
 #include "matrix/sweep_stream.hpp"
+#include "vmlab/vm_sweep.hpp"
 
 namespace nm::cli {
 namespace {
@@ -165,6 +166,7 @@ void check_metric(const std::string& metric) {
 
 struct SweepFlags {
     SweepRequest request;
+    std::string lab;   ///< --lab's value: "veth" (no value) or "vm:DUT,PEER"; "" = not given
     std::string topology = "pair";
     bool dry_run = false;
     bool quiet = false;
@@ -177,7 +179,43 @@ struct SweepFlags {
     bool seed_given = false;
 };
 
+// --lab takes an optional value, so `sweep --lab CONFIG` reads CONFIG as that value: put it back.
+void settle_lab_flag(SweepFlags& f) {
+    if (!f.lab.empty() && f.lab != "veth" && f.lab.rfind("vm:", 0) != 0 && f.request.config_file.empty()) {
+        f.request.config_file = f.lab;
+        f.lab = "veth";
+    }
+    if (f.request.config_file.empty()) throw usage_error("sweep: the config file is missing (nicmatrix sweep CONFIG ...)");
+    if (f.lab == "veth") f.request.lab = true;
+    else if (!f.lab.empty()) parse_vm_lab_spec(f.lab);   // a clear error for a bad vm: list before anything else
+}
+
+// `--lab vm:DUT,PEER`: the sweep runs in the guest; its output comes here as it goes.
+void vm_sweep_command(SweepFlags& f, const PreparedSweep& prepared, std::stop_token stop) {
+    VmSweepRequest vm;
+    vm.lab_spec = f.lab;
+    vm.config_file = f.request.config_file;
+    vm.output = prepared.output;
+    vm.resume = f.request.resume;
+    vm.lab_name = f.request.lab_name;
+    vm.command = f.request.command;
+    if (f.request.ip_version == 6) vm.guest_flags.push_back("-6");
+    if (f.precision_given) vm.guest_flags.insert(vm.guest_flags.end(), {"--precision", std::to_string(f.precision)});
+    if (f.seed_given) vm.guest_flags.insert(vm.guest_flags.end(), {"--seed", std::to_string(f.seed)});
+    if (!f.request.time_budget.empty()) vm.guest_flags.insert(vm.guest_flags.end(), {"--time-budget", f.request.time_budget});
+    if (!f.metric.empty()) vm.guest_flags.insert(vm.guest_flags.end(), {"--metric", f.metric});
+    if (f.quiet) vm.guest_flags.push_back("-q");
+    if (f.json_stream) vm.guest_flags.push_back("--json-stream");
+    const auto write = [](std::ostream& out, std::string_view chunk) {
+        out.write(chunk.data(), static_cast<std::streamsize>(chunk.size()));
+        out.flush();
+    };
+    const int status = run_vm_sweep(vm, stop, [&](std::string_view c) { write(std::cout, c); }, [&](std::string_view c) { write(std::cerr, c); });
+    if (status != 0) throw ExitStatus{status};
+}
+
 void sweep_command(SweepFlags& f, std::stop_token stop) {
+    settle_lab_flag(f);
     if (!f.metric.empty()) check_metric(f.metric);
     f.request.command = command_line();
     f.request.topology = Json(f.topology).get<LabTopology>();
@@ -186,6 +224,10 @@ void sweep_command(SweepFlags& f, std::stop_token stop) {
     const PreparedSweep prepared = prepare_sweep(f.request);
     if (f.dry_run) {
         print_plan(plan_sweep(prepared.config, prepared.resume), prepared.config);
+        return;
+    }
+    if (!f.lab.empty() && f.lab != "veth") {
+        vm_sweep_command(f, prepared, std::move(stop));
         return;
     }
     if (f.json_stream) {
@@ -231,8 +273,14 @@ void add_sweep_commands(CLI::App& app, std::stop_token stop) {
     auto f = std::make_shared<SweepFlags>();
     auto& r = f->request;
     auto* sweep = app.add_subcommand("sweep", "Run a sweep: every offload profile x MTU x traffic cell of CONFIG, into a results file");
-    sweep->add_option("config", r.config_file, "Sweep config (JSON, see configs/sweep.schema.json)")->required();
-    auto* lab = sweep->add_flag("--lab", r.lab, "Run on a lab of its own (veth between two namespaces), taken down afterwards");
+    sweep->add_option("config", r.config_file, "Sweep config (JSON, see configs/sweep.schema.json)");
+    auto* lab = sweep->add_option("--lab", f->lab,
+                                  "Run on a lab of its own (veth between two namespaces), taken down afterwards; --lab vm:DUT,PEER (e.g. "
+                                  "vm:e1000e,8139cp): run the whole sweep inside the VM lab's guest on two emulated NICs and their real "
+                                  "drivers (DUT the device under test, PEER its peer; a running VM lab with both on one hub, else one "
+                                  "booted for the sweep and ended afterwards); the results file is written here")
+                    ->expected(0, 1)
+                    ->default_str("veth");
     auto* iface = sweep->add_option("--iface", r.iface, "Local interface to sweep (with --peer)");
     sweep->add_option("--peer", r.peer, "The peer running `nicmatrix serve`: an IPv4 or IPv6 address, or a name (resolved once)")->needs(iface);
     auto* v4 = sweep->add_flag_function("-4,--ipv4", [f](int64_t) { f->request.ip_version = 4; }, "Use IPv4: the lab's 198.18.0.0/24, or a --peer name's IPv4 address (the default on the lab)");
@@ -246,6 +294,7 @@ void add_sweep_commands(CLI::App& app, std::stop_token stop) {
                       "stops before changing anything; a lost agent is reconnected for up to 15 s, else the sweep restores this side, "
                       "saves the finished cells and exits 1");
     lab->excludes(iface);
+    sweep->add_option("--lab-from", r.lab_from, "With --lab: run on the existing lab this file describes (as `lab show --json` prints; its client and server interfaces are the ends), left in place afterwards (the VM lab runs its sweeps in the guest so)");
     sweep->add_option("--lab-name", r.lab_name, "Name of the lab --lab makes (default nmsweep<pid>); its namespaces are NAME-a, NAME-b");
     sweep->add_option("--topology", f->topology, "--lab shape: pair (veth between the ends) or bridge (a Linux bridge between, its ports at MTU 1500; \"apply_to\": \"dut\" sweeps the bridge's ports)")
         ->check(CLI::IsMember({"pair", "bridge"}))

@@ -70,6 +70,21 @@ std::unique_ptr<DeviceControl> device_in_netns(std::string netns, std::unique_pt
 
 LabSession::LabSession(const std::string& name, LabTopology topology, const LabFactories& factories, bool ipv6)
     : info_(lab_up(name, topology)) {
+    start(factories, ipv6);
+}
+
+LabSession::LabSession(LabInfo existing, const LabFactories& factories, bool ipv6) : info_(std::move(existing)), owned_(false) {
+    for (const char* role : {"client", "server"}) {
+        const auto& end = info_.by_role(role);
+        if (!netns_exists(end.netns)) throw usage_error("lab " + info_.name + ": the " + role + " end's netns " + end.netns + " does not exist");
+        if ((ipv6 ? end.ipv6 : end.ipv4).empty()) {
+            throw usage_error("lab " + info_.name + ": the " + role + " end " + end.ifname + " has no " + (ipv6 ? "IPv6" : "IPv4") + " address");
+        }
+    }
+    start(factories, ipv6);
+}
+
+void LabSession::start(const LabFactories& factories, bool ipv6) {
     // Outlives the server thread's start (joined on every way out of this constructor).
     std::promise<uint16_t> listening;
     try {
@@ -121,6 +136,11 @@ LabSession::LabSession(const std::string& name, LabTopology topology, const LabF
         }
         target_.local = SweepEnd{local_device_.get(), client.ifname, ""};
         target_.remote = SweepEnd{remote_device_.get(), server.ifname, ""};
+        if (info_.vm) {
+            target_.local.emulator = target_.remote.emulator = info_.vm->emulator;
+            target_.local.device_model = client.device_model;
+            target_.remote.device_model = server.device_model;
+        }
         target_.base.host = server_address;
         target_.base.port = port.get();
         target_.base.iface = client.ifname;
@@ -142,6 +162,7 @@ void LabSession::stop_and_take_down() noexcept {
     local_device_.reset();
     remote_device_.reset();
     dut_device_.reset();
+    if (!owned_) return;
     try {
         lab_down(info_.name);
     } catch (...) {  // NOLINT(bugprone-empty-catch): a destructor must not throw; `nicmatrix lab down` cleans up

@@ -65,6 +65,11 @@ std::unique_ptr<DeviceControl> device_in_netns(std::string netns, std::unique_pt
 class LabSession {
 public:
     LabSession(const std::string& name, LabTopology topology, const LabFactories& factories, bool ipv6 = false);
+    /// Adopts a lab that exists already (the VM lab's NICs, each in a namespace of its own inside the guest):
+    /// its interfaces of roles "client" and "server" are the ends, with the addresses `existing` gives them.
+    /// Everything else is as above, except that the destructor leaves the lab's namespaces and interfaces
+    /// in place (the sweep restores the interfaces' settings; taking the lab down is its owner's job).
+    LabSession(LabInfo existing, const LabFactories& factories, bool ipv6 = false);
     ~LabSession();
     LabSession(const LabSession&) = delete;
     LabSession& operator=(const LabSession&) = delete;
@@ -77,9 +82,11 @@ public:
     PathProbe& probe() { return *probe_; }
 
 private:
+    void start(const LabFactories& factories, bool ipv6);
     void stop_and_take_down() noexcept;
 
     LabInfo info_;
+    bool owned_ = true;   ///< made by this session: taken down by it
     std::unique_ptr<DeviceControl> local_device_;
     std::unique_ptr<DeviceControl> remote_device_;
     std::unique_ptr<DeviceControl> dut_device_;    ///< bridge topology: the DUT namespace's ports

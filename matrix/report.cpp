@@ -472,7 +472,14 @@ std::vector<std::string> host_differences(const ResultsFile& a, const ResultsFil
     for (const auto& [end, ha, hb] : {std::tuple{"local", &a.local, &b.local}, std::tuple{"remote", &a.remote, &b.remote}}) {
         differ(end, "kernel", ha->kernel, hb->kernel);
         differ(end, "CPU model", ha->cpu_model, hb->cpu_model);
+        // Figures of an emulated end are the emulator's: a guest against a host of its own is said too.
+        if (ha->virtualization != hb->virtualization) {
+            out.push_back(std::string(end) + " virtualization: " + (ha->virtualization.empty() ? "(none recorded)" : ha->virtualization) + " vs " +
+                          (hb->virtualization.empty() ? "(none recorded)" : hb->virtualization));
+        }
         if (ha->interface && hb->interface) {
+            differ(end, "emulated NIC", ha->interface->device_model, hb->interface->device_model);
+            differ(end, "emulator", ha->interface->emulator, hb->interface->emulator);
             differ(end, "driver", ha->interface->driver, hb->interface->driver);
             differ(end, "driver version", ha->interface->driver_version, hb->interface->driver_version);
             differ(end, "firmware", ha->interface->firmware, hb->interface->firmware);

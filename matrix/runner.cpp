@@ -358,6 +358,8 @@ void Sweep::prepare_results() {
         auto& info = (e.remote ? r.remote : r.local).interface;
         info = interface_info(e.original);
         info->system = e.system;
+        info->emulator = e.end->emulator;
+        info->device_model = e.end->device_model;
     }
 }
 

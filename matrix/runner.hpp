@@ -24,6 +24,9 @@ struct SweepEnd {
     /// Set for the peer agent's end: not journalled here (the agent keeps its own journal), restored
     /// through it, and every cell's change on it is confirmed only after both paths are checked.
     ConfirmedEnd* agent = nullptr;
+    /// An emulated NIC (the VM lab): recorded with the interface's identity (hosts.*.interface).
+    std::string emulator{};
+    std::string device_model{};
 };
 
 /// Where a sweep runs: the two ends and where the traffic server listens.

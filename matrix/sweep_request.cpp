@@ -13,11 +13,14 @@
 #include <cstdio>
 #include <cstring>
 #include <ctime>
+#include <fstream>
+#include <optional>
 #include <set>
 
 #include "core/base/atomic_file.hpp"
 #include "core/base/clock.hpp"
 #include "core/base/error.hpp"
+#include "core/base/json_codec.hpp"
 #include "core/base/version.hpp"
 #include "core/end_profiler.hpp"
 #include "core/cpu_affinity.hpp"
@@ -175,6 +178,20 @@ PreparedSweep prepare_sweep(const SweepRequest& request) {
     return p;
 }
 
+namespace {
+
+LabInfo load_lab_file(const std::string& path) {
+    std::ifstream in(path);
+    if (!in) throw usage_error("--lab-from " + path + ": cannot open");
+    try {
+        return Json::parse(in).get<LabInfo>();
+    } catch (const Json::exception& e) {
+        throw usage_error("--lab-from " + path + ": not a lab description (as `nicmatrix lab show --json` prints): " + e.what());
+    }
+}
+
+}  // namespace
+
 SweepOutcome execute_sweep(const SweepRequest& request, const PreparedSweep& prepared, const SweepBackends& backends,
                            SweepObserver* observer, std::stop_token stop) {
     if (request.lab == !request.iface.empty()) throw usage_error("sweep: give either --lab or --iface IF --peer HOST");
@@ -216,8 +233,17 @@ SweepOutcome execute_sweep(const SweepRequest& request, const PreparedSweep& pre
         make_parent(request.journal, "--journal");
         const auto journal = backends.journal(request.journal);
         const std::string name = request.lab_name.empty() ? "nmsweep" + std::to_string(::getpid()) : request.lab_name;
-        LabSession lab(name, request.topology, backends.lab(), request.ip_version == 6);
-        SweepServices services{*journal, lab.traffic(), lab.probe(), clock, observer, host, host, &load};
+        std::optional<LabSession> made;
+        if (request.lab_from.empty()) {
+            made.emplace(name, request.topology, backends.lab(), request.ip_version == 6);
+        } else {
+            made.emplace(load_lab_file(request.lab_from), backends.lab(), request.ip_version == 6);
+        }
+        LabSession& lab = *made;
+        // Both ends of a VM lab are the guest's: what runs them is said with the results.
+        HostInfo lab_host = host;
+        if (lab.info().vm) lab_host.virtualization = lab.info().vm->virtualization;
+        SweepServices services{*journal, lab.traffic(), lab.probe(), clock, observer, lab_host, lab_host, &load};
         SweepTarget target = lab.target();
         target.base.profile_categories = request.profile_categories;
         return run_sweep(prepared.config, target, services, options, std::move(stop));

@@ -21,6 +21,10 @@ struct SweepRequest {
     std::string config_file;
     bool lab = false;                          ///< a lab of its own; else iface + peer
     std::string lab_name;                      ///< "" = nmsweep<pid>
+    /// With `lab`: adopt the lab this file describes (LabInfo JSON, as `lab show --json` prints; its
+    /// "client" and "server" interfaces are the ends) instead of making one; it is left in place afterwards.
+    /// The VM lab runs its sweeps in the guest this way. "" = make a lab of its own.
+    std::string lab_from;
     LabTopology topology = LabTopology::Pair;
     std::string iface;                         ///< local interface (peer mode)
     std::string peer;                          ///< the host running `nicmatrix serve`: an IPv4 or IPv6 address or a name

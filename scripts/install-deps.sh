@@ -14,6 +14,9 @@ packages=(
   nftables  # drops chosen datagrams in a lab namespace: the oracle of the UDP_RR loss test
   python3-pytest python3-pandas python3-matplotlib python3-nbclient python3-ipykernel python3-nbformat python3-jsonschema python3-pil python3-scipy
   chromium python3-websocket  # the HTML report opened in headless Chromium by tests/browser
+  # The VM lab (lab up --topology vm, sweep --lab vm:...): QEMU, and what scripts/vm-image.sh assembles the
+  # guest with (the kernel and busybox themselves are downloaded into the build tree, not installed)
+  qemu-system-x86 cpio kmod xz-utils util-linux
 )
 if [ "${1-}" = package-check ]; then
   # lintian; man-db to render the man pages; systemd for systemd-analyze verify; bash-completion and zsh

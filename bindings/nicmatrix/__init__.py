@@ -68,7 +68,7 @@ def known_metrics():
 
 def sweep(config, lab=False, iface=None, peer=None, port=None, output=None, resume=None, lab_name=None,
           topology="pair", journal=None, progress=None, precision=None, time_budget=None, seed=None,
-          ip_version=None, peer_iface=None, key_file=None, profile_categories=None):
+          ip_version=None, peer_iface=None, key_file=None, profile_categories=None, lab_from=None):
     """Runs a sweep through the C++ engine, exactly as `nicmatrix sweep` does, and returns its Results.
 
     config: a sweep config file (path) or the config itself as a dict (written to a temporary file).
@@ -82,7 +82,8 @@ def sweep(config, lab=False, iface=None, peer=None, port=None, output=None, resu
     "cell_start"|"cell_done"|"note", "number", "total", "key", "round", "repetition", "final", "status",
     "cell", ...}; one cell_start and one cell_done per visit of a cell); an exception in it stops the
     sweep and is raised. profile_categories: the category table of a config with "profile": true
-    (default: the shipped configs/profile-categories.json).
+    (default: the shipped configs/profile-categories.json). lab_from: with lab=True, as `sweep --lab-from FILE`:
+    run on the existing lab that file describes (as `nicmatrix lab show --json` prints), left in place.
 
     Needs CAP_NET_ADMIN. The GIL is released while the sweep runs. Ctrl-C (KeyboardInterrupt) stops the
     sweep through its normal path: the interfaces are restored, the file keeps every finished cell (resume
@@ -105,6 +106,7 @@ def sweep(config, lab=False, iface=None, peer=None, port=None, output=None, resu
             "output": _os.fspath(output) if output is not None else None,
             "resume": _os.fspath(resume) if resume is not None else None,
             "lab_name": lab_name, "topology": topology, "journal": journal,
+            "lab_from": _os.fspath(lab_from) if lab_from is not None else None,
             "profile_categories": _os.fspath(profile_categories) if profile_categories is not None else None,
             "precision": precision, "seed": seed, "time_budget": None if time_budget is None else str(time_budget),
             "command": " ".join(_shlex.quote(a) for a in [_sys.executable, *_sys.argv]) + " (nicmatrix.sweep)",

@@ -21,6 +21,8 @@ void to_json(Json& j, const LabTopology& v);
 void from_json(const Json& j, LabTopology& v);
 void to_json(Json& j, const LabInterface& v);
 void from_json(const Json& j, LabInterface& v);
+void to_json(Json& j, const VmInfo& v);
+void from_json(const Json& j, VmInfo& v);
 void to_json(Json& j, const LabInfo& v);
 void from_json(const Json& j, LabInfo& v);
 

@@ -1163,6 +1163,8 @@ void to_json(Json& j, const InterfaceInfo& v) {
              {"channels", v.channels},
              {"system", or_null(v.system)}};
     if (v.tuning) j["tuning"] = *v.tuning;
+    if (!v.emulator.empty()) j["emulator"] = v.emulator;
+    if (!v.device_model.empty()) j["device_model"] = v.device_model;
 }
 
 void from_json(const Json& j, InterfaceInfo& v) {
@@ -1181,6 +1183,8 @@ void from_json(const Json& j, InterfaceInfo& v) {
     if (const auto it = j.find("tuning"); it != j.end() && it->is_object()) v.tuning = it->get<TuningState>();
     v.driver_version = j.value("driver_version", "");
     v.system = optional_of<InterfaceSystem>(j, "system");
+    v.emulator = j.value("emulator", "");
+    v.device_model = j.value("device_model", "");
 }
 
 void to_json(Json& j, const HostInfo& v) {
@@ -1195,6 +1199,7 @@ void to_json(Json& j, const HostInfo& v) {
     if (!v.cpu_layout.cpus.empty()) j["cpu_layout"] = v.cpu_layout;
     if (v.cpu_idle) j["cpu_idle"] = *v.cpu_idle;
     if (!v.tool.version.empty()) j["tool"] = v.tool;
+    if (!v.virtualization.empty()) j["virtualization"] = v.virtualization;
 }
 
 void from_json(const Json& j, HostInfo& v) {
@@ -1212,6 +1217,7 @@ void from_json(const Json& j, HostInfo& v) {
     if (const auto it = j.find("cpu_layout"); it != j.end() && it->is_object()) v.cpu_layout = it->get<CpuLayout>();
     if (const auto it = j.find("cpu_idle"); it != j.end() && it->is_object()) v.cpu_idle = it->get<CpuIdle>();
     if (const auto it = j.find("tool"); it != j.end() && it->is_object()) it->get_to(v.tool);
+    v.virtualization = j.value("virtualization", "");
 }
 
 void to_json(Json& j, const ToolInfo& v) {

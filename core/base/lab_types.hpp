@@ -1,4 +1,5 @@
 #pragma once
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -17,6 +18,21 @@ struct LabInterface {
     std::string ifname;  ///< interface name inside that namespace
     std::string ipv4;    ///< address with prefix, "198.18.0.1/24"; empty when the port has none
     std::string ipv6;    ///< "2001:2::1/64"; empty when the port has none
+    /// VM lab: the QEMU device model behind this interface ("e1000e", "rtl8139"), its guest driver and MAC
+    /// address; all empty for the veth lab.
+    std::string device_model{};
+    std::string driver{};
+    std::string mac{};
+};
+
+/// The guest of a VM lab (`lab up --topology vm`): where it runs and how it is emulated.
+struct VmInfo {
+    std::string emulator;         ///< "qemu 7.2.19"
+    std::string accel;            ///< "tcg" or "kvm"
+    std::string virtualization;   ///< "qemu 7.2.19 tcg": what hosts.*.virtualization of a sweep in it says
+    std::string kernel;           ///< the guest's kernel release
+    std::string state_dir;        ///< the lab's folder on the host (console.log, the share)
+    int pid = 0;                  ///< the QEMU process
 };
 
 /// What `lab up` made; enough to address every end and to take it all down again.
@@ -25,6 +41,7 @@ struct LabInfo {
     LabTopology topology = LabTopology::Pair;
     std::vector<std::string> namespaces;    ///< in creation order
     std::vector<LabInterface> interfaces;   ///< the ends traffic flows between first: client, then server
+    std::optional<VmInfo> vm;               ///< set for a VM lab: its interfaces live inside the guest
 
     /// The interface with `role`; throws nm::Error (Usage) if the lab has none.
     const LabInterface& by_role(const std::string& role) const;

@@ -191,6 +191,10 @@ struct InterfaceInfo {
     std::string firmware;
     std::string driver_version;   ///< `ethtool -i` version (the module's, or the kernel release for in-tree drivers)
     std::string bus_info;
+    /// An emulated NIC (the VM lab): the emulator ("qemu 7.2.19") and its device model ("e1000e"), part of
+    /// the NIC's identity with the driver; empty for a real NIC or veth.
+    std::string emulator;
+    std::string device_model;
     std::optional<uint32_t> speed_mbps;
     uint32_t mtu_min = 0;
     uint32_t mtu_max = 0;
@@ -250,6 +254,9 @@ struct HostInfo {
     std::string kernel;     ///< uname -r
     std::string cpu_model;
     uint32_t cpu_count = 0;
+    /// How this host runs when it is a guest nicmatrix started ("qemu 7.2.19 tcg", "qemu 7.2.19 kvm": the
+    /// VM lab); "" when not known (a host of its own, or not said).
+    std::string virtualization;
     /// Network sysctls that shape a measurement (congestion control, socket buffer limits, busy polling,
     /// NAPI budget), by their dotted names, as /proc/sys shows them; empty when not read (a peer without agent).
     std::map<std::string, std::string> sysctls;

@@ -12,7 +12,7 @@ from conftest import FAKE_LAB, NM_BINARY, run
 
 # CLI flag -> Python keyword where the names differ; None: the flag is about printing, not the sweep.
 SWEEP = {"--lab": "lab", "--iface": "iface", "--peer": "peer", "--port": "port", "--peer-iface": "peer_iface",
-         "--key-file": "key_file", "--lab-name": "lab_name", "--topology": "topology", "--output": "output",
+         "--key-file": "key_file", "--lab-name": "lab_name", "--lab-from": "lab_from", "--topology": "topology", "--output": "output",
          "--resume": "resume", "--journal": "journal", "--precision": "precision", "--time-budget": "time_budget",
          "--seed": "seed", "--ipv4": "ip_version", "--ipv6": "ip_version", "--profile-categories": "profile_categories",
          "--dry-run": None, "--quiet": None, "--metric": None, "--json-stream": None, "--json-stream-queue": None}

@@ -1,0 +1,71 @@
+#include "tests/support/vm_lab.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <cstdlib>
+#include <optional>
+
+#include "core/base/json_codec.hpp"
+#include "tests/support/require.hpp"
+#include "vmlab/vm_lab.hpp"
+
+namespace nm::test {
+namespace {
+
+// Ends the lab this process booted (not one the CTest fixture booted) when the process exits.
+struct BootedHere {
+    bool booted = false;
+    ~BootedHere() {
+        if (booted) run_command(nicmatrix_binary() + " lab down --name " + kVmLabName, std::chrono::seconds(60));
+    }
+};
+
+struct SuiteLab {
+    BootedHere booted;
+    std::optional<LabInfo> info;
+};
+
+SuiteLab& suite() {
+    static SuiteLab lab;   // NOLINT: one lab per test process, by design (booting is the expensive part)
+    return lab;
+}
+
+}  // namespace
+
+std::string shell_quote(const std::string& word) {
+    std::string q = "'";
+    for (const char c : word) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+    return q + "'";
+}
+
+const LabInfo& suite_vm_lab() {
+    require_tool("qemu-system-x86_64");
+    auto& lab = suite();
+    if (lab.info) return *lab.info;
+    if (auto running = vm_lab_find(kVmLabName); running && vm_lab_running(*running)) {
+        lab.info = *running;
+        return *lab.info;
+    }
+    // Boots under TCG in tens of seconds on a loaded 2-core machine; the first run also downloads the kernel.
+    const auto r = run_command(nicmatrix_binary() + " lab up --topology vm --nics " + kVmLabNics + " --name " + kVmLabName + " --json",
+                               std::chrono::seconds(900));
+    INFO(r.output);
+    REQUIRE(r.exit_status == 0);
+    lab.booted.booted = true;
+    const auto found = vm_lab_find(kVmLabName);
+    REQUIRE(found);
+    lab.info = *found;
+    return *lab.info;
+}
+
+CommandResult vm_exec(const std::string& shell, std::chrono::seconds limit) {
+    return run_command(nicmatrix_binary() + " lab exec --name " + kVmLabName + " --timeout " + std::to_string(limit.count()) + " -- sh -c " +
+                           shell_quote(shell),
+                       limit + std::chrono::seconds(15));
+}
+
+CommandResult vm_exec_in(const std::string& netns, const std::string& shell, std::chrono::seconds limit) {
+    return vm_exec("ip netns exec " + netns + " sh -c " + shell_quote(shell), limit);
+}
+
+}  // namespace nm::test

@@ -6,12 +6,15 @@
 #include <filesystem>
 #include <fstream>
 
+#include <signal.h>
+
 #include "core/base/json_codec.hpp"
 #include "core/base/wait_until.hpp"
 #include "tests/support/background.hpp"
 #include "tests/support/require.hpp"
 #include "tests/support/temp_dir.hpp"
 #include "tests/support/vm_lab.hpp"
+#include "vmlab/vm_lab.hpp"
 
 namespace {
 
@@ -21,7 +24,8 @@ using nm::test::vm_exec_in;
 
 // QEMU processes whose command line names `dir` (pgrep, an oracle of its own).
 std::string qemu_processes_of(const std::string& dir) {
-    return run_command("pgrep -a -f 'qemu-system-x86_64.*" + dir + "/' || true").output;
+    // [q]: the pattern does not match the shell that runs pgrep (its own command line holds the pattern).
+    return run_command("pgrep -a -f '[q]emu-system-x86_64.*" + dir + "/' || true").output;
 }
 
 // Two cells of one second: the drivers' defaults run; LRO on is refused (fixed off on e1000e and 8139cp).
@@ -154,13 +158,16 @@ TEST_CASE("SIGINT stops a sweep in a VM lab it booted: restored, saved, QEMU and
     const auto state = dir.path / "state";
     std::filesystem::create_directories(state);
     {
-        std::ofstream(dir.file("vm-tiny.json")) << kTinyConfig;
+        // Cells of 20 s: the signal comes while the first is measured.
+        std::ofstream(dir.file("vm-long.json")) << R"({"name": "vm-long", "offloads": [{"name": "default", "features": {}}],
+          "mtu": [1500], "traffic": [{"name": "tcp", "protocol": "tcp"}, {"name": "tcp2", "protocol": "tcp", "streams": 2}],
+          "duration_s": 20, "omit_s": 0, "repetitions": 1, "cooldown_s": 0})";
     }
     // A state folder of its own: the suite's running lab is not seen, so the sweep boots one (tied to it).
-    nm::test::Background sweep("NICMATRIX_VM_STATE=" + state.string() + " exec " + nm::test::nicmatrix_binary() + " sweep " + dir.file("vm-tiny.json") +
+    nm::test::Background sweep("env NICMATRIX_VM_STATE=" + state.string() + " " + nm::test::nicmatrix_binary() + " sweep " + dir.file("vm-long.json") +
                                    " --lab vm:e1000e,8139cp -o " + dir.file("out.json"),
                                dir.file("log"), std::chrono::seconds(600));
-    nm::wait_until([&] { return sweep.output().find("[1/2]") != std::string::npos || !sweep.running(); }, std::chrono::seconds(480),
+    nm::wait_until([&] { return sweep.output().find("1/2] ") != std::string::npos || !sweep.running(); }, std::chrono::seconds(480),
                    "the sweep in the VM lab to start its first cell");
     INFO(sweep.output());
     REQUIRE(sweep.running());

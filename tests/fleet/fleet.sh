@@ -302,12 +302,16 @@ pair2=h3-${tag}3a--h2-${tag}2b
 cat > "$work/check_results.py" <<'EOF'
 import json, sys, jsonschema
 from datetime import datetime
-schema_file, pair1, pair2, dut1, peer1, dut2, peer2 = sys.argv[1:8]
-schema = json.load(open(schema_file))
+repo, pair1, pair2, dut1, peer1, dut2, peer2 = sys.argv[1:8]
+# As tests/python/test_schemas.py: the results schema refers to the sweep config's.
+sweep_schema = json.load(open(repo + "/configs/sweep.schema.json"))
+schema = json.load(open(repo + "/results/results.schema.json"))
+store = {sweep_schema["$id"]: sweep_schema, schema["$id"]: schema}
+validator = jsonschema.Draft202012Validator(schema, resolver=jsonschema.RefResolver.from_schema(schema, store=store))
 times = []
 for path, dut, peer in ((pair1, dut1, peer1), (pair2, dut2, peer2)):
     doc = json.load(open(path))
-    jsonschema.validate(doc, schema)
+    validator.validate(doc)
     local, remote = doc["hosts"]["local"]["interface"]["name"], doc["hosts"]["remote"]["interface"]["name"]
     assert (local, remote) == (dut, peer), (path, local, remote)
     statuses = [c["status"] for c in doc["cells"]]
@@ -320,7 +324,7 @@ for path, dut, peer in ((pair1, dut1, peer1), (pair2, dut2, peer2)):
 assert times[0][1] <= times[1][0], f"pair 2 started {times[1][0]} before pair 1 finished {times[0][1]}"
 EOF
 check "both pairs' results fetched: schema-valid, 2 ok cells each, the peer's MTU 9000 applied, pair 2 after pair 1" \
-  /usr/bin/python3 "$work/check_results.py" "$repo/results/results.schema.json" "$run1_dir/$pair1.json" "$run1_dir/$pair2.json" \
+  /usr/bin/python3 "$work/check_results.py" "$repo" "$run1_dir/$pair1.json" "$run1_dir/$pair2.json" \
   "${tag}1a" "${tag}2a" "${tag}3a" "${tag}2b"
 sed 's/^/      /' "$work/out"
 check "comparison.md merges them: each pair's report and the compare of pair 2 against pair 1" bash -c "

@@ -106,7 +106,8 @@ cleanup() {
       while kill -0 "$pid" 2>/dev/null && ((SECONDS < deadline)); do sleep 0.1; done
       kill -KILL "$pid" 2>/dev/null
     fi
-    rm -f "/run/nicmatrix/agent-$ifc.pid" "/run/nicmatrix/agent-$ifc.log" "/run/nicmatrix/agent-$ifc.json"
+    rm -f "/run/nicmatrix/agent-$ifc.pid" "/run/nicmatrix/agent-$ifc.log" "/run/nicmatrix/agent-$ifc.json" \
+      "/run/nicmatrix/agent-$ifc.json.lock"
   done
   for pid in "${sshd_pids[@]}"; do kill "$pid" 2>/dev/null; wait "$pid" 2>/dev/null; done
   if [ -n "$(package_state)" ] && [ "$(package_state)" != not-installed ]; then
@@ -120,7 +121,7 @@ cleanup() {
   fi
   for h in ctl "${hosts[@]}"; do ip netns del "$(ns "$h")" 2>/dev/null; done
   if [ -n "$made_run_nicmatrix" ] && [ -d /run/nicmatrix ]; then
-    [ -n "$had_journal" ] || rm -f /run/nicmatrix/journal.json
+    [ -n "$had_journal" ] || rm -f /run/nicmatrix/journal.json /run/nicmatrix/journal.json.lock
     rmdir /run/nicmatrix 2>/dev/null
   fi
   [ -n "$made_run_sshd" ] && rmdir /run/sshd 2>/dev/null
@@ -399,6 +400,8 @@ no_agents() {
   done
 }
 check "no agent of the lab runs, no pid file left" no_agents
+check "nothing of the lab's agents left in /run/nicmatrix (pid files, logs, journals, their lock files)" bash -c \
+  "! ls /run/nicmatrix/ 2>/dev/null | grep -F '$tag'"
 check "dpkg no longer has nicmatrix, /etc/nicmatrix (and the key) gone" bash -c \
   "[ -z \"\$(dpkg-query -W -f='\${db:Status-Status}' nicmatrix 2>/dev/null | grep -vx not-installed)\" ] && [ ! -e /etc/nicmatrix ]"
 check_lab_state "every interface of every namespace as it began, after the removal"

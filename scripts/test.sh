@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Installs what is missing, builds, and runs every test suite: the Debian package's check, the libFuzzer
-# targets for a bounded time, the Ansible collection (tests/fleet/fleet.sh), then unit, integration (root, real veth in network namespaces the tests make
-# and remove themselves), python and docs through CTest, whose summary closes the output. CI runs exactly
-# this.
+# targets for a bounded time, the Ansible collection (tests/fleet/fleet.sh), then unit, integration (root,
+# real veth in network namespaces the tests make and remove themselves), python and docs through CTest,
+# whose summary closes the output. CI runs exactly this.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/build.sh

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Installs what is missing, builds, and runs every test suite: the Debian package's check, the libFuzzer
-# targets for a bounded time, the Ansible collection (tests/fleet/fleet.sh), then unit, integration (root,
-# real veth in network namespaces the tests make and remove themselves), python and docs through CTest,
-# whose summary closes the output. CI runs exactly this.
+# targets for a bounded time, then unit, integration (root, real veth in network namespaces the tests make
+# and remove themselves), python and docs through CTest, whose summary closes the output. CI runs exactly
+# this.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/build.sh
@@ -28,11 +28,6 @@ if [ "$package_status" -ne 0 ]; then
   echo "test.sh: scripts/check-package.sh failed (exit $package_status)" >&2
   exit "$package_status"
 fi
-# The Ansible collection against three "hosts" (namespaces with their own sshd) of its own: installs the
-# package, runs two pair sweeps, one play failing midway, and removes it all (tests/fleet/fleet.sh, docs/
-# fleet.md; a few minutes, mostly Ansible's per-task cost). After the package check, never beside it: both
-# install and purge the package.
-timeout 1200 bash tests/fleet/fleet.sh
 cd build
 # Two tests at a time (the machine's two cores): every test holds on a loaded 2-core machine, and this is
 # one (it also halves the wall time).

@@ -47,18 +47,24 @@ private:
     std::string name_;
 };
 
-// Passes whole lines on, with the guest's path of the results file written as the host's.
+// Passes the output on as it comes (a cell's progress line has no newline until the cell ends), with the
+// guest's path of the results file written as the host's; only a tail that may be the start of that path
+// waits for the next chunk.
 class PathRewriter {
 public:
     PathRewriter(const OutputSink& sink, std::string from, std::string to) : sink_(sink), from_(std::move(from)), to_(std::move(to)) {}
     void operator()(std::string_view chunk) {
         pending_ += chunk;
-        const auto end = pending_.rfind('\n');
-        if (end == std::string::npos) return;
-        std::string lines = pending_.substr(0, end + 1);
-        pending_.erase(0, end + 1);
-        for (size_t p = lines.find(from_); p != std::string::npos; p = lines.find(from_, p + to_.size())) lines.replace(p, from_.size(), to_);
-        if (sink_) sink_(lines);
+        for (size_t p = pending_.find(from_); p != std::string::npos; p = pending_.find(from_, p + to_.size())) pending_.replace(p, from_.size(), to_);
+        size_t keep = 0;
+        for (size_t k = std::min(from_.size() - 1, pending_.size()); k > 0; --k) {
+            if (pending_.compare(pending_.size() - k, k, from_, 0, k) == 0) {
+                keep = k;
+                break;
+            }
+        }
+        if (pending_.size() > keep && sink_) sink_(pending_.substr(0, pending_.size() - keep));
+        pending_.erase(0, pending_.size() - keep);
     }
     void flush() {
         if (!pending_.empty() && sink_) sink_(pending_);

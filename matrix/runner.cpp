@@ -413,12 +413,18 @@ SweepOutcome Sweep::run() {
         rt.changes = std::any_of(cells_.begin(), cells_.end(), [&, r = role](const CellSpec& c) { return !cell_settings(config_, c, r).empty(); });
         ends_.push_back(std::move(rt));
     }
-    // The pre-check: a setting an end cannot take (rings on veth, a sysctl its namespace lacks) makes the
-    // cell infeasible with the kernel's reason, found here, before anything is changed.
+    // The pre-check: a setting an end cannot take (an MTU above what the device allows, as an 8139's
+    // 1500 or 4096; rings on veth, a sysctl its namespace lacks) makes the cell infeasible with the
+    // kernel's reason, found here, before anything is changed.
     for (const auto& cell : cells_) {
         std::string why;
         for (const auto& e : ends_) {
             const LinkSettings wanted = cell_settings(config_, cell, e.role);
+            const LinkState& o = e.original;
+            if (wanted.mtu && o.mtu_max > 0 && (*wanted.mtu < o.mtu_min || *wanted.mtu > o.mtu_max)) {
+                why += (why.empty() ? "" : "; ") + end_label(e.end->ifname, o.netns) + ": mtu " + std::to_string(*wanted.mtu) +
+                       " outside the device's range " + std::to_string(o.mtu_min) + ".." + std::to_string(o.mtu_max) + " (IFLA_MIN_MTU..IFLA_MAX_MTU)";
+            }
             if (wanted.tuning.empty()) continue;
             const std::string reason = e.end->device->unsupported(e.end->ifname, wanted);
             if (!reason.empty()) why += (why.empty() ? "" : "; ") + reason;
@@ -1220,9 +1226,6 @@ void check_sweep(const SweepConfig& config, const SweepTarget& target) {
             for (const auto& p : config.offloads) {
                 if (applies(config.apply_offloads_to, EndRole::Dut) && !p.features.empty()) d.device->validate(d.ifname, LinkSettings{std::nullopt, p.features, {}});
             }
-            for (uint32_t mtu : config.mtu) {
-                if (applies(config.apply_mtu_to, EndRole::Dut)) d.device->validate(d.ifname, LinkSettings{mtu, {}, {}});
-            }
         } catch (const Error& e) {
             throw Error(e.kind(), "device under test: " + std::string(e.what()));
         }
@@ -1244,9 +1247,6 @@ void check_sweep(const SweepConfig& config, const SweepTarget& target) {
                 LinkSettings s;
                 if (applies(config.apply_offloads_to, remote)) s.features = p.features;
                 if (!s.empty()) end->device->validate(end->ifname, s);
-            }
-            for (uint32_t mtu : config.mtu) {
-                if (applies(config.apply_mtu_to, remote)) end->device->validate(end->ifname, LinkSettings{mtu, {}, {}});
             }
         } catch (const Error& e) {
             throw Error(e.kind(), where + e.what());

@@ -207,8 +207,9 @@ class Results:
         packets_per_s, segments_per_packet, cpu_sender_pct, cpu_receiver_pct (the engines' own threads),
         system_busy_pct, softirq_pct, busiest_cpu_busy_pct, tcp_retransmits, loss_pct,
         engine_service_demand_us_per_kb, sender_service_demand_us_per_kb and
-        receiver_service_demand_us_per_kb (netperf's, per host), computed by the C++ core as for the
-        summaries) and the run's raw figures (bytes, duration_s, cpu_sender_user_s, cpu_sender_sys_s,
+        receiver_service_demand_us_per_kb (netperf's, per host), link_down_s and settle_s (on the first run
+        after each of the sweep's changes: how long a link was down and how long the sweep waited before
+        measuring; NaN on the visit's other runs), computed by the C++ core as for the summaries) and the run's raw figures (bytes, duration_s, cpu_sender_user_s, cpu_sender_sys_s,
         system_receiver_softirq_pct, system_sender_busiest_cpu, system_sender_busiest_cpu_busy_pct,
         system_sender_steal_pct, loss_lost, napi_receiver_processed, background_busy_pct, ...). With a kernel
         profile ("profile": true), `cpu_<category>_pct` per category (the share of sampled CPU time of the

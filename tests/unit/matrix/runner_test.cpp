@@ -218,7 +218,7 @@ TEST_CASE("A path that drops jumbo frames gives path_mtu_blackhole for those cel
     w.check_restored();
 }
 
-TEST_CASE("Bad input is found before the first change: unknown feature, MTU out of range, unknown interface", "[unit]") {
+TEST_CASE("Bad input is found before the first change: unknown feature, unknown interface; an MTU out of range is infeasible", "[unit]") {
     SECTION("unknown feature") {
         World w;
         const auto config = make_config(R"({"offloads": [{"name": "x", "features": {"tso0": "off"}}]})");
@@ -227,18 +227,25 @@ TEST_CASE("Bad input is found before the first change: unknown feature, MTU out 
         CHECK(w.remote.count("apply") == 0);
         CHECK(w.journal.remember_calls == 0);
     }
-    SECTION("MTU outside the device's range, on the peer end") {
+    SECTION("MTU outside the device's range, on the peer end: those cells are infeasible before any change, the others run") {
         World w;
         w.remote.set_mtu_range("nm-b", 68, 1500);
-        try {
-            w.run(make_config());
-            FAIL("no error");
-        } catch (const nm::Error& e) {
-            CHECK(e.kind() == nm::ErrorKind::Usage);
-            CHECK(std::string(e.what()) == "peer end: set mtu=9000: outside the device's range 68..1500 on nm-b");
+        const auto out = w.run(make_config());
+        for (const auto& c : out.results.cells) {
+            INFO(c.spec.key);
+            if (c.spec.mtu == 9000) {
+                CHECK(c.status == CellStatus::Infeasible);
+                CHECK(c.error == "nm-b (netns lab-b): mtu 9000 outside the device's range 68..1500 (IFLA_MIN_MTU..IFLA_MAX_MTU)");
+                CHECK(c.runs.empty());
+            } else {
+                CHECK(c.status == CellStatus::Ok);
+            }
         }
-        CHECK(w.local.count("apply") == 0);
-        CHECK(w.remote.count("apply") == 0);
+        // No end was ever asked for 9000.
+        for (const auto* d : {&w.local, &w.remote}) {
+            for (const auto& call : d->calls()) CHECK_FALSE((call.op == "apply" && call.settings.mtu == 9000u));
+        }
+        w.check_restored();
     }
     SECTION("unknown interface") {
         World w;

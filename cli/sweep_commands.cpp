@@ -294,7 +294,7 @@ void add_sweep_commands(CLI::App& app, std::stop_token stop) {
                       "stops before changing anything; a lost agent is reconnected for up to 15 s, else the sweep restores this side, "
                       "saves the finished cells and exits 1");
     lab->excludes(iface);
-    sweep->add_option("--lab-from", r.lab_from, "With --lab: run on the existing lab this file describes (as `lab show --json` prints; its client and server interfaces are the ends), left in place afterwards (the VM lab runs its sweeps in the guest so)");
+    sweep->add_option("--lab-from", r.lab_from, "With --lab: run on the existing lab this file describes (the JSON `nicmatrix lab show` prints; its client and server interfaces are the ends), left in place afterwards (the VM lab runs its sweeps in the guest so)");
     sweep->add_option("--lab-name", r.lab_name, "Name of the lab --lab makes (default nmsweep<pid>); its namespaces are NAME-a, NAME-b");
     sweep->add_option("--topology", f->topology, "--lab shape: pair (veth between the ends) or bridge (a Linux bridge between, its ports at MTU 1500; \"apply_to\": \"dut\" sweeps the bridge's ports)")
         ->check(CLI::IsMember({"pair", "bridge"}))

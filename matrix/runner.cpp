@@ -270,6 +270,7 @@ private:
     void apply_cell(const CellSpec& cell, CellResult& result, bool& confirmed);
     void decide(const CellSpec& cell, CellResult& result, bool confirmed);
     bool apply_end(EndRuntime& end, const CellSpec& cell, CellResult& result);
+    bool note_link(const EndRuntime& end, const ApplyReport& report, CellResult& result);
     bool confirm_change(const CellSpec& cell, CellResult& result, const std::vector<LinkState>& before);
     LinkWait link_wait() const {
         LinkWait w;
@@ -521,6 +522,33 @@ std::vector<ApplyReport> Sweep::restore_ends() {
     return out;
 }
 
+// Adds what one change did to `end`'s link to the visit's figures (one entry per end: a profile's reset
+// and the cell's change add up). False, with the cell link_lost, when the link was not back.
+bool Sweep::note_link(const EndRuntime& end, const ApplyReport& report, CellResult& result) {
+    if (!report.link) return true;
+    const LinkSettle& l = *report.link;
+    if (!pending_link_) pending_link_ = ChangeLink{};
+    auto it = std::find_if(pending_link_->ends.begin(), pending_link_->ends.end(), [&](const ChangeLink::End& e) { return e.ifname == end.end->ifname && e.end == role_name(end.role); });
+    if (it == pending_link_->ends.end()) {
+        pending_link_->ends.push_back({role_name(end.role), end.end->ifname, l});
+    } else {
+        it->link.link_down_s += l.link_down_s;
+        it->link.carrier_drops += l.carrier_drops;
+        it->link.wait_s += l.wait_s;
+        it->link.back = l.back;
+        it->link.state = l.state;
+    }
+    double down = 0;
+    for (const auto& e : pending_link_->ends) down = std::max(down, e.link.link_down_s);
+    pending_link_->link_down_s = down;
+    pending_link_->settle_s += l.wait_s;   // the ends are changed one after the other
+    if (l.back) return true;
+    result.status = CellStatus::LinkLost;
+    result.error = end_label(end.end->ifname, end.original.netns) + ": the link was not back " + seconds_text(config_.link_wait_s) +
+                   " s after the change (" + l.state + ")" + (end.end->agent != nullptr ? "; the peer agent rolled it back" : "");
+    return false;
+}
+
 bool Sweep::apply_end(EndRuntime& end, const CellSpec& cell, CellResult& result) {
     auto& device = *end.end->device;
     const auto& ifname = end.end->ifname;
@@ -539,7 +567,9 @@ bool Sweep::apply_end(EndRuntime& end, const CellSpec& cell, CellResult& result)
                 reset.features[name] = it->second.wanted;
             }
         }
-        if (!reset.empty()) end.apply(s_.journal, reset);
+        // A real NIC may reset on this too (an e1000e renegotiates on `rx` checksum changes): waited out
+        // and counted with the cell's own change.
+        if (!reset.empty() && !note_link(end, end.apply(s_.journal, reset, link_wait()), result)) return false;
         end.features_dirty = false;
     }
 
@@ -549,18 +579,7 @@ bool Sweep::apply_end(EndRuntime& end, const CellSpec& cell, CellResult& result)
     } else {
         const ApplyReport report = end.apply(s_.journal, wanted, link_wait());
         if (!wanted.features.empty()) end.features_dirty = true;
-        if (report.link) {
-            if (!pending_link_) pending_link_ = ChangeLink{};
-            pending_link_->ends.push_back({role_name(end.role), ifname, *report.link});
-            pending_link_->link_down_s = std::max(pending_link_->link_down_s, report.link->link_down_s);
-            pending_link_->settle_s += report.link->wait_s;   // the ends are changed one after the other
-            if (!report.link->back) {
-                result.status = CellStatus::LinkLost;
-                result.error = end_label(ifname, end.original.netns) + ": the link was not back " + seconds_text(config_.link_wait_s) +
-                               " s after the change (" + report.link->state + ")" + (end.end->agent != nullptr ? "; the peer agent rolled it back" : "");
-                return false;
-            }
-        }
+        if (!note_link(end, report, result)) return false;
         applied = effective(end.original, report.mtu_after, report.active_after);
         // What the kernel really has of the tuning kinds, read back after the change.
         if (!config_.axes.empty()) applied.tuning = trimmed(device.read(ifname).tuning, config_);

@@ -286,6 +286,11 @@ std::map<std::string, double> run_metrics(const RunResult& run) {
         {"receiver_service_demand_us_per_kb", run.receiver_service_demand_us_per_kb},
     };
     if (run.loss) m["loss_pct"] = run.loss->percent;
+    // Only the first run after a cell's change has them: the runs after it had no change before them.
+    if (run.link) {
+        m["link_down_s"] = run.link->link_down_s;
+        m["settle_s"] = run.link->settle_s;
+    }
     add_profile_metrics(run, m);
     if (run.segments_per_packet > 0) m["segments_per_packet"] = run.segments_per_packet;
     if (run.rr) {
@@ -309,6 +314,7 @@ std::vector<std::string> known_metrics() {
     udp.loss = LossStats{};
     udp.segments_per_packet = 1;   // not UDP's, but a name the set must hold
     udp.rr = RrStats{};
+    udp.link = ChangeLink{};
     std::vector<std::string> names;
     for (const auto& [name, value] : run_metrics(udp)) names.push_back(name);
     return names;

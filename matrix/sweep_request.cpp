@@ -63,6 +63,7 @@ std::unique_ptr<PeerControlClient> connect_agent(const SweepRequest& request, co
     options.host = peer;
     options.port = request.port;
     options.key = key;
+    options.link_wait = std::chrono::milliseconds(static_cast<int64_t>(config.link_wait_s * 1000));
     auto client = std::make_unique<PeerControlClient>(std::move(options));
     const auto& caps = client->capabilities();
     if (!caps.control) throw usage_error("sweep: the peer's side cannot be changed: " + caps.why);

@@ -295,6 +295,8 @@ struct RunResult {
     std::string started;
     std::optional<BackgroundLoad> background;
     bool disturbed = false;
+    /// Set by a sweep on the first run after a cell's change: what the ends' links did (none otherwise).
+    std::optional<ChangeLink> link;
 };
 
 /// What one end of a test reports about itself (the server sends this to the client on the control

@@ -52,9 +52,9 @@ std::string cpus_text(const std::vector<uint32_t>& cpus) { return "CPU " + forma
 }  // namespace
 
 std::string mode_test_description(const ModeTest& t) {
-    return "gap test: split at a gap between sorted neighbours of at least " + pct_text(t.min_gap_pct) + "% of the median and " +
-           pct_text(t.min_gap_ratio) + "x the wider side's range, each mode at least " + std::to_string(t.min_per_mode) + " runs, from " +
-           std::to_string(t.min_runs) + " runs on";
+    return "gap test: the sorted runs cut into 2 or 3 modes of at least " + std::to_string(t.min_per_mode) +
+           " runs, every gap between modes at least " + pct_text(t.min_gap_pct) + "% of the median and " + pct_text(t.min_gap_ratio) +
+           "x the widest mode's range, from " + std::to_string(t.min_runs) + " runs on";
 }
 
 std::vector<std::vector<size_t>> find_modes(const std::vector<double>& values, const ModeTest& test) {

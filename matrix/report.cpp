@@ -140,10 +140,16 @@ bool shows_cpu(const std::string& metric) { return metric != "cpu_sender_pct" &&
 // "8.20 | 13.1 Gbit/s (4:3)": each mode's median, the unit once, the runs of each.
 std::string modes_text(const CellModes& cm, const std::string& metric) {
     std::string text, counts;
+    const auto unit_of = [](const std::string& figure) {
+        const auto space = figure.find(' ');
+        return space == std::string::npos ? std::string() : figure.substr(space);
+    };
+    const std::string last_unit = unit_of(format_metric(metric, cm.modes.back().summary.median));
     for (size_t i = 0; i < cm.modes.size(); ++i) {
         std::string figure = format_metric(metric, cm.modes[i].summary.median);
-        const auto space = figure.find(' ');
-        if (i + 1 < cm.modes.size() && space != std::string::npos) figure.resize(space);
+        // The unit once, at the end, when every mode has the same ("8.20 | 13.1 Gbit/s"); "644 Mbit/s | 1.69 Gbit/s" otherwise.
+        const std::string unit = unit_of(figure);
+        if (i + 1 < cm.modes.size() && !unit.empty() && unit == last_unit) figure.resize(figure.size() - unit.size());
         text += (i ? " | " : "") + figure;
         counts += (i ? ":" : "") + std::to_string(cm.modes[i].runs.size());
     }

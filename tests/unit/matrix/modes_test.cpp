@@ -4,7 +4,9 @@
 #include <catch2/catch.hpp>
 
 #include "core/base/json_codec.hpp"
+#include "matrix/config.hpp"
 #include "matrix/modes.hpp"
+#include "matrix/report.hpp"
 #include "matrix/stats.hpp"
 
 using Groups = std::vector<std::vector<size_t>>;
@@ -99,4 +101,27 @@ TEST_CASE("run_placement reads the softirq CPU, the threads' CPUs and the receiv
                                                                 {"receive queue", "NAPI 8193"}};
     CHECK(p == want);
     CHECK(nm::run_placement(nm::RunResult{}).empty());
+}
+
+TEST_CASE("The matrix shows a cell's modes with their run counts, the unit once when the modes share it", "[unit]") {
+    nm::ResultsFile r;
+    r.run.config = nm::parse_sweep_config_text(R"({"name": "t", "offloads": [{"name": "on", "features": {}}], "mtu": [1500],
+        "traffic": [{"name": "p1", "streams": 1}, {"name": "p10", "streams": 10}]})", "t");
+    const auto cells = nm::expand_cells(r.run.config);
+    const std::vector<std::vector<double>> gbps{{8.0, 13.2, 13.4, 8.3, 12.8, 8.6, 13.2}, {0.644, 0.65, 0.64, 0.66, 1.69, 1.71}};
+    for (size_t i = 0; i < cells.size(); ++i) {
+        nm::CellResult c;
+        c.spec = cells[i];
+        for (double g : gbps[i]) c.runs.push_back(placed_run(g, 0, 1));
+        c.summary = nm::summarize_runs(c.runs);
+        r.cells.push_back(c);
+    }
+    const auto table = nm::build_matrix(r, "throughput_bps");
+    REQUIRE(table.rows.size() == 2);
+    CHECK(nm::matrix_entry_text(table.rows[0].entries[0], "throughput_bps") == "8.30 | 13.2 Gbit/s (3:4) (0/0%)");
+    CHECK(nm::matrix_entry_text(table.rows[1].entries[0], "throughput_bps") == "647 Mbit/s | 1.70 Gbit/s (4:2) (0/0%)");
+    const auto text = nm::render_matrix(table, nm::TableFormat::Text);
+    CHECK_THAT(text, Catch::Contains("a | b (m:n) = the runs fall into modes (gap test: the sorted runs cut into 2 or 3 modes"));
+    CHECK_THAT(text, Catch::Contains("2 of 2 cells"));
+    CHECK_THAT(text, Catch::Contains("on/mtu1500/p1: 2 modes; no recorded placement"));
 }

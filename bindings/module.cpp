@@ -174,6 +174,12 @@ private:
     std::optional<py::error_already_set>& error_;
 };
 
+// What compare and against are asked, with parse_adjustment's error for an unknown method.
+nm::ComparisonOptions comparison_options(double confidence, const std::string& adjust, std::optional<double> margin) {
+    if (margin && (*margin <= 0 || *margin >= 100)) throw nm::usage_error("margin: expected a percentage above 0 and below 100");
+    return nm::ComparisonOptions{confidence, nm::parse_adjustment(adjust), margin};
+}
+
 nm::SweepRequest sweep_request(const py::dict& args) {
     nm::SweepRequest r;
     const auto get = [&](const char* key, auto& field) {
@@ -268,20 +274,27 @@ PYBIND11_MODULE(_nicmatrix, m) {
           "A metric value in human units, as report prints it: \"9.41 Gbit/s\", \"812 kpps\", \"38.2%\".");
 
     m.def(
+        "adjust_p_values",
+        [](const std::vector<double>& p, const std::string& method) { return nm::adjust_p_values(p, nm::parse_adjustment(method)); },
+        py::arg("p"), py::arg("method") = "holm", "matrix/stats adjust_p_values: Holm (holm), Benjamini-Hochberg (bh) or none.");
+    m.def(
         "compare",
         [](const nm::ResultsFile& a, const nm::ResultsFile& b, const std::string& metric, const std::string& label_a,
-           const std::string& label_b, double confidence) {
-            return to_python(nm::Json(nm::compare_results(a, b, metric, label_a, label_b, confidence)));
+           const std::string& label_b, double confidence, const std::string& adjust, std::optional<double> margin) {
+            return to_python(nm::Json(nm::compare_results(a, b, metric, label_a, label_b, comparison_options(confidence, adjust, margin))));
         },
         py::arg("a"), py::arg("b"), py::arg("metric"), py::arg("label_a"), py::arg("label_b"), py::arg("confidence") = 95.0,
+        py::arg("adjust") = "holm", py::arg("margin") = py::none(),
         "matrix/report's compare_results as `nicmatrix compare --format json` prints it: cells matched by their settings, "
         "the metric's summaries, B/A with its interval and verdict.");
     m.def(
         "compare_to_profile",
-        [](const nm::ResultsFile& r, const std::string& metric, const std::string& reference, const std::string& label, double confidence) {
-            return to_python(nm::Json(nm::compare_to_profile(r, metric, reference, label, confidence)));
+        [](const nm::ResultsFile& r, const std::string& metric, const std::string& reference, const std::string& label, double confidence,
+           const std::string& adjust, std::optional<double> margin) {
+            return to_python(nm::Json(nm::compare_to_profile(r, metric, reference, label, comparison_options(confidence, adjust, margin))));
         },
         py::arg("results"), py::arg("metric"), py::arg("reference"), py::arg("label"), py::arg("confidence") = 95.0,
+        py::arg("adjust") = "holm", py::arg("margin") = py::none(),
         "`nicmatrix report --against REFERENCE --format json`: every cell against the reference profile's cell at the same MTU "
         "and traffic.");
     m.def(
@@ -291,8 +304,8 @@ PYBIND11_MODULE(_nicmatrix, m) {
         "matrix/stats summarize: median with its order-statistic interval, mean, stddev, min, max, ci95 (of the mean).");
     m.def(
         "ratio_interval",
-        [](const std::vector<double>& a, const std::vector<double>& b, double confidence) {
-            const nm::RatioEstimate e = nm::ratio_interval(a, b, confidence);
+        [](const std::vector<double>& a, const std::vector<double>& b, double confidence, std::optional<double> margin) {
+            const nm::RatioEstimate e = nm::ratio_interval(a, b, confidence, margin);
             py::dict d;
             const auto opt = [](const std::optional<double>& x) { return x ? py::object(py::float_(*x)) : py::object(py::none()); };
             d["ratio"] = opt(e.ratio);
@@ -301,25 +314,30 @@ PYBIND11_MODULE(_nicmatrix, m) {
             d["ci_confidence"] = opt(e.ci_confidence);
             d["verdict"] = nm::Json(e.verdict).get<std::string>();
             d["why"] = e.why;
+            d["p_value"] = opt(e.p_value);
+            d["equivalence_p_value"] = opt(e.equivalence_p_value);
             return d;
         },
-        py::arg("a"), py::arg("b"), py::arg("confidence") = 95.0,
+        py::arg("a"), py::arg("b"), py::arg("confidence") = 95.0, py::arg("margin") = py::none(),
         "matrix/stats ratio_interval: median B / median A and the Hodges-Lehmann/Mann-Whitney interval of B/A.");
     m.def(
         "render_comparison",
         [](const nm::ResultsFile& a, const nm::ResultsFile& b, const std::string& metric, const std::string& label_a,
-           const std::string& label_b, const std::string& format, double confidence) {
-            return nm::render_comparison(nm::compare_results(a, b, metric, label_a, label_b, confidence), nm::parse_table_format(format));
+           const std::string& label_b, const std::string& format, double confidence, const std::string& adjust, std::optional<double> margin) {
+            return nm::render_comparison(nm::compare_results(a, b, metric, label_a, label_b, comparison_options(confidence, adjust, margin)),
+                                         nm::parse_table_format(format));
         },
         py::arg("a"), py::arg("b"), py::arg("metric"), py::arg("label_a"), py::arg("label_b"), py::arg("format"),
-        py::arg("confidence") = 95.0, "The text `nicmatrix compare` prints (format table, md, csv or json).");
+        py::arg("confidence") = 95.0, py::arg("adjust") = "holm", py::arg("margin") = py::none(), "The text `nicmatrix compare` prints (format table, md, csv or json).");
     m.def(
         "render_against",
         [](const nm::ResultsFile& r, const std::string& metric, const std::string& reference, const std::string& label,
-           const std::string& format, double confidence) {
-            return nm::render_against(nm::compare_to_profile(r, metric, reference, label, confidence), nm::parse_table_format(format));
+           const std::string& format, double confidence, const std::string& adjust, std::optional<double> margin) {
+            return nm::render_against(nm::compare_to_profile(r, metric, reference, label, comparison_options(confidence, adjust, margin)),
+                                      nm::parse_table_format(format));
         },
         py::arg("results"), py::arg("metric"), py::arg("reference"), py::arg("label"), py::arg("format"), py::arg("confidence") = 95.0,
+        py::arg("adjust") = "holm", py::arg("margin") = py::none(),
         "The text `nicmatrix report --against REFERENCE` prints.");
     m.def(
         "render_matrix",

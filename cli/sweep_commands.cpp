@@ -344,7 +344,22 @@ void add_sweep_commands(CLI::App& app, std::stop_token stop) {
     struct ReportOptions {
         std::string file, other, format = "table", metric, against, output;   // metric empty: default_metric()
         double confidence = 95;
+        std::string adjust = "holm";
+        std::optional<double> margin_pct;
         bool cpu_breakdown = false;
+        ComparisonOptions comparison() const { return ComparisonOptions{confidence, parse_adjustment(adjust), margin_pct}; }
+    };
+    // --adjust and --margin of compare and report (one wording for both).
+    const auto add_verdict_options = [](CLI::App* cmd, ReportOptions& opts) {
+        cmd->add_option("--adjust", opts.adjust,
+                        "How the cells' p-values are adjusted for being many: holm (the chance of any false * among all cells at most "
+                        "1 - confidence), bh (Benjamini-Hochberg: the expected share of false * among the * at most that), none (each cell on its own)")
+            ->check(CLI::IsMember({"holm", "bh", "none"}))
+            ->capture_default_str();
+        cmd->add_option("--margin", opts.margin_pct,
+                        "Equivalence margin, percent (e.g. 3): mark a cell = when two one-sided tests show B/A inside [1 - m, 1 + m], "
+                        "adjusted like --adjust")
+            ->check(CLI::Range(0.01, 50.0));
     };
     auto o = std::make_shared<ReportOptions>();
     auto* report = app.add_subcommand("report", "Print a results file as the offload x traffic by MTU matrix, and the frame-size table of every rfc2544 cell; "
@@ -369,6 +384,7 @@ void add_sweep_commands(CLI::App& app, std::stop_token stop) {
     report->add_option("--confidence", o->confidence, "Confidence of the intervals of B/A with --against or two files, percent")
         ->check(CLI::Range(50.0, 99.9))
         ->capture_default_str();
+    add_verdict_options(report, *o);
     report->callback([o] {
         const auto results = load_results(o->file);
         std::optional<ResultsFile> other;
@@ -376,7 +392,7 @@ void add_sweep_commands(CLI::App& app, std::stop_token stop) {
         if (o->metric.empty()) o->metric = default_metric(results);
         std::string text;
         if (o->format == "html") {
-            const HtmlReportRequest request{o->metric, o->against, o->confidence};
+            const HtmlReportRequest request{o->metric, o->against, o->comparison()};
             const HtmlReportFile a{results, o->file};
             if (other) {
                 const HtmlReportFile b{*other, o->other};
@@ -389,8 +405,8 @@ void add_sweep_commands(CLI::App& app, std::stop_token stop) {
             if (other && !o->against.empty()) throw usage_error("--against takes one results file (or --format html)");
             if (other && o->cpu_breakdown) throw usage_error("--cpu-breakdown takes one results file");
             if (o->cpu_breakdown) text = render_cpu_breakdown(results, format);
-            else if (other) text = render_comparison(compare_results(results, *other, o->metric, o->file, o->other, o->confidence), format);
-            else if (!o->against.empty()) text = render_against(compare_to_profile(results, o->metric, o->against, o->file, o->confidence), format);
+            else if (other) text = render_comparison(compare_results(results, *other, o->metric, o->file, o->other, o->comparison()), format);
+            else if (!o->against.empty()) text = render_against(compare_to_profile(results, o->metric, o->against, o->file, o->comparison()), format);
             else text = render_results(results, o->metric, format);
         }
         if (o->output.empty()) {
@@ -408,11 +424,12 @@ void add_sweep_commands(CLI::App& app, std::stop_token stop) {
     compare->add_option("--format", c->format, "table, md (Markdown), csv or json")->check(CLI::IsMember({"table", "md", "csv", "json"}))->capture_default_str();
     compare->add_option("--metric", c->metric, std::string("Metric to compare (as for report; default ") + kDefaultMetricText + ", of A)");
     compare->add_option("--confidence", c->confidence, "Confidence of the intervals of B/A, percent")->check(CLI::Range(50.0, 99.9))->capture_default_str();
+    add_verdict_options(compare, *c);
     compare->callback([c] {
         const auto a = load_results(c->file);
         const auto b = load_results(c->other);
         if (c->metric.empty()) c->metric = default_metric(a);
-        std::cout << render_comparison(compare_results(a, b, c->metric, c->file, c->other, c->confidence), parse_table_format(c->format));
+        std::cout << render_comparison(compare_results(a, b, c->metric, c->file, c->other, c->comparison()), parse_table_format(c->format));
     });
 }
 

@@ -87,6 +87,27 @@ bool EndEngine::receivers_done() const {
 
 namespace {
 
+// SO_INCOMING_CPU and SO_INCOMING_NAPI_ID of every data socket: where the last packet each received was
+// processed. A socket that received nothing reads -1 (CPU) or 0 (NAPI), a kernel without busy polling
+// refuses the NAPI id: both are left out.
+ReceivePath read_incoming(const std::vector<UniqueFd>& sockets, ReceivePath path) {
+    for (const auto& s : sockets) {
+        int value = -1;
+        socklen_t len = sizeof value;
+        if (::getsockopt(s.get(), SOL_SOCKET, SO_INCOMING_CPU, &value, &len) == 0 && value >= 0) {
+            path.incoming_cpus.push_back(static_cast<uint32_t>(value));
+        }
+        unsigned napi = 0;
+        len = sizeof napi;
+        if (::getsockopt(s.get(), SOL_SOCKET, SO_INCOMING_NAPI_ID, &napi, &len) == 0 && napi != 0) path.incoming_napi_ids.push_back(napi);
+    }
+    for (auto* v : {&path.incoming_cpus, &path.incoming_napi_ids}) {
+        std::sort(v->begin(), v->end());
+        v->erase(std::unique(v->begin(), v->end()), v->end());
+    }
+    return path;
+}
+
 uint64_t progress_total(const std::vector<std::unique_ptr<WorkerProgress>>& progress) {
     uint64_t total = 0;
     for (const auto& p : progress) total += p->bytes.load(std::memory_order_relaxed);
@@ -207,7 +228,11 @@ EndReport EndEngine::finish(RunStatus status, const std::string& error) {
         m.napi.packets = counter_delta(a.counters.rx_packets, b.counters.rx_packets) +
                          counter_delta(a.counters.tx_packets, b.counters.tx_packets);
         napi_rates(m.napi, duration);
+        auto& rx = m.receive_path.net_rx_per_cpu;
+        rx.assign(std::min(a.net_rx.size(), b.net_rx.size()), 0);
+        for (size_t cpu = 0; cpu < rx.size(); ++cpu) rx[cpu] = counter_delta(a.net_rx[cpu], b.net_rx[cpu]);
     }
+    m.receive_path = read_incoming(sockets_, std::move(m.receive_path));
     for (const auto* outs : {&send_out_, &recv_out_}) {
         for (const auto& o : *outs) {
             m.cpu.user_s += o->window.cpu.user_s;

@@ -8,6 +8,7 @@
 #include <cctype>
 #include <cerrno>
 #include <charconv>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <sstream>
@@ -178,6 +179,35 @@ std::map<std::string, LinkCounters> parse_proc_net_dev(std::string_view text) {
     return out;
 }
 
+std::vector<uint64_t> parse_proc_softirqs(std::string_view text, std::string_view row) {
+    std::vector<uint32_t> cpus;   // column -> CPU number, from the header
+    std::vector<uint64_t> out;
+    bool header = true;
+    size_t pos = 0;
+    while (pos < text.size()) {
+        const size_t eol = std::min(text.find('\n', pos), text.size());
+        std::istringstream line{std::string(text.substr(pos, eol - pos))};
+        pos = eol + 1;
+        std::string word;
+        if (header) {
+            while (line >> word) {
+                if (word.rfind("CPU", 0) == 0) cpus.push_back(static_cast<uint32_t>(std::strtoul(word.c_str() + 3, nullptr, 10)));
+            }
+            header = false;
+            continue;
+        }
+        if (!(line >> word) || word != std::string(row) + ":") continue;
+        for (size_t col = 0; col < cpus.size(); ++col) {
+            uint64_t v = 0;
+            if (!(line >> v)) break;
+            if (cpus[col] >= out.size()) out.resize(cpus[col] + 1, 0);
+            out[cpus[col]] = v;
+        }
+        break;
+    }
+    return out;
+}
+
 std::string read_proc_file(const std::string& path) {
     std::ifstream in(path);
     if (!in) throw system_error("read " + path, errno);
@@ -190,6 +220,7 @@ ProcSnapshot take_proc_snapshot(const std::string& iface) {
     ProcSnapshot s;
     s.cpu = parse_proc_stat_cpus(read_proc_file("/proc/stat"));
     s.softnet = parse_softnet_stat(read_proc_file("/proc/thread-self/net/softnet_stat"));
+    s.net_rx = parse_proc_softirqs(read_proc_file("/proc/softirqs"), "NET_RX");
     if (!iface.empty()) {
         s.softnet.interrupts = parse_proc_interrupts(read_proc_file("/proc/interrupts"), iface);
         const auto devs = parse_proc_net_dev(read_proc_file("/proc/thread-self/net/dev"));

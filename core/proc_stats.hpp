@@ -59,6 +59,10 @@ uint64_t parse_proc_interrupts(std::string_view text, std::string_view iface);
 /// folds together are mapped to the first stats64 field they contain (frame -> rx_frame_errors, ...).
 std::map<std::string, LinkCounters> parse_proc_net_dev(std::string_view text);
 
+/// One row of /proc/softirqs ("NET_RX", "NET_TX", ...) by CPU number, from the header's "CPUn" columns
+/// (a CPU the header does not list reads 0). Empty when the row is missing. Pure.
+std::vector<uint64_t> parse_proc_softirqs(std::string_view text, std::string_view row);
+
 /// Reads a whole /proc file. Throws nm::Error (Failed) naming the path.
 std::string read_proc_file(const std::string& path);
 
@@ -67,6 +71,7 @@ struct ProcSnapshot {
     ProcStat cpu;
     NapiStats softnet;            ///< interrupts filled from /proc/interrupts for `iface`
     LinkCounters counters;        ///< of `iface`; zero when the iface is unknown
+    std::vector<uint64_t> net_rx; ///< /proc/softirqs NET_RX by CPU number (system-wide)
 };
 
 /// Takes a snapshot; `iface` may be empty (then counters and interrupts stay zero). Never throws for a

@@ -12,6 +12,7 @@
 #include "core/base/version.hpp"
 #include "core/cpu_affinity.hpp"
 #include "matrix/config.hpp"
+#include "matrix/modes.hpp"
 #include "matrix/stats.hpp"
 
 namespace nm {
@@ -136,10 +137,29 @@ size_t disturbed_runs(const CellResult& c) {
 
 bool shows_cpu(const std::string& metric) { return metric != "cpu_sender_pct" && metric != "cpu_receiver_pct"; }
 
+// "8.20 | 13.1 Gbit/s (4:3)": each mode's median, the unit once, the runs of each.
+std::string modes_text(const CellModes& cm, const std::string& metric) {
+    std::string text, counts;
+    const auto unit_of = [](const std::string& figure) {
+        const auto space = figure.find(' ');
+        return space == std::string::npos ? std::string() : figure.substr(space);
+    };
+    const std::string last_unit = unit_of(format_metric(metric, cm.modes.back().summary.median));
+    for (size_t i = 0; i < cm.modes.size(); ++i) {
+        std::string figure = format_metric(metric, cm.modes[i].summary.median);
+        // The unit once, at the end, when every mode has the same ("8.20 | 13.1 Gbit/s"); "644 Mbit/s | 1.69 Gbit/s" otherwise.
+        const std::string unit = unit_of(figure);
+        if (i + 1 < cm.modes.size() && !unit.empty() && unit == last_unit) figure.resize(figure.size() - unit.size());
+        text += (i ? " | " : "") + figure;
+        counts += (i ? ":" : "") + std::to_string(cm.modes[i].runs.size());
+    }
+    return text + " (" + counts + ")";
+}
+
 std::string entry_text(const MatrixEntry& e, const std::string& metric, bool with_cpu) {
     if (!e.present) return "-";
     if (e.status != CellStatus::Ok || !e.value) return status_name(e.status);
-    std::string text = format_metric(metric, e.value->median);
+    std::string text = e.modes ? modes_text(*e.modes, metric) : format_metric(metric, e.value->median);
     if (with_cpu && e.cpu_sender && e.cpu_receiver) {
         text += " (" + fixed(e.cpu_sender->median, 0) + "/" + fixed(e.cpu_receiver->median, 0) + "%)";
     }
@@ -156,16 +176,25 @@ std::string pct_text(double v) {
 
 }  // namespace
 
-// B/A with its mark: "*" the interval excludes 1, "≈" it includes 1, none when nothing can be claimed.
+std::string comparison_mark(const CompareRow& r) {
+    if (r.significant && r.equivalent) return "*=";
+    if (r.significant) return "*";
+    if (r.equivalent) return "=";
+    if (r.p_value) return "≈";
+    return "";
+}
+
+// B/A with its mark: "*" a difference, "=" within the margin, "*=" both, "≈" neither, none when nothing can
+// be claimed.
 std::string comparison_ratio_text(const CompareRow& r, int digits) {
     if (!r.ratio) return "";
     // No mark still takes the mark's room, so the figures stay aligned in a right-aligned column.
-    const std::string mark = r.verdict == RatioVerdict::Significant ? " *" : r.verdict == RatioVerdict::NotSignificant ? " ≈" : "  ";
-    return fixed(*r.ratio, digits) + mark;
+    const std::string mark = comparison_mark(r);
+    return fixed(*r.ratio, digits) + " " + (mark.empty() ? std::string(" ") : mark) + (mark == "*=" ? "" : " ");
 }
 
 std::string comparison_interval_text(const CompareRow& r) {
-    if ((r.verdict == RatioVerdict::Significant || r.verdict == RatioVerdict::NotSignificant) && r.ratio_ci_low && r.ratio_ci_high) {
+    if (r.p_value && r.ratio_ci_low && r.ratio_ci_high) {
         return fixed(*r.ratio_ci_low, 3) + ".." + fixed(*r.ratio_ci_high, 3);
     }
     return r.why;
@@ -178,13 +207,42 @@ std::vector<std::string> comparison_notes(const Comparison& cmp) {
     const std::string conf = pct_text(cmp.confidence) + "%";
     notes.push_back("B/A = median B / median A of " + cmp.metric + "; interval: the " + conf +
                     " Hodges-Lehmann/Mann-Whitney interval of B/A (exact, distribution-free, on log values; it assumes B is A scaled)");
-    notes.push_back("* = the interval excludes 1 (significant); ≈ = it includes 1 (no difference shown); no mark = too few repetitions to claim anything at " +
-                    conf + " (each side needs at least " + std::to_string(repetitions_for_ratio(cmp.confidence)) + ")");
-    size_t tested = 0;
-    for (const auto& r : cmp.rows) tested += (r.verdict == RatioVerdict::Significant || r.verdict == RatioVerdict::NotSignificant) ? 1 : 0;
-    if (tested >= 2) {
-        notes.push_back(std::to_string(tested) + " cells tested: even if nothing differed, about " +
-                        fixed(static_cast<double>(tested) * (1 - cmp.confidence / 100), 1) + " of them would be marked * by chance");
+    const double alpha = 1 - cmp.confidence / 100;
+    const std::string alpha_text = pct_text(alpha);
+    const std::string family = cmp.adjustment == PAdjustment::None ? std::string("not adjusted for the number of cells")
+                               : cmp.tested_cells == 0
+                                   ? "to be adjusted by " + adjustment_description(cmp.adjustment) + " (no cell had enough repetitions)"
+                                   : "adjusted by " + adjustment_description(cmp.adjustment) + " over the " + std::to_string(cmp.tested_cells) + " cells tested";
+    size_t raw = 0;
+    for (const auto& r : cmp.rows) raw += r.verdict_unadjusted == RatioVerdict::Significant ? 1 : 0;
+    std::string star = "* = a difference: the cell's exact Mann-Whitney p-value (the test its interval inverts), " + family + ", is at most " + alpha_text;
+    if (cmp.adjustment != PAdjustment::None) star += " (each cell on its own: " + std::to_string(raw) + " marked)";
+    notes.push_back(star + "; ≈ = no difference shown; no mark = too few repetitions to claim anything at " + conf + " (each side needs at least " +
+                    std::to_string(repetitions_for_ratio(cmp.confidence)) + ")");
+    if (cmp.margin_pct) {
+        const double m = *cmp.margin_pct / 100;
+        notes.push_back("= = the same within ±" + pct_text(*cmp.margin_pct) + "%: two one-sided Mann-Whitney tests that B/A lies inside [" + fixed(1 - m, 3) +
+                        ", " + fixed(1 + m, 3) + "] (each at " + alpha_text + ": the " + pct_text(100 - 200 * alpha) +
+                        "% interval inside the margin), " + family + "; *= = a difference smaller than the margin");
+    }
+    if (cmp.adjustment == PAdjustment::None && cmp.tested_cells >= 2) {
+        notes.push_back(std::to_string(cmp.tested_cells) + " cells tested: even if nothing differed, about " +
+                        fixed(static_cast<double>(cmp.tested_cells) * alpha, 1) + " of them would be marked * by chance");
+    }
+    if (cmp.adjustment == PAdjustment::Holm && cmp.tested_cells >= 2) {
+        // With few repetitions the smallest p-value there can be is 2 / C(m + n, m): Holm's first step needs alpha / N.
+        size_t unreachable = 0;
+        for (const auto& r : cmp.rows) {
+            if (!r.p_value || !r.a || !r.b) continue;
+            double arrangements = 1;
+            for (size_t i = 1; i <= r.a->n; ++i) arrangements = arrangements * static_cast<double>(r.b->n + i) / static_cast<double>(i);
+            if (2 / arrangements > alpha / static_cast<double>(cmp.tested_cells)) ++unreachable;
+        }
+        if (unreachable > 0) {
+            notes.push_back(std::to_string(unreachable) + " of the " + std::to_string(cmp.tested_cells) +
+                            " cells have too few repetitions to be marked * under Holm whatever their figures (the smallest p-value m+n runs allow, 2/C(m+n, m), is above " +
+                            alpha_text + "/" + std::to_string(cmp.tested_cells) + "); --adjust bh asks less, or more repetitions");
+        }
     }
     for (const auto& d : cmp.host_differences) notes.push_back("warning: the files' hosts differ: " + d);
     return notes;
@@ -202,7 +260,7 @@ std::string default_metric(const ResultsFile& results) {
 
 namespace {
 
-CompareRow make_row(const CellResult& ca, const CellResult& cb, const std::string& metric, double confidence) {
+CompareRow make_row(const CellResult& ca, const CellResult& cb, const std::string& metric, const ComparisonOptions& options) {
     CompareRow row;
     row.profile = ca.spec.offloads;
     row.traffic = ca.spec.traffic.name;
@@ -220,18 +278,51 @@ CompareRow make_row(const CellResult& ca, const CellResult& cb, const std::strin
     row.disturbed_a = disturbed_runs(ca);
     row.disturbed_b = disturbed_runs(cb);
     if (row.a && row.b) {
-        const RatioEstimate e = ratio_interval(metric_values(ca.runs, metric), metric_values(cb.runs, metric), confidence);
+        const RatioEstimate e = ratio_interval(metric_values(ca.runs, metric), metric_values(cb.runs, metric), options.confidence, options.margin_pct);
         row.ratio = e.ratio;
         row.ratio_ci_low = e.ci_low;
         row.ratio_ci_high = e.ci_high;
         row.ratio_ci_confidence = e.ci_confidence;
         row.verdict = e.verdict;
+        row.verdict_unadjusted = e.verdict;
         row.why = e.why;
+        if (e.verdict == RatioVerdict::Significant || e.verdict == RatioVerdict::NotSignificant) {
+            row.p_value = e.p_value;
+            row.equivalence_p_value = e.equivalence_p_value;
+        }
     } else {
         row.why = "no figures on a side";
     }
-    row.significant = row.verdict == RatioVerdict::Significant;
     return row;
+}
+
+// The verdicts of a whole comparison: the tested rows' p-values adjusted together (one family for the
+// difference, one for the equivalence), each row judged by its adjusted p-values at alpha.
+void judge_rows(Comparison& cmp) {
+    const double alpha = 1 - cmp.confidence / 100 + 1e-12;
+    std::vector<CompareRow*> tested;
+    for (auto& r : cmp.rows) {
+        if (r.p_value) tested.push_back(&r);
+    }
+    cmp.tested_cells = tested.size();
+    std::vector<double> p, q;
+    for (const auto* r : tested) {
+        p.push_back(*r->p_value);
+        if (r->equivalence_p_value) q.push_back(*r->equivalence_p_value);
+    }
+    p = adjust_p_values(p, cmp.adjustment);
+    q = adjust_p_values(q, cmp.adjustment);
+    const bool with_margin = q.size() == tested.size() && cmp.margin_pct;
+    for (size_t i = 0; i < tested.size(); ++i) {
+        CompareRow& r = *tested[i];
+        r.p_adjusted = p[i];
+        r.significant = p[i] <= alpha;
+        if (with_margin) {
+            r.equivalence_p_adjusted = q[i];
+            r.equivalent = q[i] <= alpha;
+        }
+        r.verdict = r.significant ? RatioVerdict::Significant : r.equivalent ? RatioVerdict::Equivalent : RatioVerdict::NotSignificant;
+    }
 }
 
 // Matching key of a cell across files: what was asked of the device and the traffic, not the names.
@@ -342,6 +433,11 @@ MatrixTable build_matrix(const ResultsFile& results, const std::string& metric) 
                         e.cpu_receiver = summary_of(c, "cpu_receiver_pct");
                         e.precision_met = c.precision_met;
                         e.disturbed_runs = disturbed_runs(c);
+                        if (c.status == CellStatus::Ok && !c.spec.traffic.rfc2544) {
+                            // The recorded modes when they are of this metric, else found the same way now.
+                            if (c.modes && c.modes->metric == metric) e.modes = c.modes;
+                            else e.modes = cell_modes(c.runs, metric, t.precision ? t.precision->confidence : 95, std::nullopt);
+                        }
                         e.note = c.status == CellStatus::Duplicate ? "same effective settings as " + c.duplicate_of : c.error;
                     }
                     row.entries.push_back(std::move(e));
@@ -380,6 +476,26 @@ std::vector<std::string> matrix_notes(const MatrixTable& table) {
         head.push_back("? = desired precision not achieved (the " + pct_text(p.confidence) + "% interval of the median " + table.judged_by + " within ±" +
                        pct_text(p.ci_pct) + "%, in " + std::to_string(p.max_repetitions) + " repetitions at most): " + std::to_string(imprecise) +
                        " of " + std::to_string(measured) + " cells");
+    }
+    size_t multimodal = 0;
+    std::vector<std::string> mode_lines;
+    for (const auto& row : table.rows) {
+        for (const auto& e : row.entries) {
+            if (!e.present || e.status != CellStatus::Ok || !e.modes) continue;
+            ++multimodal;
+            std::string line = e.key + ": " + std::to_string(e.modes->modes.size()) + " modes; " + e.modes->explanation;
+            std::string imprecise_modes;
+            for (const auto& m : e.modes->modes) {
+                if (m.precision_met && !*m.precision_met) imprecise_modes += (imprecise_modes.empty() ? "" : ", ") + format_metric(table.metric, m.summary.median);
+            }
+            if (!imprecise_modes.empty()) line += "; precision not met by the mode(s) at " + imprecise_modes;
+            mode_lines.push_back(std::move(line));
+        }
+    }
+    if (multimodal > 0) {
+        head.push_back("a | b (m:n) = the runs fall into modes (" + mode_test_description() + "): each mode's median, and how many runs each; " +
+                       std::to_string(multimodal) + " of " + std::to_string(measured) + " cells");
+        head.insert(head.end(), mode_lines.begin(), mode_lines.end());
     }
     if (disturbed > 0) {
         head.push_back("! = measured under interference (before a repetition, busy above " + pct_text(table.interference.max_busy_pct) +
@@ -524,13 +640,15 @@ std::vector<std::string> host_differences(const ResultsFile& a, const ResultsFil
 }
 
 Comparison compare_results(const ResultsFile& a, const ResultsFile& b, const std::string& metric,
-                           const std::string& label_a, const std::string& label_b, double confidence) {
+                           const std::string& label_a, const std::string& label_b, const ComparisonOptions& options) {
     require_metric({&a, &b}, metric);
     Comparison cmp;
     cmp.metric = metric;
     cmp.label_a = label_a;
     cmp.label_b = label_b;
-    cmp.confidence = confidence;
+    cmp.confidence = options.confidence;
+    cmp.adjustment = options.adjustment;
+    cmp.margin_pct = options.margin_pct;
     std::map<std::string, const CellResult*> in_b;
     for (const auto& c : b.cells) in_b[settings_key(c)] = &c;
     std::set<std::string> matched_b;
@@ -542,17 +660,18 @@ Comparison compare_results(const ResultsFile& a, const ResultsFile& b, const std
             continue;
         }
         matched_b.insert(k);
-        cmp.rows.push_back(make_row(ca, *it->second, metric, confidence));
+        cmp.rows.push_back(make_row(ca, *it->second, metric, options));
     }
     for (const auto& cb : b.cells) {
         if (!matched_b.count(settings_key(cb))) cmp.only_b.push_back(cb.spec.key);
     }
+    judge_rows(cmp);
     cmp.host_differences = host_differences(a, b);
     return cmp;
 }
 
 Comparison compare_to_profile(const ResultsFile& results, const std::string& metric, const std::string& reference,
-                              const std::string& label, double confidence) {
+                              const std::string& label, const ComparisonOptions& options) {
     require_metric({&results}, metric);
     const auto& profiles = results.run.config.offloads;
     if (std::none_of(profiles.begin(), profiles.end(), [&](const OffloadProfile& p) { return p.name == reference; })) {
@@ -564,7 +683,9 @@ Comparison compare_to_profile(const ResultsFile& results, const std::string& met
     cmp.metric = metric;
     cmp.label_a = reference;
     cmp.label_b = label;
-    cmp.confidence = confidence;
+    cmp.confidence = options.confidence;
+    cmp.adjustment = options.adjustment;
+    cmp.margin_pct = options.margin_pct;
     cmp.reference = reference;
     std::map<std::string, const CellResult*> by_key;
     for (const auto& c : results.cells) by_key[c.spec.key] = &c;
@@ -575,10 +696,11 @@ Comparison compare_to_profile(const ResultsFile& results, const std::string& met
             cmp.only_b.push_back(c.spec.key);
             continue;
         }
-        CompareRow row = make_row(*it->second, c, metric, confidence);
+        CompareRow row = make_row(*it->second, c, metric, options);
         row.profile = c.spec.offloads;
         cmp.rows.push_back(std::move(row));
     }
+    judge_rows(cmp);
     return cmp;
 }
 
@@ -592,14 +714,24 @@ std::string render_comparison(const Comparison& cmp, TableFormat format) {
     };
     if (format == TableFormat::Csv) {
         g.header = {"profile", "traffic", "mtu", "key_a", "key_b", "a", "b", "ratio", "significant",
-                    "ratio_ci_low", "ratio_ci_high", "ratio_ci_confidence", "verdict"};
+                    "ratio_ci_low", "ratio_ci_high", "ratio_ci_confidence", "verdict", "p_value", "p_adjusted", "equivalent",
+                    "equivalence_p_value", "equivalence_p_adjusted", "verdict_unadjusted"};
         for (const auto& r : cmp.rows) {
             g.rows.push_back({r.profile, r.traffic, std::to_string(r.mtu), r.key_a, r.key_b, value(r.a, r.status_a), value(r.b, r.status_b),
                               r.ratio ? fixed(*r.ratio, 4) : "", r.significant ? "true" : "false", number_or_empty(r.ratio_ci_low),
-                              number_or_empty(r.ratio_ci_high), number_or_empty(r.ratio_ci_confidence), Json(r.verdict).get<std::string>()});
+                              number_or_empty(r.ratio_ci_high), number_or_empty(r.ratio_ci_confidence), Json(r.verdict).get<std::string>(),
+                              number_or_empty(r.p_value), number_or_empty(r.p_adjusted), r.equivalent ? "true" : "false",
+                              number_or_empty(r.equivalence_p_value), number_or_empty(r.equivalence_p_adjusted), Json(r.verdict_unadjusted).get<std::string>()});
         }
-        for (const auto& k : cmp.only_a) g.rows.push_back({"", "", "", k, "", "", "", "", "only in A", "", "", "", ""});
-        for (const auto& k : cmp.only_b) g.rows.push_back({"", "", "", "", k, "", "", "", "only in B", "", "", "", ""});
+        const std::vector<std::string> blank(12, "");
+        for (const auto& k : cmp.only_a) {
+            g.rows.push_back({"", "", "", k, "", "", "", "", "only in A"});
+            g.rows.back().insert(g.rows.back().end(), blank.begin(), blank.end());
+        }
+        for (const auto& k : cmp.only_b) {
+            g.rows.push_back({"", "", "", "", k, "", "", "", "only in B"});
+            g.rows.back().insert(g.rows.back().end(), blank.begin(), blank.end());
+        }
         return render_grid(g, format);
     }
     g.header = {"cell", "A: " + cmp.label_a, "B: " + cmp.label_b, "B/A", pct_text(cmp.confidence) + "% interval of B/A"};
@@ -647,7 +779,10 @@ std::string render_against(const Comparison& cmp, TableFormat format) {
                 line.push_back(cmp.reference + ": " + status_name(it->status_a));
             } else {
                 std::string text = comparison_ratio_text(*it, 2);
-                if (it->verdict == RatioVerdict::Significant || it->verdict == RatioVerdict::NotSignificant) text += " [" + comparison_interval_text(*it) + "]";
+                if (it->p_value) {
+                    while (!text.empty() && text.back() == ' ') text.pop_back();
+                    text += " [" + comparison_interval_text(*it) + "]";
+                }
                 line.push_back(text.empty() ? "-" : text);
             }
         }
@@ -656,7 +791,7 @@ std::string render_against(const Comparison& cmp, TableFormat format) {
     g.notes.push_back("each cell against " + cmp.reference + " at the same MTU and traffic (A = " + cmp.reference + ", B = the cell)");
     for (auto& n : comparison_notes(cmp)) g.notes.push_back(std::move(n));
     for (const auto& r : cmp.rows) {
-        if (r.verdict == RatioVerdict::TooFew || r.verdict == RatioVerdict::NotTestable) {
+        if (!r.p_value) {
             if (r.status_a == CellStatus::Ok && r.status_b == CellStatus::Ok) g.notes.push_back(r.key_b + ": " + r.why);
         }
     }

@@ -30,6 +30,7 @@ struct MatrixEntry {
     std::optional<bool> precision_met;    ///< as the cell records it (none: no precision asked)
     size_t disturbed_runs = 0;            ///< repetitions measured under interference
     std::string note;                     ///< error or duplicate_of, for the notes under the table
+    std::optional<CellModes> modes;       ///< the chosen metric's modes when more than one (matrix/modes.hpp)
 };
 
 /// The matrix the way people post it: rows = offload profile × tuning values × traffic, columns = MTU.
@@ -59,7 +60,7 @@ std::string default_metric(const ResultsFile& results);
 MatrixTable build_matrix(const ResultsFile& results, const std::string& metric);
 
 /// The text of one entry as every rendering of the matrix shows it: the median of the metric in human
-/// units (with both engines' CPU unless the metric is one of them) and its marks ("?" precision not met,
+/// units (a cell with modes: each mode's median and the runs in each, "8.20 | 13.1 Gbit/s (4:3)") (with both engines' CPU unless the metric is one of them) and its marks ("?" precision not met,
 /// "!" measured under interference), the status word of a cell not measured, "-" for a cell not run.
 std::string matrix_entry_text(const MatrixEntry& entry, const std::string& metric);
 
@@ -80,25 +81,32 @@ std::string render_matrix(const MatrixTable& table, TableFormat format);
 /// congestion control, each as "local kernel: A vs B". Empty values (not recorded) are not compared.
 std::vector<std::string> host_differences(const ResultsFile& a, const ResultsFile& b);
 
+/// The rows' p-values are adjusted together (options.adjustment, Holm by default, over the rows with
+/// enough repetitions: Comparison::tested_cells) and each row's verdict is the adjusted one; with
+/// options.margin_pct the equivalence tests are made and adjusted the same way.
 Comparison compare_results(const ResultsFile& a, const ResultsFile& b, const std::string& metric,
-                           const std::string& label_a, const std::string& label_b, double confidence = 95);
+                           const std::string& label_a, const std::string& label_b, const ComparisonOptions& options = {});
 
 /// Every cell of `results` against the cell of the `reference` profile at the same MTU and traffic
 /// (A = the reference cell, B = the cell), as compare_results does it. Throws nm::Error (Usage) for an
 /// unknown profile (listing the file's) or metric.
 Comparison compare_to_profile(const ResultsFile& results, const std::string& metric, const std::string& reference,
-                              const std::string& label, double confidence = 95);
+                              const std::string& label, const ComparisonOptions& options = {});
 
-/// Renders a comparison: A, B, B/A marked "*" where its interval excludes 1 and "≈" where it includes 1
-/// (no mark when the repetitions are too few to claim anything), the interval, and the cells found in one
-/// file only. Json: the codec's JSON of the comparison.
+/// Renders a comparison: A, B, B/A marked "*" where the adjusted test finds a difference, "=" where the
+/// adjusted equivalence tests find B/A inside the margin, "*=" both, "≈" neither (no mark when the
+/// repetitions are too few to claim anything), the interval, and the cells found in one file only; the
+/// notes name the adjustment and over how many cells. Json: the codec's JSON of the comparison.
 std::string render_comparison(const Comparison& comparison, TableFormat format);
 
 /// Renders a table of strings as every report does (text aligned, Markdown, CSV); `notes` follow the
 /// table in text and Markdown. For the other reports of a results file (matrix/profile_report.hpp).
 std::string render_table(const std::vector<std::string>& header, const std::vector<std::vector<std::string>>& rows,
                          const std::vector<std::string>& notes, TableFormat format);
-/// B/A of a row to `digits` decimals with its mark (" *", " ≈", or two spaces for none); "" without a ratio.
+/// The mark of a row: "*", "=", "*=", "≈", or "" when nothing can be claimed.
+std::string comparison_mark(const CompareRow& row);
+
+/// B/A of a row to `digits` decimals with its mark (" * ", " = ", " *=", " ≈ ", or three spaces for none); "" without a ratio.
 std::string comparison_ratio_text(const CompareRow& row, int digits);
 
 /// The row's interval of B/A as "low..high" (3 decimals) when a verdict was reached, else why not.

@@ -54,6 +54,10 @@ Json row_ratio_json(const CompareRow& r) {
                 {"ratio_ci_high", optional_number(r.ratio_ci_high)},
                 {"ratio_ci_confidence", optional_number(r.ratio_ci_confidence)},
                 {"verdict", r.verdict},
+                {"mark", comparison_mark(r)},
+                {"p_value", optional_number(r.p_value)},
+                {"p_adjusted", optional_number(r.p_adjusted)},
+                {"equivalence_p_adjusted", optional_number(r.equivalence_p_adjusted)},
                 {"why", r.why}};
 }
 
@@ -119,7 +123,7 @@ Json file_json(const HtmlReportFile& f, const HtmlReportRequest& request) {
     const ResultsFile& r = f.results;
     const Json whole = r;
     std::optional<Comparison> against;
-    if (!request.against.empty()) against = compare_to_profile(r, request.metric, request.against, f.label, request.confidence);
+    if (!request.against.empty()) against = compare_to_profile(r, request.metric, request.against, f.label, request.comparison);
 
     Json statuses = Json::object();
     size_t repetitions = 0;
@@ -162,7 +166,7 @@ Json file_json(const HtmlReportFile& f, const HtmlReportRequest& request) {
 }
 
 Json comparison_json(const HtmlReportFile& a, const HtmlReportFile& b, const HtmlReportRequest& request) {
-    const Comparison cmp = compare_results(a.results, b.results, request.metric, a.label, b.label, request.confidence);
+    const Comparison cmp = compare_results(a.results, b.results, request.metric, a.label, b.label, request.comparison);
     Json rows = Json::array();
     for (const auto& r : cmp.rows) {
         Json j = row_ratio_json(r);
@@ -205,7 +209,7 @@ Json html_report_data(const HtmlReportFile& a, const HtmlReportFile* b, const Ht
     if (b) files.push_back(file_json(*b, request));
     return Json{{"generator", version_line()},
                 {"metric", request.metric},
-                {"confidence", request.confidence},
+                {"confidence", request.comparison.confidence},
                 {"files", std::move(files)},
                 {"compare", b ? comparison_json(a, *b, request) : Json(nullptr)}};
 }

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "core/base/json_codec.hpp"
+#include "core/base/report_types.hpp"
 #include "core/base/sweep_types.hpp"
 
 namespace nm {
@@ -15,7 +16,7 @@ namespace nm {
 struct HtmlReportRequest {
     std::string metric = "throughput_bps";   ///< the matrix's metric (a name summarize_runs produces)
     std::string against;                     ///< reference profile of the significance marks; "" = none
-    double confidence = 95;                  ///< of every B/A interval, percent
+    ComparisonOptions comparison;            ///< confidence of every B/A interval, adjustment, margin
 };
 
 /// One results file and the name the page calls it by (its path, as given).

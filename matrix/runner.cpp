@@ -17,6 +17,7 @@
 #include "ethtool_ctl/setting_writes.hpp"
 #include "matrix/config.hpp"
 #include "matrix/results_store.hpp"
+#include "matrix/modes.hpp"
 #include "matrix/stats.hpp"
 
 namespace nm {
@@ -1123,8 +1124,19 @@ bool Sweep::measure_one(const TestSpec& spec, CellResult& result) {
 void Sweep::finish_summary(CellResult& result) const {
     result.summary = summarize_runs(result.runs, confidence());
     result.precision_met.reset();
-    if (!config_.precision || result.status != CellStatus::Ok || result.runs.empty()) return;
-    const auto it = result.summary.find(precision_metric(*config_.precision, result.spec.traffic.test));
+    result.modes.reset();
+    if (result.status != CellStatus::Ok || result.runs.empty() || result.spec.traffic.rfc2544) return;
+    const std::string metric = config_.precision ? precision_metric(*config_.precision, result.spec.traffic.test)
+                                                 : headline_metric(result.spec.traffic.test);
+    result.modes = cell_modes(result.runs, metric, confidence(), config_.precision);
+    if (!config_.precision) return;
+    // With modes, the precision applies to each: a median between two modes is no figure to make precise.
+    if (result.modes) {
+        result.precision_met = std::all_of(result.modes->modes.begin(), result.modes->modes.end(),
+                                           [](const ValueMode& m) { return m.precision_met.value_or(false); });
+        return;
+    }
+    const auto it = result.summary.find(metric);
     result.precision_met = it != result.summary.end() && precision_met(it->second, *config_.precision);
 }
 

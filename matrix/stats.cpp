@@ -9,6 +9,7 @@
 #include <boost/math/distributions/normal.hpp>
 #include <boost/math/distributions/students_t.hpp>
 
+#include "core/base/error.hpp"
 #include "matrix/profile_metrics.hpp"
 
 namespace nm {
@@ -99,7 +100,82 @@ MetricSummary summarize(std::vector<double> values, double confidence) {
     return s;
 }
 
-RatioEstimate ratio_interval(const std::vector<double>& a, const std::vector<double>& b, double confidence) {
+namespace {
+
+// The null distribution of U for m and n: exact up to kExactPairs pairs, the normal approximation with
+// continuity correction beyond. cdf(u) = P(U <= u); u below 0 gives 0, u at or above m n gives 1.
+class MannWhitneyNull {
+public:
+    MannWhitneyNull(size_t m, size_t n) : m_(m), n_(n) {
+        if (m * n <= kExactPairs) exact_ = mann_whitney_cdf(m, n);
+    }
+    double cdf(double u) const {
+        if (u < 0) return 0;
+        const double pairs = static_cast<double>(m_ * n_);
+        if (u >= pairs) return 1;
+        if (!exact_.empty()) return exact_[static_cast<size_t>(std::floor(u + 1e-9))];
+        const double mu = pairs / 2;
+        const double sigma = std::sqrt(pairs * static_cast<double>(m_ + n_ + 1) / 12);
+        return boost::math::cdf(boost::math::normal(), (std::floor(u + 1e-9) + 0.5 - mu) / sigma);
+    }
+
+private:
+    size_t m_, n_;
+    std::vector<double> exact_;
+};
+
+// #{(i, j): log b_j - log a_i > delta}, and the same with the differences equal to delta counted too. A
+// tie is counted against whichever claim is tested, so the p-values below err on the side of claiming less.
+double shifts_above(const std::vector<double>& sorted_d, double delta) {
+    return static_cast<double>(sorted_d.end() - std::upper_bound(sorted_d.begin(), sorted_d.end(), delta + 1e-12));
+}
+double shifts_at_or_above(const std::vector<double>& sorted_d, double delta) {
+    return static_cast<double>(sorted_d.end() - std::lower_bound(sorted_d.begin(), sorted_d.end(), delta - 1e-12));
+}
+
+}  // namespace
+
+std::vector<double> adjust_p_values(const std::vector<double>& p, PAdjustment method) {
+    const size_t n = p.size();
+    if (method == PAdjustment::None || n == 0) return p;
+    std::vector<size_t> order(n);
+    std::iota(order.begin(), order.end(), size_t{0});
+    std::stable_sort(order.begin(), order.end(), [&](size_t x, size_t y) { return p[x] < p[y]; });
+    std::vector<double> out(n);
+    if (method == PAdjustment::Holm) {
+        double running = 0;
+        for (size_t i = 0; i < n; ++i) {
+            running = std::max(running, std::min(1.0, static_cast<double>(n - i) * p[order[i]]));
+            out[order[i]] = running;
+        }
+    } else {
+        double running = 1;
+        for (size_t i = n; i-- > 0;) {
+            running = std::min(running, std::min(1.0, static_cast<double>(n) * p[order[i]] / static_cast<double>(i + 1)));
+            out[order[i]] = running;
+        }
+    }
+    return out;
+}
+
+PAdjustment parse_adjustment(const std::string& name) {
+    if (name == "holm") return PAdjustment::Holm;
+    if (name == "bh" || name == "fdr" || name == "benjamini-hochberg") return PAdjustment::BenjaminiHochberg;
+    if (name == "none") return PAdjustment::None;
+    throw usage_error("--adjust: expected holm, bh or none, got \"" + name + "\"");
+}
+
+std::string adjustment_name(PAdjustment method) {
+    return method == PAdjustment::Holm ? "holm" : method == PAdjustment::BenjaminiHochberg ? "bh" : "none";
+}
+
+std::string adjustment_description(PAdjustment method) {
+    return method == PAdjustment::Holm                ? "Holm (family-wise error rate)"
+           : method == PAdjustment::BenjaminiHochberg ? "Benjamini-Hochberg (false discovery rate)"
+                                                       : "none (each cell on its own)";
+}
+
+RatioEstimate ratio_interval(const std::vector<double>& a, const std::vector<double>& b, double confidence, std::optional<double> margin_pct) {
     RatioEstimate r;
     if (a.empty() || b.empty()) {
         r.why = "no figures on one side";
@@ -160,6 +236,19 @@ RatioEstimate ratio_interval(const std::vector<double>& a, const std::vector<dou
     r.ci_confidence = 100 * (1 - 2 * tail);
     if (r.verdict == RatioEstimate::Verdict::TooFew) return r;
     r.verdict = (*r.ci_low > 1 || *r.ci_high < 1) ? RatioEstimate::Verdict::Significant : RatioEstimate::Verdict::NotSignificant;
+    // The tests the interval inverts, as p-values, so that many cells can be judged together. G(delta) =
+    // #{d > delta}; under a shift of delta it has U's null distribution (symmetric about m n / 2).
+    const MannWhitneyNull null(m, n);
+    const double all = static_cast<double>(pairs);
+    r.p_value = std::min(1.0, 2 * std::min(null.cdf(shifts_at_or_above(d, 0)), null.cdf(all - shifts_above(d, 0))));
+    if (margin_pct) {
+        const double m_frac = *margin_pct / 100;
+        // "B/A <= 1 - m" is refuted by many differences above log(1 - m): P(U >= G) = P(U <= mn - G);
+        // "B/A >= 1 + m" by few above log(1 + m): P(U <= G).
+        const double p_low = null.cdf(all - shifts_above(d, std::log(1 - m_frac)));
+        const double p_high = null.cdf(shifts_at_or_above(d, std::log(1 + m_frac)));
+        r.equivalence_p_value = std::max(p_low, p_high);
+    }
     return r;
 }
 

@@ -46,8 +46,30 @@ struct RatioEstimate {
     std::optional<double> ci_confidence;  ///< its exact coverage, percent (at most what was asked)
     Verdict verdict = Verdict::NotTestable;
     std::string why;                      ///< for TooFew and NotTestable: what is missing, in words
+    /// The exact two-sided p-value of the Mann-Whitney test of "no shift" (the test the interval inverts:
+    /// the interval excludes 1 exactly when p <= 1 - confidence/100); none when not testable.
+    std::optional<double> p_value;
+    /// With a margin: the p-value of the two one-sided Mann-Whitney tests (TOST) of "B/A <= 1 - m" and
+    /// "B/A >= 1 + m", the larger of the two; p <= alpha exactly when the 1 - 2 alpha interval lies inside
+    /// [1 - m, 1 + m]. None without a margin or when not testable.
+    std::optional<double> equivalence_p_value;
 };
-RatioEstimate ratio_interval(const std::vector<double>& a, const std::vector<double>& b, double confidence);
+/// `margin_pct` (optional, 0 < m < 100) asks for the equivalence test as well.
+RatioEstimate ratio_interval(const std::vector<double>& a, const std::vector<double>& b, double confidence,
+                             std::optional<double> margin_pct = std::nullopt);
+
+/// p-values adjusted for being `p.size()` tests, in the same order: Holm's step-down (adjusted p(i) =
+/// max over j <= i of min(1, (N - j + 1) p(j)) in ascending order) controls the family-wise error rate,
+/// Benjamini-Hochberg's step-up (min over j >= i of min(1, N p(j) / j)) the false discovery rate; None
+/// returns them unchanged. A test is rejected at level alpha when its adjusted p-value is <= alpha.
+std::vector<double> adjust_p_values(const std::vector<double>& p, PAdjustment method);
+
+/// "holm", "bh" (also "fdr", "benjamini-hochberg") or "none"; throws nm::Error (Usage) naming --adjust otherwise.
+PAdjustment parse_adjustment(const std::string& name);
+/// "holm", "bh" or "none".
+std::string adjustment_name(PAdjustment method);
+/// "Holm (family-wise error)", "Benjamini-Hochberg (false discovery rate)", "none (each cell on its own)".
+std::string adjustment_description(PAdjustment method);
 
 /// The smallest number of repetitions on each side for which ratio_interval can reach `confidence`
 /// percent (4 for 95%: 1 - 2 / C(8, 4) = 97.1%; 5 for 99%).

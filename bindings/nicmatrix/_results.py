@@ -65,7 +65,8 @@ FRAME_COLUMNS = [
 SUMMARY_STATS = ("n", "median", "median_ci_low", "median_ci_high", "median_ci_confidence", "mean", "stddev", "min", "max", "ci95")
 
 # The columns of a comparison row, as `nicmatrix compare --format json` writes them.
-COMPARE_COLUMNS = ("ratio", "ratio_ci_low", "ratio_ci_high", "ratio_ci_confidence", "verdict", "significant", "why")
+COMPARE_COLUMNS = ("ratio", "ratio_ci_low", "ratio_ci_high", "ratio_ci_confidence", "verdict", "significant", "why",
+                   "p_value", "p_adjusted", "equivalent", "equivalence_p_value", "equivalence_p_adjusted", "verdict_unadjusted")
 
 
 def check_metric(metric):
@@ -363,20 +364,23 @@ def _comparison_frame(c, ra, rb):
             params = cell["params"]
             rows.append({"profile": params.get("offloads"), "traffic": params.get("traffic"), "mtu": params.get("mtu"),
                          f"key_{side}": key, f"status_{side}": cell["status"], "ratio": math.nan, "verdict": "not_testable",
-                         "significant": False, "in_both": False})
+                         "verdict_unadjusted": "not_testable", "significant": False, "equivalent": False, "in_both": False})
     columns = (["profile", "traffic", "mtu", "key_a", "key_b", "status_a", "status_b", "features_requested", "test"]
                + [f"{side}_{stat}" for side in ("a", "b") for stat in SUMMARY_STATS] + list(COMPARE_COLUMNS) + ["in_both"])
     df = pd.DataFrame(rows, columns=columns)
     for column in [f"{side}_{stat}" for side in ("a", "b") for stat in SUMMARY_STATS] + ["ratio", "ratio_ci_low", "ratio_ci_high",
-                                                                                      "ratio_ci_confidence"]:
+                                                                                      "ratio_ci_confidence", "p_value", "p_adjusted",
+                                                                                      "equivalence_p_value", "equivalence_p_adjusted"]:
         df[column] = pd.to_numeric(df[column], errors="coerce")
     df["significant"] = df["significant"].fillna(False).astype(bool)
+    df["equivalent"] = df["equivalent"].fillna(False).astype(bool)
     df.attrs.update(metric=c["metric"], confidence=c["confidence"], method=c["method"], only_a=list(c["only_a"]),
-                    only_b=list(c["only_b"]), label_a=c["a"], label_b=c["b"], reference=c["reference"])
+                    only_b=list(c["only_b"]), label_a=c["a"], label_b=c["b"], reference=c["reference"],
+                    adjustment=c["adjustment"], tested_cells=c["tested_cells"], margin_pct=c["margin_pct"])
     return df
 
 
-def compare(a, b, metric=None, text=False, format="table", confidence=95):
+def compare(a, b, metric=None, text=False, format="table", confidence=95, adjust="holm", margin=None):
     """Two results files (paths or Results) cell by cell, as `nicmatrix compare A B` does: cells matched by
     their settings (requested features, MTU and the test's fields), by the C++ core, which also computes
     every figure here (the same code as `nicmatrix compare --format json`, so the two cannot disagree).
@@ -386,21 +390,27 @@ def compare(a, b, metric=None, text=False, format="table", confidence=95):
     for the metric's n, median, median_ci_low, median_ci_high, median_ci_confidence, mean, stddev, min,
     max, ci95; ratio (median B / median A; NaN when either has no figure), ratio_ci_low, ratio_ci_high
     (the `confidence`% Hodges-Lehmann/Mann-Whitney interval of B/A on log values), ratio_ci_confidence (its
-    exact coverage, percent), verdict ("significant", "not_significant", "too_few", "not_testable"),
-    significant (the interval reaches the confidence and excludes 1; never with too few repetitions) and
-    why. Cells found in one file only follow, with in_both False. df.attrs holds metric, confidence,
-    method, only_a and only_b. text=True returns `nicmatrix compare`'s text instead (format table, md,
-    csv or json). metric: default A's default_metric(), as `nicmatrix compare`."""
+    exact coverage, percent), verdict (adjusted: "significant", "not_significant", "too_few", "not_testable",
+    "equivalent"), verdict_unadjusted (the interval's own), p_value (the exact two-sided Mann-Whitney
+    p-value), p_adjusted (adjusted over the tested cells by `adjust`: "holm" by default, "bh"
+    Benjamini-Hochberg, "none"), significant (p_adjusted <= 1 - confidence/100; never with too few
+    repetitions), with `margin` (percent) equivalence_p_value, equivalence_p_adjusted (two one-sided tests
+    that B/A lies in [1 - margin, 1 + margin]) and equivalent, and why. Cells found in one file only
+    follow, with in_both False. df.attrs holds metric, confidence, method, adjustment, tested_cells,
+    margin_pct, only_a and only_b. text=True returns `nicmatrix compare`'s text instead (format table,
+    md, csv or json). metric: default A's default_metric(), as `nicmatrix compare`."""
     ra, rb = _as_results(a), _as_results(b)
     metric = metric or ra.default_metric()
     label_a, label_b = ra.path or "A", rb.path or "B"
     if text:
-        return _nicmatrix.render_comparison(ra._native, rb._native, metric, label_a, label_b, format, float(confidence))
-    c = _nicmatrix.compare(ra._native, rb._native, metric, label_a, label_b, float(confidence))
+        return _nicmatrix.render_comparison(ra._native, rb._native, metric, label_a, label_b, format, float(confidence), adjust,
+                                            None if margin is None else float(margin))
+    c = _nicmatrix.compare(ra._native, rb._native, metric, label_a, label_b, float(confidence), adjust,
+                           None if margin is None else float(margin))
     return _comparison_frame(c, ra, rb)
 
 
-def against(results, reference, metric=None, text=False, format="table", confidence=95):
+def against(results, reference, metric=None, text=False, format="table", confidence=95, adjust="holm", margin=None):
     """Every cell of one results file against the cell of the `reference` offload profile at the same MTU
     and traffic, as `nicmatrix report FILE --against REFERENCE` does (A = the reference cell, B = the
     cell). The same columns as compare(); text=True returns the report's text. metric: default
@@ -409,6 +419,8 @@ def against(results, reference, metric=None, text=False, format="table", confide
     metric = metric or r.default_metric()
     label = r.path or "results"
     if text:
-        return _nicmatrix.render_against(r._native, metric, reference, label, format, float(confidence))
-    c = _nicmatrix.compare_to_profile(r._native, metric, reference, label, float(confidence))
+        return _nicmatrix.render_against(r._native, metric, reference, label, format, float(confidence), adjust,
+                                         None if margin is None else float(margin))
+    c = _nicmatrix.compare_to_profile(r._native, metric, reference, label, float(confidence), adjust,
+                                      None if margin is None else float(margin))
     return _comparison_frame(c, r, r)

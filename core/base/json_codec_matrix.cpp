@@ -175,7 +175,10 @@ constexpr std::pair<SweepOrder, const char*> kSweepOrders[] = {{SweepOrder::Shuf
 constexpr std::pair<RatioVerdict, const char*> kVerdicts[] = {{RatioVerdict::Significant, "significant"},
                                                               {RatioVerdict::NotSignificant, "not_significant"},
                                                               {RatioVerdict::TooFew, "too_few"},
-                                                              {RatioVerdict::NotTestable, "not_testable"}};
+                                                              {RatioVerdict::NotTestable, "not_testable"},
+                                                              {RatioVerdict::Equivalent, "equivalent"}};
+constexpr std::pair<PAdjustment, const char*> kAdjustments[] = {
+    {PAdjustment::Holm, "holm"}, {PAdjustment::BenjaminiHochberg, "bh"}, {PAdjustment::None, "none"}};
 constexpr std::pair<CellStatus, const char*> kCellStatuses[] = {{CellStatus::Ok, "ok"},
                                                                 {CellStatus::Infeasible, "infeasible"},
                                                                 {CellStatus::Duplicate, "duplicate"},
@@ -991,7 +994,8 @@ void to_json(Json& j, const CellResult& v) {
              {"runs", v.runs},
              {"repetitions_run", v.runs.size()},
              {"precision_met", v.precision_met ? Json(*v.precision_met) : Json(nullptr)},
-             {"summary", v.summary}};
+             {"summary", v.summary},
+             {"modes", v.modes ? Json(*v.modes) : Json(nullptr)}};
     if (v.rfc2544) j["rfc2544"] = *v.rfc2544;
     for (const auto& [axis, name] : v.spec.axes) j["params"][axis] = name;
 }
@@ -1032,6 +1036,40 @@ void from_json(const Json& j, CellResult& v) {
     }
     if (const auto it = j.find("precision_met"); it != j.end() && it->is_boolean()) v.precision_met = it->get<bool>();
     if (const auto it = j.find("rfc2544"); it != j.end() && !it->is_null()) v.rfc2544 = it->get<Rfc2544Result>();
+    if (const auto it = j.find("modes"); it != j.end() && it->is_object()) v.modes = it->get<CellModes>();
+}
+
+void to_json(Json& j, const CellModes& v) {
+    Json modes = Json::array();
+    for (const auto& m : v.modes) {
+        Json mode = m.summary;
+        mode["runs"] = m.runs;
+        mode["precision_met"] = m.precision_met ? Json(*m.precision_met) : Json(nullptr);
+        mode["placement"] = m.placement.empty() ? Json(nullptr) : Json(m.placement);
+        mode["placement_runs"] = m.placement_runs;
+        modes.push_back(std::move(mode));
+    }
+    j = Json{{"metric", v.metric},
+             {"method", v.method},
+             {"modes", std::move(modes)},
+             {"placement_by", v.placement_by.empty() ? Json(nullptr) : Json(v.placement_by)},
+             {"explanation", v.explanation}};
+}
+
+void from_json(const Json& j, CellModes& v) {
+    j.at("metric").get_to(v.metric);
+    v.method = j.value("method", "");
+    for (const auto& m : j.at("modes")) {
+        ValueMode mode;
+        m.get_to(mode.summary);
+        opt(m, "runs", mode.runs);
+        if (const auto it = m.find("precision_met"); it != m.end() && it->is_boolean()) mode.precision_met = it->get<bool>();
+        if (const auto it = m.find("placement"); it != m.end() && it->is_string()) mode.placement = it->get<std::string>();
+        opt(m, "placement_runs", mode.placement_runs);
+        v.modes.push_back(std::move(mode));
+    }
+    if (const auto it = j.find("placement_by"); it != j.end() && it->is_string()) v.placement_by = it->get<std::string>();
+    v.explanation = j.value("explanation", "");
 }
 
 namespace {
@@ -1329,7 +1367,13 @@ void to_json(Json& j, const Comparison& v) {
                             {"ratio_ci_high", maybe(r.ratio_ci_high)},
                             {"ratio_ci_confidence", maybe(r.ratio_ci_confidence)},
                             {"verdict", r.verdict},
+                            {"verdict_unadjusted", r.verdict_unadjusted},
                             {"significant", r.significant},
+                            {"equivalent", r.equivalent},
+                            {"p_value", maybe(r.p_value)},
+                            {"p_adjusted", maybe(r.p_adjusted)},
+                            {"equivalence_p_value", maybe(r.equivalence_p_value)},
+                            {"equivalence_p_adjusted", maybe(r.equivalence_p_adjusted)},
                             {"why", r.why}});
     }
     j = Json{{"metric", v.metric},
@@ -1337,6 +1381,9 @@ void to_json(Json& j, const Comparison& v) {
              {"b", v.label_b},
              {"confidence", v.confidence},
              {"method", "Hodges-Lehmann/Mann-Whitney interval of the ratio of medians, exact, on log values"},
+             {"adjustment", enum_name(v.adjustment, kAdjustments)},
+             {"tested_cells", v.tested_cells},
+             {"margin_pct", maybe(v.margin_pct)},
              {"reference", v.reference.empty() ? Json(nullptr) : Json(v.reference)},
              {"rows", rows},
              {"only_a", v.only_a},

@@ -262,6 +262,7 @@ void to_json(Json& j, const EndMeasurement& v) {
              {"duration_s", v.duration_s},
              {"io_calls", v.io_calls},
              {"placement", v.placement},
+             {"receive_path", v.receive_path},
              {"socket", v.socket}};
     if (v.profile) j["cpu_profile"] = *v.profile;
 }
@@ -277,7 +278,18 @@ void from_json(const Json& j, EndMeasurement& v) {
     opt(j, "io_calls", v.io_calls);
     if (const auto it = j.find("cpu_profile"); it != j.end() && it->is_object()) v.profile = it->get<CpuProfile>();
     opt(j, "placement", v.placement);
+    opt(j, "receive_path", v.receive_path);
     opt(j, "socket", v.socket);
+}
+
+void to_json(Json& j, const ReceivePath& v) {
+    j = Json{{"net_rx_per_cpu", v.net_rx_per_cpu}, {"incoming_cpus", v.incoming_cpus}, {"incoming_napi_ids", v.incoming_napi_ids}};
+}
+
+void from_json(const Json& j, ReceivePath& v) {
+    opt(j, "net_rx_per_cpu", v.net_rx_per_cpu);
+    opt(j, "incoming_cpus", v.incoming_cpus);
+    opt(j, "incoming_napi_ids", v.incoming_napi_ids);
 }
 
 void to_json(Json& j, const LossStats& v) {
@@ -395,6 +407,7 @@ void to_json(Json& j, const RunResult& v) {
                           {"service_demand_us_per_kb",
                            Json{{"sender", v.sender_service_demand_us_per_kb}, {"receiver", v.receiver_service_demand_us_per_kb}}}}},
              {"placement", Json{{"sender", v.sender.placement}, {"receiver", v.receiver.placement}}},
+             {"receive_path", Json{{"sender", v.sender.receive_path}, {"receiver", v.receiver.receive_path}}},
              {"io_calls", v.io_calls},
              {"calls_per_s", v.calls_per_s},
              {"ms_per_call", v.ms_per_call},
@@ -452,6 +465,10 @@ void from_json(const Json& j, RunResult& v) {
     if (const auto it = j.find("placement"); it != j.end() && it->is_object()) {
         opt(*it, "sender", v.sender.placement);
         opt(*it, "receiver", v.receiver.placement);
+    }
+    if (const auto it = j.find("receive_path"); it != j.end() && it->is_object()) {
+        opt(*it, "sender", v.sender.receive_path);
+        opt(*it, "receiver", v.receiver.receive_path);
     }
     opt(j, "io_calls", v.io_calls);
     opt(j, "calls_per_s", v.calls_per_s);

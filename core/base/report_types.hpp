@@ -3,6 +3,7 @@
 // a reference profile (report --against). Produced by matrix/report, rendered as tables there and as JSON
 // by json_codec_matrix.cpp, handed to Python as that JSON. Ratios are B/A.
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -17,6 +18,22 @@ enum class RatioVerdict {
     NotSignificant,   ///< it reaches the asked confidence and includes 1
     TooFew,           ///< too few repetitions for the asked confidence (or one run on a side): nothing claimed
     NotTestable,      ///< no figures on a side, or a value is 0 or negative (no logarithm)
+    Equivalent,       ///< not significant, and within the comparison's margin (two one-sided tests)
+};
+
+/// How the p-values of a comparison's cells are adjusted for being many (matrix/stats.hpp adjust_p_values).
+enum class PAdjustment {
+    Holm,                ///< Holm's step-down: the family-wise error rate (any false * among all cells) at most alpha
+    BenjaminiHochberg,   ///< Benjamini-Hochberg step-up: the expected share of false * among the * at most alpha
+    None,                ///< each cell on its own (alpha per cell)
+};
+
+/// What a comparison is asked: the confidence of each ratio interval, the adjustment over its cells and
+/// the equivalence margin.
+struct ComparisonOptions {
+    double confidence = 95;                    ///< percent; alpha = 1 - confidence / 100
+    PAdjustment adjustment = PAdjustment::Holm;
+    std::optional<double> margin_pct;          ///< with a margin m: "=" when B/A is shown inside [1 - m, 1 + m]
 };
 
 /// One cell matched in two results files (or a cell and its reference-profile cell).
@@ -34,8 +51,18 @@ struct CompareRow {
     std::optional<double> ratio;          ///< median B / median A, when both have figures and A's is not 0
     std::optional<double> ratio_ci_low, ratio_ci_high;   ///< the interval of B/A (see matrix/stats.hpp)
     std::optional<double> ratio_ci_confidence;           ///< its exact coverage, percent
+    /// The exact two-sided Mann-Whitney p-value of "B is A" (no shift on log values); none when not tested.
+    std::optional<double> p_value;
+    std::optional<double> p_adjusted;     ///< p_value adjusted over the comparison's tested cells
+    /// With a margin: the p-value of the two one-sided tests (the larger of the two) that B/A lies inside
+    /// [1 - m, 1 + m], and adjusted like p_value (as a family of its own).
+    std::optional<double> equivalence_p_value, equivalence_p_adjusted;
+    /// Significant, NotSignificant or Equivalent from the adjusted p-values (significant wins when both
+    /// hold); TooFew, NotTestable as the interval found them.
     RatioVerdict verdict = RatioVerdict::NotTestable;
-    bool significant = false;             ///< verdict == Significant
+    RatioVerdict verdict_unadjusted = RatioVerdict::NotTestable;   ///< the interval's own verdict (no margin, no adjustment)
+    bool significant = false;             ///< p_adjusted <= alpha
+    bool equivalent = false;              ///< equivalence_p_adjusted <= alpha
     std::string why;                      ///< for TooFew and NotTestable, in words
 };
 
@@ -44,6 +71,9 @@ struct Comparison {
     std::string metric;
     std::string label_a, label_b;         ///< file names; report --against: the reference profile, the file
     double confidence = 95;               ///< asked of every ratio interval, percent
+    PAdjustment adjustment = PAdjustment::Holm;   ///< of the p-values over the tested cells
+    size_t tested_cells = 0;              ///< the family adjusted over: rows with enough repetitions on both sides
+    std::optional<double> margin_pct;     ///< the equivalence margin, percent; none: no equivalence asked
     std::string reference;                ///< report --against: the reference profile; "" for compare
     std::vector<CompareRow> rows;         ///< cells in both, in A's order (report --against: the file's order)
     std::vector<std::string> only_a;      ///< keys of cells only in A (report --against: cells without a reference)

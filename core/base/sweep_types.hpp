@@ -169,6 +169,26 @@ struct MetricSummary {
     double ci95 = 0;     ///< half-width of the 95% confidence interval of the MEAN (Student's t); 0 when n < 2
 };
 
+/// One mode of a cell's repetitions (matrix/modes.hpp find_modes): its runs and their summary.
+struct ValueMode {
+    MetricSummary summary;               ///< of the mode's runs: its median is the mode's centre, with its interval
+    std::vector<size_t> runs;            ///< 0-based indices into the cell's runs, in run order
+    std::optional<bool> precision_met;   ///< with a precision asked: this mode's interval reached it
+    std::string placement;               ///< the placement the explanation gives this mode ("same CPU"); "" without one
+    size_t placement_runs = 0;           ///< how many of its runs had that placement
+};
+
+/// The modes of a cell with more than one: the metric tested, how, and the placement that lines up with them.
+struct CellModes {
+    std::string metric;
+    std::string method;                  ///< the test and its thresholds, in words
+    std::vector<ValueMode> modes;        ///< two or more, ascending by median
+    /// What the modes' placements have in common ("softirq and receiver thread: different CPUs"), with each
+    /// mode's value in ValueMode::placement; "" when no recorded placement lines up with at least 90% of the runs.
+    std::string placement_by;
+    std::string explanation;             ///< one line: "slow runs (8.2 Gbit/s): same CPU, 3 of 3; fast runs ..." or why not
+};
+
 /// One cell of a results file.
 struct CellResult {
     CellSpec spec;
@@ -182,9 +202,11 @@ struct CellResult {
     std::vector<RunResult> runs;  ///< every repetition, as `nicmatrix run --json` gives it
     std::map<std::string, MetricSummary> summary;   ///< by metric name ("throughput_bps", ...)
     std::optional<Rfc2544Result> rfc2544;   ///< the frame-size table of an rfc2544 cell
-    /// With a precision asked: whether the median's interval of the precision metric reached it. None
-    /// when no precision was asked (or the cell was not measured).
+    /// With a precision asked: whether the median's interval of the precision metric reached it (with
+    /// modes: every mode's interval). None when no precision was asked (or the cell was not measured).
     std::optional<bool> precision_met;
+    /// The modes of the precision metric (or the test's headline figure) when more than one was found.
+    std::optional<CellModes> modes;
 };
 
 /// Who one end is: enough to tell two NICs and two hosts apart in a comparison.

@@ -129,6 +129,20 @@ struct NapiStats {
     double processed_per_interrupt = 0;   ///< packets NAPI polled per interrupt; 0 without interrupts
 };
 
+/// Where an end's receive work ran over the measured window: which CPU ran the NET_RX softirq that
+/// handed its sockets their packets, and from which receive queue's NAPI.
+struct ReceivePath {
+    /// NET_RX softirqs raised on each CPU over the window, by CPU number (/proc/softirqs deltas). The file is
+    /// system-wide: every device and both directions are in it (on the lab, both ends' work).
+    std::vector<uint64_t> net_rx_per_cpu;
+    /// SO_INCOMING_CPU of this end's data sockets at the window's end: the CPU that processed the last packet
+    /// each of them received (in softirq), ascending and unique; empty when no socket had received one.
+    std::vector<uint32_t> incoming_cpus;
+    /// SO_INCOMING_NAPI_ID of the same sockets: the NAPI instance (one per receive queue; 0, left out, when
+    /// the device has none on that path), ascending and unique.
+    std::vector<uint32_t> incoming_napi_ids;
+};
+
 /// What one end measured about itself.
 struct EndMeasurement {
     std::string iface;                ///< interface the counters are from; "" when unknown
@@ -143,6 +157,7 @@ struct EndMeasurement {
     /// The CPUs this end's engine worker threads were seen running on during the window (sched_getcpu
     /// at every turn of their loops), ascending; pinned or not.
     std::vector<uint32_t> placement;
+    ReceivePath receive_path;         ///< where its receive softirq ran
     SocketKnobs socket;               ///< this end's data sockets as read back (and its zerocopy counts)
 };
 

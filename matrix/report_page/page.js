@@ -216,8 +216,8 @@
         if (!measuredOk && e.note) td.appendChild(el("span", { class: "interval" }, e.note.length > 48 ? e.note.slice(0, 46) + "..." : e.note));
         if (e.against) {
           const v = e.against.verdict;
-          td.appendChild(el("span", { class: "ratio " + (v === "significant" ? "mark-bad" : v === "not_significant" ? "mark-good" : "muted") },
-            "vs " + f.against.reference + ": " + e.against.ratio_text.trim() + (v === "significant" || v === "not_significant" ? " [" + e.against.interval_text + "]" : "")));
+          td.appendChild(el("span", { class: "ratio " + verdictClass(v) },
+            "vs " + f.against.reference + ": " + e.against.ratio_text.trim() + (e.against.p_value !== null ? " [" + e.against.interval_text + "]" : "")));
         }
         tr.appendChild(td);
       }
@@ -492,6 +492,11 @@
     detail.scrollIntoView({ block: "nearest" });
   }
 
+  // The colour of a verdict: a difference, the same within the margin, no difference shown, nothing claimed.
+  function verdictClass(v) {
+    return v === "significant" ? "mark-bad" : v === "equivalent" ? "mark-same" : v === "not_significant" ? "mark-good" : "muted";
+  }
+
   // ---- two files: the comparison ------------------------------------------------------------------------
   function compareSection(c) {
     const box = el("section", {}, el("h2", {}, "Compare: B/A of median " + c.metric));
@@ -500,7 +505,7 @@
     const t = el("table", { class: "compare" });
     t.appendChild(el("tr", {}, ["cell", "A", "B", "B/A", c.confidence + "% interval of B/A"].map((h) => el("th", {}, h))));
     for (const r of c.rows) {
-      const cls = r.verdict === "significant" ? "mark-bad" : r.verdict === "not_significant" ? "mark-good" : "muted";
+      const cls = verdictClass(r.verdict);
       t.appendChild(el("tr", { "data-key-a": r.key_a, "data-key-b": r.key_b },
         el("td", {}, el("a", { href: "#nm-detail", onclick: () => showCell(0, r.key_a, null) }, r.key_a), r.key_b !== r.key_a ? el("span", { class: "muted" }, " / ", el("a", { href: "#nm-detail", onclick: () => showCell(1, r.key_b, null) }, r.key_b)) : null),
         el("td", { class: "num" }, r.a ? r.a.median_text + mark(r.precision_met_a, r.disturbed_a) : r.status_a),

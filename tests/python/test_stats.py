@@ -131,3 +131,75 @@ def test_against_is_report_against(nicmatrix_bin):
     assert text == run(nicmatrix_bin, "report", FAKE_LAB, "--against", "original").stdout
     with pytest.raises(nm.Error, match="--against nosuch: no such offload profile; the file has original, tx-off, tx-tso-off, gro-on"):
         nm.against(FAKE_LAB, "nosuch")
+
+
+@pytest.mark.parametrize("m,n,shift", [(4, 4, 1.0), (6, 6, 1.02), (6, 7, 1.2), (8, 8, 0.97), (12, 12, 1.0)])
+def test_p_values_are_scipys_exact_mann_whitney_and_the_two_one_sided_tests(m, n, shift):
+    rng = np.random.default_rng(100 * m + n)
+    a = list(rng.lognormal(mean=23, sigma=0.02, size=m))
+    b = list(rng.lognormal(mean=23 + math.log(shift), sigma=0.02, size=n))
+    r = _nicmatrix.ratio_interval(a, b, 95, 5.0)
+    la, lb = np.log(a), np.log(b)
+    assert r["p_value"] == pytest.approx(mw_pvalue(la, lb), rel=1e-9)
+    # TOST: "B/A <= 0.95" refuted by B above 0.95 A, "B/A >= 1.05" by B below 1.05 A, each one-sided exact.
+    p_low = stats.mannwhitneyu(lb - math.log(0.95), la, alternative="greater", method="exact").pvalue
+    p_high = stats.mannwhitneyu(lb - math.log(1.05), la, alternative="less", method="exact").pvalue
+    assert r["equivalence_p_value"] == pytest.approx(max(p_low, p_high), rel=1e-9)
+
+
+def test_adjusted_p_values_follow_holm_and_benjamini_hochberg():
+    p = [0.01, 0.04, 0.03, 0.005, 0.2, 0.04, 0.5]
+    n = len(p)
+    order = sorted(range(n), key=lambda i: p[i])
+    holm, running = [0.0] * n, 0.0
+    for rank, i in enumerate(order):
+        running = max(running, min(1.0, (n - rank) * p[i]))
+        holm[i] = running
+    bh, running = [0.0] * n, 1.0
+    for rank in reversed(range(n)):
+        running = min(running, n * p[order[rank]] / (rank + 1))
+        bh[order[rank]] = running
+    assert _nicmatrix.adjust_p_values(p, "holm") == pytest.approx(holm, rel=1e-12)
+    assert _nicmatrix.adjust_p_values(p, "bh") == pytest.approx(bh, rel=1e-12)
+    assert _nicmatrix.adjust_p_values(p, "none") == p
+
+
+def six_runs_each(tmp_path, scale):
+    """FAKE_LAB with every ok cell given six runs (throughputs 10.0..10.5 Gbit/s, shuffled per cell, the
+    tcp-p1 cells times `scale`), written to a file of its own."""
+    with open(FAKE_LAB) as f:
+        doc = json.load(f)
+    rng = np.random.default_rng(7)
+    for cell in doc["cells"]:
+        if cell["status"] != "ok" or not cell["runs"]:
+            continue
+        factor = scale if cell["params"]["traffic"] == "tcp-p1" else 1.0
+        figures = rng.permutation([10.0, 10.1, 10.2, 10.3, 10.4, 10.5]) * 1e9 * factor
+        cell["runs"] = [dict(cell["runs"][0], throughput_bps=float(v)) for v in figures]
+    path = tmp_path / f"six-{scale}.json"
+    path.write_text(json.dumps(doc))
+    return str(path)
+
+
+def test_compare_adjust_and_margin_same_verdicts_in_json_python_and_text(nicmatrix_bin, tmp_path):
+    import nicmatrix as nm
+    a, b = six_runs_each(tmp_path, 1.0), six_runs_each(tmp_path, 1.3)
+    for adjust in ("holm", "bh", "none"):
+        out = json.loads(run(nicmatrix_bin, "compare", a, b, "--format", "json", "--adjust", adjust, "--margin", "5").stdout)
+        assert out["adjustment"] == adjust and out["margin_pct"] == 5
+        df = nm.compare(a, b, adjust=adjust, margin=5)
+        both = df[df["in_both"]].to_dict("records")
+        assert df.attrs["adjustment"] == adjust and df.attrs["tested_cells"] == out["tested_cells"] > 0
+        assert len(both) == len(out["rows"])
+        for row, frame in zip(out["rows"], both):
+            for key in ("verdict", "verdict_unadjusted", "significant", "equivalent"):
+                assert row[key] == frame[key], key
+            if row["p_value"] is not None:
+                assert frame["p_adjusted"] == row["p_adjusted"]
+                # The tcp-p1 cells 30% apart are a difference; the others the same within 5%.
+                p1 = row["traffic"] == "tcp-p1"
+                assert row["verdict"] == ("significant" if p1 else "equivalent"), row["key_a"]
+        text = nm.compare(a, b, adjust=adjust, margin=5, text=True)
+        assert text == run(nicmatrix_bin, "compare", a, b, "--adjust", adjust, "--margin", "5").stdout
+    with pytest.raises(nm.Error, match="--adjust"):
+        nm.compare(a, b, adjust="bonferroni")

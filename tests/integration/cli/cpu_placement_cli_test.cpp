@@ -291,3 +291,68 @@ TEST_CASE("sweep --lab with affinity: a CPU that does not exist stops it before 
     CHECK(res.at("hosts").at("local").at("cpu_accounting").at("source").is_string());
     CHECK(res.at("cells").at(0).at("summary").contains("busiest_cpu_busy_pct"));
 }
+
+namespace {
+
+// NET_RX of /proc/softirqs by CPU number, read by the test's own parser: the header's "CPUn" columns.
+std::map<unsigned, uint64_t> read_net_rx() {
+    std::ifstream in("/proc/softirqs");
+    std::string header;
+    std::getline(in, header);
+    std::vector<unsigned> cpus;
+    std::istringstream h(header);
+    for (std::string w; h >> w;) cpus.push_back(static_cast<unsigned>(std::stoul(w.substr(3))));
+    std::map<unsigned, uint64_t> out;
+    for (std::string line; std::getline(in, line);) {
+        std::istringstream f(line);
+        std::string name;
+        f >> name;
+        if (name != "NET_RX:") continue;
+        for (unsigned cpu : cpus) f >> out[cpu];
+    }
+    return out;
+}
+
+}  // namespace
+
+TEST_CASE("receive_path against /proc/softirqs read by the test around the same run, the socket's softirq CPU among those that ran NET_RX", "[integration]") {
+    nm::test::require_net_admin();
+    if (std::thread::hardware_concurrency() < 2) {
+        std::fputs("SKIPPED: -A 0,1 needs two CPUs\n", stderr);
+        std::exit(77);
+    }
+    nm::test::ScopedLab lab;
+    Server server(lab);
+    const auto before = read_net_rx();
+    const auto r = nm::test::run_command(run_command_line(lab, "-t 1.5 -A 0,1 --json"));
+    const auto after = read_net_rx();
+    REQUIRE(r.exit_status == 0);
+    const auto res = json::parse(r.output);
+    INFO(r.output);
+    REQUIRE(before.size() == after.size());
+    for (const char* end : {"sender", "receiver"}) {
+        INFO(end);
+        const auto& path = res.at("receive_path").at(end);
+        const auto& per_cpu = path.at("net_rx_per_cpu");
+        REQUIRE(per_cpu.size() == after.size());
+        uint64_t engine_total = 0;
+        for (const auto& [cpu, count] : after) {
+            // The engine's window lies inside the test's readings, and the counters only grow.
+            const uint64_t outer = count - before.at(cpu);
+            INFO("cpu " << cpu << ": engine " << per_cpu.at(cpu).get<uint64_t>() << ", test " << outer);
+            CHECK(per_cpu.at(cpu).get<uint64_t>() <= outer);
+            engine_total += per_cpu.at(cpu).get<uint64_t>();
+        }
+        CHECK(engine_total > 0);
+        // Each socket's last packet was processed in a NET_RX softirq on a CPU that ran some over the run.
+        const auto& incoming = path.at("incoming_cpus");
+        REQUIRE_FALSE(incoming.empty());
+        for (const auto& cpu : incoming) {
+            INFO("incoming cpu " << cpu);
+            CHECK(after.at(cpu.get<unsigned>()) > before.at(cpu.get<unsigned>()));
+        }
+    }
+    // veth runs the receive softirq where the packet was sent: the data's on the sender's CPU (0) or, when
+    // an ACK's softirq on the receiver's CPU (1) pushed the next segments out, there.
+    for (const auto& cpu : res.at("receive_path").at("receiver").at("incoming_cpus")) CHECK(cpu.get<unsigned>() <= 1);
+}

@@ -161,3 +161,15 @@ TEST_CASE("system_cpu_between per CPU: each CPU's own percent, the busiest, busy
     CHECK(s.busy_cpu_s == Approx(1.2));     // 120 busy ticks at 100 per second
     CHECK(nm::system_cpu_between(a, a, 100).busiest_cpu == -1);
 }
+
+TEST_CASE("parse_proc_softirqs reads one row by the header's CPU numbers", "[unit]") {
+    const std::string text = "                    CPU0       CPU1       CPU3\n"
+                             "          HI:          0          0          1\n"
+                             "      NET_TX:          5          1          0\n"
+                             "      NET_RX:       3254      49171         17\n"
+                             "       BLOCK:          9          9          9\n";
+    CHECK(nm::parse_proc_softirqs(text, "NET_RX") == std::vector<uint64_t>{3254, 49171, 0, 17});
+    CHECK(nm::parse_proc_softirqs(text, "NET_TX") == std::vector<uint64_t>{5, 1, 0, 0});
+    CHECK(nm::parse_proc_softirqs(text, "RCU").empty());
+    CHECK(nm::parse_proc_softirqs("", "NET_RX").empty());
+}

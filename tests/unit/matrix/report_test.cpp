@@ -6,6 +6,8 @@
 #include "matrix/report.hpp"
 #include "matrix/stats.hpp"
 
+using Catch::Detail::Approx;
+
 namespace {
 
 nm::SweepConfig config() {
@@ -43,6 +45,8 @@ nm::ResultsFile results(const std::map<std::string, std::vector<double>>& gbps, 
     }
     return r;
 }
+
+const nm::ComparisonOptions kEachOnItsOwn{95, nm::PAdjustment::None, std::nullopt};
 
 }  // namespace
 
@@ -95,7 +99,8 @@ TEST_CASE("compare matches cells by settings, gives B/A with its interval, marks
                       {"all-on/mtu9000/tcp-p1", {20}}});
     // B named its profile differently: matching is by the requested settings, not by names.
     for (auto& c : b.cells) c.spec.offloads = "everything";
-    const auto cmp = nm::compare_results(a, b, "throughput_bps", "88e8053.json", "mcp51.json");
+    // Each cell on its own here; the adjustment over cells has a test of its own below.
+    const auto cmp = nm::compare_results(a, b, "throughput_bps", "88e8053.json", "mcp51.json", kEachOnItsOwn);
     REQUIRE(cmp.rows.size() == 3);
     const auto& half = cmp.rows[0];
     CHECK(half.key_a == "all-on/mtu1500/tcp-p1");
@@ -113,24 +118,25 @@ TEST_CASE("compare matches cells by settings, gives B/A with its interval, marks
     CHECK(cmp.only_a == std::vector<std::string>{"all-off/mtu1500/tcp-p1"});
     CHECK(cmp.only_b == std::vector<std::string>{"all-on/mtu9000/tcp-p1"});
     CHECK(nm::render_comparison(cmp, nm::TableFormat::Text) ==
-          "cell                    A: 88e8053.json  B: mcp51.json     B/A                              95% interval of B/A\n"
-          "---------------------------------------------------------------------------------------------------------------\n"
-          "all-on/mtu1500/tcp-p1       9.25 Gbit/s    4.61 Gbit/s  0.50 *                                     0.479..0.522\n"
-          "all-on/mtu1500/tcp-p10      11.0 Gbit/s    11.0 Gbit/s  1.00    3+3 runs: at most 90.0% confidence, 95.0% asked\n"
-          "all-on/mtu9000/tcp-p10      5.15 Gbit/s    5.15 Gbit/s  1.00 ≈                                     0.926..1.060\n"
+          "cell                    A: 88e8053.json  B: mcp51.json      B/A                              95% interval of B/A\n"
+          "----------------------------------------------------------------------------------------------------------------\n"
+          "all-on/mtu1500/tcp-p1       9.25 Gbit/s    4.61 Gbit/s  0.50 *                                      0.479..0.522\n"
+          "all-on/mtu1500/tcp-p10      11.0 Gbit/s    11.0 Gbit/s  1.00     3+3 runs: at most 90.0% confidence, 95.0% asked\n"
+          "all-on/mtu9000/tcp-p10      5.15 Gbit/s    5.15 Gbit/s  1.00 ≈                                      0.926..1.060\n"
           "\n"
           "  B/A = median B / median A of throughput_bps; interval: the 95% Hodges-Lehmann/Mann-Whitney interval of B/A (exact, distribution-free, on log values; it assumes B is A scaled)\n"
-          "  * = the interval excludes 1 (significant); ≈ = it includes 1 (no difference shown); no mark = too few repetitions to claim anything at 95% (each side needs at least 4)\n"
+          "  * = a difference: the cell's exact Mann-Whitney p-value (the test its interval inverts), not adjusted for the number of cells, is at most 0.05; ≈ = no difference shown; no mark = too few repetitions to claim anything at 95% (each side needs at least 4)\n"
           "  2 cells tested: even if nothing differed, about 0.1 of them would be marked * by chance\n"
           "  only in A: all-off/mtu1500/tcp-p1\n"
           "  only in B: all-on/mtu9000/tcp-p1\n");
     const auto csv = nm::render_comparison(cmp, nm::TableFormat::Csv);
-    CHECK_THAT(csv, Catch::StartsWith("profile,traffic,mtu,key_a,key_b,a,b,ratio,significant,ratio_ci_low,ratio_ci_high,ratio_ci_confidence,verdict\n"));
+    CHECK_THAT(csv, Catch::StartsWith("profile,traffic,mtu,key_a,key_b,a,b,ratio,significant,ratio_ci_low,ratio_ci_high,ratio_ci_confidence,verdict,"
+                                      "p_value,p_adjusted,equivalent,equivalence_p_value,equivalence_p_adjusted,verdict_unadjusted\n"));
     CHECK_THAT(csv, Catch::Contains("all-on,tcp-p1,1500,all-on/mtu1500/tcp-p1,all-on/mtu1500/tcp-p1,9250000000.0,4610000000.0,0.4984,true,"));
     // Too few for 95%: the widest interval is there, with the 90% it covers, and it claims nothing.
     CHECK_THAT(csv, Catch::Contains(",1.0000,false,0.87"));
-    CHECK_THAT(csv, Catch::Contains(",90.0,too_few\n"));
-    CHECK_THAT(csv, Catch::Contains(",,,all-off/mtu1500/tcp-p1,,,,,only in A,,,,\n"));
+    CHECK_THAT(csv, Catch::Contains(",90.0,too_few,,,false,,,too_few\n"));
+    CHECK_THAT(csv, Catch::Contains(",,,all-off/mtu1500/tcp-p1,,,,,only in A,,,,,,,,,,,,\n"));
     // The JSON rows are the codec's, the same Python's nicmatrix.compare reads.
     const auto json = nm::Json::parse(nm::render_comparison(cmp, nm::TableFormat::JsonDocument));
     CHECK(json.at("confidence") == 95.0);
@@ -148,7 +154,7 @@ TEST_CASE("compare marks a figure whose precision was not met (?) or that was me
     auto b = results({{"all-on/mtu1500/tcp-p1", {4.5, 4.6, 4.7, 4.62}}});
     b.cells[0].precision_met = false;
     b.cells[0].runs[2].disturbed = true;
-    const auto cmp = nm::compare_results(a, b, "throughput_bps", "a", "b");
+    const auto cmp = nm::compare_results(a, b, "throughput_bps", "a", "b", kEachOnItsOwn);
     REQUIRE(cmp.rows.size() == 1);
     CHECK_FALSE(cmp.rows[0].precision_met_a);
     CHECK(cmp.rows[0].precision_met_b == false);
@@ -160,6 +166,88 @@ TEST_CASE("compare marks a figure whose precision was not met (?) or that was me
     CHECK(json.at("rows")[0].at("precision_met_a").is_null());
     CHECK(json.at("rows")[0].at("precision_met_b") == false);
     CHECK(json.at("rows")[0].at("disturbed_b") == 1);
+}
+
+TEST_CASE("compare adjusts the cells' p-values together (Holm by default, BH, none), names the method and the family, and marks = within a margin", "[unit]") {
+    // Eight cells of 6+6 runs: two with B 20% faster, six the same figures shuffled (A/A).
+    const std::vector<double> base{10.0, 10.1, 10.2, 10.3, 10.4, 10.5};
+    const std::vector<double> shuffled{10.25, 10.05, 10.45, 10.15, 10.35, 10.12};
+    std::map<std::string, std::vector<double>> ga, gb;
+    std::vector<std::string> keys;
+    for (const char* p : {"all-on", "all-off"}) {
+        for (const char* m : {"1500", "9000"}) {
+            for (const char* t : {"tcp-p1", "tcp-p10"}) keys.push_back(std::string(p) + "/mtu" + m + "/" + t);
+        }
+    }
+    for (size_t i = 0; i < keys.size(); ++i) {
+        ga[keys[i]] = base;
+        gb[keys[i]] = shuffled;
+        if (i < 2) {
+            for (double& v : gb[keys[i]]) v *= 1.2;
+        }
+    }
+    const auto a = results(ga), b = results(gb);
+    // 6+6: the smallest two-sided p-value is 2/924 = 0.00216, under Holm's first step 0.05/8 = 0.00625.
+    const auto holm = nm::compare_results(a, b, "throughput_bps", "a", "b");
+    CHECK(holm.adjustment == nm::PAdjustment::Holm);
+    CHECK(holm.tested_cells == 8);
+    REQUIRE(holm.rows.size() == 8);
+    for (size_t i = 0; i < 8; ++i) {
+        INFO(keys[i]);
+        REQUIRE(holm.rows[i].p_value);
+        CHECK(holm.rows[i].significant == (i < 2));
+    }
+    // The two differing cells: p = 2/924 each; Holm multiplies the smallest by 8, the next by 7, and keeps
+    // the adjusted values in order (the larger of the two).
+    CHECK(*holm.rows[0].p_value == Approx(2.0 / 924));
+    CHECK(*holm.rows[0].p_adjusted == Approx(8 * 2.0 / 924));
+    CHECK(*holm.rows[1].p_adjusted == Approx(8 * 2.0 / 924));
+    const auto text = nm::render_comparison(holm, nm::TableFormat::Text);
+    CHECK_THAT(text, Catch::Contains("adjusted by Holm (family-wise error rate) over the 8 cells tested, is at most 0.05 (each cell on its own: 2 marked)"));
+    const auto json = nm::Json::parse(nm::render_comparison(holm, nm::TableFormat::JsonDocument));
+    CHECK(json.at("adjustment") == "holm");
+    CHECK(json.at("tested_cells") == 8);
+    CHECK(json.at("margin_pct").is_null());
+    CHECK(json.at("rows")[0].at("p_adjusted") == Approx(8 * 2.0 / 924));
+    CHECK(json.at("rows")[0].at("verdict") == "significant");
+
+    // Benjamini-Hochberg: the two smallest p-values times 8/2.
+    const auto bh = nm::compare_results(a, b, "throughput_bps", "a", "b", {95, nm::PAdjustment::BenjaminiHochberg, std::nullopt});
+    CHECK(*bh.rows[0].p_adjusted == Approx(4 * 2.0 / 924));
+    CHECK(bh.rows[0].significant);
+    CHECK_FALSE(bh.rows[2].significant);
+    CHECK_THAT(nm::render_comparison(bh, nm::TableFormat::Text), Catch::Contains("Benjamini-Hochberg (false discovery rate) over the 8 cells tested"));
+
+    // A margin of 5%: the A/A cells are the same within it, the 20% cells are not.
+    const auto eq = nm::compare_results(a, b, "throughput_bps", "a", "b", {95, nm::PAdjustment::Holm, 5.0});
+    for (size_t i = 0; i < 8; ++i) {
+        INFO(keys[i]);
+        REQUIRE(eq.rows[i].equivalence_p_value);
+        CHECK(eq.rows[i].equivalent == (i >= 2));
+        CHECK(eq.rows[i].verdict == (i < 2 ? nm::RatioVerdict::Significant : nm::RatioVerdict::Equivalent));
+        CHECK(nm::comparison_mark(eq.rows[i]) == (i < 2 ? "*" : "="));
+    }
+    const auto eq_text = nm::render_comparison(eq, nm::TableFormat::Text);
+    CHECK_THAT(eq_text, Catch::Contains("1.19 * "));
+    CHECK_THAT(eq_text, Catch::Contains("= = the same within ±5%: two one-sided Mann-Whitney tests that B/A lies inside [0.950, 1.050] (each at 0.05: the 90% interval inside the margin)"));
+    const auto eq_json = nm::Json::parse(nm::render_comparison(eq, nm::TableFormat::JsonDocument));
+    CHECK(eq_json.at("margin_pct") == 5.0);
+    CHECK(eq_json.at("rows")[2].at("verdict") == "equivalent");
+    CHECK(eq_json.at("rows")[2].at("equivalent") == true);
+    // report --against with the same options: the same verdicts.
+    const auto against = nm::compare_to_profile(b, "throughput_bps", "all-off", "b", {95, nm::PAdjustment::Holm, 5.0});
+    CHECK(against.tested_cells == 4);
+    CHECK_THAT(nm::render_against(against, nm::TableFormat::Text), Catch::Contains("over the 4 cells tested"));
+
+    // With 4+4 runs Holm cannot mark any of 8 cells: the notes say so.
+    std::map<std::string, std::vector<double>> fa, fb;
+    for (const auto& k : keys) {
+        fa[k] = {10.0, 10.1, 10.2, 10.3};
+        fb[k] = {20.0, 20.1, 20.2, 20.3};
+    }
+    const auto few = nm::compare_results(results(fa), results(fb), "throughput_bps", "a", "b");
+    for (const auto& r : few.rows) CHECK_FALSE(r.significant);
+    CHECK_THAT(nm::render_comparison(few, nm::TableFormat::Text), Catch::Contains("8 of the 8 cells have too few repetitions to be marked * under Holm"));
 }
 
 TEST_CASE("repetitions: 1 claims nothing: no interval, no mark, however far apart", "[unit]") {
@@ -175,7 +263,7 @@ TEST_CASE("repetitions: 1 claims nothing: no interval, no mark, however far apar
     const auto text = nm::render_comparison(cmp, nm::TableFormat::Text);
     CHECK(text.find("0.11 *") == std::string::npos);
     CHECK(text.find("1.00 ≈") == std::string::npos);
-    CHECK_THAT(text, Catch::Contains("0.11    1+1 runs: one run on a side claims nothing"));
+    CHECK_THAT(text, Catch::Contains("0.11     1+1 runs: one run on a side claims nothing"));
     CHECK(text.find("cells tested") == std::string::npos);
 }
 
@@ -187,7 +275,7 @@ TEST_CASE("report --against: every cell relative to the reference profile at the
                             {"all-on/mtu1500/tcp-p10", {5.0, 5.2, 5.4, 5.1}},
                             {"all-off/mtu1500/tcp-p10", {5.1, 5.3, 5.0, 5.2}}},
                            {{"all-off/mtu9000/tcp-p10", nm::CellStatus::PathMtuBlackhole}, {"all-on/mtu9000/tcp-p10", nm::CellStatus::Failed}});
-    const auto cmp = nm::compare_to_profile(r, "throughput_bps", "all-off", "r.json");
+    const auto cmp = nm::compare_to_profile(r, "throughput_bps", "all-off", "r.json", kEachOnItsOwn);
     CHECK(cmp.reference == "all-off");
     REQUIRE(cmp.rows.size() == 4);   // the all-on cells, each against all-off
     CHECK(cmp.rows[0].key_a == "all-off/mtu1500/tcp-p1");
@@ -201,7 +289,7 @@ TEST_CASE("report --against: every cell relative to the reference profile at the
     CHECK(text.substr(0, text.find("\n\n")) ==
           "offloads / traffic               MTU 1500  MTU 9000\n"
           "---------------------------------------------------\n"
-          "all-on / tcp-p1     3.01 * [2.813..3.133]    2.00\n"
+          "all-on / tcp-p1     3.01 * [2.813..3.133]   2.00\n"
           "all-on / tcp-p10    1.00 ≈ [0.943..1.080]    failed");
     CHECK_THAT(text, Catch::Contains("  each cell against all-off at the same MTU and traffic (A = all-off, B = the cell)\n"));
     CHECK_THAT(text, Catch::Contains("  all-on/mtu9000/tcp-p1: 2+3 runs: at most 80.0% confidence, 95.0% asked\n"));

@@ -211,3 +211,65 @@ TEST_CASE("summarize_runs summarizes every metric of the runs, steal included", 
     CHECK(nm::metric_values(runs, "loss_pct").size() == 1);
     CHECK(nm::metric_values(runs, "throughput_bps") == std::vector<double>{1e9, 3e9});
 }
+
+// The reference figures below come from tests/unit/matrix/stats_reference.py (enumeration of every
+// arrangement, the adjustments from their definitions, scipy.stats.mannwhitneyu for the exact p-value).
+TEST_CASE("Holm and Benjamini-Hochberg adjust p-values as their definitions do, in the input's order", "[unit]") {
+    const std::vector<double> p{0.01, 0.04, 0.03, 0.005, 0.2, 0.04};
+    const std::vector<double> holm{0.05, 0.12, 0.12, 0.03, 0.2, 0.12};
+    const std::vector<double> bh{0.03, 0.048, 0.048, 0.03, 0.2, 0.048};
+    const auto h = nm::adjust_p_values(p, nm::PAdjustment::Holm);
+    const auto b = nm::adjust_p_values(p, nm::PAdjustment::BenjaminiHochberg);
+    REQUIRE(h.size() == p.size());
+    REQUIRE(b.size() == p.size());
+    for (size_t i = 0; i < p.size(); ++i) {
+        INFO("i = " << i);
+        CHECK(h[i] == Approx(holm[i]).epsilon(1e-12));
+        CHECK(b[i] == Approx(bh[i]).epsilon(1e-12));
+    }
+    CHECK(nm::adjust_p_values(p, nm::PAdjustment::None) == p);
+    CHECK(nm::adjust_p_values({}, nm::PAdjustment::Holm).empty());
+    // Never above 1, one test is its own adjustment.
+    CHECK(nm::adjust_p_values({0.6, 0.7}, nm::PAdjustment::Holm) == std::vector<double>{1.0, 1.0});
+    CHECK(nm::adjust_p_values({0.03}, nm::PAdjustment::BenjaminiHochberg) == std::vector<double>{0.03});
+    CHECK(nm::parse_adjustment("bh") == nm::PAdjustment::BenjaminiHochberg);
+    CHECK_THROWS_WITH(nm::parse_adjustment("bonferroni"), Catch::Matchers::Contains("--adjust"));
+}
+
+TEST_CASE("The ratio's p-value is the exact Mann-Whitney p-value and agrees with its interval", "[unit]") {
+    const std::vector<double> a{10, 11, 12, 13, 14};
+    const std::vector<double> b{20, 19.5, 23, 22, 21, 25};
+    const auto e = nm::ratio_interval(a, b, 95);
+    REQUIRE(e.p_value);
+    CHECK(*e.p_value == Approx(0.004329004329004329).epsilon(1e-9));
+    CHECK_FALSE(e.equivalence_p_value);
+    const std::vector<double> c{10.0, 10.2, 9.9, 10.1, 10.05, 9.95};
+    const std::vector<double> d{10.11, 10.01, 10.15, 9.92, 10.03, 10.08};
+    const auto same = nm::ratio_interval(c, d, 95, 5.0);
+    REQUIRE(same.p_value);
+    CHECK(*same.p_value == Approx(0.6991341991341992).epsilon(1e-9));
+    REQUIRE(same.equivalence_p_value);
+    CHECK(*same.equivalence_p_value == Approx(0.0010822510822510823).epsilon(1e-9));
+    CHECK(*nm::ratio_interval(c, d, 95, 1.0).equivalence_p_value == Approx(0.12012987012987013).epsilon(1e-9));
+    CHECK(*nm::ratio_interval(a, b, 95, 5.0).equivalence_p_value == Approx(1.0));
+    // Ties count against the claim: equal figures on both sides never look different.
+    CHECK(*nm::ratio_interval({10.0, 10.1, 10.2, 10.3}, {10.0, 10.1, 10.2, 10.4}, 95).p_value == Approx(1.0));
+    // The interval excludes 1 exactly when p <= alpha, for every size a sweep makes.
+    for (size_t m = 4; m <= 7; ++m) {
+        for (size_t n = 4; n <= 7; ++n) {
+            for (double shift : {1.001, 1.01, 1.03, 1.1}) {
+                std::vector<double> x(m), y(n);
+                for (size_t i = 0; i < m; ++i) x[i] = 100 + 0.37 * static_cast<double>(i * 7 % m);
+                for (size_t j = 0; j < n; ++j) y[j] = shift * (100.13 + 0.41 * static_cast<double>(j * 5 % n));
+                const auto r = nm::ratio_interval(x, y, 95, 2.0);
+                INFO(m << "+" << n << " x" << shift);
+                REQUIRE(r.p_value);
+                CHECK((r.verdict == nm::RatioVerdict::Significant) == (*r.p_value <= 0.05));
+                // TOST at 5% each: the 90% interval lies inside [0.98, 1.02].
+                const auto ninety = nm::ratio_interval(x, y, 90);
+                REQUIRE(ninety.ci_low);
+                CHECK((*r.equivalence_p_value <= 0.05) == (*ninety.ci_low > 0.98 && *ninety.ci_high < 1.02));
+            }
+        }
+    }
+}

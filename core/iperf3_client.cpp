@@ -112,21 +112,55 @@ private:
 
 std::string where(const TestSpec& spec) { return "iperf3 server " + spec.host + ":" + std::to_string(spec.port); }
 
+// A stock iperf3 serves one test at a time and, between two, closes its listener and opens it again: a
+// test that follows another at once (a sweep's next repetition) can find it still finishing the last one
+// (ACCESS_DENIED) or, for a moment, not listening. Both are tried again until this much time has passed.
+constexpr auto kBetweenTests = std::chrono::milliseconds(1500);
+
 // Connects and goes as far as CREATE_STREAMS: the cookie, PARAM_EXCHANGE, the parameters.
 Control open_test(const TestSpec& spec, const SocketAddress& server, const std::string& cookie, const iperf3::Told& told) {
-    UniqueFd fd;
-    try {
-        fd = connect_tcp(server, spec.bind, 0, deadline_in(kStepTimeout));
-    } catch (const Error& e) {
-        throw Error(e.kind(), std::string(e.what()) + "; is `iperf3 -s` listening on port " + std::to_string(spec.port) + " there?");
+    const auto grace = std::chrono::steady_clock::now() + kBetweenTests;
+    const auto again = [&] {
+        if (std::chrono::steady_clock::now() > grace) return false;
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+        return true;
+    };
+    for (;;) {
+        UniqueFd fd;
+        try {
+            fd = connect_tcp(server, spec.bind, 0, deadline_in(kStepTimeout));
+        } catch (const Error& e) {
+            if (e.code() == std::errc::connection_refused && again()) continue;
+            throw Error(e.kind(), std::string(e.what()) + "; is `iperf3 -s` listening on port " + std::to_string(spec.port) + " there?");
+        }
+        try {
+            Control c(std::move(fd), where(spec));
+            c.send_bytes(cookie);
+            c.expect(State::ParamExchange, "PARAM_EXCHANGE");
+            c.send_json(iperf3::parameters(spec, told, std::string("nicmatrix ") + kVersion));
+            c.expect(State::CreateStreams, "CREATE_STREAMS");
+            return c;
+        } catch (const Error& e) {
+            if (e.kind() == ErrorKind::Refused && again()) continue;   // ACCESS_DENIED
+            throw;
+        }
     }
-    Control c(std::move(fd), where(spec));
-    c.send_bytes(cookie);
-    c.expect(State::ParamExchange, "PARAM_EXCHANGE");
-    c.send_json(iperf3::parameters(spec, told, std::string("nicmatrix ") + kVersion));
-    c.expect(State::CreateStreams, "CREATE_STREAMS");
-    return c;
 }
+
+// After IPERF_DONE the server closes the control connection once it has finished the test: waiting for
+// that (by a deadline) lets the next test find it ready.
+void wait_closed(Control& c) {
+    const auto deadline = deadline_in(std::chrono::milliseconds(2000));
+    char b[64];
+    for (;;) {
+        const ssize_t n = ::recv(c.fd(), b, sizeof b, MSG_DONTWAIT);
+        if (n == 0) return;
+        if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) return;
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0 && !wait_fd(c.fd(), POLLIN, deadline)) return;
+    }
+}
+
 
 // One data connection per stream, in the order the server assigns them (the client's streams first).
 std::vector<DataStream> connect_streams(const TestSpec& spec, const SocketAddress& server, const std::string& cookie) {
@@ -184,6 +218,7 @@ void Iperf3Client::check_access(const TestSpec& requested) {
     (void)c.read_json("results");
     c.expect(State::DisplayResults, "DISPLAY_RESULTS");
     c.send_state(State::IperfDone);
+    wait_closed(c);
 }
 
 RunResult Iperf3Client::run_live(const TestSpec& requested, std::stop_token stop, const LiveSink& live) {
@@ -288,6 +323,7 @@ RunResult Iperf3Client::run_live(const TestSpec& requested, std::stop_token stop
             peer = iperf3::parse_server_results(c.read_json("results"), spec, told);
             c.expect(State::DisplayResults, "DISPLAY_RESULTS");
             c.send_state(State::IperfDone);
+            wait_closed(c);
         } catch (const Error& e) {
             status = RunStatus::PeerLost;
             error = std::string("after the test: ") + e.what();

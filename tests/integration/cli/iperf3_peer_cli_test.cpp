@@ -204,8 +204,10 @@ TEST_CASE("sweep --peer-kind iperf3 changes only the local interface, writes a v
     const auto& b = lab.server();
     Iperf3Server server(b.netns, dir.file("iperf3.json"), true);
     const std::string cfg = dir.file("c.json");
-    std::ofstream(cfg) << R"({"name": "ip3", "offloads": [{"name": "tso-on", "features": {"tso": "on"}}, {"name": "tso-off", "features": {"tso": "off"}}],
-        "mtu": [1500, 4000], "traffic": [{"name": "tcp-p1", "streams": 1}], "apply_to": "local",
+    // Local only: an MTU below the peer's (a larger one would be a blackhole, the peer's veth dropping what
+    // exceeds its own), forward and -R.
+    std::ofstream(cfg) << R"({"name": "ip3", "offloads": [{"name": "tso-off", "features": {"tso": "off"}}], "mtu": [1500, 1400],
+        "traffic": [{"name": "tcp-p1", "streams": 1}, {"name": "tcp-p1-R", "streams": 1, "direction": "reverse"}], "apply_to": "local",
         "duration_s": 1, "omit_s": 0, "repetitions": 1, "order": "sequential", "interference": {"max_wait_s": 0}})";
     const auto features_a = nm::test::ethtool_features(a.netns, a.ifname);
     const auto mtu_a = nm::test::link_mtu(a.netns, a.ifname);
@@ -228,9 +230,13 @@ TEST_CASE("sweep --peer-kind iperf3 changes only the local interface, writes a v
         REQUIRE(cell.runs.size() == 1);
         REQUIRE(cell.runs[0].iperf3_peer.has_value());
         CHECK(cell.runs[0].iperf3_peer->version == installed_iperf3_version());
-        CHECK(cell.runs[0].iperf3_peer->bytes_received > 0);
+        const bool reverse = cell.spec.traffic.test.direction == nm::Direction::Reverse;
+        const auto& peer = *cell.runs[0].iperf3_peer;
+        CHECK((reverse ? peer.bytes_sent : peer.bytes_received) > 0);
         CHECK(cell.summary.count("peer_cpu_pct") == 1);
-        CHECK(cell.summary.count("cpu_receiver_pct") == 0);
+        // The far end's engine figures are absent (iperf3 is the receiver forward, the sender with -R).
+        CHECK(cell.summary.count(reverse ? "cpu_sender_pct" : "cpu_receiver_pct") == 0);
+        CHECK(cell.summary.count(reverse ? "cpu_receiver_pct" : "cpu_sender_pct") == 1);
     }
     std::ifstream file_in(dir.file("r.json"));
     const json file = json::parse(file_in);
@@ -240,8 +246,9 @@ TEST_CASE("sweep --peer-kind iperf3 changes only the local interface, writes a v
     CHECK(nm::test::link_mtu(a.netns, a.ifname) == mtu_a);
     CHECK(nm::test::ethtool_features(b.netns, b.ifname) == features_b);
     CHECK(nm::test::link_mtu(b.netns, b.ifname) == mtu_b);
-    // iperf3 logged every test (the sweep's empty access check and its four cells) and no error.
+    // iperf3 logged every test (the sweep's empty access check of each of the two traffic entries, and
+    // its four cells) and no error.
     const auto tests = server.tests();
-    CHECK(tests.size() == 5);
+    CHECK(tests.size() == 6);
     for (const auto& t : tests) CHECK_FALSE(t.contains("error"));
 }

@@ -98,11 +98,7 @@ public:
         }
         std::string text(n, '\0');
         recv_exact(fd_.get(), text.data(), n, deadline, where_ + ": " + what);
-        try {
-            return Json::parse(text);
-        } catch (const Json::exception& e) {
-            throw Error(ErrorKind::Failed, where_ + ": " + what + " is not JSON: " + e.what());
-        }
+        return iperf3::parse_message(text, where_ + ": " + what);
     }
 
 private:

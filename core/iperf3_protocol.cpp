@@ -9,6 +9,7 @@
 #include <random>
 
 #include "core/base/error.hpp"
+#include "core/control_channel.hpp"
 #include "core/stream_layout.hpp"
 #include "core/traffic_session.hpp"
 
@@ -91,6 +92,15 @@ std::string describe_state_byte(uint8_t byte) {
     std::string out = hex;
     if (byte >= 0x20 && byte < 0x7f) out += std::string(" ('") + static_cast<char>(byte) + "')";
     return out;
+}
+
+Json parse_message(std::string_view text, const std::string& what) {
+    if (!nesting_within(text, kMaxJsonDepth)) throw Error(ErrorKind::Failed, what + ": nested deeper than " + std::to_string(kMaxJsonDepth) + " levels");
+    try {
+        return Json::parse(text);
+    } catch (const Json::exception& e) {
+        throw Error(ErrorKind::Failed, what + " is not JSON: " + e.what());
+    }
 }
 
 std::string make_cookie() {

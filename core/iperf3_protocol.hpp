@@ -18,6 +18,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/base/json_codec.hpp"
@@ -50,6 +51,14 @@ inline constexpr uint16_t kDefaultPort = 5201;
 /// The most a JSON message of the server may be (its results with the server's own output, which grows
 /// with streams and seconds); a length above it is refused as not iperf3's.
 inline constexpr uint32_t kMaxJsonBytes = 16u << 20;
+
+/// Arrays and objects in a server's message nest at most this deep (iperf3's results with its --json
+/// output nest about 6 deep).
+inline constexpr size_t kMaxJsonDepth = 32;
+
+/// The JSON of a server's message (`what` names it in errors). Throws nm::Error (Failed) for text that
+/// nests deeper than kMaxJsonDepth (counted before parsing) or is not JSON.
+Json parse_message(std::string_view text, const std::string& what);
 
 /// A fresh cookie: 36 random characters of iperf3's alphabet and a NUL, kCookieSize bytes.
 std::string make_cookie();

@@ -247,3 +247,11 @@ TEST_CASE("A run against iperf3 writes the far end as null and keeps the peer's 
     CHECK(Json(own).at("cpu").at("receiver").is_object());
     CHECK_FALSE(Json(own).contains("peer"));
 }
+
+TEST_CASE("A server message nested too deep is refused before it is parsed", "[unit]") {
+    CHECK(ip3::parse_message(kForward, "results").at("streams").size() == 1);
+    CHECK_THROWS_WITH(ip3::parse_message(std::string(100000, '['), "results"), Catch::Contains("nested deeper than 32"));
+    CHECK_THROWS_WITH(ip3::parse_message("{\"a\": ", "results"), Catch::Contains("results is not JSON"));
+    // Brackets inside strings do not count.
+    CHECK_NOTHROW(ip3::parse_message("{\"text\": \"" + std::string(100, '[') + "\"}", "results"));
+}

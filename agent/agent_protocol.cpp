@@ -22,6 +22,7 @@ struct OpRow {
     std::string_view name;
     bool takes_control;
     std::initializer_list<const char*> fields;   // what the op takes besides type, v, seq and mac
+    std::initializer_list<const char*> optional = {};   // what it may take besides those
 };
 
 // THE table of request operations.
@@ -29,7 +30,7 @@ const OpRow kOps[] = {
     {AgentOp::Ping, "ping", false, {}},
     {AgentOp::Read, "read", false, {agent_field::kIfname}},
     {AgentOp::Validate, "validate", false, {agent_field::kIfname, agent_field::kSettings}},
-    {AgentOp::Apply, "apply", true, {agent_field::kIfname, agent_field::kSettings, agent_field::kConfirmMs}},
+    {AgentOp::Apply, "apply", true, {agent_field::kIfname, agent_field::kSettings, agent_field::kConfirmMs}, {agent_field::kLinkWaitMs}},
     {AgentOp::Confirm, "confirm", true, {agent_field::kChange}},
     {AgentOp::Restore, "restore", true, {}},
     {AgentOp::Describe, "describe", false, {agent_field::kIfname}},
@@ -230,7 +231,8 @@ AgentRequest parse_agent_request(const Json& message) {
     for (const auto& item : message.items()) {
         const std::string& key = item.key();
         if (key == "type" || key == "v" || key == agent_field::kSeq || key == agent_field::kMac || key == agent_field::kOp) continue;
-        if (std::none_of(r.fields.begin(), r.fields.end(), [&](const char* f) { return key == f; })) {
+        const auto named = [&](const char* f) { return key == f; };
+        if (std::none_of(r.fields.begin(), r.fields.end(), named) && std::none_of(r.optional.begin(), r.optional.end(), named)) {
             refuse(WireError::Usage, "bad request: " + std::string(r.name) + " takes no field " + quoted_value(key));
         }
     }
@@ -253,6 +255,14 @@ AgentRequest parse_agent_request(const Json& message) {
                                          " to " + std::to_string(kMaxConfirmWindow.count()) + ", got " + quoted_value(*it));
         }
         req.confirm_window = std::chrono::milliseconds(static_cast<int64_t>(*ms));
+    }
+    if (const auto it = message.find(agent_field::kLinkWaitMs); it != message.end()) {
+        const auto ms = as_unsigned(*it);
+        if (!ms || *ms > static_cast<uint64_t>(kMaxLinkWait.count())) {
+            refuse(WireError::Usage, "bad request: \"link_wait_ms\" must be an integer from 0 to " + std::to_string(kMaxLinkWait.count()) +
+                                         ", got " + quoted_value(*it));
+        }
+        req.link_wait = std::chrono::milliseconds(static_cast<int64_t>(*ms));
     }
     if (const auto it = message.find(agent_field::kChange); it != message.end()) {
         const auto id = as_unsigned(*it);

@@ -46,8 +46,10 @@ namespace nm {
 
 /// Version of this protocol, in the challenge; a client refuses an agent that speaks another.
 /// 3: the challenge names the kinds of setting (`kinds`); 4: and the allowed kinds the agent cannot change
-/// there (`unavailable`: {kind: why}), and the op `unsupported`.
-inline constexpr int kAgentProtocolVersion = 4;
+/// there (`unavailable`: {kind: why}), and the op `unsupported`; 5: apply takes `link_wait_ms` and waits
+/// for the link after the change (the report's `link`), and answers change 0 for a change it rolled back
+/// itself because the link did not come back.
+inline constexpr int kAgentProtocolVersion = 5;
 
 /// The direction labels of the session's MACs (sign_text / verify_text).
 inline constexpr std::string_view kClientToAgent = "client->agent";
@@ -58,7 +60,7 @@ enum class AgentOp {
     Ping,       ///< {} -> {}: is the control path alive
     Read,       ///< {ifname} -> {state}
     Validate,   ///< {ifname, settings} -> {}: would the device take these (nothing changes)
-    Apply,      ///< {ifname, settings, confirm_ms} -> {report, change}
+    Apply,      ///< {ifname, settings, confirm_ms[, link_wait_ms]} -> {report, change (0: rolled back already, the link did not come back)}
     Confirm,    ///< {change} -> {change}
     Restore,    ///< {} -> {reports}: everything back to the originals the agent journalled
     Describe,   ///< {ifname} -> {host, system}: the agent's host (HostInfo) and how its kernel runs ifname (InterfaceSystem or null)
@@ -79,6 +81,7 @@ inline constexpr const char* kOp = "op";
 inline constexpr const char* kIfname = "ifname";
 inline constexpr const char* kSettings = "settings";
 inline constexpr const char* kConfirmMs = "confirm_ms";
+inline constexpr const char* kLinkWaitMs = "link_wait_ms";   ///< apply: how long to wait for the link after the change (0: not at all)
 inline constexpr const char* kChange = "change";       ///< a change id (apply's reply, confirm)
 inline constexpr const char* kChanges = "changes";     ///< change ids (rolled_back)
 inline constexpr const char* kState = "state";         ///< a LinkState (read)
@@ -96,6 +99,9 @@ inline constexpr const char* kMac = "mac";
 /// The bounds of a change's confirm window (confirm_ms).
 inline constexpr std::chrono::milliseconds kMinConfirmWindow{100};
 inline constexpr std::chrono::milliseconds kMaxConfirmWindow{60000};
+/// The bounds of the wait for the link after a change (link_wait_ms), and the wait when none is asked.
+inline constexpr std::chrono::milliseconds kDefaultLinkWait{10000};
+inline constexpr std::chrono::milliseconds kMaxLinkWait{600000};
 /// Unconfirmed changes one session may stack before a confirm; one more is refused (kind "limit").
 inline constexpr size_t kMaxPendingChanges = 16;
 /// Refused messages in a row (bad MAC, out of sequence) after which the agent ends the session.
@@ -163,6 +169,7 @@ struct AgentRequest {
     std::string ifname;                          ///< read, validate, apply
     LinkSettings settings;                       ///< validate, apply: not empty, allowed features only
     std::chrono::milliseconds confirm_window{};  ///< apply: within [kMinConfirmWindow, kMaxConfirmWindow]
+    std::chrono::milliseconds link_wait{kDefaultLinkWait};   ///< apply: within [0, kMaxLinkWait]
     uint64_t change = 0;                         ///< confirm: > 0
 };
 

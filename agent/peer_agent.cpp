@@ -293,7 +293,9 @@ Json PeerAgent::apply(Session& session, const AgentRequest& request) {
     RecordedApply done;
     SettingWrites partial;
     try {
-        done = apply_recorded(device_, journal_, request.ifname, request.settings, &partial);
+        LinkWait link;
+        link.bound = request.link_wait;
+        done = apply_recorded(device_, journal_, request.ifname, request.settings, &partial, link);
     } catch (const Error&) {
         // Put back whatever part was made: the client gets the error and no change stays behind. Only
         // what this change wrote is taken back.
@@ -305,7 +307,26 @@ Json PeerAgent::apply(Session& session, const AgentRequest& request) {
         }
         throw;
     }
-    const ApplyReport& report = done.report;
+    ApplyReport& report = done.report;
+    if (report.link && !report.link->back) {
+        // A link that did not come back is not left so until a confirm window runs out: the change is
+        // taken back now (and the link waited for again), and the reply's change 0 says so.
+        const std::string why = request.ifname + ": the link was not back " + std::to_string(request.link_wait.count()) +
+                                " ms after the change (" + report.link->state + ")";
+        try {
+            const UndoResult undo = undo_writes(device_, request.ifname, done.writes, &journal_);
+            if (!undo.foreign.empty()) log(request.ifname + ": left as it is, changed by someone else: " + undo.foreign);
+            const auto carrier = device_.carrier(request.ifname);
+            if (carrier && !carrier->carrier) {
+                wait_for_carrier(device_, request.ifname, request.link_wait);
+            }
+            report.note = why + "; rolled back";
+        } catch (const Error& e) {
+            report.note = why + "; rolling back failed: " + e.what();
+        }
+        log(report.note + " for " + session.client);
+        return Json{{agent_field::kReport, report}, {agent_field::kChange, 0}};
+    }
     const uint64_t id = ++next_change_;
     // The window starts when the change is made: a slow device change does not eat into it.
     session.ledger.record({id, request.ifname, before, clock_.now() + request.confirm_window, std::move(done.writes)});

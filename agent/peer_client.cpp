@@ -406,13 +406,20 @@ ApplyReport PeerControlClient::apply(std::string_view ifname, const LinkSettings
     const Json reply = request(Json{{agent_field::kOp, op_name(AgentOp::Apply)},
                                     {agent_field::kIfname, ifname},
                                     {agent_field::kSettings, wanted},
-                                    {agent_field::kConfirmMs, options_.confirm_window.count()}},
-                               kRequestTimeout);
+                                    {agent_field::kConfirmMs, options_.confirm_window.count()},
+                                    {agent_field::kLinkWaitMs, options_.link_wait.count()}},
+                               // The agent waits for its link (and, when it does not come back, once more after
+                               // taking the change back) before it answers.
+                               kRequestTimeout + 2 * options_.link_wait);
     try {
         const auto id = field<uint64_t>(reply, agent_field::kChange, "peer agent " + where() + ": reply to apply");
-        if (id == 0) throw Error(ErrorKind::Failed, "peer agent " + where() + ": reply to apply: change id 0");
-        unconfirmed_.push_back(id);
-        return field<ApplyReport>(reply, agent_field::kReport, "peer agent " + where() + ": reply to apply");
+        ApplyReport report = field<ApplyReport>(reply, agent_field::kReport, "peer agent " + where() + ": reply to apply");
+        if (id == 0 && !(report.link && !report.link->back)) {
+            throw Error(ErrorKind::Failed, "peer agent " + where() + ": reply to apply: change id 0");
+        }
+        // Change 0: the agent took it back already (its link did not come back); nothing to confirm.
+        if (id != 0) unconfirmed_.push_back(id);
+        return report;
     } catch (const Error& e) {
         // A signed reply that does not decode: the agent is not one this client understands.
         conn->close(e, true);

@@ -29,6 +29,7 @@ struct PeerClientOptions {
     std::string bind;                        ///< local address to connect from; "" = any
     std::optional<SecretKey> key;            ///< the pre-shared key; none = capabilities only
     std::chrono::milliseconds confirm_window{3000};   ///< an applied change not confirmed in this time is reverted by the agent
+    std::chrono::milliseconds link_wait{10000};       ///< how long the agent waits for its link after a change (the sweep's link_wait_s)
 };
 
 /// One authenticated control connection to a peer agent (and a new one after reconnect()). Closing it

@@ -1,4 +1,5 @@
 // show / set / restore: device control like `ethtool -i -k`, `ethtool -K` and `ip link set mtu`, verified.
+#include <cstdio>
 #include <fstream>
 #include <iostream>
 #include <sstream>
@@ -124,6 +125,13 @@ void print_report(const ApplyReport& r) {
         }
         std::cout << '\n';
     }
+    if (r.link && (r.link->carrier_drops > 0 || r.link->link_down_s > 0 || !r.link->back)) {
+        char line[160];
+        std::snprintf(line, sizeof line, "  link: carrier lost %.2f s (%u drop%s), %s %.2f s after the change\n", r.link->link_down_s,
+                      r.link->carrier_drops, r.link->carrier_drops == 1 ? "" : "s", r.link->back ? "back" : "still not back", r.link->wait_s);
+        std::cout << line;
+        if (!r.link->back) std::cout << "  link now: " << r.link->state << '\n';
+    }
 }
 
 // One entry of a restore: what was put back (as set prints it), or why it was not.
@@ -164,6 +172,7 @@ void add_device_commands(CLI::App& app) {
         std::string dir;
         bool force = false;
         bool forget = false;
+        double link_wait_s = 10;
     };
     auto opts = std::make_shared<Options>();
     const auto common = [&](CLI::App* cmd) {
@@ -194,6 +203,10 @@ void add_device_commands(CLI::App& app) {
     set->add_option("--journal", opts->journal,
                     "Restore journal file (default $NICMATRIX_JOURNAL or /run/nicmatrix/journal.json); an interface another "
                     "running nicmatrix holds there is refused (exit 1, naming its pid) before anything changes");
+    set->add_option("--link-wait", opts->link_wait_s,
+                    "Seconds to wait for the link (carrier and operstate up) after a change that dropped it, as a real NIC's "
+                    "driver does on an MTU or ring change; 0 waits for nothing (default 10)")
+        ->check(CLI::Range(0.0, 600.0));
     set->add_flag("--json", opts->json, "Print the apply report as JSON");
     set->footer("Exit status: 0 every setting holds; 1 the system refused (a fixed feature, a setting the kernel did not keep, no "
                 "CAP_NET_ADMIN, the interface held by another running nicmatrix); 2 bad input, nothing changed.");
@@ -215,7 +228,9 @@ void add_device_commands(CLI::App& app) {
         FileSettingsJournal journal(opts->journal);
         journal.remember(device.read(opts->ifname));
         // Journalled write by write: `nicmatrix restore` takes back what this wrote, and only where it holds.
-        const ApplyReport report = apply_recorded(device, journal, opts->ifname, wanted).report;
+        LinkWait link;
+        link.bound = std::chrono::milliseconds(static_cast<int64_t>(opts->link_wait_s * 1000));
+        const ApplyReport report = apply_recorded(device, journal, opts->ifname, wanted, nullptr, link).report;
         if (opts->json) {
             std::cout << Json(report).dump(2, ' ', false, Json::error_handler_t::replace) << '\n';
         } else {
@@ -224,6 +239,12 @@ void add_device_commands(CLI::App& app) {
         if (!report.all_requested_hold()) {
             throw Error(ErrorKind::Refused, "set: not every requested setting held: " + not_holding(report), {},
                         {where(opts->ifname, opts->netns), "", ""});
+        }
+        if (report.link && !report.link->back) {
+            throw Error(ErrorKind::Failed,
+                        "set: the link of " + where(opts->ifname, opts->netns) + " was not back " + Json(opts->link_wait_s).dump() +
+                            " s after the change (" + report.link->state + "); `nicmatrix restore` puts the interface back",
+                        {}, {where(opts->ifname, opts->netns), "", ""});
         }
     });
 

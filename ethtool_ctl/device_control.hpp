@@ -44,6 +44,10 @@ public:
     /// RPS/XPS masks, NUMA node), for a results file. None when this implementation cannot tell (the
     /// default) or the reading failed: metadata never stops a sweep.
     virtual std::optional<InterfaceSystem> describe(std::string_view /*ifname*/) { return std::nullopt; }
+
+    /// The link's carrier and operstate now, read cheaply (one RTM_GETLINK), for waiting out a link reset
+    /// after a change. None when this implementation cannot tell (the default): nothing waits then.
+    virtual std::optional<CarrierState> carrier(std::string_view /*ifname*/) { return std::nullopt; }
 };
 
 }  // namespace nm

@@ -288,6 +288,10 @@ std::optional<InterfaceSystem> NetlinkDeviceControl::describe(std::string_view i
     }
 }
 
+std::optional<CarrierState> NetlinkDeviceControl::carrier(std::string_view ifname) {
+    return rtnl_.link_info(ifname).link;
+}
+
 std::vector<std::string> NetlinkDeviceControl::link_names() {
     std::vector<std::string> names;
     for (const auto& link : rtnl_.list_links()) names.push_back(link.name);

@@ -43,6 +43,7 @@ public:
     ApplyReport apply(std::string_view ifname, const LinkSettings& wanted) override;
     /// read_interface_system in this control's namespace; none (and no error) when it fails.
     std::optional<InterfaceSystem> describe(std::string_view ifname) override;
+    std::optional<CarrierState> carrier(std::string_view ifname) override;
 
     const std::string& netns() const noexcept { return netns_; }
 

@@ -82,7 +82,8 @@ RtnlLinkInfo decode_link_message(nl::Bytes message) {
     static constexpr nl::AttrPolicy kPolicy[] = {
         {IFLA_IFNAME, nl::AttrType::String}, {IFLA_MTU, nl::AttrType::U32},       {IFLA_MIN_MTU, nl::AttrType::U32},
         {IFLA_MAX_MTU, nl::AttrType::U32},   {IFLA_OPERSTATE, nl::AttrType::U8},  {IFLA_STATS64, nl::AttrType::Binary},
-        {IFLA_PERM_ADDRESS, nl::AttrType::Binary}, {IFLA_LINKINFO, nl::AttrType::Nested},
+        {IFLA_PERM_ADDRESS, nl::AttrType::Binary}, {IFLA_LINKINFO, nl::AttrType::Nested}, {IFLA_CARRIER, nl::AttrType::U8},
+        {IFLA_CARRIER_DOWN_COUNT, nl::AttrType::U32},
     };
     const auto attrs = nl::parse_attrs<IFLA_PERM_ADDRESS>(message.subspan(kHeaders, hdr->nlmsg_len - kHeaders), kPolicy, "link");
     RtnlLinkInfo out;
@@ -98,6 +99,11 @@ RtnlLinkInfo decode_link_message(nl::Bytes message) {
     // The kernel sends a permanent address only when the device has one (not all zeros): real NICs do.
     if (attrs[IFLA_PERM_ADDRESS]) out.perm_address = hardware_address(nl::attr_payload(attrs[IFLA_PERM_ADDRESS]));
     if (attrs[IFLA_LINKINFO]) out.kind = link_kind(nl::attr_payload(attrs[IFLA_LINKINFO]));
+    out.link.admin_up = (ifi.ifi_flags & IFF_UP) != 0;
+    // IFLA_CARRIER since 3.5; IFF_LOWER_UP says the same on older kernels.
+    out.link.carrier = attrs[IFLA_CARRIER] ? nl::attr_u8(attrs[IFLA_CARRIER]) != 0 : (ifi.ifi_flags & IFF_LOWER_UP) != 0;
+    out.link.operstate = out.operstate;
+    if (attrs[IFLA_CARRIER_DOWN_COUNT]) out.link.carrier_down_count = nl::attr_u32(attrs[IFLA_CARRIER_DOWN_COUNT]);
     return out;
 }
 

@@ -20,6 +20,7 @@ struct RtnlLinkInfo {
     std::string perm_address;  ///< IFLA_PERM_ADDRESS as "aa:bb:..."; "" when the kernel sends none (veth, dummy)
     std::string kind;          ///< IFLA_LINKINFO/IFLA_INFO_KIND ("veth", "bridge"); "" for a physical device
     LinkCounters counters;     ///< IFLA_STATS64
+    CarrierState link;         ///< IFF_UP, IFLA_CARRIER, the operstate and IFLA_CARRIER_DOWN_COUNT
 };
 
 /// Decodes one RTM_NEWLINK message (nlmsghdr, ifinfomsg, IFLA_* attributes). Throws nm::Error (Failed)

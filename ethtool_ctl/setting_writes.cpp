@@ -239,13 +239,17 @@ UndoResult undo_writes(DeviceControl& device, std::string_view ifname, const Set
 }
 
 RecordedApply apply_recorded(DeviceControl& device, SettingsJournal& journal, std::string_view ifname, const LinkSettings& wanted,
-                             SettingWrites* partial) {
+                             SettingWrites* partial, const LinkWait& link) {
     const LinkState before = device.read(ifname);
     const SettingWrites planned = planned_writes(before, wanted);
     journal.record(before, planned);
     RecordedApply out;
+    const std::optional<CarrierState> carrier_before = link.bound.count() > 0 ? device.carrier(ifname) : std::nullopt;
+    ChangeWindow window;
     try {
+        window.started = std::chrono::steady_clock::now();
         out.report = device.apply(ifname, wanted);
+        window.ended = std::chrono::steady_clock::now();
     } catch (...) {
         // Whatever part was made is journalled as written, so a restore takes exactly that back.
         try {
@@ -258,6 +262,13 @@ RecordedApply apply_recorded(DeviceControl& device, SettingsJournal& journal, st
     }
     out.writes = finished_writes(planned, before, device.read(ifname));
     journal.record(before, out.writes);
+    // Only a change that changed something can reset the device.
+    const bool moved = std::any_of(out.writes.begin(), out.writes.end(), [](const auto& w) { return w.second.before != w.second.written; });
+    if (moved) {
+        out.report.link = wait_for_link(device, ifname, carrier_before, window, !before.driver.bus_info.empty(), link);
+    } else if (link.bound.count() > 0 && carrier_before && carrier_before->admin_up && carrier_before->carrier) {
+        out.report.link = LinkSettle{};   // nothing moved: the link had no reason to go
+    }
     return out;
 }
 

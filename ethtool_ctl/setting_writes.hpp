@@ -10,6 +10,7 @@
 #include "core/base/device_types.hpp"
 #include "core/base/journal_types.hpp"
 #include "ethtool_ctl/device_control.hpp"
+#include "ethtool_ctl/link_settle.hpp"
 #include "ethtool_ctl/settings_journal.hpp"
 
 namespace nm {
@@ -64,7 +65,9 @@ struct RecordedApply {
     ApplyReport report;
     SettingWrites writes;
 };
+/// With a link wait, the link is waited out after the change (wait_for_link) and the report's `link` says
+/// what it did; the writes are journalled as finished before the wait.
 RecordedApply apply_recorded(DeviceControl& device, SettingsJournal& journal, std::string_view ifname, const LinkSettings& wanted,
-                             SettingWrites* partial = nullptr);
+                             SettingWrites* partial = nullptr, const LinkWait& link = {});
 
 }  // namespace nm

@@ -44,9 +44,21 @@ public:
         NetnsScope scope(netns_);
         inner_->validate(ifname, wanted);
     }
+    std::string unsupported(std::string_view ifname, const LinkSettings& wanted) override {
+        NetnsScope scope(netns_);
+        return inner_->unsupported(ifname, wanted);
+    }
     ApplyReport apply(std::string_view ifname, const LinkSettings& wanted) override {
         NetnsScope scope(netns_);
         return inner_->apply(ifname, wanted);
+    }
+    std::optional<InterfaceSystem> describe(std::string_view ifname) override {
+        NetnsScope scope(netns_);
+        return inner_->describe(ifname);
+    }
+    std::optional<CarrierState> carrier(std::string_view ifname) override {
+        NetnsScope scope(netns_);
+        return inner_->carrier(ifname);
     }
 
 private:

@@ -6,6 +6,7 @@
 #include <map>
 #include <random>
 #include <set>
+#include <thread>
 #include <type_traits>
 
 #include "core/base/error.hpp"
@@ -196,9 +197,10 @@ struct EndRuntime {
 
     // Changes this end: journalled write by write when the end is this host's (the journal knows what to
     // take back), sent as they are to a peer agent (which journals on its side).
-    ApplyReport apply(SettingsJournal& journal, const LinkSettings& wanted) {
+    // With a link wait, the link is waited out after the change (a peer agent waits for its own).
+    ApplyReport apply(SettingsJournal& journal, const LinkSettings& wanted, const LinkWait& link = {}) {
         if (end->agent != nullptr) return end->device->apply(end->ifname, wanted);
-        RecordedApply done = apply_recorded(*end->device, journal, end->ifname, wanted);
+        RecordedApply done = apply_recorded(*end->device, journal, end->ifname, wanted, nullptr, link);
         merge_writes(writes, done.writes);
         return std::move(done.report);
     }
@@ -217,6 +219,26 @@ struct CellState {
     size_t index = 0;           // in the config's cell order
     bool visited = false;       // recorded or measured by this call (for cells_run)
 };
+
+std::string seconds_text(double s) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%g", s);
+    return buf;
+}
+
+const char* role_name(EndRole role) {
+    switch (role) {
+        case EndRole::Local: return "local";
+        case EndRole::Remote: return "remote";
+        case EndRole::Dut: return "dut";
+    }
+    return "local";
+}
+
+// True when an end's link dropped after a change (the path must then answer again before measuring).
+bool dropped(const ChangeLink& link) {
+    return std::any_of(link.ends.begin(), link.ends.end(), [](const ChangeLink::End& e) { return e.link.carrier_drops > 0 || e.link.link_down_s > 0; });
+}
 
 std::string end_label(const std::string& ifname, const std::string& netns) {
     return netns.empty() ? ifname : ifname + " (netns " + netns + ")";
@@ -249,6 +271,14 @@ private:
     void decide(const CellSpec& cell, CellResult& result, bool confirmed);
     bool apply_end(EndRuntime& end, const CellSpec& cell, CellResult& result);
     bool confirm_change(const CellSpec& cell, CellResult& result, const std::vector<LinkState>& before);
+    LinkWait link_wait() const {
+        LinkWait w;
+        w.bound = std::chrono::milliseconds(static_cast<int64_t>(config_.link_wait_s * 1000));
+        w.stop = stop_;
+        return w;
+    }
+    bool wait_for_path(const CellSpec& cell, CellResult& result, std::chrono::steady_clock::time_point changed);
+    void roll_back_cell(const std::vector<LinkState>& before);
     TestSpec test_spec(const CellSpec& cell) const;
     bool measure_one(const TestSpec& spec, CellResult& result);
     std::optional<BackgroundLoad> wait_for_quiet(bool& disturbed);
@@ -303,6 +333,7 @@ private:
     Clock::time_point started_{};
     size_t repetitions_done_ = 0;       // by this call, for the estimate
     std::string agent_gone_;            // why the peer agent was lost for good; empty while it is not
+    std::optional<ChangeLink> pending_link_;   // what the links did after this visit's change, for its first run
 };
 
 void Sweep::prepare_results() {
@@ -457,6 +488,11 @@ std::vector<ApplyReport> Sweep::restore_ends() {
         try {
             const UndoResult done = undo_writes(*e.end->device, e.end->ifname, e.writes);
             rep = done.report;
+            // A real NIC resets on the way back too: the sweep ends with the link up as it found it (not
+            // cut short by a stop: the restore is what a stop asks for).
+            if (e.original.operstate == "up" && !wait_for_carrier(*e.end->device, e.end->ifname, link_wait().bound)) {
+                note(where + " has no carrier " + seconds_text(config_.link_wait_s) + " s after its restore");
+            }
             if (!done.foreign.empty()) {
                 note("left as they are on " + where + ", changed since by someone else: " + done.foreign);
             }
@@ -503,8 +539,20 @@ bool Sweep::apply_end(EndRuntime& end, const CellSpec& cell, CellResult& result)
     if (wanted.empty()) {
         applied = end_settings(device.read(ifname), config_);
     } else {
-        const ApplyReport report = end.apply(s_.journal, wanted);
+        const ApplyReport report = end.apply(s_.journal, wanted, link_wait());
         if (!wanted.features.empty()) end.features_dirty = true;
+        if (report.link) {
+            if (!pending_link_) pending_link_ = ChangeLink{};
+            pending_link_->ends.push_back({role_name(end.role), ifname, *report.link});
+            pending_link_->link_down_s = std::max(pending_link_->link_down_s, report.link->link_down_s);
+            pending_link_->settle_s += report.link->wait_s;   // the ends are changed one after the other
+            if (!report.link->back) {
+                result.status = CellStatus::LinkLost;
+                result.error = end_label(ifname, end.original.netns) + ": the link was not back " + seconds_text(config_.link_wait_s) +
+                               " s after the change (" + report.link->state + ")" + (end.end->agent != nullptr ? "; the peer agent rolled it back" : "");
+                return false;
+            }
+        }
         applied = effective(end.original, report.mtu_after, report.active_after);
         // What the kernel really has of the tuning kinds, read back after the change.
         if (!config_.axes.empty()) applied.tuning = trimmed(device.read(ifname).tuning, config_);
@@ -806,6 +854,7 @@ void Sweep::visit(size_t index, bool all_repetitions) {
 bool Sweep::attempt_visit(const CellSpec& cell, CellResult& fresh, CellResult* rec, bool all_repetitions) {
     const auto t0 = s_.clock.now();
     bool confirmed = false;
+    pending_link_.reset();
     if (const auto it = infeasible_.find(cell.key); it != infeasible_.end()) {
         fresh.status = CellStatus::Infeasible;
         fresh.error = it->second;
@@ -845,18 +894,33 @@ bool Sweep::attempt_visit(const CellSpec& cell, CellResult& fresh, CellResult* r
 }
 
 void Sweep::apply_cell(const CellSpec& cell, CellResult& result, bool& confirmed) {
+    pending_link_.reset();
     try {
         std::vector<LinkState> before;
         const bool agent = target_.remote.agent != nullptr && std::any_of(ends_.begin(), ends_.end(), [](const EndRuntime& e) {
                                return e.end->agent != nullptr && e.changes;
                            });
-        if (agent) {
-            for (auto& end : ends_) before.push_back(end.end->agent != nullptr ? LinkState{} : end.end->device->read(end.end->ifname));
+        // What to go back to when the change loses the link (or the peer agent does not confirm it).
+        if (agent || config_.link_wait_s > 0) {
+            for (auto& end : ends_) {
+                before.push_back(end.end->agent != nullptr ? LinkState{} : end.end->device->read(end.end->ifname));
+            }
         }
         for (auto& end : ends_) {
             if (!apply_end(end, cell, result)) break;
         }
+        const auto changed = std::chrono::steady_clock::now();
         current_profile_ = cell.profile_index;
+        if (result.status == CellStatus::LinkLost) {
+            roll_back_cell(before);
+            return;
+        }
+        // A link that dropped and came back: the path answers before anything is measured (a switch
+        // port relearning, the neighbour entry); settle_s counts that wait too.
+        if (result.status == CellStatus::Ok && pending_link_ && dropped(*pending_link_) && !wait_for_path(cell, result, changed)) {
+            roll_back_cell(before);
+            return;
+        }
         if (agent && result.status == CellStatus::Ok) confirmed = confirm_change(cell, result, before);
     } catch (const Error& e) {
         // The device refused (a setting it cannot take) or broke; either way this cell has no figures.
@@ -865,6 +929,56 @@ void Sweep::apply_cell(const CellSpec& cell, CellResult& result, bool& confirmed
         current_profile_.reset();
         for (auto& end : ends_) end.features_dirty = true;
     }
+}
+
+// After a change that dropped a link: probes the path until it answers again, within
+// link_wait_s of the change. False (the cell marked link_lost) when it never does.
+bool Sweep::wait_for_path(const CellSpec& cell, CellResult& result, std::chrono::steady_clock::time_point changed) {
+    // A frame every path of this MTU carries (IPv6's minimum MTU at most): whether full-size frames
+    // cross is the preflight's question (path_mtu_blackhole), not this one's.
+    const uint32_t mtu = std::min<uint32_t>(result.applied_local ? result.applied_local->mtu : cell.mtu, 1280);
+    const auto bound = std::chrono::duration<double>(config_.link_wait_s);
+    std::string last;
+    do {
+        try {
+            const auto probe = s_.probe.probe(mtu, options_.probe_timeout, stop_);
+            if (probe.passed) {
+                pending_link_->settle_s += std::chrono::duration<double>(std::chrono::steady_clock::now() - changed).count();
+                return true;
+            }
+            last = probe.detail;
+        } catch (const Error& e) {
+            last = e.what();   // the network unreachable a moment longer, say
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    } while (!stop_.stop_requested() && std::chrono::steady_clock::now() - changed < bound);
+    result.status = CellStatus::LinkLost;
+    result.error = "the link came back after the change but the path did not answer within " + seconds_text(config_.link_wait_s) +
+                   " s (" + last + ")";
+    return false;
+}
+
+// Takes a cell's change back on this host's ends (to `before`, each end's state just before it; a peer
+// agent takes its own back) and waits for their links, so that the next cell starts from a link that is
+// up. Every end starts the next cell from the originals.
+void Sweep::roll_back_cell(const std::vector<LinkState>& before) {
+    for (size_t i = 0; i < ends_.size() && i < before.size(); ++i) {
+        auto& end = ends_[i];
+        if (end.end->agent != nullptr || !end.changes) continue;
+        const LinkSettings back = settings_back_to(before[i], end.end->device->read(end.end->ifname));
+        if (!back.empty()) {
+            const ApplyReport report = end.apply(s_.journal, back, link_wait());
+            if (report.link && !report.link->back) {
+                note(end_label(end.end->ifname, end.original.netns) + ": the link was still not back " + seconds_text(config_.link_wait_s) +
+                     " s after taking the cell's change back (" + report.link->state + ")");
+            }
+        }
+        if (!wait_for_carrier(*end.end->device, end.end->ifname, link_wait().bound, stop_) && !stop_.stop_requested()) {
+            note(end_label(end.end->ifname, end.original.netns) + " has no carrier after taking the cell's change back");
+        }
+    }
+    current_profile_.reset();
+    for (auto& end : ends_) end.features_dirty = true;
 }
 
 // At a cell's first visit, what stands for the whole sweep: a duplicate of a cell measured before, or a
@@ -947,6 +1061,9 @@ bool Sweep::measure_one(const TestSpec& spec, CellResult& result) {
         }
         RunResult run = live ? s_.traffic.run_live(spec, stop_, live) : s_.traffic.run(spec, stop_);
         run.started = started;
+        // The first run after the visit's change carries what the change did to the links.
+        run.link = std::move(pending_link_);
+        pending_link_.reset();
         run.background = background;
         run.disturbed = disturbed;
         switch (run.status) {

@@ -212,6 +212,11 @@ std::map<std::string, double> run_metrics(const RunResult& run) {
         m["busiest_cpu_busy_pct"] = local.system.busiest_cpu_busy_pct;
         m["peer_cpu_pct"] = run.iperf3_peer->cpu_total_pct;
     }
+    // Only the first run after a cell's change has them: the runs after it had no change before them.
+    if (run.link) {
+        m["link_down_s"] = run.link->link_down_s;
+        m["settle_s"] = run.link->settle_s;
+    }
     add_profile_metrics(run, m);
     if (run.segments_per_packet > 0) m["segments_per_packet"] = run.segments_per_packet;
     if (run.rr) {
@@ -235,6 +240,7 @@ std::vector<std::string> known_metrics() {
     udp.loss = LossStats{};
     udp.segments_per_packet = 1;   // not UDP's, but a name the set must hold
     udp.rr = RrStats{};
+    udp.link = ChangeLink{};
     std::vector<std::string> names{"peer_cpu_pct"};   // only runs against a stock iperf3 far end have it
     for (const auto& [name, value] : run_metrics(udp)) names.push_back(name);
     std::sort(names.begin(), names.end());

@@ -65,6 +65,7 @@ bool precision_met(const MetricSummary& s, const PrecisionSpec& p);
 /// sender_service_demand_us_per_kb, receiver_service_demand_us_per_kb (netperf's, per end); request/response runs add rr_transactions_per_s, rr_mean_us,
 /// rr_p50_us, rr_p90_us, rr_p99_us, rr_p999_us, rr_max_us (latency, microseconds) and
 /// rr_cpu_us_per_transaction_sender/_receiver (each end's engine CPU per transaction).
+/// In a sweep, the first run after each change adds link_down_s and settle_s (RunResult::link).
 std::map<std::string, double> run_metrics(const RunResult& run);
 
 /// The names run_metrics can produce, in alphabetical order.

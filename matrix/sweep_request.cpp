@@ -64,6 +64,7 @@ std::unique_ptr<PeerControlClient> connect_agent(uint16_t port, const std::strin
     options.host = peer;
     options.port = port;
     options.key = key;
+    options.link_wait = std::chrono::milliseconds(static_cast<int64_t>(config.link_wait_s * 1000));
     auto client = std::make_unique<PeerControlClient>(std::move(options));
     const auto& caps = client->capabilities();
     if (!caps.control) throw usage_error("sweep: the peer's side cannot be changed: " + caps.why);

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs exactly the Debian 12 packages nicmatrix builds and tests with. Idempotent: packages already
 # present are left alone, and nothing is fetched from anywhere but Debian's archive.
-# `install-deps.sh package-check` adds what scripts/check-package.sh uses to check the Debian package.
+# `install-deps.sh package-check` adds what scripts/check-package.sh uses to check the Debian package, and
+# what tests/fleet/fleet.sh uses to run the Ansible collection against it.
 set -euo pipefail
 
 packages=(
@@ -20,6 +21,10 @@ if [ "${1-}" = package-check ]; then
   # to load the completions the way a user's shell does; systemd-container (systemd-nspawn) to boot a
   # container whose systemd runs the agent's unit (tests/package/agent_unit.sh).
   packages+=(lintian man-db systemd bash-completion zsh systemd-container)
+  # The fleet test (tests/fleet/fleet.sh): ansible-playbook over ssh to an sshd the test starts in each of
+  # its namespaces. Where an init system starts services, Debian's openssh-server also starts the host's
+  # own sshd on installation; the test never uses that one.
+  packages+=(ansible-core openssh-server openssh-client)
 fi
 
 missing=()

@@ -25,6 +25,46 @@ struct DriverInfo {
     std::string bus_info;
 };
 
+/// The link layer's state as rtnetlink reports it (RTM_GETLINK), cheap enough to read every few
+/// milliseconds while a change settles.
+struct CarrierState {
+    bool admin_up = false;            ///< IFF_UP: the interface is set up
+    bool carrier = false;             ///< IFLA_CARRIER (IFF_LOWER_UP): the device has a link
+    std::string operstate;            ///< IFLA_OPERSTATE as `ip link` words: "up", "down", "unknown", ...
+    uint32_t carrier_down_count = 0;  ///< IFLA_CARRIER_DOWN_COUNT: carrier losses since the device was made
+};
+
+/// What the link did after one change on one interface: a real NIC resets itself on an MTU, ring or some
+/// feature changes, and its link is down until it has negotiated again (seconds); veth never drops it.
+struct LinkSettle {
+    /// How long carrier was lost after the change, 0 when it never was. Measured by polling every 10 ms:
+    /// from the first poll that saw it lost (from the start of the change when the kernel had already
+    /// counted a loss by the time the change returned) until the poll that saw it back.
+    double link_down_s = 0;
+    uint32_t carrier_drops = 0;  ///< carrier losses the kernel counted meanwhile (IFLA_CARRIER_DOWN_COUNT delta)
+    /// From the end of the change until carrier and operstate were up again (0 when they never left).
+    double wait_s = 0;
+    bool back = true;            ///< carrier and operstate up again within the bound
+    std::string state;           ///< when not back: what the link showed at the bound ("no carrier, operstate down")
+};
+
+/// What the links of a sweep's ends did after one cell's change (set by a sweep on the first run measured
+/// after each change; the runs after it in the same visit had no change before them).
+struct ChangeLink {
+    /// One end's link after the change.
+    struct End {
+        std::string end;        ///< "local", "remote" or "dut"
+        std::string ifname;
+        LinkSettle link;
+    };
+    double link_down_s = 0;     ///< the longest carrier loss of any end (0 when no end lost it)
+    /// What the sweep waited after the change before measuring: each end's wait for its link (summed:
+    /// the ends are changed one after the other) and, when a link had dropped, the wait from the last
+    /// end's change until the path answered a probe again (a frame of at most 1280 bytes).
+    double settle_s = 0;
+    std::vector<End> ends;      ///< the ends that were changed and could tell
+};
+
 /// The rtnl_link_stats64 counters of an interface (IFLA_STATS64), including the detailed error fields.
 struct LinkCounters {
     uint64_t rx_packets = 0, tx_packets = 0, rx_bytes = 0, tx_bytes = 0;
@@ -156,6 +196,9 @@ struct ApplyReport {
     uint32_t mtu_after = 0;
     std::vector<TuningChange> tuning;   ///< every tuning setting asked, in the order applied
     std::string note;                 ///< why nothing was done, e.g. a restore whose interface is gone
+    /// What the link did after the change, when the caller asked to wait for it and the link had carrier
+    /// before (apply_recorded with a link wait); none otherwise.
+    std::optional<LinkSettle> link;
 
     /// True when every requested setting ended as requested (Applied or AlreadySet).
     bool all_requested_hold() const;

@@ -44,6 +44,10 @@ void to_json(Json& j, const FeatureChange& v);
 void from_json(const Json& j, FeatureChange& v);
 void to_json(Json& j, const MtuChange& v);
 void from_json(const Json& j, MtuChange& v);
+void to_json(Json& j, const LinkSettle& v);
+void from_json(const Json& j, LinkSettle& v);
+void to_json(Json& j, const ChangeLink& v);
+void from_json(const Json& j, ChangeLink& v);
 void to_json(Json& j, const ApplyReport& v);
 void from_json(const Json& j, ApplyReport& v);
 // Queues, steering, NAPI, sysctls and the root qdisc (json_codec_tuning.cpp); every key optional on read.

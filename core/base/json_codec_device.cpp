@@ -152,12 +152,51 @@ void from_json(const Json& j, MtuChange& v) {
     j.at("outcome").get_to(v.outcome);
 }
 
+void to_json(Json& j, const LinkSettle& v) {
+    j = Json{{"link_down_s", v.link_down_s}, {"carrier_drops", v.carrier_drops}, {"wait_s", v.wait_s}, {"back", v.back}};
+    if (!v.state.empty()) j["state"] = v.state;
+}
+
+void from_json(const Json& j, LinkSettle& v) {
+    j.at("link_down_s").get_to(v.link_down_s);
+    opt(j, "carrier_drops", v.carrier_drops);
+    opt(j, "wait_s", v.wait_s);
+    opt(j, "back", v.back);
+    opt(j, "state", v.state);
+}
+
+void to_json(Json& j, const ChangeLink& v) {
+    Json ends = Json::array();
+    for (const auto& e : v.ends) {
+        Json one = e.link;
+        one["end"] = e.end;
+        one["ifname"] = e.ifname;
+        ends.push_back(one);
+    }
+    j = Json{{"link_down_s", v.link_down_s}, {"settle_s", v.settle_s}, {"ends", ends}};
+}
+
+void from_json(const Json& j, ChangeLink& v) {
+    j.at("link_down_s").get_to(v.link_down_s);
+    j.at("settle_s").get_to(v.settle_s);
+    if (const auto it = j.find("ends"); it != j.end()) {
+        for (const auto& e : *it) {
+            ChangeLink::End one;
+            e.at("end").get_to(one.end);
+            e.at("ifname").get_to(one.ifname);
+            one.link = e.get<LinkSettle>();
+            v.ends.push_back(std::move(one));
+        }
+    }
+}
+
 void to_json(Json& j, const ApplyReport& v) {
     j = Json{{"ifname", v.ifname},   {"netns", v.netns},         {"path", v.path},
              {"features", v.features}, {"mtu", nullptr},         {"active_after", v.active_after},
              {"mtu_after", v.mtu_after}, {"note", v.note},       {"all_requested_hold", v.all_requested_hold()}};
     if (v.mtu) j["mtu"] = *v.mtu;
     if (!v.tuning.empty()) j["tuning"] = v.tuning;
+    if (v.link) j["link"] = *v.link;
 }
 
 void from_json(const Json& j, ApplyReport& v) {
@@ -170,6 +209,7 @@ void from_json(const Json& j, ApplyReport& v) {
     opt(j, "mtu_after", v.mtu_after);
     opt(j, "tuning", v.tuning);
     opt(j, "note", v.note);
+    if (const auto it = j.find("link"); it != j.end() && !it->is_null()) v.link = it->get<LinkSettle>();
 }
 
 }  // namespace nm

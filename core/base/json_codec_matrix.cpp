@@ -182,7 +182,8 @@ constexpr std::pair<CellStatus, const char*> kCellStatuses[] = {{CellStatus::Ok,
                                                                 {CellStatus::Failed, "failed"},
                                                                 {CellStatus::Stalled, "stalled"},
                                                                 {CellStatus::PathMtuBlackhole, "path_mtu_blackhole"},
-                                                                {CellStatus::UnreachableAfterChange, "unreachable_after_change"}};
+                                                                {CellStatus::UnreachableAfterChange, "unreachable_after_change"},
+                                                                {CellStatus::LinkLost, "link_lost"}};
 
 template <typename E, size_t N>
 std::vector<std::string> enum_names(const std::pair<E, const char*> (&names)[N]) {
@@ -765,6 +766,7 @@ void to_json(Json& j, const SweepConfig& v) {
              {"omit_s", v.omit_s},
              {"repetitions", v.repetitions},
              {"cooldown_s", v.cooldown_s},
+             {"link_wait_s", v.link_wait_s},
              {"apply_to", {{"offloads", v.apply_offloads_to}, {"mtu", v.apply_mtu_to}}},
              {"exclude", exclude},
              {"order", v.order},
@@ -791,7 +793,7 @@ void to_json(Json& j, const SweepConfig& v) {
 SweepConfig parse_sweep_config(const Json& j) {
     const Node root(j, "");
     root.expect_object({"$schema", "name", "description", "offloads", "mtu", "traffic", "duration_s", "omit_s",
-                        "repetitions", "cooldown_s", "apply_to", "exclude", "precision", "order", "interference", "affinity",
+                        "repetitions", "cooldown_s", "link_wait_s", "apply_to", "exclude", "precision", "order", "interference", "affinity",
                         "profile", "profile_hz", "channels", "rings", "coalesce", "rps", "xps", "irq_affinity", "napi", "sysctl", "qdisc"},
                        "a sweep config object");
     SweepConfig c;
@@ -840,6 +842,7 @@ SweepConfig parse_sweep_config(const Json& j) {
     if (root.has("omit_s")) c.omit_s = root.child("omit_s").number(0, 3600, false, "a number of seconds, 0 or more");
     if (root.has("repetitions")) c.repetitions = static_cast<uint32_t>(root.child("repetitions").integer(1, 1000, "a positive integer"));
     if (root.has("cooldown_s")) c.cooldown_s = root.child("cooldown_s").number(0, 3600, false, "a number of seconds, 0 or more");
+    if (root.has("link_wait_s")) c.link_wait_s = root.child("link_wait_s").number(0, 600, false, "a number of seconds from 0 to 600");
     if (root.has("profile")) c.profile = root.child("profile").boolean();
     if (root.has("profile_hz")) {
         c.profile_hz = static_cast<uint32_t>(root.child("profile_hz").integer(1, 10000, "samples per second per CPU from 1 to 10000"));

@@ -478,6 +478,7 @@ void to_json(Json& j, const RunResult& v) {
              {"socket", v.socket}};
     // A sweep's own fields; `nicmatrix run --json` has none of them.
     if (!v.started.empty()) j["started"] = v.started;
+    if (v.link) j["link"] = *v.link;
     if (v.background) {
         j["background"] = *v.background;
         j["disturbed"] = v.disturbed;
@@ -529,6 +530,7 @@ void from_json(const Json& j, RunResult& v) {
     opt(j, "started", v.started);
     if (const auto it = j.find("background"); it != j.end() && !it->is_null()) v.background = it->get<BackgroundLoad>();
     opt(j, "disturbed", v.disturbed);
+    if (const auto it = j.find("link"); it != j.end() && !it->is_null()) v.link = it->get<ChangeLink>();
     if (j.contains("nic")) {
         const auto& nic = j.at("nic");
         if (nic.contains("sender") && nic.at("sender").is_object()) end_nic_from(nic.at("sender"), v.sender);

@@ -105,6 +105,9 @@ struct SweepConfig {
     double omit_s = 1;                      ///< warm-up seconds before each repetition, not counted
     uint32_t repetitions = 3;
     double cooldown_s = 0;                  ///< idle seconds after each measured cell
+    /// After each change on an end, the longest wait for its link (carrier and operstate up) and then for
+    /// the path to answer, when the change dropped the link; 0 waits for nothing.
+    double link_wait_s = 10;
     ApplyTo apply_offloads_to = ApplyTo::Both;
     ApplyTo apply_mtu_to = ApplyTo::Both;
     std::vector<ExcludeRule> exclude;
@@ -139,6 +142,7 @@ enum class CellStatus {
     Stalled,           ///< the engine saw data stop flowing
     PathMtuBlackhole,  ///< full-size frames with DF set did not cross the path at this MTU
     UnreachableAfterChange,   ///< with the peer agent: the peer was unreachable after the change; both ends reverted it
+    LinkLost,          ///< a change dropped an end's link and it was not back (or the path did not answer) within link_wait_s; rolled back
 };
 
 /// The state one end really had during a cell, as read back after applying.

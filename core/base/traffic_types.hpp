@@ -322,6 +322,8 @@ struct RunResult {
     /// Set when the far end was a stock `iperf3 -s` (--peer-kind iperf3): what it reported. The far end's
     /// EndMeasurement (receiver, or sender with -R) is then not measured: the results file writes it as null.
     std::optional<Iperf3PeerFigures> iperf3_peer;
+    /// Set by a sweep on the first run after a cell's change: what the ends' links did (none otherwise).
+    std::optional<ChangeLink> link;
 };
 
 /// What one end of a test reports about itself (the server sends this to the client on the control

@@ -77,7 +77,7 @@ expect_unavailable = [k for k in args.expect_unavailable.split(",") if k]
 report(kinds == expect, f"the agent offers {','.join(expect)}", f"it offers {kinds}, unavailable {unavailable}")
 report(sorted(unavailable) == sorted(expect_unavailable), f"the agent names unavailable: {','.join(expect_unavailable) or 'none'}",
        f"it names {unavailable}")
-report(ch.get("protocol") == 4, "the challenge speaks agent protocol 4", ch.get("protocol"))
+report(ch.get("protocol") == 5, "the challenge speaks agent protocol 5", ch.get("protocol"))
 
 # Each kind: the setting asked, and its oracle (what ip/ethtool/tc/sysctl/sysfs says now).
 def mtu():

@@ -38,9 +38,15 @@ public:
     /// Called at the start of every apply (tests use it to advance a fake clock).
     std::function<void()> on_apply;
 
+    /// The link a test scripts (a NIC that resets on a change); none by default, as a device that cannot tell.
+    std::function<std::optional<CarrierState>(const LinkState& now)> on_carrier;
+
     LinkState read(std::string_view ifname) override;
     void validate(std::string_view ifname, const LinkSettings& wanted) override;
     ApplyReport apply(std::string_view ifname, const LinkSettings& wanted) override;
+    std::optional<CarrierState> carrier(std::string_view ifname) override {
+        return on_carrier ? on_carrier(link(ifname)) : std::nullopt;
+    }
 
     const std::vector<Call>& calls() const { return calls_; }
     size_t count(const std::string& op) const;

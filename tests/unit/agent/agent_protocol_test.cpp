@@ -31,6 +31,12 @@ TEST_CASE("Agent requests: every op and its fields decode", "[unit]") {
     CHECK(apply.settings.mtu == 9000u);
     CHECK(apply.settings.features == std::map<std::string, bool>{{"tso", false}, {"tx-udp-segmentation", true}});
     CHECK(apply.confirm_window == std::chrono::milliseconds(3000));
+    CHECK(apply.link_wait == nm::kDefaultLinkWait);   // optional: 10 s when not asked
+    nm::Json waiting = kApply;
+    waiting["link_wait_ms"] = 2500;
+    CHECK(nm::parse_agent_request(waiting).link_wait == std::chrono::milliseconds(2500));
+    waiting["link_wait_ms"] = 600001;
+    CHECK(refusal(waiting).message == "bad request: \"link_wait_ms\" must be an integer from 0 to 600000, got 600001");
     CHECK(nm::parse_agent_request(nm::Json{{"op", "confirm"}, {"change", 7}}).change == 7);
     CHECK(nm::parse_agent_request(nm::Json{{"op", "ping"}}).op == nm::AgentOp::Ping);
     CHECK(nm::parse_agent_request(nm::Json{{"op", "restore"}}).op == nm::AgentOp::Restore);

@@ -33,7 +33,16 @@ public:
         require_connected();
         ++applies;
         if (!unconfirmed_) unconfirmed_ = device_.read(ifname);
-        return device_.apply(ifname, wanted);
+        nm::ApplyReport report = device_.apply(ifname, wanted);
+        if (wanted.mtu && wanted.mtu == link_lost_at_mtu) {
+            // The agent's link did not come back: it takes the change back itself and says so (change 0).
+            revert();
+            report.link = nm::LinkSettle{};
+            report.link->back = false;
+            report.link->link_down_s = 10;
+            report.link->state = "no carrier, operstate down";
+        }
+        return report;
     }
     bool ping(std::chrono::milliseconds) override { return connected_; }
     Confirmation confirm() override {
@@ -71,6 +80,7 @@ public:
     }
 
     std::set<size_t> late_confirms;   // confirm numbers (1-based) that come after the window
+    std::optional<uint32_t> link_lost_at_mtu;   // an MTU after which the agent's link never comes back
     bool comes_back = true;
     size_t applies = 0, confirms = 0, reconnects = 0;
 
@@ -247,5 +257,23 @@ TEST_CASE("Peer agent: shuffled rounds: a loss during a later visit of a recorde
     // 4 cells x 2, plus the cut visit's first try.
     CHECK(w.traffic.specs.size() == 9);
     CHECK(out.cells_run == 4);
+    w.check_restored();
+}
+
+TEST_CASE("Peer agent: a change after which the agent's link did not come back makes the cell link_lost, this side rolled back too", "[unit]") {
+    AgentWorld w;
+    w.agent.link_lost_at_mtu = 4000;
+    const auto out = w.run(config(R"({"offloads": [{"name": "tso-off", "features": {"tso": "off"}}]})"));
+    REQUIRE(out.results.cells.size() == 2);
+    const auto& ok = out.results.cells[0];
+    const auto& lost = out.results.cells[1];
+    CHECK(ok.status == CellStatus::Ok);
+    CHECK(lost.spec.mtu == 4000);
+    CHECK(lost.status == CellStatus::LinkLost);
+    CHECK(lost.runs.empty());
+    CHECK_THAT(lost.error, Catch::Contains("nm-b") && Catch::Contains("the peer agent rolled it back") && Catch::Contains("no carrier"));
+    // This side's 4000 was taken back at once too; nothing was confirmed for the lost cell.
+    CHECK(w.local.state("nm-a").mtu == 1500);
+    CHECK(w.agent.confirms == 1);
     w.check_restored();
 }

@@ -145,12 +145,12 @@ TEST_CASE("Every example config uses only keys and values the sweep schema docum
     // The schema knows every key the C++ parser accepts, and no other.
     const auto props = schema.at("properties");
     for (const char* key : {"$schema", "name", "description", "offloads", "mtu", "traffic", "duration_s", "omit_s",
-                            "repetitions", "cooldown_s", "apply_to", "exclude", "precision", "order", "interference", "affinity",
+                            "repetitions", "cooldown_s", "link_wait_s", "apply_to", "exclude", "precision", "order", "interference", "affinity",
                             "profile", "profile_hz", "channels", "rings", "coalesce", "rps", "xps", "irq_affinity", "napi", "sysctl",
                             "qdisc"}) {
         CHECK(props.contains(key));
     }
-    CHECK(props.size() == 27);
+    CHECK(props.size() == 28);
     // The precision's metrics are the ones the sweep summarizes.
     CHECK(props.at("precision").at("properties").at("metric").at("enum").get<std::vector<std::string>>() == nm::known_metrics());
     // A traffic entry's keys: the stream test's and the request/response test's together are the parser's.

@@ -22,6 +22,8 @@
 #include "ethtool_ctl/lab.hpp"
 #include "matrix/real_backends.hpp"
 #include "matrix/report.hpp"
+#include "core/iperf3_client.hpp"
+#include "core/iperf3_protocol.hpp"
 #include "matrix/results_store.hpp"
 #include "matrix/runner.hpp"
 #include "matrix/profile_metrics.hpp"
@@ -195,6 +197,7 @@ nm::SweepRequest sweep_request(const py::dict& args) {
     get("peer_iface", r.peer_iface);
     get("key_file", r.key_file);
     get("port", r.port);
+    get("peer_kind", r.peer_kind);
     get("output", r.output);
     get("resume", r.resume);
     get("journal", r.journal);
@@ -373,21 +376,35 @@ PYBIND11_MODULE(_nicmatrix, m) {
 
     m.def(
         "run",
-        [](const py::dict& spec_fields, const std::string& key_file) {
-            const nm::TestSpec spec = to_json_value(spec_fields).get<nm::TestSpec>();
+        [](const py::dict& spec_fields, const std::string& key_file, const std::string& peer_kind) {
+            nm::TestSpec spec = to_json_value(spec_fields).get<nm::TestSpec>();
+            if (peer_kind != "nicmatrix" && peer_kind != "iperf3") {
+                throw nm::usage_error("peer_kind " + peer_kind + ": expected nicmatrix or iperf3");
+            }
+            const bool iperf3_peer = peer_kind == "iperf3";
+            if (iperf3_peer && !spec_fields.contains("port")) spec.port = nm::iperf3::kDefaultPort;
+            if (iperf3_peer && !key_file.empty()) throw nm::usage_error("key_file: not with peer_kind iperf3: a stock iperf3 server has no nicmatrix key");
             // As `run --key-file` (and $NICMATRIX_KEY_FILE): the test and the server prove they hold the key.
             nm::TrafficClientOptions options;
-            if (const auto file = nm::key_file_from(key_file); !file.empty()) options.key = std::string(nm::load_key(file).bytes());
+            if (!iperf3_peer) {
+                if (const auto file = nm::key_file_from(key_file); !file.empty()) options.key = std::string(nm::load_key(file).bytes());
+            }
             std::stop_source stop;
             std::optional<py::error_already_set> no_callback;
             const nm::RunResult result = run_interruptible<nm::RunResult>(
-                stop, [&](std::stop_token token) { return nm::TrafficClient(options).run(spec, std::move(token)); }, no_callback);
+                stop,
+                [&](std::stop_token token) {
+                    if (iperf3_peer) return nm::Iperf3Client().run(spec, std::move(token));
+                    return nm::TrafficClient(options).run(spec, std::move(token));
+                },
+                no_callback);
             return to_python(nm::Json(result));
         },
-        py::arg("spec"), py::arg("key_file") = std::string(),
-        "One test through TrafficClient (as `nicmatrix run`); spec keys are TestSpec's JSON fields, key_file as "
-        "`--key-file`. Returns the result as `nicmatrix run --json` prints it. Ctrl-C ends the run (status "
-        "interrupted) and raises KeyboardInterrupt.");
+        py::arg("spec"), py::arg("key_file") = std::string(), py::arg("peer_kind") = std::string("nicmatrix"),
+        "One test through TrafficClient (as `nicmatrix run`), or through Iperf3Client against a stock `iperf3 -s` "
+        "with peer_kind \"iperf3\" (port 5201 unless the spec gives one); spec keys are TestSpec's JSON fields, "
+        "key_file as `--key-file`. Returns the result as `nicmatrix run --json` prints it. Ctrl-C ends the run "
+        "(status interrupted) and raises KeyboardInterrupt.");
 
     m.def(
         "test_spec", [](const py::dict& spec_fields) { return to_python(nm::Json(to_json_value(spec_fields).get<nm::TestSpec>())); },

@@ -286,8 +286,13 @@ void add_sweep_commands(CLI::App& app, std::stop_token stop) {
     auto* v4 = sweep->add_flag_function("-4,--ipv4", [f](int64_t) { f->request.ip_version = 4; }, "Use IPv4: the lab's 198.18.0.0/24, or a --peer name's IPv4 address (the default on the lab)");
     sweep->add_flag_function("-6,--ipv6", [f](int64_t) { f->request.ip_version = 6; }, "Use IPv6: the lab's 2001:2::/64, or a --peer name's IPv6 address; the path probe is then ICMPv6 with don't-fragment")
         ->excludes(v4);
-    sweep->add_option("--port", r.port, "The peer's control port")->capture_default_str();
-    sweep->add_option("--peer-iface", r.peer_iface, "The peer's interface to change (default: the one its agent allows)");
+    sweep->add_option("--port", r.port, "The peer's control port (default 5301; 5201 with --peer-kind iperf3)");
+    sweep->add_option("--peer-iface", r.peer_iface, "The peer's interface to change (default: the one its agent allows; not with --peer-kind iperf3)");
+    sweep->add_option("--peer-kind", r.peer_kind,
+                      "What runs on the far end: nicmatrix (`nicmatrix serve`, the default) or iperf3 (a stock `iperf3 -s`, driven with "
+                      "iperf3's own protocol: TCP stream tests, only the local interface changes; with --lab, Debian's iperf3 -s runs in "
+                      "the lab's server namespace). Each run records the server's own figures and version under \"peer\"")
+        ->check(CLI::IsMember({"nicmatrix", "iperf3"}));
     sweep->add_option("--key-file", r.key_file,
                       "Pre-shared key of the peer agent (default $NICMATRIX_KEY_FILE; 32 to 4096 bytes, readable by its owner only); "
                       "needed when the config changes the peer's side. The agent must prove it holds the same key, or the sweep "

@@ -20,6 +20,8 @@
 #include "core/profile/categories.hpp"
 #include "core/cidr.hpp"
 #include "core/cpu_affinity.hpp"
+#include "core/iperf3_client.hpp"
+#include "core/iperf3_protocol.hpp"
 #include "core/rfc2544.hpp"
 #include "core/stream_layout.hpp"
 #include "core/traffic_client.hpp"
@@ -262,6 +264,26 @@ void print_live(const TestSpec& spec, const LiveInterval& i, std::ostream& o) {
     o << std::endl;   // flushed: the line is for now, not for when the run ends
 }
 
+// A run against a stock iperf3: this end's figures, then what the server reported of itself.
+void print_iperf3_peer(const RunResult& r, std::ostream& o) {
+    const auto& p = *r.iperf3_peer;
+    const bool reverse = r.spec.direction == Direction::Reverse;
+    o << (reverse ? cpu_line("receiver", "client", r.receiver) : cpu_line("sender  ", "client", r.sender)) << '\n';
+    o << "Far end: " << (p.version.empty() ? "iperf3 (version not reported: start it with --json to have it)" : p.version)
+      << "; its own figures over its " << fixed(p.duration_s, 2) << " s (told omit " << p.omit_s << " s, time " << p.time_s << " s):\n";
+    if (p.bytes_received > 0 || p.bytes_sent == 0) {
+        o << "  received " << human_bytes(static_cast<double>(p.bytes_received)) << " = " << human_bits(p.received_bps) << '\n';
+    }
+    if (p.bytes_sent > 0) {
+        o << "  sent " << human_bytes(static_cast<double>(p.bytes_sent)) << " = " << human_bits(p.sent_bps)
+          << (p.retransmits ? ", " + std::to_string(*p.retransmits) + " retransmits" : std::string()) << '\n';
+    }
+    o << "  CPU of its process: " << fixed(p.cpu_total_pct, 1) << "% of one core (user " << fixed(p.cpu_user_pct, 1) << "%, system "
+      << fixed(p.cpu_system_pct, 1) << "%)" << (p.congestion.empty() ? std::string() : "; congestion " + p.congestion) << '\n';
+    o << "  not measured there: host CPU, softirq, NIC and NAPI counters (iperf3 does not report them)\n";
+    if (r.status != RunStatus::Ok) o << "status: " << Json(r.status).get<std::string>() << ": " << r.error << '\n';
+}
+
 void print_result(const RunResult& r, std::ostream& o) {
     if (r.spec.pattern != TrafficPattern::Stream) {
         print_rr_result(r, o);
@@ -270,7 +292,8 @@ void print_result(const RunResult& r, std::ostream& o) {
     const bool udp = r.spec.protocol == Protocol::Udp;
     const std::string span = "0.00-" + fixed(r.duration_s, 2) + " sec";
     if (!r.intervals.empty()) {
-        o << "Intervals (receiver):\n";
+        o << (r.iperf3_peer && r.spec.direction == Direction::Forward ? "Intervals (this end's senders; the far end is a stock iperf3):\n"
+                                                                       : "Intervals (receiver):\n");
         for (const auto& iv : r.intervals) {
             o << "[SUM] " << pad(fixed(iv.start_s, 2), 6) << "-" << fixed(iv.end_s, 2) << " sec  " << pad(human_bytes(static_cast<double>(iv.bytes)), 12)
               << "  " << pad(human_bits(iv.throughput_bps), 15);
@@ -310,6 +333,10 @@ void print_result(const RunResult& r, std::ostream& o) {
           << fixed(r.loss->jitter_ms, 3) << " ms\n";
     }
     const bool reverse = r.spec.direction == Direction::Reverse;
+    if (r.iperf3_peer) {
+        print_iperf3_peer(r, o);
+        return;
+    }
     o << cpu_line("sender  ", reverse ? "server" : "client", r.sender) << '\n';
     o << cpu_line("receiver", reverse ? "client" : "server", r.receiver) << '\n';
     o << "I/O: " << r.io_calls << " receive calls, " << fixed(r.calls_per_s, 0) << " calls/s, " << fixed(r.ms_per_call, 4)
@@ -602,6 +629,7 @@ void add_traffic_commands(CLI::App& app, std::stop_token stop) {
     struct RunOptions {
         TestSpec spec;
         std::string rate, pps, length, window, bytes, key_file, affinity;
+        std::string peer_kind = "nicmatrix";
         bool udp = false, reverse = false, bidir = false, json = false, json_stream = false;
         bool rr = false, crr = false;
         std::string rr_size, dscp;
@@ -613,7 +641,12 @@ void add_traffic_commands(CLI::App& app, std::stop_token stop) {
     auto ro = std::make_shared<RunOptions>();
     auto* run = app.add_subcommand("run", "Run one test against a `nicmatrix serve` (iperf-like flags)");
     run->add_option("-c,--client", ro->spec.host, "Server address or name")->required();
-    run->add_option("-p,--port", ro->spec.port, "Server port")->capture_default_str();
+    auto* port_flag = run->add_option("-p,--port", ro->spec.port, "Server port (default 5301; 5201 with --peer-kind iperf3)");
+    run->add_option("--peer-kind", ro->peer_kind,
+                    "What the server is: nicmatrix (`nicmatrix serve`) or iperf3 (a stock `iperf3 -s`, driven with iperf3's own protocol; "
+                    "TCP streams, -R and --bidir; the server's own figures are in the result's \"peer\")")
+        ->check(CLI::IsMember({"nicmatrix", "iperf3"}))
+        ->capture_default_str();
     run->add_option("-B,--bind", ro->spec.bind, "Local address to connect from");
     run->add_option("-P,--parallel", ro->spec.streams,
                     "Streams (default: 1; unlimited UDP: one per core, each with its own sender thread)");
@@ -682,7 +715,11 @@ void add_traffic_commands(CLI::App& app, std::stop_token stop) {
     run->add_option("--profile-categories", ro->spec.profile_categories,
                     "--profile category table (JSON, as configs/profile-categories.json; default: the shipped one)")
         ->needs(profile_flag);
-    run->callback([ro, stop] {
+    run->callback([ro, stop, port_flag] {
+        const bool iperf3_peer = ro->peer_kind == "iperf3";
+        if (iperf3_peer && port_flag->count() == 0) ro->spec.port = iperf3::kDefaultPort;
+        if (iperf3_peer && ro->rfc2544) throw usage_error("--rfc2544: not with --peer-kind iperf3 (a frame-size table is UDP)");
+        if (iperf3_peer && !ro->key_file.empty()) throw usage_error("--key-file: not with --peer-kind iperf3: a stock iperf3 server has no nicmatrix key");
         if (ro->rfc2544 && ro->spec.profile) throw usage_error("--profile: not with --rfc2544 (a table is many short trials)");
         if (ro->rfc2544 && ro->json_stream) throw usage_error("--json-stream: not with --rfc2544 (use --json)");
         if (ro->rfc2544) {
@@ -720,7 +757,14 @@ void add_traffic_commands(CLI::App& app, std::stop_token stop) {
         if (!ro->dscp.empty()) spec.socket.dscp = parse_dscp(ro->dscp, "--dscp");
         // With a key the test itself is authenticated, both ways (core/test_auth.hpp); a bad key file is
         // refused before anything is printed or connected.
-        TrafficClient client(client_options(ro->key_file));
+        std::unique_ptr<TrafficRunner> runner;
+        if (iperf3_peer) {
+            iperf3::check_supported(spec);
+            runner = std::make_unique<Iperf3Client>();
+        } else {
+            runner = std::make_unique<TrafficClient>(client_options(ro->key_file));
+        }
+        TrafficRunner& client = *runner;
         // A spec the engine refuses is the user's error before anything is printed or connected.
         const TestSpec resolved = resolve_spec(spec, engine_cores());
         // --json-stream never blocks the test on a reader that stops reading (matrix/sweep_stream.hpp).

@@ -10,11 +10,8 @@
 
 namespace nm {
 
-namespace {
-
-// True when no array or object in `text` is nested deeper than `limit`, counted on the bytes before
-// anything is parsed: nesting costs the parser's, a copy's and a dump's stack or heap, and text from a
-// peer that has not proved anything must not decide how much.
+// Counted on the bytes before anything is parsed: nesting costs the parser's, a copy's and a dump's stack
+// or heap, and text from a peer that has not proved anything must not decide how much.
 bool nesting_within(std::string_view text, size_t limit) {
     size_t depth = 0;
     bool in_string = false;
@@ -34,8 +31,6 @@ bool nesting_within(std::string_view text, size_t limit) {
     }
     return true;
 }
-
-}  // namespace
 
 Json decode_control_message(std::string_view line) {
     if (line.size() > kMaxControlMessage) {

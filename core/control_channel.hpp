@@ -15,6 +15,9 @@
 
 namespace nm {
 
+/// True when no array or object in the JSON text `text` is nested deeper than `limit` (strings skipped). Pure.
+bool nesting_within(std::string_view text, size_t limit);
+
 /// Decodes one line: a JSON object with "v" == kControlVersion and a string "type", nested at most
 /// kMaxControlDepth deep (checked on the text before it is parsed). Throws nm::Error (Failed) saying what
 /// is wrong (too long, too deep, not JSON, wrong version, no type).

@@ -202,12 +202,13 @@ ProbeResult IcmpPathProbe::probe(uint32_t mtu, std::chrono::milliseconds timeout
     return {false, what + ": no echo within " + std::to_string(timeout.count()) + " ms (the path drops frames of this size)"};
 }
 
-void check_peer_reachable(const std::string& netns, const std::string& host, uint16_t port, std::chrono::milliseconds timeout) {
+void check_peer_reachable(const std::string& netns, const std::string& host, uint16_t port, std::chrono::milliseconds timeout, bool connect) {
     IcmpPathProbe ping(netns, host);
     // 84 bytes: the size of a default `ping` over IPv4 (104 over IPv6), which any path carries.
     if (!ping.probe(ping.family() == AF_INET6 ? 104 : 84, timeout, {}).passed) {
         throw usage_error("peer " + host + " is unreachable: no answer to ping within " + std::to_string(timeout.count()) + " ms");
     }
+    if (!connect) return;
     socklen_t to_len = 0;
     sockaddr_storage to = parse_numeric(host, to_len);
     if (to.ss_family == AF_INET6) reinterpret_cast<sockaddr_in6&>(to).sin6_port = htons(port);

@@ -1,10 +1,13 @@
 #include "matrix/real_backends.hpp"
 
+#include "core/iperf3_client.hpp"
+#include "core/iperf3_protocol.hpp"
 #include "core/traffic_client.hpp"
 #include "core/traffic_server.hpp"
 #include "core/traffic_session.hpp"
 #include "ethtool_ctl/file_settings_journal.hpp"
 #include "ethtool_ctl/netlink_device_control.hpp"
+#include "matrix/iperf3_lab_server.hpp"
 
 namespace nm {
 
@@ -31,6 +34,14 @@ SweepBackends real_backends() {
             options.limits.max_stall_timeout_s = kMaxStallTimeoutS;
             return std::make_unique<LabServerAdapter<TrafficServer>>(std::move(options));
         };
+        return f;
+    };
+    b.iperf3_traffic = [] { return std::make_unique<Iperf3Client>(); };
+    b.iperf3_lab = [lab = b.lab] {
+        LabFactories f = lab();
+        f.client = [] { return std::make_unique<Iperf3Client>(); };
+        // The lab's server namespace is ours alone: iperf3's own port is free there.
+        f.server = [] { return std::make_unique<Iperf3LabServer>(iperf3::kDefaultPort); };
         return f;
     };
     return b;

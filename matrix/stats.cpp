@@ -286,6 +286,21 @@ std::map<std::string, double> run_metrics(const RunResult& run) {
         {"receiver_service_demand_us_per_kb", run.receiver_service_demand_us_per_kb},
     };
     if (run.loss) m["loss_pct"] = run.loss->percent;
+    if (run.iperf3_peer) {
+        // A stock iperf3 far end: its end was not measured, so its figures are left out (not zero), the
+        // engines' figure covers one engine only and goes too, and the system-wide ones are this end's.
+        // The peer's own CPU (iperf3's cpu_util of its process) is its metric of its own.
+        const bool peer_sends = run.spec.direction == Direction::Reverse;
+        const EndMeasurement& local = peer_sends ? run.receiver : run.sender;
+        m.erase(peer_sends ? "cpu_sender_pct" : "cpu_receiver_pct");
+        m.erase(peer_sends ? "sender_service_demand_us_per_kb" : "receiver_service_demand_us_per_kb");
+        m.erase("engine_service_demand_us_per_kb");
+        m["system_busy_pct"] = local.system.busy_pct;
+        m["softirq_pct"] = local.system.softirq_pct;
+        m["steal_pct"] = local.system.steal_pct;
+        m["busiest_cpu_busy_pct"] = local.system.busiest_cpu_busy_pct;
+        m["peer_cpu_pct"] = run.iperf3_peer->cpu_total_pct;
+    }
     // Only the first run after a cell's change has them: the runs after it had no change before them.
     if (run.link) {
         m["link_down_s"] = run.link->link_down_s;
@@ -315,8 +330,9 @@ std::vector<std::string> known_metrics() {
     udp.segments_per_packet = 1;   // not UDP's, but a name the set must hold
     udp.rr = RrStats{};
     udp.link = ChangeLink{};
-    std::vector<std::string> names;
+    std::vector<std::string> names{"peer_cpu_pct"};   // only runs against a stock iperf3 far end have it
     for (const auto& [name, value] : run_metrics(udp)) names.push_back(name);
+    std::sort(names.begin(), names.end());
     return names;
 }
 

@@ -26,6 +26,7 @@
 #include "core/cpu_affinity.hpp"
 #include "matrix/config.hpp"
 #include "core/host_info.hpp"
+#include "core/iperf3_protocol.hpp"
 #include "matrix/icmp_path_probe.hpp"
 #include "matrix/load_probe.hpp"
 #include "agent/key_file.hpp"
@@ -60,11 +61,11 @@ constexpr auto kPeerCheckTimeout = std::chrono::seconds(2);
 // Connects to the peer agent and checks, before anything changes anywhere, that it will change `iface`
 // ("" = the one interface it allows) for us, and every kind of setting `config` changes there. Returns the
 // connection and sets `iface`.
-std::unique_ptr<PeerControlClient> connect_agent(const SweepRequest& request, const std::string& peer, const SweepConfig& config, const SecretKey& key,
+std::unique_ptr<PeerControlClient> connect_agent(uint16_t port, const std::string& peer, const SweepConfig& config, const SecretKey& key,
                                                  std::string& iface) {
     PeerClientOptions options;
     options.host = peer;
-    options.port = request.port;
+    options.port = port;
     options.key = key;
     options.link_wait = std::chrono::milliseconds(static_cast<int64_t>(config.link_wait_s * 1000));
     auto client = std::make_unique<PeerControlClient>(std::move(options));
@@ -93,6 +94,34 @@ std::unique_ptr<PeerControlClient> connect_agent(const SweepRequest& request, co
         }
     }
     return client;
+}
+
+// A sweep against a stock `iperf3 -s`: what it cannot do is refused before anything changes, naming the
+// flag or the config's field.
+void check_iperf3_sweep(const SweepRequest& request, const SweepConfig& config) {
+    const std::string why = "with --peer-kind iperf3";
+    if (!request.lab) {
+        if (!request.peer_iface.empty()) {
+            throw usage_error("--peer-iface " + request.peer_iface + ": not " + why +
+                              ": a stock iperf3 far end changes nothing, so a sweep changes only the local interface (--iface)");
+        }
+        if (!request.key_file.empty()) throw usage_error("--key-file: not " + why + ": a stock iperf3 server has no nicmatrix key");
+        if (sweep_changes_end(config, true)) {
+            throw usage_error("sweep " + config.name + ": the config changes the peer's side, which a stock iperf3 far end cannot do: set \"apply_to\" to \"local\"");
+        }
+    }
+    for (size_t i = 0; i < config.traffic.size(); ++i) {
+        const auto& entry = config.traffic[i];
+        const std::string at = "sweep " + config.name + ": /traffic/" + std::to_string(i) + " (" + entry.name + "): ";
+        if (entry.rfc2544) throw usage_error(at + "a frame-size table (rfc2544) is UDP, which is not " + why);
+        try {
+            iperf3::check_supported(entry.test);
+        } catch (const Error& e) {
+            throw usage_error(at + e.what());
+        }
+    }
+    if (config.profile) throw usage_error("sweep " + config.name + ": \"profile\": true is not " + why + ": the far end cannot be profiled through iperf3");
+    if (!config.affinity.server.empty()) throw usage_error("sweep " + config.name + ": \"affinity\".\"server\" is not " + why + ": pin the far end with its own `iperf3 -s -A N`");
 }
 
 }  // namespace
@@ -201,6 +230,12 @@ SweepOutcome execute_sweep(const SweepRequest& request, const PreparedSweep& pre
         throw usage_error("sweep: ip_version " + std::to_string(request.ip_version) + ": expected 4 or 6");
     }
     if (!has_net_admin()) throw usage_error("sweep: changing interface settings needs CAP_NET_ADMIN; run as root");
+    if (!request.peer_kind.empty() && request.peer_kind != "nicmatrix" && request.peer_kind != "iperf3") {
+        throw usage_error("--peer-kind " + request.peer_kind + ": expected nicmatrix (`nicmatrix serve` on the far end) or iperf3 (a stock `iperf3 -s`)");
+    }
+    const bool iperf3_peer = request.peer_kind == "iperf3";
+    const uint16_t port = request.port != 0 ? request.port : iperf3_peer ? iperf3::kDefaultPort : kDefaultPort;
+    if (iperf3_peer) check_iperf3_sweep(request, prepared.config);
     // "profile": true is checked here, before a lab is made or a setting changed.
     TestSpec profiled;
     profiled.profile = prepared.config.profile;
@@ -236,9 +271,9 @@ SweepOutcome execute_sweep(const SweepRequest& request, const PreparedSweep& pre
         const std::string name = request.lab_name.empty() ? "nmsweep" + std::to_string(::getpid()) : request.lab_name;
         std::optional<LabSession> made;
         if (request.lab_from.empty()) {
-            made.emplace(name, request.topology, backends.lab(), request.ip_version == 6);
+            made.emplace(name, request.topology, iperf3_peer ? backends.iperf3_lab() : backends.lab(), request.ip_version == 6);
         } else {
-            made.emplace(load_lab_file(request.lab_from), backends.lab(), request.ip_version == 6);
+            made.emplace(load_lab_file(request.lab_from), iperf3_peer ? backends.iperf3_lab() : backends.lab(), request.ip_version == 6);
         }
         LabSession& lab = *made;
         // Both ends of a VM lab are the guest's: what runs them is said with the results.
@@ -262,19 +297,20 @@ SweepOutcome execute_sweep(const SweepRequest& request, const PreparedSweep& pre
     }
     const std::optional<SecretKey> key = key_file.empty() ? std::nullopt : std::optional<SecretKey>(load_key(key_file));
     const std::string peer = resolve_peer(request.peer, request.ip_version);
-    check_peer_reachable("", peer, request.port, kPeerCheckTimeout);
+    // A stock iperf3 logs an error for a connection that sends it nothing: its check is the empty test below.
+    check_peer_reachable("", peer, port, kPeerCheckTimeout, !iperf3_peer);
     // The agent first: an agent that will not change the peer's side is a usage error (exit 2) whatever the
     // server would say about the tests.
     std::string peer_iface = request.peer_iface;
-    const auto agent = peer_changes ? connect_agent(request, peer, prepared.config, *key, peer_iface) : nullptr;
+    const auto agent = peer_changes ? connect_agent(port, peer, prepared.config, *key, peer_iface) : nullptr;
     // The peer's server takes each test of the config from us (its key, its limits), asked before any change.
-    const auto traffic = backends.traffic(key ? std::string(key->bytes()) : std::string());
+    const auto traffic = iperf3_peer ? backends.iperf3_traffic() : backends.traffic(key ? std::string(key->bytes()) : std::string());
     for (size_t i = 0; i < prepared.config.traffic.size(); ++i) {
         const auto& entry = prepared.config.traffic[i];
         if (entry.rfc2544) continue;
         TestSpec spec = entry.test;
         spec.host = peer;
-        spec.port = request.port;
+        spec.port = port;
         spec.iface = request.iface;
         spec.duration_s = prepared.config.duration_s;
         spec.omit_s = prepared.config.omit_s;
@@ -294,7 +330,7 @@ SweepOutcome execute_sweep(const SweepRequest& request, const PreparedSweep& pre
     target.local = SweepEnd{device.get(), request.iface, ""};
     target.remote = agent ? SweepEnd{agent.get(), peer_iface, "", agent.get()} : SweepEnd{nullptr, "", "the sweep changes nothing on the peer", nullptr};
     target.base.host = peer;
-    target.base.port = request.port;
+    target.base.port = port;
     target.base.iface = request.iface;
     target.base.profile_categories = request.profile_categories;
     // The peer's host as its agent reads it; unknown without an agent (or from one that cannot say).

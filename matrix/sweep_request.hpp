@@ -32,7 +32,11 @@ struct SweepRequest {
                                                ///< --peer name: which of its addresses); 0 = IPv4 on the lab, the first a name resolves to
     std::string peer_iface;                    ///< the peer's interface; "" = the only one its agent allows
     std::string key_file;                      ///< pre-shared key for the peer agent and every test; "" = $NICMATRIX_KEY_FILE or none
-    uint16_t port = kDefaultPort;
+    uint16_t port = 0;                         ///< the peer's control port; 0 = the peer kind's: 5301, iperf3's 5201
+    /// What runs on the far end: "nicmatrix" (`nicmatrix serve`, the default) or "iperf3" (a stock `iperf3 -s`,
+    /// driven through iperf3's own protocol: TCP stream tests only, only the local interface changes; on the
+    /// lab, Debian's iperf3 -s runs in the server namespace). "" = nicmatrix.
+    std::string peer_kind;
     std::string output;                        ///< "" = the resumed file, or results/<config name>-<UTC stamp>.json
     std::string resume;                        ///< a results file to complete
     std::string journal;                       ///< "" = the journal's default ($NICMATRIX_JOURNAL or /run/nicmatrix/journal.json), as `nicmatrix restore` reads
@@ -50,6 +54,10 @@ struct SweepBackends {
     std::function<std::unique_ptr<DeviceControl>()> device;    ///< for the caller's namespace (peer mode)
     /// The engine's client (peer mode), proving it holds `key` when it is not empty (the sweep's key).
     std::function<std::unique_ptr<TrafficRunner>(const std::string& key)> traffic;
+    /// The client of a stock iperf3 far end (peer mode with peer_kind "iperf3").
+    std::function<std::unique_ptr<TrafficRunner>()> iperf3_traffic;
+    /// The lab with `iperf3 -s` as its server (lab mode with peer_kind "iperf3").
+    std::function<LabFactories()> iperf3_lab;
 };
 
 /// The inputs of a request, loaded and checked without touching the system.

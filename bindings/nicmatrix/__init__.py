@@ -68,7 +68,7 @@ def known_metrics():
 
 def sweep(config, lab=False, iface=None, peer=None, port=None, output=None, resume=None, lab_name=None,
           topology="pair", journal=None, progress=None, precision=None, time_budget=None, seed=None,
-          ip_version=None, peer_iface=None, key_file=None, profile_categories=None, lab_from=None):
+          ip_version=None, peer_iface=None, key_file=None, profile_categories=None, lab_from=None, peer_kind=None):
     """Runs a sweep through the C++ engine, exactly as `nicmatrix sweep` does, and returns its Results.
 
     config: a sweep config file (path) or the config itself as a dict (written to a temporary file).
@@ -84,6 +84,8 @@ def sweep(config, lab=False, iface=None, peer=None, port=None, output=None, resu
     sweep and is raised. profile_categories: the category table of a config with "profile": true
     (default: the shipped configs/profile-categories.json). lab_from: with lab=True, as `sweep --lab-from FILE`:
     run on the existing lab that file describes (as `nicmatrix lab show --json` prints), left in place.
+    peer_kind: as --peer-kind, "nicmatrix" (the default) or "iperf3" (a stock `iperf3 -s` on the far end,
+    port 5201 unless port= says otherwise).
 
     Needs CAP_NET_ADMIN. The GIL is released while the sweep runs. Ctrl-C (KeyboardInterrupt) stops the
     sweep through its normal path: the interfaces are restored, the file keeps every finished cell (resume
@@ -101,7 +103,7 @@ def sweep(config, lab=False, iface=None, peer=None, port=None, output=None, resu
             config_file = _os.fspath(config)
         request = {
             "config_file": config_file, "lab": bool(lab), "iface": iface, "peer": peer, "port": port,
-            "ip_version": ip_version, "peer_iface": peer_iface,
+            "ip_version": ip_version, "peer_iface": peer_iface, "peer_kind": peer_kind,
             "key_file": _os.fspath(key_file) if key_file is not None else None,
             "output": _os.fspath(output) if output is not None else None,
             "resume": _os.fspath(resume) if resume is not None else None,
@@ -166,7 +168,8 @@ def run(host, port=None, protocol="tcp", streams=None, threads=None, write_size=
         direction="forward", udp_gso=None, udp_gro=None, bind=None, iface=None, stall_timeout_s=None,
         test=None, request_size=None, response_size=None, burst=None, connect_per_transaction=None,
         congestion=None, nodelay=None, mss=None, dscp=None, zerocopy=None, skip_rx_copy=None, bind_dev=None,
-        rx_spin_us=None, profile=None, profile_hz=None, profile_categories=None, affinity=None, key_file=None):
+        rx_spin_us=None, profile=None, profile_hz=None, profile_categories=None, affinity=None, key_file=None,
+        peer_kind=None):
     """One test against a `nicmatrix serve` through the C++ engine (TrafficClient), like `nicmatrix run`.
 
     Arguments are `nicmatrix run`'s, by their JSON names: protocol "tcp"|"udp", direction
@@ -178,7 +181,9 @@ def run(host, port=None, protocol="tcp", streams=None, threads=None, write_size=
     (-M), dscp (--dscp, 0..63), zerocopy (-Z), skip_rx_copy, bind_dev, rx_spin_us (--rx-spin); profile
     (--profile: the kernel profile of the window, in the result's cpu_profile), profile_hz,
     profile_categories (a table file);
-    affinity (-A) as {"client": [cpus], "server": [cpus]}; key_file (--key-file, default $NICMATRIX_KEY_FILE).
+    affinity (-A) as {"client": [cpus], "server": [cpus]}; key_file (--key-file, default $NICMATRIX_KEY_FILE);
+    peer_kind (--peer-kind): "nicmatrix" (the default) or "iperf3" for a stock `iperf3 -s` (TCP streams, port
+    5201 unless given; the server's own figures are in the result's "peer").
     Returns the result as a dict, keyed as `nicmatrix run --json` prints it (throughput_bps, cpu, ...).
     Runs in the caller's network namespace with the GIL released. Raises Error for bad input or an
     unreachable server; Ctrl-C ends the run and raises KeyboardInterrupt."""
@@ -194,4 +199,4 @@ def run(host, port=None, protocol="tcp", streams=None, threads=None, write_size=
         "profile_categories": _os.fspath(profile_categories) if profile_categories is not None else None,
         "affinity": affinity}.items()
         if v is not None}
-    return _nicmatrix.run(spec, _os.fspath(key_file) if key_file is not None else "")
+    return _nicmatrix.run(spec, _os.fspath(key_file) if key_file is not None else "", peer_kind or "nicmatrix")

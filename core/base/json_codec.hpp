@@ -123,6 +123,11 @@ void to_json(Json& j, const LiveInterval& v);
 void from_json(const Json& j, IntervalSample& v);
 void to_json(Json& j, const BackgroundLoad& v);
 void from_json(const Json& j, BackgroundLoad& v);
+/// A stock iperf3 far end's figures ("peer" of a run; --peer-kind iperf3).
+void to_json(Json& j, const Iperf3StreamFigures& v);
+void from_json(const Json& j, Iperf3StreamFigures& v);
+void to_json(Json& j, const Iperf3PeerFigures& v);
+void from_json(const Json& j, Iperf3PeerFigures& v);
 void to_json(Json& j, const RunResult& v);
 void from_json(const Json& j, RunResult& v);
 void to_json(Json& j, const EndReport& v);

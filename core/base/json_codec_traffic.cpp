@@ -383,7 +383,71 @@ void from_json(const Json& j, BackgroundLoad& v) {
     opt(j, "waited_s", v.waited_s);
 }
 
+void to_json(Json& j, const Iperf3StreamFigures& v) {
+    j = Json{{"id", v.id},
+             {"stream", v.stream},
+             {"peer_sent", v.peer_sent},
+             {"bytes", v.bytes},
+             {"retransmits", v.retransmits ? Json(*v.retransmits) : Json(nullptr)},
+             {"duration_s", v.duration_s}};
+}
+
+void from_json(const Json& j, Iperf3StreamFigures& v) {
+    opt(j, "id", v.id);
+    opt(j, "stream", v.stream);
+    opt(j, "peer_sent", v.peer_sent);
+    opt(j, "bytes", v.bytes);
+    opt(j, "retransmits", v.retransmits);
+    opt(j, "duration_s", v.duration_s);
+}
+
+void to_json(Json& j, const Iperf3PeerFigures& v) {
+    const auto text_or_null = [](const std::string& s) { return s.empty() ? Json(nullptr) : Json(s); };
+    j = Json{{"kind", "iperf3"},
+             {"version", text_or_null(v.version)},
+             {"system_info", text_or_null(v.system_info)},
+             {"cpu", Json{{"total_pct", v.cpu_total_pct}, {"user_pct", v.cpu_user_pct}, {"system_pct", v.cpu_system_pct}}},
+             {"bytes_received", v.bytes_received},
+             {"bytes_sent", v.bytes_sent},
+             {"duration_s", v.duration_s},
+             {"received_bps", v.received_bps},
+             {"sent_bps", v.sent_bps},
+             {"retransmits", v.retransmits ? Json(*v.retransmits) : Json(nullptr)},
+             {"congestion", text_or_null(v.congestion)},
+             {"told", Json{{"omit_s", v.omit_s}, {"time_s", v.time_s}}},
+             {"streams", v.streams},
+             {"figures_from_peer", v.figures_from_peer}};
+}
+
+void from_json(const Json& j, Iperf3PeerFigures& v) {
+    opt(j, "version", v.version);
+    opt(j, "system_info", v.system_info);
+    if (const auto it = j.find("cpu"); it != j.end() && it->is_object()) {
+        opt(*it, "total_pct", v.cpu_total_pct);
+        opt(*it, "user_pct", v.cpu_user_pct);
+        opt(*it, "system_pct", v.cpu_system_pct);
+    }
+    opt(j, "bytes_received", v.bytes_received);
+    opt(j, "bytes_sent", v.bytes_sent);
+    opt(j, "duration_s", v.duration_s);
+    opt(j, "received_bps", v.received_bps);
+    opt(j, "sent_bps", v.sent_bps);
+    opt(j, "retransmits", v.retransmits);
+    opt(j, "congestion", v.congestion);
+    if (const auto it = j.find("told"); it != j.end() && it->is_object()) {
+        opt(*it, "omit_s", v.omit_s);
+        opt(*it, "time_s", v.time_s);
+    }
+    opt(j, "streams", v.streams);
+    opt(j, "figures_from_peer", v.figures_from_peer);
+}
+
 void to_json(Json& j, const RunResult& v) {
+    // A stock iperf3 far end measures nothing of its end that nicmatrix records: that end's figures are
+    // null (absent), not zero. The far end is the receiver, or the sender with -R.
+    const bool peer_sender = v.iperf3_peer && v.spec.direction == Direction::Reverse;
+    const bool peer_receiver = v.iperf3_peer && !peer_sender;
+    const auto end = [&](bool absent, Json value) { return absent ? Json(nullptr) : std::move(value); };
     const auto cpu_end = [](const EndMeasurement& m) { return Json(m.cpu); };
     Json nic_receiver = end_nic_json(v.receiver);
     nic_receiver["rx_bytes_delta"] = v.receiver_rx_bytes;
@@ -401,24 +465,26 @@ void to_json(Json& j, const RunResult& v) {
              {"streams", v.streams},
              {"loss", v.loss ? Json(*v.loss) : Json(nullptr)},
              {"tcp", Json{{"retransmits", v.tcp_retransmits}, {"retrans_bytes", v.tcp_retrans_bytes}}},
-             {"cpu", Json{{"sender", cpu_end(v.sender)},
-                          {"receiver", cpu_end(v.receiver)},
-                          {"system", Json{{"sender", v.sender.system}, {"receiver", v.receiver.system}}},
+             {"cpu", Json{{"sender", end(peer_sender, cpu_end(v.sender))},
+                          {"receiver", end(peer_receiver, cpu_end(v.receiver))},
+                          {"system", Json{{"sender", end(peer_sender, v.sender.system)}, {"receiver", end(peer_receiver, v.receiver.system)}}},
                           {"service_demand_us_per_kb",
-                           Json{{"sender", v.sender_service_demand_us_per_kb}, {"receiver", v.receiver_service_demand_us_per_kb}}}}},
-             {"placement", Json{{"sender", v.sender.placement}, {"receiver", v.receiver.placement}}},
-             {"receive_path", Json{{"sender", v.sender.receive_path}, {"receiver", v.receiver.receive_path}}},
+                           Json{{"sender", end(peer_sender, v.sender_service_demand_us_per_kb)},
+                                {"receiver", end(peer_receiver, v.receiver_service_demand_us_per_kb)}}}}},
+             {"placement", Json{{"sender", end(peer_sender, v.sender.placement)}, {"receiver", end(peer_receiver, v.receiver.placement)}}},
+             {"receive_path", Json{{"sender", end(peer_sender, v.sender.receive_path)}, {"receiver", end(peer_receiver, v.receiver.receive_path)}}},
              {"io_calls", v.io_calls},
              {"calls_per_s", v.calls_per_s},
              {"ms_per_call", v.ms_per_call},
-             {"engine_service_demand_us_per_kb", v.engine_service_demand_us_per_kb},
+             {"engine_service_demand_us_per_kb", end(v.iperf3_peer.has_value(), v.engine_service_demand_us_per_kb)},
              {"intervals", v.intervals},
-             {"nic", Json{{"sender", end_nic_json(v.sender)},
-                          {"receiver", nic_receiver},
+             {"nic", Json{{"sender", end(peer_sender, end_nic_json(v.sender))},
+                          {"receiver", end(peer_receiver, nic_receiver)},
                           {"engine", Json{{"bytes", v.bytes}, {"packets", v.packets}}}}},
-             {"napi", Json{{"sender", v.sender.napi}, {"receiver", v.receiver.napi}}},
-             {"ends", Json{{"sender", Json{{"duration_s", v.sender.duration_s}, {"io_calls", v.sender.io_calls}, {"socket", v.sender.socket}}},
-                           {"receiver", Json{{"duration_s", v.receiver.duration_s}, {"io_calls", v.receiver.io_calls}, {"socket", v.receiver.socket}}}}},
+             {"napi", Json{{"sender", end(peer_sender, v.sender.napi)}, {"receiver", end(peer_receiver, v.receiver.napi)}}},
+             {"ends", Json{{"sender", end(peer_sender, Json{{"duration_s", v.sender.duration_s}, {"io_calls", v.sender.io_calls}, {"socket", v.sender.socket}})},
+                           {"receiver",
+                            end(peer_receiver, Json{{"duration_s", v.receiver.duration_s}, {"io_calls", v.receiver.io_calls}, {"socket", v.receiver.socket}})}}},
              {"cpu_profile", Json{{"sender", v.sender.profile ? Json(*v.sender.profile) : Json(nullptr)},
                                   {"receiver", v.receiver.profile ? Json(*v.receiver.profile) : Json(nullptr)}}},
              {"rr", v.rr ? Json(*v.rr) : Json(nullptr)},
@@ -430,6 +496,7 @@ void to_json(Json& j, const RunResult& v) {
         j["background"] = *v.background;
         j["disturbed"] = v.disturbed;
     }
+    if (v.iperf3_peer) j["peer"] = *v.iperf3_peer;
 }
 
 void from_json(const Json& j, RunResult& v) {
@@ -483,8 +550,8 @@ void from_json(const Json& j, RunResult& v) {
     if (const auto it = j.find("link"); it != j.end() && !it->is_null()) v.link = it->get<ChangeLink>();
     if (j.contains("nic")) {
         const auto& nic = j.at("nic");
-        if (nic.contains("sender")) end_nic_from(nic.at("sender"), v.sender);
-        if (nic.contains("receiver")) {
+        if (nic.contains("sender") && nic.at("sender").is_object()) end_nic_from(nic.at("sender"), v.sender);
+        if (nic.contains("receiver") && nic.at("receiver").is_object()) {
             end_nic_from(nic.at("receiver"), v.receiver);
             opt(nic.at("receiver"), "rx_bytes_delta", v.receiver_rx_bytes);
             opt(nic.at("receiver"), "rx_packets_delta", v.receiver_rx_packets);
@@ -496,12 +563,12 @@ void from_json(const Json& j, RunResult& v) {
     }
     if (j.contains("ends")) {
         const auto& ends = j.at("ends");
-        if (ends.contains("sender")) {
+        if (ends.contains("sender") && ends.at("sender").is_object()) {
             opt(ends.at("sender"), "duration_s", v.sender.duration_s);
             opt(ends.at("sender"), "io_calls", v.sender.io_calls);
             opt(ends.at("sender"), "socket", v.sender.socket);
         }
-        if (ends.contains("receiver")) {
+        if (ends.contains("receiver") && ends.at("receiver").is_object()) {
             opt(ends.at("receiver"), "duration_s", v.receiver.duration_s);
             opt(ends.at("receiver"), "io_calls", v.receiver.io_calls);
             opt(ends.at("receiver"), "socket", v.receiver.socket);
@@ -514,6 +581,7 @@ void from_json(const Json& j, RunResult& v) {
     }
     if (const auto it = j.find("rr"); it != j.end() && !it->is_null()) v.rr = it->get<RrStats>();
     opt(j, "socket", v.socket);
+    if (const auto it = j.find("peer"); it != j.end() && it->is_object()) v.iperf3_peer = it->get<Iperf3PeerFigures>();
 }
 
 void to_json(Json& j, const EndReport& v) {

@@ -242,6 +242,45 @@ struct BackgroundLoad {
     double waited_s = 0;              ///< how long the sweep waited for a quiet moment before this run
 };
 
+/// One data connection as a stock iperf3 server on the far end reported it (its results JSON).
+struct Iperf3StreamFigures {
+    uint32_t id = 0;                  ///< iperf3's stream id (1, 3, 4, 5, ...: iperf3 skips 2)
+    uint32_t stream = 0;              ///< the engine's stream id of the same connection (0, 1, ...)
+    bool peer_sent = false;           ///< the peer sent on it (-R, --bidir's second half); else it received
+    uint64_t bytes = 0;               ///< what the peer sent or received on it over its window
+    std::optional<uint64_t> retransmits;   ///< the peer's TCP retransmits on a stream it sent; none when not reported
+    double duration_s = 0;            ///< the peer's window for the stream (its end_time - start_time)
+};
+
+/// What a stock `iperf3 -s` on the far end (--peer-kind iperf3) reported about one test, in its own terms:
+/// figures from the peer's iperf3, not measured by nicmatrix. The peer's host CPU breakdown, softirq,
+/// NIC counters and NAPI figures are not in it: iperf3 does not report them.
+struct Iperf3PeerFigures {
+    /// The server's version string ("iperf 3.12") as it reported it: only a server started with --json (-J)
+    /// sends it (inside its server_output_json); "" = not reported.
+    std::string version;
+    std::string system_info;          ///< the server's uname line, with its version; "" = not reported
+    /// iperf3's cpu_util of the server process over its test (getrusage over wall time): percent of one core.
+    double cpu_total_pct = 0;
+    double cpu_user_pct = 0;
+    double cpu_system_pct = 0;
+    uint64_t bytes_received = 0;      ///< summed over the streams the peer received
+    uint64_t bytes_sent = 0;          ///< summed over the streams the peer sent
+    /// The peer's window: the longest stream's end_time - start_time, from its omit's end (omit_s) to
+    /// the TEST_END it was sent after the local window closed.
+    double duration_s = 0;
+    double received_bps = 0;          ///< bytes_received * 8 / duration_s
+    double sent_bps = 0;              ///< bytes_sent * 8 / duration_s
+    std::optional<uint64_t> retransmits;   ///< summed over the streams the peer sent, when it reports them
+    std::string congestion;           ///< the congestion control its sockets used ("" = not reported)
+    uint32_t omit_s = 0;              ///< the warm-up the peer was told (whole seconds: iperf3 takes no less)
+    uint32_t time_s = 0;              ///< the test length the peer was told (whole seconds; its own timer is time + omit + 5)
+    std::vector<Iperf3StreamFigures> streams;
+    /// The run's own figures that come from the peer's report rather than this end's engine: "tcp.retransmits"
+    /// and "streams[].retransmits" when the peer sent. Everything else of the run is this end's.
+    std::vector<std::string> figures_from_peer;
+};
+
 /// Everything one run measured, both ends. Counts are from the receiving application's view.
 struct RunResult {
     TestSpec spec;
@@ -295,6 +334,9 @@ struct RunResult {
     std::string started;
     std::optional<BackgroundLoad> background;
     bool disturbed = false;
+    /// Set when the far end was a stock `iperf3 -s` (--peer-kind iperf3): what it reported. The far end's
+    /// EndMeasurement (receiver, or sender with -R) is then not measured: the results file writes it as null.
+    std::optional<Iperf3PeerFigures> iperf3_peer;
     /// Set by a sweep on the first run after a cell's change: what the ends' links did (none otherwise).
     std::optional<ChangeLink> link;
 };

@@ -274,3 +274,25 @@ def test_tuning_axes_are_labels_and_the_effective_state_columns():
         assert row["remote:rps.rx-0"] == cell["applied"]["remote"]["rps"]["rx-0"]
     table = df.pivot_table(index=["channels", "rps"], columns="traffic", values="throughput_bps", aggfunc="median")
     assert table.shape == (4, 2)
+
+
+def test_iperf3_far_end_runs_leave_the_far_end_out_and_keep_the_peers_figures():
+    # results/example-iperf3-lab.json: `sweep --lab --peer-kind iperf3` (Debian's iperf3 -s --json as the far end).
+    path = os.path.join(SOURCE, "results", "example-iperf3-lab.json")
+    raw = read_json(path)
+    df = nm.load(path).to_dataframe()
+    assert len(df) == sum(len(c["runs"]) for c in raw["cells"])
+    forward, reverse = df[df["direction"] == "forward"], df[df["direction"] == "reverse"]
+    assert len(forward) and len(reverse)
+    # The far end (receiver forward, sender with -R) was not measured: NaN, not 0; this end was.
+    assert forward["cpu_receiver_user_s"].isna().all() and forward["cpu_receiver_pct"].isna().all()
+    assert forward["cpu_sender_user_s"].notna().all()
+    assert reverse["cpu_sender_user_s"].isna().all() and reverse["cpu_sender_pct"].isna().all()
+    assert reverse["cpu_receiver_user_s"].notna().all()
+    # The server's own CPU is a metric of its own; its figures are in every run's "peer".
+    assert (df["peer_cpu_pct"] > 0).all()
+    for cell in raw["cells"]:
+        for r in cell["runs"]:
+            assert r["peer"]["kind"] == "iperf3" and r["peer"]["version"].startswith("iperf 3.")
+            own = r["peer"]["sent_bps"] if r["spec"]["direction"] == "reverse" else r["peer"]["received_bps"]
+            assert own > 0

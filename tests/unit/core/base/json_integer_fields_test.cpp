@@ -82,7 +82,8 @@ TEST_CASE("A results file refuses a float wherever it has an integer", "[unit]")
                                                                {"results/example-gro-lab.json", 0},
                                                                {"results/example-rr-lab.json", 4},
                                                                {"results/example-profile-lab.json", 2},
-                                                               {"results/example-bridge-frames-lab.json", 1}};
+                                                               {"results/example-bridge-frames-lab.json", 1},
+                                                               {"results/example-iperf3-lab.json", 0}};
     for (const auto& [file, cells] : files) {
         INFO(file);
         Json doc = read_json(file);

@@ -1025,7 +1025,15 @@ void Sweep::decide(const CellSpec& cell, CellResult& result, bool confirmed) {
     // A confirmed change has passed the same probe already.
     if (confirmed) return;
     try {
-        const auto probe = s_.probe.probe(mtu, options_.probe_timeout, stop_);
+        // A link that dropped in this visit has just come back: a NIC may answer small frames before it
+        // takes full-size ones again, so the path gets the rest of link_wait_s before it is called a
+        // blackhole; otherwise one probe (resent every 250 ms) decides.
+        const bool dropped_now = pending_link_ && dropped(*pending_link_);
+        const auto until = std::chrono::steady_clock::now() + std::chrono::duration<double>(config_.link_wait_s);
+        auto probe = s_.probe.probe(mtu, options_.probe_timeout, stop_);
+        while (!probe.passed && dropped_now && !stop_.stop_requested() && std::chrono::steady_clock::now() < until) {
+            probe = s_.probe.probe(mtu, options_.probe_timeout, stop_);
+        }
         if (!probe.passed) {
             result.status = CellStatus::PathMtuBlackhole;
             result.error = probe.detail;

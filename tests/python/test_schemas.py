@@ -72,7 +72,14 @@ def test_lab_results_in_results_validate(path, nicmatrix_bin):
     with open(path) as f:
         results = json.load(f)
     validator("results/results.schema.json").validate(results)
-    assert all(c["status"] == "ok" for c in results["cells"])
+    if results["hosts"]["local"].get("virtualization", "").startswith("qemu"):
+        # The VM lab's NIC comparisons: a setting a driver cannot take is infeasible, with the kernel's reason;
+        # one jumbo cell of the vmxnet3's file was judged a blackhole by the preflight of its time (README).
+        assert all(c["status"] in ("ok", "infeasible", "path_mtu_blackhole") for c in results["cells"])
+        assert all(c["error"] for c in results["cells"] if c["status"] != "ok")
+        assert any(c["status"] == "ok" for c in results["cells"])
+    else:
+        assert all(c["status"] == "ok" for c in results["cells"])
     # The C++ reader takes it too, and renders every cell: the matrix has a header and a line per ordinary
     # cell, each rfc2544 cell its own table ("# key (status)", a header, a line per frame size).
     lines = [line for line in run(nicmatrix_bin, "report", path, "--format", "csv").stdout.splitlines() if line]

@@ -104,8 +104,8 @@ check "bash: nicmatrix sw<TAB> gives sweep (the completion file sourced)" \
   bash --norc --noprofile -c "source /usr/share/bash-completion/completions/nicmatrix; $complete_bash"
 check "bash: nicmatrix sw<TAB> gives sweep (loaded by bash-completion on demand)" \
   bash --norc --noprofile -c "source /usr/share/bash-completion/bash_completion; __load_completion nicmatrix; $complete_bash"
-check "bash: nicmatrix sweep --la<TAB> gives --lab --lab-name" bash --norc --noprofile -c \
-  'source /usr/share/bash-completion/completions/nicmatrix; COMP_WORDS=(nicmatrix sweep --la); COMP_CWORD=2; _nicmatrix; [ "${COMPREPLY[*]}" = "--lab --lab-name" ]'
+check "bash: nicmatrix sweep --la<TAB> gives --lab --lab-from --lab-name" bash --norc --noprofile -c \
+  'source /usr/share/bash-completion/completions/nicmatrix; COMP_WORDS=(nicmatrix sweep --la); COMP_CWORD=2; _nicmatrix; [ "${COMPREPLY[*]}" = "--lab --lab-from --lab-name" ]'
 check "zsh: nicmatrix sw<TAB> gives sweep (from zsh's default fpath)" bash -c \
   "[ \"\$(cd $work && zsh -f $PWD/tests/docs/zsh_complete.zsh '' 'nicmatrix sw')\" = sweep ]"
 

@@ -91,7 +91,7 @@ TEST_CASE("Bad invocations of sweep and serve give their exact error, exit 2, an
         std::string output;
     };
     const std::vector<Case> cases{
-        {"sweep", "config is required\nRun with --help for more information.\n"},
+        {"sweep", "nicmatrix: sweep: the config file is missing (nicmatrix sweep CONFIG ...)\n"},
         {"sweep " + cfg + " --lab --iface nm-a --peer 198.18.0.2", "--lab excludes --iface\nRun with --help for more information.\n"},
         {"sweep " + cfg + " --iface nm-a" + journal, "nicmatrix: sweep: --iface needs --peer HOST (the machine running `nicmatrix serve`)\n"},
         {"sweep " + cfg + " --iface nm-a --peer 198.18.0.2 --key-file /nonexistent/key" + journal,

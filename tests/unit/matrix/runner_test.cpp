@@ -218,7 +218,7 @@ TEST_CASE("A path that drops jumbo frames gives path_mtu_blackhole for those cel
     w.check_restored();
 }
 
-TEST_CASE("Bad input is found before the first change: unknown feature, unknown interface; an MTU out of range is infeasible", "[unit]") {
+TEST_CASE("Bad input is found before the first change: unknown feature and unknown interface, while an MTU out of range is infeasible", "[unit]") {
     SECTION("unknown feature") {
         World w;
         const auto config = make_config(R"({"offloads": [{"name": "x", "features": {"tso0": "off"}}]})");

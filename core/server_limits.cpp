@@ -3,17 +3,12 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "core/base/number_text.hpp"
 #include "core/engine.hpp"
 #include "core/traffic_session.hpp"
 
 namespace nm {
 namespace {
-
-std::string number(double v) {
-    char buf[32];
-    std::snprintf(buf, sizeof buf, "%g", v);
-    return buf;
-}
 
 // Threads and streams of one side of the server's plan: how spread_streams and make_udp_receivers make them.
 uint64_t side_memory(const EnginePlan& plan, bool sender, uint32_t streams, uint32_t threads) {
@@ -56,11 +51,11 @@ std::optional<std::string> over_server_limits(const TestSpec& spec, const Server
     const double length = spec.omit_s + spec.duration_s;
     const auto max_s = static_cast<double>(limits.max_duration.count());
     if (spec.bytes == 0 && length > max_s) {
-        over.push_back("duration: " + number(length) + " s (omit included); this server allows " + number(max_s) +
+        over.push_back("duration: " + number_text(length) + " s (omit included); this server allows " + number_text(max_s) +
                        " s per test (raise with serve --max-duration)");
     }
     if (spec.stall_timeout_s > limits.max_stall_timeout_s) {
-        over.push_back("stall timeout: " + number(spec.stall_timeout_s) + " s; this server allows " + number(limits.max_stall_timeout_s) +
+        over.push_back("stall timeout: " + number_text(spec.stall_timeout_s) + " s; this server allows " + number_text(limits.max_stall_timeout_s) +
                        " s (raise with serve --max-stall-timeout)");
     }
     const uint32_t max_threads = limits.max_threads > 0 ? limits.max_threads : std::max(1u, cores);

@@ -2,22 +2,16 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
 #include <map>
 #include <numeric>
 
+#include "core/base/number_text.hpp"
 #include "core/cpu_affinity.hpp"
 #include "matrix/report.hpp"
 #include "matrix/stats.hpp"
 
 namespace nm {
 namespace {
-
-std::string pct_text(double v) {
-    char buf[32];
-    std::snprintf(buf, sizeof buf, "%g", v);
-    return buf;
-}
 
 double median_of(std::vector<double> v) {
     std::sort(v.begin(), v.end());
@@ -53,7 +47,7 @@ std::string cpus_text(const std::vector<uint32_t>& cpus) { return "CPU " + forma
 
 std::string mode_test_description(const ModeTest& t) {
     return "gap test: the sorted runs cut into 2 or 3 modes of at least " + std::to_string(t.min_per_mode) +
-           " runs, every gap between modes at least " + pct_text(t.min_gap_pct) + "% of the median and " + pct_text(t.min_gap_ratio) +
+           " runs, every gap between modes at least " + number_text(t.min_gap_pct) + "% of the median and " + number_text(t.min_gap_ratio) +
            "x the widest mode's range, from " + std::to_string(t.min_runs) + " runs on";
 }
 

@@ -9,6 +9,7 @@
 
 #include "core/base/error.hpp"
 #include "core/base/json_codec.hpp"
+#include "core/base/number_text.hpp"
 #include "core/base/version.hpp"
 #include "core/cpu_affinity.hpp"
 #include "matrix/config.hpp"
@@ -168,12 +169,6 @@ std::string entry_text(const MatrixEntry& e, const std::string& metric, bool wit
 
 std::string number_or_empty(const std::optional<double>& v) { return v ? Json(*v).dump() : ""; }
 
-std::string pct_text(double v) {
-    char buf[32];
-    std::snprintf(buf, sizeof buf, "%g", v);
-    return buf;
-}
-
 }  // namespace
 
 std::string comparison_mark(const CompareRow& r) {
@@ -204,11 +199,11 @@ std::string comparison_interval_text(const CompareRow& r) {
 // chance alone would give.
 std::vector<std::string> comparison_notes(const Comparison& cmp) {
     std::vector<std::string> notes;
-    const std::string conf = pct_text(cmp.confidence) + "%";
+    const std::string conf = number_text(cmp.confidence) + "%";
     notes.push_back("B/A = median B / median A of " + cmp.metric + "; interval: the " + conf +
                     " Hodges-Lehmann/Mann-Whitney interval of B/A (exact, distribution-free, on log values; it assumes B is A scaled)");
     const double alpha = 1 - cmp.confidence / 100;
-    const std::string alpha_text = pct_text(alpha);
+    const std::string alpha_text = number_text(alpha);
     const std::string family = cmp.adjustment == PAdjustment::None ? std::string("not adjusted for the number of cells")
                                : cmp.tested_cells == 0
                                    ? "to be adjusted by " + adjustment_description(cmp.adjustment) + " (no cell had enough repetitions)"
@@ -221,8 +216,8 @@ std::vector<std::string> comparison_notes(const Comparison& cmp) {
                     std::to_string(repetitions_for_ratio(cmp.confidence)) + ")");
     if (cmp.margin_pct) {
         const double m = *cmp.margin_pct / 100;
-        notes.push_back("= = the same within ±" + pct_text(*cmp.margin_pct) + "%: two one-sided Mann-Whitney tests that B/A lies inside [" + fixed(1 - m, 3) +
-                        ", " + fixed(1 + m, 3) + "] (each at " + alpha_text + ": the " + pct_text(100 - 200 * alpha) +
+        notes.push_back("= = the same within ±" + number_text(*cmp.margin_pct) + "%: two one-sided Mann-Whitney tests that B/A lies inside [" + fixed(1 - m, 3) +
+                        ", " + fixed(1 + m, 3) + "] (each at " + alpha_text + ": the " + number_text(100 - 200 * alpha) +
                         "% interval inside the margin), " + family + "; *= = a difference smaller than the margin");
     }
     if (cmp.adjustment == PAdjustment::None && cmp.tested_cells >= 2) {
@@ -473,8 +468,8 @@ std::vector<std::string> matrix_notes(const MatrixTable& table) {
     std::vector<std::string> head{std::string("median ") + table.metric + (shows_cpu(table.metric) ? " (sender/receiver engine CPU, % of one core)" : "") + "; - = not run"};
     if (table.precision) {
         const auto& p = *table.precision;
-        head.push_back("? = desired precision not achieved (the " + pct_text(p.confidence) + "% interval of the median " + table.judged_by + " within ±" +
-                       pct_text(p.ci_pct) + "%, in " + std::to_string(p.max_repetitions) + " repetitions at most): " + std::to_string(imprecise) +
+        head.push_back("? = desired precision not achieved (the " + number_text(p.confidence) + "% interval of the median " + table.judged_by + " within ±" +
+                       number_text(p.ci_pct) + "%, in " + std::to_string(p.max_repetitions) + " repetitions at most): " + std::to_string(imprecise) +
                        " of " + std::to_string(measured) + " cells");
     }
     size_t multimodal = 0;
@@ -498,8 +493,8 @@ std::vector<std::string> matrix_notes(const MatrixTable& table) {
         head.insert(head.end(), mode_lines.begin(), mode_lines.end());
     }
     if (disturbed > 0) {
-        head.push_back("! = measured under interference (before a repetition, busy above " + pct_text(table.interference.max_busy_pct) +
-                       "% or steal above " + pct_text(table.interference.max_steal_pct) + "% of all CPUs, for longer than the sweep waited): " +
+        head.push_back("! = measured under interference (before a repetition, busy above " + number_text(table.interference.max_busy_pct) +
+                       "% or steal above " + number_text(table.interference.max_steal_pct) + "% of all CPUs, for longer than the sweep waited): " +
                        std::to_string(disturbed) + " of " + std::to_string(measured) + " cells");
     }
     if (shows_cpu(table.metric) && table.cpu_accounting.softirq_in_task_time() == KernelOption::Yes) {
@@ -734,7 +729,7 @@ std::string render_comparison(const Comparison& cmp, TableFormat format) {
         }
         return render_grid(g, format);
     }
-    g.header = {"cell", "A: " + cmp.label_a, "B: " + cmp.label_b, "B/A", pct_text(cmp.confidence) + "% interval of B/A"};
+    g.header = {"cell", "A: " + cmp.label_a, "B: " + cmp.label_b, "B/A", number_text(cmp.confidence) + "% interval of B/A"};
     bool marked = false;
     for (const auto& r : cmp.rows) {
         const std::string ma = r.a ? marks(r.precision_met_a, r.disturbed_a) : "";

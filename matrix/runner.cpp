@@ -11,6 +11,7 @@
 
 #include "core/base/error.hpp"
 #include "core/base/json_codec.hpp"
+#include "core/base/number_text.hpp"
 #include "core/base/version.hpp"
 #include "core/rfc2544.hpp"
 #include "ethtool_ctl/restore_settings.hpp"
@@ -220,12 +221,6 @@ struct CellState {
     size_t index = 0;           // in the config's cell order
     bool visited = false;       // recorded or measured by this call (for cells_run)
 };
-
-std::string seconds_text(double s) {
-    char buf[32];
-    std::snprintf(buf, sizeof buf, "%g", s);
-    return buf;
-}
 
 const char* role_name(EndRole role) {
     switch (role) {
@@ -501,7 +496,7 @@ std::vector<ApplyReport> Sweep::restore_ends() {
             // A real NIC resets on the way back too: the sweep ends with the link up as it found it (not
             // cut short by a stop: the restore is what a stop asks for).
             if (e.original.operstate == "up" && !wait_for_carrier(*e.end->device, e.end->ifname, link_wait().bound)) {
-                note(where + " has no carrier " + seconds_text(config_.link_wait_s) + " s after its restore");
+                note(where + " has no carrier " + number_text(config_.link_wait_s) + " s after its restore");
             }
             if (!done.foreign.empty()) {
                 note("left as they are on " + where + ", changed since by someone else: " + done.foreign);
@@ -545,7 +540,7 @@ bool Sweep::note_link(const EndRuntime& end, const ApplyReport& report, CellResu
     pending_link_->settle_s += l.wait_s;   // the ends are changed one after the other
     if (l.back) return true;
     result.status = CellStatus::LinkLost;
-    result.error = end_label(end.end->ifname, end.original.netns) + ": the link was not back " + seconds_text(config_.link_wait_s) +
+    result.error = end_label(end.end->ifname, end.original.netns) + ": the link was not back " + number_text(config_.link_wait_s) +
                    " s after the change (" + l.state + ")" + (end.end->agent != nullptr ? "; the peer agent rolled it back" : "");
     return false;
 }
@@ -981,7 +976,7 @@ bool Sweep::wait_for_path(const CellSpec& cell, CellResult& result, std::chrono:
         std::this_thread::sleep_for(std::chrono::milliseconds(10));
     } while (!stop_.stop_requested() && std::chrono::steady_clock::now() - changed < bound);
     result.status = CellStatus::LinkLost;
-    result.error = "the link came back after the change but the path did not answer within " + seconds_text(config_.link_wait_s) +
+    result.error = "the link came back after the change but the path did not answer within " + number_text(config_.link_wait_s) +
                    " s (" + last + ")";
     return false;
 }
@@ -997,7 +992,7 @@ void Sweep::roll_back_cell(const std::vector<LinkState>& before) {
         if (!back.empty()) {
             const ApplyReport report = end.apply(s_.journal, back, link_wait());
             if (report.link && !report.link->back) {
-                note(end_label(end.end->ifname, end.original.netns) + ": the link was still not back " + seconds_text(config_.link_wait_s) +
+                note(end_label(end.end->ifname, end.original.netns) + ": the link was still not back " + number_text(config_.link_wait_s) +
                      " s after taking the cell's change back (" + report.link->state + ")");
             }
         }

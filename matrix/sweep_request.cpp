@@ -21,6 +21,7 @@
 #include "core/base/clock.hpp"
 #include "core/base/error.hpp"
 #include "core/base/json_codec.hpp"
+#include "core/base/number_text.hpp"
 #include "core/base/version.hpp"
 #include "core/end_profiler.hpp"
 #include "core/cpu_affinity.hpp"
@@ -192,9 +193,7 @@ PreparedSweep prepare_sweep(const SweepRequest& request) {
     if (request.precision_pct) {
         const double pct = *request.precision_pct;
         if (!std::isfinite(pct) || pct <= 0 || pct > 100) {
-            char shown[32];
-            std::snprintf(shown, sizeof shown, "%g", pct);
-            throw usage_error(std::string("--precision ") + shown + ": expected a half-width in percent of the median (0 < x <= 100)");
+            throw usage_error("--precision " + number_text(pct) + ": expected a half-width in percent of the median (0 < x <= 100)");
         }
         if (!p.config.precision) p.config.precision = PrecisionSpec{};
         p.config.precision->ci_pct = pct;

@@ -3,6 +3,7 @@
 // directory (tests/support/temp_dir.hpp), shared by the matrix unit tests.
 #include <catch2/catch.hpp>
 
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -13,6 +14,15 @@
 #include "tests/support/temp_dir.hpp"
 
 namespace nm::test {
+
+/// The cell of `r` whose key is `key`; the test fails naming it when there is none.
+inline const CellResult& cell(const ResultsFile& r, const std::string& key) {
+    for (const auto& c : r.cells) {
+        if (c.spec.key == key) return c;
+    }
+    FAIL("no cell " << key);
+    throw std::logic_error("unreachable");
+}
 
 /// Records what a sweep reports.
 class Recorder final : public SweepObserver {

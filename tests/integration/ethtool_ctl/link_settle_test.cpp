@@ -58,24 +58,35 @@ uint64_t carrier_down_count(const nm::LabInterface& end) {
     return std::stoull(r.output);
 }
 
+// The client end of a lab of its own, its real device control, and a journal that remembers it.
+struct LabEnd {
+    nm::test::ScopedLab lab;
+    nm::LabInterface a = lab.client();
+    nm::test::TempDir dir;
+    nm::NetlinkDeviceControl real{a.netns};
+    nm::FileSettingsJournal journal{dir.file("journal.json")};
+    LabEnd() { journal.remember(real.read(a.ifname)); }
+
+    // MTU 4000 through `device`, journalled, the link waited for at most `bound`.
+    nm::ApplyReport change_mtu(nm::DeviceControl& device, std::chrono::milliseconds bound) {
+        nm::LinkSettings change;
+        change.mtu = 4000;
+        nm::LinkWait wait;
+        wait.bound = bound;
+        return nm::apply_recorded(device, journal, a.ifname, change, nullptr, wait).report;
+    }
+};
+
 }  // namespace
 
 TEST_CASE("After a change that drops the carrier, apply_recorded waits until it is back and says how long it was down", "[integration][link]") {
-    nm::test::ScopedLab lab;
-    const auto a = lab.client();
-    const nm::test::TempDir dir;
-    nm::NetlinkDeviceControl real(a.netns);
-    ResettingVeth device(real, lab.server());
+    LabEnd end;
+    const auto& a = end.a;
+    ResettingVeth device(end.real, end.lab.server());
     device.back_after = std::chrono::milliseconds(1200);
-    nm::FileSettingsJournal journal(dir.file("journal.json"));
-    journal.remember(real.read(a.ifname));
     const uint64_t drops_before = carrier_down_count(a);
 
-    nm::LinkSettings change;
-    change.mtu = 4000;
-    nm::LinkWait wait;
-    wait.bound = std::chrono::seconds(10);
-    const auto report = nm::apply_recorded(device, journal, a.ifname, change, nullptr, wait).report;
+    const auto report = end.change_mtu(device, std::chrono::seconds(10));
 
     REQUIRE(report.link);
     const auto& link = *report.link;
@@ -93,42 +104,23 @@ TEST_CASE("After a change that drops the carrier, apply_recorded waits until it 
 }
 
 TEST_CASE("A carrier that does not come back is reported not back at the bound, with what the link shows", "[integration][link]") {
-    nm::test::ScopedLab lab;
-    const auto a = lab.client();
-    const nm::test::TempDir dir;
-    nm::NetlinkDeviceControl real(a.netns);
-    ResettingVeth device(real, lab.server());   // never brought back
-    nm::FileSettingsJournal journal(dir.file("journal.json"));
-    journal.remember(real.read(a.ifname));
-
-    nm::LinkSettings change;
-    change.mtu = 4000;
-    nm::LinkWait wait;
-    wait.bound = std::chrono::milliseconds(500);
+    LabEnd end;
+    ResettingVeth device(end.real, end.lab.server());   // never brought back
     const auto t0 = std::chrono::steady_clock::now();
-    const auto report = nm::apply_recorded(device, journal, a.ifname, change, nullptr, wait).report;
+    const auto report = end.change_mtu(device, std::chrono::milliseconds(500));
     const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 
     REQUIRE(report.link);
     CHECK_FALSE(report.link->back);
     CHECK_THAT(report.link->state, Catch::Contains("no carrier"));
     CHECK(took >= 0.5);   // it waited the bound out
-    const auto shown = run_in_netns(a.netns, "ip -o link show " + a.ifname);
+    const auto shown = run_in_netns(end.a.netns, "ip -o link show " + end.a.ifname);
     CHECK_THAT(shown.output, Catch::Contains("NO-CARRIER"));
 }
 
 TEST_CASE("A change on a link that never drops reports 0 s down without waiting", "[integration][link]") {
-    nm::test::ScopedLab lab;
-    const auto a = lab.client();
-    const nm::test::TempDir dir;
-    nm::NetlinkDeviceControl device(a.netns);
-    nm::FileSettingsJournal journal(dir.file("journal.json"));
-    journal.remember(device.read(a.ifname));
-    nm::LinkSettings change;
-    change.mtu = 4000;
-    nm::LinkWait wait;
-    wait.bound = std::chrono::seconds(10);
-    const auto report = nm::apply_recorded(device, journal, a.ifname, change, nullptr, wait).report;
+    LabEnd end;
+    const auto report = end.change_mtu(end.real, std::chrono::seconds(10));
     REQUIRE(report.link);
     CHECK(report.link->back);
     CHECK(report.link->link_down_s == 0);

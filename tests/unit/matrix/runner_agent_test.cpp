@@ -12,6 +12,7 @@
 using nm::CellStatus;
 using nm::test::TempDir;
 using nm::test::World;
+using nm::test::cell;
 
 namespace {
 
@@ -117,14 +118,6 @@ nm::SweepConfig config(const std::string& patch = "{}") {
       "order": "sequential"})");
     j.merge_patch(nm::Json::parse(patch));
     return nm::parse_sweep_config(j);
-}
-
-const nm::CellResult& cell(const nm::ResultsFile& r, const std::string& key) {
-    for (const auto& c : r.cells) {
-        if (c.spec.key == key) return c;
-    }
-    FAIL("no cell " << key);
-    return r.cells.front();
 }
 
 }  // namespace

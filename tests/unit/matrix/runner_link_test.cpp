@@ -8,6 +8,7 @@
 
 using nm::CellStatus;
 using nm::test::World;
+using nm::test::cell;
 
 // A real NIC's link after a change, as these tests script it on the fakes: the driver resets the device
 // and its carrier is gone for a while (veth never does this; the real kernel's behaviour is checked in
@@ -50,14 +51,6 @@ struct ResettingNic {
         return s;
     }
 };
-
-const nm::CellResult& cell(const nm::ResultsFile& r, const std::string& key) {
-    for (const auto& c : r.cells) {
-        if (c.spec.key == key) return c;
-    }
-    FAIL("no cell " << key);
-    throw std::logic_error("unreachable");
-}
 
 }  // namespace
 

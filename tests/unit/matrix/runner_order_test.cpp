@@ -15,6 +15,7 @@
 using nm::CellStatus;
 using nm::test::TempDir;
 using nm::test::World;
+using nm::test::cell;
 
 namespace {
 
@@ -28,14 +29,6 @@ nm::SweepConfig make_config(const std::string& patch = "{}") {
       "duration_s": 1, "omit_s": 0.5, "repetitions": 3})");
     j.merge_patch(nm::Json::parse(patch));
     return nm::parse_sweep_config(j);
-}
-
-const nm::CellResult& cell(const nm::ResultsFile& r, const std::string& key) {
-    for (const auto& c : r.cells) {
-        if (c.spec.key == key) return c;
-    }
-    FAIL("no cell " << key);
-    throw std::logic_error("unreachable");
 }
 
 nm::SweepOptions seeded(uint64_t seed) {

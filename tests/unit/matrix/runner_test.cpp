@@ -18,6 +18,7 @@ using nm::CellStatus;
 using nm::test::FakeDeviceControl;
 using nm::test::TempDir;
 using nm::test::World;
+using nm::test::cell;
 
 namespace {
 
@@ -39,14 +40,6 @@ std::vector<std::string> keys(const nm::ResultsFile& r) {
     std::vector<std::string> out;
     for (const auto& c : r.cells) out.push_back(c.spec.key);
     return out;
-}
-
-const nm::CellResult& cell(const nm::ResultsFile& r, const std::string& key) {
-    for (const auto& c : r.cells) {
-        if (c.spec.key == key) return c;
-    }
-    FAIL("no cell " << key);
-    throw std::logic_error("unreachable");
 }
 
 }  // namespace

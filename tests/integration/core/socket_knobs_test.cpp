@@ -280,10 +280,12 @@ TEST_CASE("Knob --rx-spin: the receiving server sleeps far less often (GNU time'
     CHECK(sleeping.result.at("socket").at("rx_spin").at("spins") == 0);
     CHECK(sleeping.voluntary_switches > 200);
     // With 5 ms of polling, data usually comes first (how often depends on the machine's load: a sender
-    // kept off its CPU for longer leaves the spin to run out), and the kernel counts far fewer sleeps.
+    // kept off its CPU for longer leaves the spin to run out), and the kernel counts far fewer sleeps. How
+    // often the socket ran dry at all is the machine's: thousands of times on an idle one, 25 in 1.5 s on a
+    // loaded CI machine where the receiver was mostly behind; it did at least once.
     const auto& spin = spinning.result.at("socket").at("rx_spin");
     CHECK(spin.at("us") == 5000);
-    CHECK(spin.at("spins").get<uint64_t>() > 100);
+    CHECK(spin.at("spins").get<uint64_t>() > 0);
     CHECK(spin.at("caught").get<uint64_t>() > 0);
     CHECK(spin.at("caught").get<uint64_t>() <= spin.at("spins").get<uint64_t>());
     CHECK(per_gb(spinning) < 0.4 * per_gb(sleeping));   // 1/40 on an idle machine, 1/7 under ctest -j2 and a build

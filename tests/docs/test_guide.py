@@ -1,6 +1,6 @@
 """The guide (README.md, docs/*.md, CONTRIBUTING.md, bench/NOTES.md) against the repository and the built
-binary: every relative link and #anchor resolves (anchors as GitHub makes them from headings), no link in
-any Markdown file of the repository leaves it, every `nicmatrix ...` command in the guide's shell examples
+binary: every relative link and #anchor of every Markdown file of the repository resolves (anchors as
+GitHub makes them from headings), no link leaves the repository, every `nicmatrix ...` command in the guide's shell examples
 uses subcommands, options and listed choices that `nicmatrix SUB --help` has, the commands table of the
 README too, a `$ build/nicmatrix report|compare ...` example in the README prints what it shows, and the
 README stays short with its two quick-start commands first.
@@ -15,7 +15,7 @@ from collections import namedtuple
 
 import pytest
 
-from conftest import NM_BINARY, SOURCE, help_subcommands, help_text
+from conftest import _OPTION, _TYPE, NM_BINARY, SOURCE, help_subcommands, help_text
 
 GUIDE = ["README.md", "CONTRIBUTING.md", "bench/NOTES.md"] + sorted(
     os.path.join("docs", f) for f in os.listdir(os.path.join(SOURCE, "docs")) if f.endswith(".md"))
@@ -117,8 +117,8 @@ def test_the_guide_exists():
         assert os.path.isfile(os.path.join(SOURCE, path)), path
 
 
-@pytest.mark.parametrize("path", GUIDE)
-def test_every_link_of_the_guide_resolves(path):
+@pytest.mark.parametrize("path", repo_markdown())
+def test_every_link_resolves(path):
     broken = [f"{path}:{n}: ({t}): {why}" for n, t in links(path) if (why := check_link(path, t))]
     assert not broken, "\n".join(broken)
 
@@ -167,10 +167,10 @@ def help_of(words):
         block = text.split("\nOptions:\n", 1)[1].split("\nSubcommands:\n", 1)[0] if "\nOptions:\n" in text else ""
         options = {}
         for line in block.splitlines():
-            m = re.match(r"^  (-[^\s,]+(?:,-[^\s,]+)*)(?: (\S+))?", line)
+            m = _OPTION.match(line)   # the same reading of CLI11's lines as conftest.help_options
             if not m:
                 continue
-            value = m[2] if m[2] and re.match(r"^[A-Z][A-Z0-9_]*(?:$|[:=\[ ])", m[2]) else None
+            value = m[2] if m[2] and _TYPE.match(m[2]) else None
             choices = re.search(r":\{([^}]*)\}", value or "")
             spec = False
             if value:

@@ -57,6 +57,31 @@ TEST_CASE("sweep --dry-run lists every cell and its settings and changes nothing
     CHECK(std::filesystem::is_empty(dir.path));   // no results file, no directory
 }
 
+TEST_CASE("sweep without -o writes nicmatrix-results/NAME-STAMP.json in its current directory (made when missing); -o wins",
+          "[integration]") {
+    nm::test::require_net_admin();
+    nm::test::TempDir dir;
+    const auto cfg = write_config(dir, "tiny.json", R"({"name": "tiny", "offloads": [{"name": "as-is", "features": {}}], "mtu": [1500],
+        "traffic": [{"name": "tcp-p1", "streams": 1}], "duration_s": 0.5, "omit_s": 0, "repetitions": 1, "order": "sequential",
+        "interference": {"max_wait_s": 0}})");
+    const auto cwd = dir.path / "work";
+    std::filesystem::create_directories(cwd);
+    const std::string in_cwd = "cd " + cwd.string() + " && " + nicmatrix_binary() + " sweep " + cfg + " --lab --journal " + dir.file("j.json");
+    auto r = run_command(in_cwd, std::chrono::seconds(120));
+    REQUIRE(r.exit_status == 0);
+    std::vector<std::filesystem::path> written;
+    for (const auto& entry : std::filesystem::directory_iterator(cwd / "nicmatrix-results")) written.push_back(entry.path());
+    REQUIRE(written.size() == 1);
+    CHECK_THAT(written[0].filename().string(), Catch::Matches(R"(tiny-\d{8}T\d{6}Z\.json)"));
+    CHECK_THAT(r.output, Catch::Contains("results: nicmatrix-results/" + written[0].filename().string() + "\n"));
+    CHECK(nm::load_results(written[0].string()).cells.size() == 1);
+
+    r = run_command(in_cwd + " -o " + dir.file("chosen.json"), std::chrono::seconds(120));
+    REQUIRE(r.exit_status == 0);
+    CHECK(nm::load_results(dir.file("chosen.json")).cells.size() == 1);
+    CHECK(std::distance(std::filesystem::directory_iterator(cwd / "nicmatrix-results"), std::filesystem::directory_iterator()) == 1);
+}
+
 TEST_CASE("sweep --iface --peer without a key refuses a config that changes the peer, before changing anything", "[integration]") {
     nm::test::require_net_admin();
     nm::test::ScopedLab lab;

@@ -17,6 +17,7 @@
 #include "core/base/wait_until.hpp"
 #include "matrix/results_store.hpp"
 #include "tests/support/command.hpp"
+#include "tests/support/ends_as_it_began.hpp"
 #include "tests/support/matrix_world.hpp"
 #include "tests/support/oracles.hpp"
 #include "tests/support/require.hpp"
@@ -87,15 +88,13 @@ TEST_CASE("sweep --iface --peer without a key refuses a config that changes the 
     nm::test::ScopedLab lab;
     nm::test::TempDir dir;
     const auto& a = lab.client();
-    const auto before = nm::test::ethtool_features(a.netns, a.ifname);
-    const auto mtu_before = nm::test::link_mtu(a.netns, a.ifname);
+    const nm::test::EndsAsItBegan unchanged(a);
     const auto r = run_in_netns(a.netns, nicmatrix_binary() + " sweep " + kSource + "/configs/offload-mtu.json --iface nm-a --peer 198.18.0.2 -o " +
                                              dir.file("r.json") + " --journal " + dir.file("j.json"));
     CHECK(r.exit_status == 2);
     CHECK(r.output == "nicmatrix: sweep offload-mtu: the config changes the peer's side, which its agent does only for a client holding "
                       "the key: give --key-file (or NICMATRIX_KEY_FILE), or set \"apply_to\" to \"local\"\n");
-    CHECK(nm::test::ethtool_features(a.netns, a.ifname) == before);
-    CHECK(nm::test::link_mtu(a.netns, a.ifname) == mtu_before);
+    unchanged.check();
     CHECK(std::filesystem::is_empty(dir.path));
 }
 
@@ -107,14 +106,14 @@ TEST_CASE("sweep --peer: an unreachable peer is found before the first change, e
     nm::test::wait_for_lab_path(lab.info());
     const auto cfg = write_config(dir, "local.json", R"({"offloads": [{"name": "tso-off", "features": {"tso": "off"}}], "mtu": [1500],
         "traffic": [{}], "apply_to": "local"})");
-    const auto before = nm::test::ethtool_features(a.netns, a.ifname);
+    const nm::test::EndsAsItBegan unchanged(a);
     auto r = run_in_netns(a.netns, nicmatrix_binary() + " sweep " + cfg + " --iface nm-a --peer 198.18.0.77 -o " + dir.file("r.json"));
     CHECK(r.exit_status == 2);
     CHECK_THAT(r.output, Catch::Contains("nicmatrix: peer 198.18.0.77 is unreachable: no answer to ping within 2000 ms"));
     r = run_in_netns(a.netns, nicmatrix_binary() + " sweep " + cfg + " --iface nm-a --peer 198.18.0.2 -o " + dir.file("r.json"));
     CHECK(r.exit_status == 2);
     CHECK_THAT(r.output, Catch::Contains("is `nicmatrix serve` running there?"));
-    CHECK(nm::test::ethtool_features(a.netns, a.ifname) == before);
+    unchanged.check();
     CHECK_FALSE(std::filesystem::exists(dir.file("r.json")));
 }
 

@@ -17,7 +17,7 @@ inline constexpr size_t kMaxKeyFileBytes = 4096;
 class SecretKey {
 public:
     explicit SecretKey(std::string bytes) : bytes_(std::move(bytes)) {}
-    SecretKey(const SecretKey& other) : bytes_(other.bytes_) {}
+    SecretKey(const SecretKey& other) = default;
     SecretKey(SecretKey&& other) noexcept;
     SecretKey& operator=(const SecretKey& other);
     SecretKey& operator=(SecretKey&& other) noexcept;

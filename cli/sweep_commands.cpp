@@ -304,7 +304,7 @@ void add_sweep_commands(CLI::App& app, std::stop_token stop) {
     sweep->add_option("--topology", f->topology, "--lab shape: pair (veth between the ends) or bridge (a Linux bridge between, its ports at MTU 1500; \"apply_to\": \"dut\" sweeps the bridge's ports)")
         ->check(CLI::IsMember({"pair", "bridge"}))
         ->capture_default_str();
-    sweep->add_option("-o,--output", r.output, "Results file (default results/<config name>-<UTC stamp>.json)");
+    sweep->add_option("-o,--output", r.output, "Results file (default nicmatrix-results/<config name>-<UTC stamp>.json in the current directory)");
     sweep->add_option("--resume", r.resume, "Continue this results file: measure only what it is missing (cells not visited, repetitions still wanted)");
     sweep->add_flag("--dry-run", f->dry_run, "Print the cells and the settings each would apply; change nothing");
     sweep->add_flag("-q,--quiet", f->quiet, "No progress lines and no table; print only the results file");

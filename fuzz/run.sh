@@ -8,10 +8,7 @@ here=$(cd "$(dirname "$0")/.." && pwd)
 secs=${1:-30}
 build="$here/build-fuzz"
 targets="control_message sweep_config traffic_spec agent_session results_file iperf3_results"
-launcher=
-if command -v ccache >/dev/null 2>&1; then launcher=-DCMAKE_CXX_COMPILER_LAUNCHER=ccache; fi
-CXX=${CXX_FUZZ:-clang++-14} cmake -S "$here" -B "$build" -DNM_FUZZ=ON -DNM_BUILD_TESTS=OFF -DNM_BUILD_PYTHON=OFF \
-  -DCMAKE_BUILD_TYPE=Debug $launcher >/dev/null
+"$here/fuzz/configure.sh"
 cmake --build "$build" -j2 --target $(for t in $targets; do printf 'nm_fuzz_%s ' "$t"; done)
 for target in $targets; do
   work="$build/corpus-$target"

@@ -38,13 +38,14 @@
 namespace nm {
 namespace {
 
+// In the current directory, not the source tree's results/ (which holds the examples); -o decides otherwise.
 std::string default_output(const SweepConfig& config) {
     const std::time_t t = std::time(nullptr);
     std::tm tm{};
     ::gmtime_r(&t, &tm);
     char stamp[32];
     std::strftime(stamp, sizeof stamp, "%Y%m%dT%H%M%SZ", &tm);
-    return "results/" + config.name + "-" + stamp + ".json";
+    return "nicmatrix-results/" + config.name + "-" + stamp + ".json";
 }
 
 // The directory of an output or journal file; `flag` names it in the error (a file in the way, no permission).

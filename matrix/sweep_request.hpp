@@ -37,7 +37,7 @@ struct SweepRequest {
     /// driven through iperf3's own protocol: TCP stream tests only, only the local interface changes; on the
     /// lab, Debian's iperf3 -s runs in the server namespace). "" = nicmatrix.
     std::string peer_kind;
-    std::string output;                        ///< "" = the resumed file, or results/<config name>-<UTC stamp>.json
+    std::string output;                        ///< "" = the resumed file, or nicmatrix-results/<config name>-<UTC stamp>.json (relative to the current directory)
     std::string resume;                        ///< a results file to complete
     std::string journal;                       ///< "" = the journal's default ($NICMATRIX_JOURNAL or /run/nicmatrix/journal.json), as `nicmatrix restore` reads
     std::string command;                       ///< the command line, for the results file

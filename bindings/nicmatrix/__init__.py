@@ -76,7 +76,7 @@ def sweep(config, lab=False, iface=None, peer=None, port=None, output=None, resu
     (an IPv4 or IPv6 address or a name of a host running `nicmatrix serve`). ip_version: 4 or 6, as
     `sweep -4`/`-6` (the lab's IPv6 addresses; which of a peer name's addresses). peer_iface and
     key_file: as --peer-iface and --key-file (the keyed two-machine sweep). output: the results file (default
-    results/<config name>-<UTC stamp>.json); resume: a results file to complete. precision: as `sweep
+    nicmatrix-results/<config name>-<UTC stamp>.json in the current directory); resume: a results file to complete. precision: as `sweep
     --precision PCT` (the config's precision.ci_pct); time_budget: as --time-budget (seconds, or "15m");
     seed: as --seed (the shuffled order's). progress: a callable given one dict per event ({"event":
     "cell_start"|"cell_done"|"note", "number", "total", "key", "round", "repetition", "final", "status",

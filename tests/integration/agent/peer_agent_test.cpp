@@ -25,6 +25,7 @@
 #include "ethtool_ctl/netlink_device_control.hpp"
 #include "ethtool_ctl/netns.hpp"
 #include "tests/support/command.hpp"
+#include "tests/support/ends_as_it_began.hpp"
 #include "tests/support/fake_agent.hpp"
 #include "tests/support/matrix_world.hpp"
 #include "tests/support/oracles.hpp"
@@ -166,8 +167,7 @@ TEST_CASE("An agent without a key refuses every settings change, says why at con
     nm::test::require_net_admin();
     AgentWorld w(std::nullopt);
     const auto& b = w.lab.server();
-    const auto mtu_before = link_mtu(b.netns, b.ifname);
-    const auto features_before = ethtool_features(b.netns, b.ifname);
+    const nm::test::EndsAsItBegan unchanged(b);
 
     auto client = w.connect(std::nullopt);
     CHECK_FALSE(client->capabilities().control);
@@ -181,8 +181,7 @@ TEST_CASE("An agent without a key refuses every settings change, says why at con
         CHECK(std::string(e.what()).find("settings control refused: the agent has no key") != std::string::npos);
     }
     CHECK_THROWS_AS(client->read(b.ifname), nm::Error);
-    CHECK(link_mtu(b.netns, b.ifname) == mtu_before);
-    CHECK(ethtool_features(b.netns, b.ifname) == features_before);
+    unchanged.check();
     CHECK(w.log_text().find("settings control refused: the agent has no key") != std::string::npos);
 
     // A client holding a key refuses this agent outright: it cannot prove it holds the key.
@@ -200,9 +199,9 @@ TEST_CASE("A wrong key is refused and logged, the right key changes the agent's 
     nm::test::require_net_admin();
     AgentWorld w(kKey);
     const auto& b = w.lab.server();
+    const nm::test::EndsAsItBegan unchanged(b);
     const auto mtu_before = link_mtu(b.netns, b.ifname);
-    const auto features_before = ethtool_features(b.netns, b.ifname);
-    REQUIRE(features_before.at("tcp-segmentation-offload"));
+    REQUIRE(ethtool_features(b.netns, b.ifname).at("tcp-segmentation-offload"));
 
     try {
         w.connect(std::string("a wrong key, long enough to pass the length rule"));
@@ -229,7 +228,7 @@ TEST_CASE("A wrong key is refused and logged, the right key changes the agent's 
         CHECK_THROWS_WITH(client->apply("lo", nm::LinkSettings{1400, {}, {}}), Catch::Contains("interface lo is not allowed"));
         CHECK_THROWS_WITH(client->apply(b.ifname, nm::LinkSettings{std::nullopt, {{"loopback", true}}, {}}),
                           Catch::Contains("feature \"loopback\" is not an offload the agent lets a client change"));
-        CHECK(ethtool_features(b.netns, b.ifname) == features_before);
+        unchanged.check();
 
         const auto report = client->apply(b.ifname, nm::LinkSettings{4000, {{"tso", false}}, {}});
         CHECK(client->confirm() == nm::ConfirmedEnd::Confirmation::Confirmed);
@@ -246,7 +245,7 @@ TEST_CASE("A wrong key is refused and logged, the right key changes the agent's 
     // (It puts the settings back first and then clears its journal entry: both are waited for.)
     nm::wait_until([&] { return link_mtu(b.netns, b.ifname) == mtu_before && w.journal.entries().empty(); }, 5s,
                    "the agent to restore the MTU and clear its journal");
-    CHECK(ethtool_features(b.netns, b.ifname) == features_before);
+    unchanged.check();
 }
 
 TEST_CASE("An unconfirmed change is rolled back by the agent within its window, and a confirm after that is refused",
@@ -254,7 +253,7 @@ TEST_CASE("An unconfirmed change is rolled back by the agent within its window, 
     nm::test::require_net_admin();
     AgentWorld w(kKey);
     const auto& b = w.lab.server();
-    const auto mtu_before = link_mtu(b.netns, b.ifname);
+    const nm::test::EndsAsItBegan unchanged(b);
     {
         nm::NetnsScope in(w.lab.client().netns);
         auto o = w.client_options(kKey);
@@ -263,10 +262,10 @@ TEST_CASE("An unconfirmed change is rolled back by the agent within its window, 
         client.apply(b.ifname, nm::LinkSettings{6000, {}, {}});
         CHECK(link_mtu(b.netns, b.ifname) == "6000\n");
         nm::wait_until([&] { return w.log_text().find("rolled back " + b.ifname) != std::string::npos; }, 5s, "the agent to roll back");
-        CHECK(link_mtu(b.netns, b.ifname) == mtu_before);
+        unchanged.check();
         // The late confirm: the agent refuses it, and the client says so.
         CHECK(client.confirm() == nm::ConfirmedEnd::Confirmation::RolledBack);
-        CHECK(link_mtu(b.netns, b.ifname) == mtu_before);
+        unchanged.check();
     }
     // The client is gone; its session ends before the next one can take control.
     nm::wait_until([&] { return w.log_text().find("restored") != std::string::npos || w.journal.entries().empty(); }, 5s,
@@ -280,12 +279,12 @@ TEST_CASE("An unconfirmed change is rolled back by the agent within its window, 
     const auto notice = s.next();   // the window passes with no confirm
     CHECK(notice.at("type") == "rolled_back");
     CHECK(notice.at("changes") == nm::Json::array({id}));
-    CHECK(link_mtu(b.netns, b.ifname) == mtu_before);
+    unchanged.check();
     const auto late = s.request(nm::Json{{"op", "confirm"}, {"change", id}});
     CHECK(late.at("type") == "error");
     CHECK(late.at("kind") == "expired");
     CHECK(late.at("message") == "change " + std::to_string(id) + " was already rolled back: its confirmation came after its window");
-    CHECK(link_mtu(b.netns, b.ifname) == mtu_before);
+    unchanged.check();
 }
 
 TEST_CASE("Stacked changes: a window closing rolls back every unconfirmed change, so the peer ends at its last confirmed state",
@@ -313,6 +312,7 @@ TEST_CASE("Silence: the agent waits out a change's window before it ends a silen
     // A heartbeat timeout shorter than the confirm window.
     AgentWorld w(kKey, 800ms);
     const auto& b = w.lab.server();
+    const nm::test::EndsAsItBegan unchanged(b);
     const auto mtu_before = link_mtu(b.netns, b.ifname);
     {
         RawSession s(w);
@@ -325,7 +325,7 @@ TEST_CASE("Silence: the agent waits out a change's window before it ends a silen
         nm::wait_until([&] { return w.log_text().find("no heartbeat from") != std::string::npos; }, 5s, "the silent session to end");
         const auto log = w.log_text();
         CHECK(log.find("rolled back " + b.ifname) < log.find("no heartbeat from"));
-        CHECK(link_mtu(b.netns, b.ifname) == mtu_before);
+        unchanged.check();
     }
     {
         // A confirmed change, then only messages that fail their checks: they do not keep the session alive.
@@ -380,8 +380,8 @@ TEST_CASE("Replayed, altered, unsigned, malformed and oversized messages are ref
     nm::test::require_net_admin();
     AgentWorld w(kKey);
     const auto& b = w.lab.server();
-    const auto mtu_before = link_mtu(b.netns, b.ifname);
     {
+        const nm::test::EndsAsItBegan unchanged(b);   // until the good client at the end changes it
         RawSession s(w);
         const std::string ping = nm::encode_signed_message(nm::Json{{"type", "request"}, {"seq", 1}, {"op", "ping"}}, s.key, nm::kClientToAgent);
         s.send_raw(ping);
@@ -412,7 +412,7 @@ TEST_CASE("Replayed, altered, unsigned, malformed and oversized messages are ref
         nm::Json reflected{{"type", "request"}, {"seq", 2}, {"op", "restore"}};
         s.send_raw(nm::encode_signed_message(reflected, s.key, nm::kAgentToClient));
         CHECK(s.next().at("kind") == "auth");
-        CHECK(link_mtu(b.netns, b.ifname) == mtu_before);
+        unchanged.check();
 
         // Well signed but malformed: refused before anything changes, with the field named.
         const auto bad_window = s.request(nm::Json{{"op", "apply"}, {"ifname", b.ifname}, {"settings", nm::LinkSettings{9000, {}, {}}}, {"confirm_ms", "3 s"}});
@@ -422,7 +422,7 @@ TEST_CASE("Replayed, altered, unsigned, malformed and oversized messages are ref
         CHECK(forever.at("kind") == "usage");
         const auto no_window = s.request(nm::Json{{"op", "apply"}, {"ifname", b.ifname}, {"settings", nm::LinkSettings{9000, {}, {}}}});
         CHECK(no_window.at("message") == "bad request: apply needs \"confirm_ms\"");
-        CHECK(link_mtu(b.netns, b.ifname) == mtu_before);
+        unchanged.check();
         CHECK(w.journal.entries().empty());
 
         // A forged log line in the op: escaped in the log.
@@ -509,7 +509,7 @@ TEST_CASE("The client refuses an impostor: no authentication, a wrong proof, a t
     nm::test::ScopedLab lab;
     const auto& b = lab.server();
     const std::string host = b.ipv4.substr(0, b.ipv4.find('/'));
-    const auto features_before = ethtool_features(b.netns, b.ifname);
+    const nm::test::EndsAsItBegan unchanged(b);
     const auto connect = [&](const nm::test::FakeAgent& fake) {
         nm::NetnsScope in(lab.client().netns);
         nm::PeerClientOptions o;
@@ -542,8 +542,7 @@ TEST_CASE("The client refuses an impostor: no authentication, a wrong proof, a t
         CHECK_THROWS_AS(client->apply(b.ifname, nm::LinkSettings{4000, {}, {}}), nm::Error);   // an nm::Error, not a JSON exception
         CHECK_FALSE(client->connected());
     }
-    CHECK(ethtool_features(b.netns, b.ifname) == features_before);
-    CHECK(link_mtu(b.netns, b.ifname) == "1500\n");
+    unchanged.check();
 }
 
 TEST_CASE("The agent changes only the kinds of setting its allow-list names: others are refused by kind with nothing changed, "
@@ -551,8 +550,8 @@ TEST_CASE("The agent changes only the kinds of setting its allow-list names: oth
     nm::test::require_net_admin();
     AgentWorld w(kKey, 10000ms, {"mtu", "offloads", "channels"});
     const auto& b = w.lab.server();
+    const nm::test::EndsAsItBegan unchanged(b);
     const auto channels_before = ethtool_channels(b.netns, b.ifname);
-    const auto rps_before = rps_masks(b.netns, b.ifname);
     REQUIRE(channels_before == "RX: 2 TX: 2");
     {
         auto client = w.connect(kKey);
@@ -571,8 +570,7 @@ TEST_CASE("The agent changes only the kinds of setting its allow-list names: oth
         nm::LinkSettings both = rps;
         both.tuning.channels["rx"] = 1;
         CHECK_THROWS_WITH(client->apply(b.ifname, both), Catch::Contains("rps is not a kind"));
-        CHECK(ethtool_channels(b.netns, b.ifname) == channels_before);
-        CHECK(rps_masks(b.netns, b.ifname) == rps_before);
+        unchanged.check();
         CHECK(w.log_text().find("refused") != std::string::npos);
 
         nm::LinkSettings one;
@@ -584,15 +582,15 @@ TEST_CASE("The agent changes only the kinds of setting its allow-list names: oth
     }
     nm::wait_until([&] { return ethtool_channels(b.netns, b.ifname) == channels_before && w.journal.entries().empty(); }, 5s,
                    "the agent to put the channels back and clear its journal");
-    CHECK(rps_masks(b.netns, b.ifname) == rps_before);
+    unchanged.check();
 }
 
 TEST_CASE("An unconfirmed change of RPS is rolled back by the agent within its window", "[integration]") {
     nm::test::require_net_admin();
     AgentWorld w(kKey);
     const auto& b = w.lab.server();
-    const auto rps_before = rps_masks(b.netns, b.ifname);
-    REQUIRE(rps_before == "0 0");
+    const nm::test::EndsAsItBegan unchanged(b);
+    REQUIRE(rps_masks(b.netns, b.ifname) == "0 0");
     auto o = w.client_options(kKey);
     o.confirm_window = 500ms;
     std::unique_ptr<nm::PeerControlClient> client;
@@ -605,5 +603,5 @@ TEST_CASE("An unconfirmed change of RPS is rolled back by the agent within its w
     client->apply(b.ifname, rps);
     CHECK(rps_masks(b.netns, b.ifname) == "1 1");
     CHECK(client->await_rollback(5s));
-    CHECK(rps_masks(b.netns, b.ifname) == rps_before);
+    unchanged.check();
 }

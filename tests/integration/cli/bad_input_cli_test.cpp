@@ -1,6 +1,6 @@
 // Bad input to the CLI, run inside a lab's client namespace: every bad config in tests/fixtures/bad_configs
 // and every bad invocation in the table below gives its exact error and exit code 2, and leaves the lab's
-// interfaces as they were (ethtool -k and the MTU before and after).
+// interfaces as they were (tests/support/ends_as_it_began.hpp: ip, ethtool, tc, sysfs before and after).
 #include <catch2/catch.hpp>
 
 #include <filesystem>
@@ -10,13 +10,12 @@
 #include <vector>
 
 #include "tests/support/command.hpp"
+#include "tests/support/ends_as_it_began.hpp"
 #include "tests/support/matrix_world.hpp"
 #include "tests/support/oracles.hpp"
 #include "tests/support/require.hpp"
 #include "tests/support/scoped_lab.hpp"
 
-using nm::test::ethtool_features;
-using nm::test::link_mtu;
 using nm::test::nicmatrix_binary;
 using nm::test::run_in_netns;
 
@@ -31,14 +30,6 @@ std::string read_text(const std::filesystem::path& p) {
     return s.str();
 }
 
-/// The lab's client interface as the oracles see it.
-struct Snapshot {
-    std::map<std::string, bool> features;
-    std::string mtu;
-    bool operator==(const Snapshot&) const = default;
-};
-Snapshot snapshot(const nm::LabInterface& i) { return {ethtool_features(i.netns, i.ifname), link_mtu(i.netns, i.ifname)}; }
-
 }  // namespace
 
 TEST_CASE("Every bad config gives its exact error, exit 2, and changes nothing", "[integration]") {
@@ -46,7 +37,7 @@ TEST_CASE("Every bad config gives its exact error, exit 2, and changes nothing",
     nm::test::ScopedLab lab;
     nm::test::TempDir dir;
     const auto& a = lab.client();
-    const auto before = snapshot(a);
+    const nm::test::EndsAsItBegan unchanged(a);
     size_t checked = 0;
     for (const auto& entry : std::filesystem::directory_iterator(kSource + "/tests/fixtures/bad_configs")) {
         if (entry.path().extension() != ".json") continue;
@@ -61,7 +52,7 @@ TEST_CASE("Every bad config gives its exact error, exit 2, and changes nothing",
         ++checked;
     }
     CHECK(checked >= 16);
-    CHECK(snapshot(a) == before);
+    unchanged.check();
     CHECK(std::filesystem::is_empty(dir.path));
 }
 
@@ -127,14 +118,14 @@ TEST_CASE("Bad invocations of sweep and serve give their exact error, exit 2, an
              ")\n"},
         {"serve --port 0 --journal " + dir.file("aj.json") + " --allow-control nm-a --key-file " + open_key, open_key_error},
     };
-    const auto before = snapshot(a);
+    const nm::test::EndsAsItBegan unchanged(a);
     for (const auto& c : cases) {
         INFO(c.args);
         const auto r = run_in_netns(a.netns, "env -u NICMATRIX_KEY_FILE " + nicmatrix_binary() + " " + c.args, std::chrono::seconds(10));
         CHECK(r.exit_status == 2);
         CHECK(r.output == c.output);
     }
-    CHECK(snapshot(a) == before);
+    unchanged.check();
     CHECK_FALSE(std::filesystem::exists(dir.file("j.json")));
     CHECK_FALSE(std::filesystem::exists(dir.file("aj.json")));
 }

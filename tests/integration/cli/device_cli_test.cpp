@@ -19,6 +19,7 @@
 #include "ethtool_ctl/netlink_device_control.hpp"
 #include "ethtool_ctl/setting_writes.hpp"
 #include "tests/support/command.hpp"
+#include "tests/support/ends_as_it_began.hpp"
 #include "tests/support/require.hpp"
 #include "tests/support/scoped_lab.hpp"
 
@@ -58,13 +59,6 @@ std::map<std::string, EthtoolLine> ethtool_k(const std::string& netns, const std
     }
     REQUIRE(out.size() > 20);
     return out;
-}
-
-// ethtool -k and ip -d link of one interface. ip names the peer's namespace by looking through /run/netns,
-// which other tests change concurrently ("Peer netns reference is invalid"): that part is left out.
-std::string snapshot(const nm::LabInterface& itf) {
-    return run_in_netns(itf.netns, "ethtool -k " + itf.ifname).output +
-           run_in_netns(itf.netns, "ip -d link show " + itf.ifname + " 2>/dev/null | sed \"s/ link-netns[a-z]* [^ ]*//\"").output;
 }
 
 uint32_t ip_mtu(const nm::LabInterface& itf) {
@@ -177,7 +171,7 @@ TEST_CASE("set tx=off takes TCP segmentation along as side effects, and ethtool 
     const std::string path = GENERATE(as<std::string>{}, "", " --ioctl");
     const TempJournal temp_journal;
     const std::string journal = temp_journal.path;
-    const auto before = snapshot(a);
+    const nm::test::EndsAsItBegan unchanged(a);
 
     const json report = run_json(nm_cmd(a, "set", "--feature tx=off --json --journal " + journal + path));
     CHECK(report.at("path") == (path.empty() ? "netlink" : "ioctl"));
@@ -210,7 +204,7 @@ TEST_CASE("set tx=off takes TCP segmentation along as side effects, and ethtool 
 
     const auto restored = run_command(nicmatrix_binary() + " restore --journal " + journal);
     CHECK(restored.exit_status == 0);
-    CHECK(snapshot(a) == before);
+    unchanged.check();
 }
 
 TEST_CASE("set applies several features and the MTU at once, ethtool -k and ip -d link agree", "[integration]") {
@@ -220,7 +214,7 @@ TEST_CASE("set applies several features and the MTU at once, ethtool -k and ip -
     const std::string path = GENERATE(as<std::string>{}, "", " --ioctl");
     const TempJournal temp_journal;
     const std::string journal = temp_journal.path;
-    const auto before = snapshot(a);
+    const nm::test::EndsAsItBegan unchanged(a);
 
     const json report = run_json(nm_cmd(a, "set", "--mtu 9000 --feature gso=off --feature generic-receive-offload=on "
                                                   "--feature rx-gro-list=on --feature sg=on --json --journal " + journal + path));
@@ -237,11 +231,11 @@ TEST_CASE("set applies several features and the MTU at once, ethtool -k and ip -
     run_json(nm_cmd(a, "set", "--mtu 4000 --json --journal " + journal + path));
     CHECK(ip_mtu(a) == 4000);
     CHECK(run_command(nicmatrix_binary() + " restore --journal " + journal).exit_status == 0);
-    CHECK(snapshot(a) == before);
+    unchanged.check();
     const auto again = run_command(nicmatrix_binary() + " restore --journal " + journal);
     CHECK(again.exit_status == 0);
     CHECK_THAT(again.output, Catch::Contains("nothing to restore"));
-    CHECK(snapshot(a) == before);
+    unchanged.check();
 }
 
 TEST_CASE("A process SIGKILLed after changing offloads and MTU leaves a journal that restore undoes", "[integration]") {
@@ -250,7 +244,7 @@ TEST_CASE("A process SIGKILLed after changing offloads and MTU leaves a journal 
     const auto a = lab.client();
     const TempJournal temp_journal;
     const std::string journal = temp_journal.path;
-    const auto before = snapshot(a);
+    const nm::test::EndsAsItBegan unchanged(a);
 
     int ready[2];
     REQUIRE(::pipe(ready) == 0);
@@ -287,13 +281,13 @@ TEST_CASE("A process SIGKILLed after changing offloads and MTU leaves a journal 
 
     CHECK(ip_mtu(a) == 9000);
     CHECK_FALSE(ethtool_k(a.netns, a.ifname).at("tx-tcp-segmentation").active);
-    CHECK(snapshot(a) != before);
+    CHECK_FALSE(unchanged.difference().empty());
     CHECK(run_command("test -s " + journal).exit_status == 0);
 
     const auto restored = run_command(nicmatrix_binary() + " restore --journal " + journal);
     INFO(restored.output);
     CHECK(restored.exit_status == 0);
-    CHECK(snapshot(a) == before);
+    unchanged.check();
     CHECK(ip_mtu(a) == 1500);
     CHECK(run_command("test -e " + journal).exit_status != 0);
 }
@@ -304,13 +298,13 @@ TEST_CASE("Bad input gets a clear error, the right exit status, and changes noth
     const auto& a = lab.client();
     const TempJournal temp_journal;
     const std::string journal = temp_journal.path;
-    const auto before = snapshot(a);
+    const nm::test::EndsAsItBegan unchanged(a);
     const auto expect = [&](const std::string& cmd, int status, const std::vector<std::string>& words) {
         const auto r = run_command(cmd);
         INFO(cmd << "\n" << r.output);
         CHECK(r.exit_status == status);
         for (const auto& w : words) CHECK_THAT(r.output, Catch::Contains(w));
-        CHECK(snapshot(a) == before);
+        unchanged.check();
     };
     const std::string j = " --journal " + journal;
 
@@ -333,7 +327,7 @@ TEST_CASE("Bad input gets a clear error, the right exit status, and changes noth
            {"not permitted", "mtu"});
     expect("capsh --drop=cap_net_admin -- -c '" + nm_cmd(a, "set", "--feature gso=off --ioctl" + j) + "'", 1, {"not permitted"});
     run_command(nicmatrix_binary() + " restore --journal " + journal);
-    CHECK(snapshot(a) == before);
+    unchanged.check();
 }
 
 TEST_CASE("DeviceControl reads link details and counters that ip -s link agrees with", "[integration]") {

@@ -17,6 +17,7 @@
 #include "matrix/results_store.hpp"
 #include "tests/support/child_process.hpp"
 #include "tests/support/command.hpp"
+#include "tests/support/ends_as_it_began.hpp"
 #include "tests/support/oracles.hpp"
 #include "tests/support/require.hpp"
 #include "tests/support/scoped_lab.hpp"
@@ -209,10 +210,7 @@ TEST_CASE("sweep --peer-kind iperf3 changes only the local interface, writes a v
     std::ofstream(cfg) << R"({"name": "ip3", "offloads": [{"name": "tso-off", "features": {"tso": "off"}}], "mtu": [1500, 1400],
         "traffic": [{"name": "tcp-p1", "streams": 1}, {"name": "tcp-p1-R", "streams": 1, "direction": "reverse"}], "apply_to": "local",
         "duration_s": 1, "omit_s": 0, "repetitions": 1, "order": "sequential", "interference": {"max_wait_s": 0}})";
-    const auto features_a = nm::test::ethtool_features(a.netns, a.ifname);
-    const auto mtu_a = nm::test::link_mtu(a.netns, a.ifname);
-    const auto features_b = nm::test::ethtool_features(b.netns, b.ifname);
-    const auto mtu_b = nm::test::link_mtu(b.netns, b.ifname);
+    const nm::test::EndsAsItBegan a_unchanged(a), b_unchanged(b);
     const std::string sweep = nicmatrix_binary() + " sweep " + cfg + " --iface " + a.ifname + " --peer " + nm::strip_prefix(b.ipv4) +
                               " --peer-kind iperf3 -q --journal " + dir.file("j.json") + " -o " + dir.file("r.json");
     auto r = run_in_netns(a.netns, sweep + " --peer-iface " + b.ifname);
@@ -242,10 +240,8 @@ TEST_CASE("sweep --peer-kind iperf3 changes only the local interface, writes a v
     const json file = json::parse(file_in);
     CHECK(file.at("cells")[0].at("runs")[0].at("cpu").at("receiver").is_null());
     // Only the local interface changed, and it is back as it was; the far end never was touched.
-    CHECK(nm::test::ethtool_features(a.netns, a.ifname) == features_a);
-    CHECK(nm::test::link_mtu(a.netns, a.ifname) == mtu_a);
-    CHECK(nm::test::ethtool_features(b.netns, b.ifname) == features_b);
-    CHECK(nm::test::link_mtu(b.netns, b.ifname) == mtu_b);
+    a_unchanged.check();
+    b_unchanged.check();
     // iperf3 logged every test (the sweep's empty access check of each of the two traffic entries, and
     // its four cells) and no error.
     const auto tests = server.tests();

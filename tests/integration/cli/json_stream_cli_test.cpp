@@ -22,6 +22,7 @@
 #include "matrix/results_store.hpp"
 #include "tests/support/background.hpp"
 #include "tests/support/command.hpp"
+#include "tests/support/ends_as_it_began.hpp"
 #include "tests/support/oracles.hpp"
 #include "tests/support/require.hpp"
 #include "tests/support/scoped_lab.hpp"
@@ -29,20 +30,6 @@
 
 using nm::test::Background;
 using nm::test::nicmatrix_binary;
-
-namespace {
-
-struct Seen {
-    std::map<std::string, bool> features;
-    std::string mtu;
-    bool operator==(const Seen& o) const { return features == o.features && mtu == o.mtu; }
-};
-
-Seen seen(const nm::LabInterface& itf) {
-    return Seen{nm::test::ethtool_features(itf.netns, itf.ifname), nm::test::link_mtu(itf.netns, itf.ifname)};
-}
-
-}  // namespace
 
 TEST_CASE("sweep --json-stream to a pipe nobody reads: SIGTERM still ends it within seconds, the interface restored, the losses recorded",
           "[integration]") {
@@ -54,7 +41,7 @@ TEST_CASE("sweep --json-stream to a pipe nobody reads: SIGTERM still ends it wit
     nm::wait_until([&] { return server.output().find("listening") != std::string::npos; }, std::chrono::seconds(10), "serve to listen");
     nm::test::wait_for_lab_path(lab.info());
     const auto& a = lab.client();
-    const Seen before = seen(a);
+    const nm::test::EndsAsItBegan unchanged(a);
 
     // Four cells of 3 s with an interval every 0.2 s: events keep coming while the first cell runs.
     const std::string cfg = dir.file("stream.json");
@@ -100,7 +87,7 @@ TEST_CASE("sweep --json-stream to a pipe nobody reads: SIGTERM still ends it wit
     CHECK(took < 8);
     CHECK_THAT(sweep.output(), Catch::Contains("sweep interrupted") && Catch::Contains("interfaces restored"));
     CHECK_THAT(sweep.output(), Catch::Contains("--json-stream:") && Catch::Contains("the reader did not keep up"));
-    CHECK(seen(a) == before);
+    unchanged.check();
 
     // The results say what the stream lost: read as plain JSON, and through the codec.
     std::ifstream in(out);
@@ -125,7 +112,7 @@ TEST_CASE("sweep --json-stream whose reader goes away: the sweep finishes (exit 
     nm::wait_until([&] { return server.output().find("listening") != std::string::npos; }, std::chrono::seconds(10), "serve to listen");
     nm::test::wait_for_lab_path(lab.info());
     const auto& a = lab.client();
-    const Seen before = seen(a);
+    const nm::test::EndsAsItBegan unchanged(a);
     const std::string cfg = dir.file("stream.json");
     std::ofstream(cfg) << R"({"name": "stream", "offloads": [{"name": "off", "features": {"tso": "off", "gro": "on"}}],
       "mtu": [1400, 1300], "traffic": [{"name": "tcp-p1", "streams": 1}], "duration_s": 1, "omit_s": 0.2,
@@ -140,7 +127,7 @@ TEST_CASE("sweep --json-stream whose reader goes away: the sweep finishes (exit 
     CHECK(r.exit_status == 0);
     CHECK_THAT(r.output, Catch::Contains("\"event\":\"start\""));
     CHECK_THAT(nm::test::run_command("cat " + dir.file("err")).output, Catch::Contains("the reader closed the stream"));
-    CHECK(seen(a) == before);
+    unchanged.check();
     const auto results = nm::load_results(out);
     CHECK(results.cells.size() == 2);
     REQUIRE(results.run.json_stream);

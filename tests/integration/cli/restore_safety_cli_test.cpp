@@ -17,6 +17,7 @@
 #include "matrix/results_store.hpp"
 #include "tests/support/background.hpp"
 #include "tests/support/command.hpp"
+#include "tests/support/ends_as_it_began.hpp"
 #include "tests/support/matrix_world.hpp"
 #include "tests/support/oracles.hpp"
 #include "tests/support/require.hpp"
@@ -90,6 +91,7 @@ TEST_CASE("restore during a running sweep leaves the sweep's entries alone, the 
     nm::test::TempDir dir;
     Server server(lab, dir);
     const auto& a = lab.client();
+    const nm::test::EndsAsItBegan unchanged(a);
     const Seen before = seen(a.netns, a.ifname);
     Background sweep(sweep_cmd(lab, local_config(dir, 2), dir, "r.json"), dir.file("sweep.log"));
     wait_for_mtu(a, "1400", "the first cell's MTU on " + a.ifname);
@@ -112,7 +114,7 @@ TEST_CASE("restore during a running sweep leaves the sweep's entries alone, the 
     INFO(sweep.output());
     REQUIRE(status);
     CHECK(*status == 0);
-    CHECK(seen(a.netns, a.ifname) == before);
+    unchanged.check();
     CHECK_FALSE(exists(dir.file("j.json")));
     const auto results = nm::load_results(dir.file("r.json"));
     REQUIRE(results.cells.size() == 2);
@@ -129,7 +131,7 @@ TEST_CASE("A second sweep or set on an interface a running sweep holds is refuse
     nm::test::TempDir dir;
     Server server(lab, dir);
     const auto& a = lab.client();
-    const Seen before = seen(a.netns, a.ifname);
+    const nm::test::EndsAsItBegan unchanged(a);
     Background first(sweep_cmd(lab, local_config(dir, 2), dir, "r1.json"), dir.file("first.log"));
     wait_for_mtu(a, "1400", "the first sweep's first cell on " + a.ifname);
 
@@ -151,7 +153,7 @@ TEST_CASE("A second sweep or set on an interface a running sweep holds is refuse
     INFO(first.output());
     REQUIRE(status);
     CHECK(*status == 0);
-    CHECK(seen(a.netns, a.ifname) == before);
+    unchanged.check();
     CHECK(nm::load_results(dir.file("r1.json")).cells.size() == 2);
     CHECK_FALSE(exists(dir.file("j.json")));
 }
@@ -162,7 +164,7 @@ TEST_CASE("sweep | head -1: the closed stdout stops the printing, the sweep fini
     nm::test::TempDir dir;
     Server server(lab, dir);
     const auto& a = lab.client();
-    const Seen before = seen(a.netns, a.ifname);
+    const nm::test::EndsAsItBegan unchanged(a);
     const auto r = run_command("bash -c '" + sweep_cmd(lab, local_config(dir, 1), dir, "r.json") +
                                    " 2>" + dir.file("err") + " | head -1; exit ${PIPESTATUS[0]}'",
                                std::chrono::seconds(90));
@@ -170,7 +172,7 @@ TEST_CASE("sweep | head -1: the closed stdout stops the printing, the sweep fini
     CHECK(r.exit_status == 0);
     CHECK_THAT(r.output, Catch::StartsWith("[1/2] off/mtu1400/tcp-p1"));
     CHECK_THAT(run_command("cat " + dir.file("err")).output, Catch::Contains("standard output was closed"));
-    CHECK(seen(a.netns, a.ifname) == before);
+    unchanged.check();
     const auto results = nm::load_results(dir.file("r.json"));
     CHECK(results.cells.size() == 2);
     CHECK_FALSE(results.run.finished.empty());
@@ -183,7 +185,7 @@ TEST_CASE("A foreign SIGUSR2 does not disable the stop: SIGTERM after it still s
     nm::test::TempDir dir;
     Server server(lab, dir);
     const auto& a = lab.client();
-    const Seen before = seen(a.netns, a.ifname);
+    const nm::test::EndsAsItBegan unchanged(a);
     // Four cells of 3 s: a stop in the first ends the sweep long before its natural end.
     const std::string cfg = local_config(dir, 3, "[1400, 1300, 1420, 1320]");
 
@@ -210,7 +212,7 @@ TEST_CASE("A foreign SIGUSR2 does not disable the stop: SIGTERM after it still s
         CHECK(*status == 1);   // not 130: the second Ctrl-C did not kill it
         CHECK_THAT(sweep.output(), Catch::Contains("sweep interrupted"));
     }
-    CHECK(seen(a.netns, a.ifname) == before);
+    unchanged.check();
     CHECK(nm::load_results(dir.file("r.json")).cells.size() < 4);
     CHECK_FALSE(exists(dir.file("j.json")));
 }
@@ -225,8 +227,7 @@ TEST_CASE("restore run from another namespace acts on the journalled interface, 
     REQUIRE(xa.ifname == ya.ifname);
     REQUIRE(run_in_netns(ya.netns, "ip link set " + ya.ifname + " mtu 1400").exit_status == 0);
     REQUIRE(run_in_netns(ya.netns, "ethtool -K " + ya.ifname + " gso off").exit_status == 0);
-    const Seen x_before = seen(xa.netns, xa.ifname);
-    const Seen y_before = seen(ya.netns, ya.ifname);
+    const nm::test::EndsAsItBegan x_unchanged(xa), y_unchanged(ya);
     const std::string journal = " --journal " + dir.file("j.json");
 
     // `set` run inside X's namespace with no --netns: the entry's namespace is "whatever I run in".
@@ -239,8 +240,8 @@ TEST_CASE("restore run from another namespace acts on the journalled interface, 
     INFO(r.output);
     CHECK(r.exit_status == 0);
     CHECK_THAT(r.output, Catch::Contains(xa.ifname + " (netns " + xa.netns + ")"));
-    CHECK(seen(ya.netns, ya.ifname) == y_before);
-    CHECK(seen(xa.netns, xa.ifname) == x_before);
+    y_unchanged.check();
+    x_unchanged.check();
     CHECK_FALSE(exists(dir.file("j.json")));
 }
 
@@ -281,6 +282,7 @@ TEST_CASE("An interface whose name is not UTF-8 is set, journalled and restored,
     REQUIRE(run_in_netns(a.netns, "ip link add " + odd + " type veth peer name nmpeer").exit_status == 0);
     const auto mtu = [&] { return run_in_netns(a.netns, "cat /sys/class/net/" + odd + "/mtu").output; };
     REQUIRE(mtu() == "1500\n");
+    const nm::test::EndsAsItBegan unchanged(a.netns, odd);
     auto r = run_in_netns(a.netns, nicmatrix_binary() + " set " + odd + " --mtu 1400 --json --journal " + dir.file("j.json"));
     INFO(r.output);
     CHECK(r.exit_status == 0);
@@ -289,7 +291,7 @@ TEST_CASE("An interface whose name is not UTF-8 is set, journalled and restored,
     INFO(r.output);
     CHECK(r.exit_status == 0);
     CHECK_THAT(r.output, !Catch::Contains("now named"));
-    CHECK(mtu() == "1500\n");
+    unchanged.check();
     CHECK_FALSE(exists(dir.file("j.json")));
 }
 
@@ -298,7 +300,7 @@ TEST_CASE("The agent's start restores the entries of an agent that is gone and l
     nm::test::ScopedLab lab;
     nm::test::TempDir dir;
     const auto& b = lab.server();
-    const Seen before = seen(b.netns, b.ifname);
+    const nm::test::EndsAsItBegan unchanged(b);
     const std::string journal = dir.file("agent.json");
     REQUIRE(run_command("head -c 32 /dev/urandom > " + dir.file("key") + " && chmod 600 " + dir.file("key")).exit_status == 0);
     // An agent that changed nm-b and still runs: a live process (here a sleep) owns the entry `set` wrote.
@@ -331,6 +333,6 @@ TEST_CASE("The agent's start restores the entries of an agent that is gone and l
         wait_for_output(agent, "listening");
         CHECK_THAT(agent.output(), Catch::Contains("restored " + b.ifname));
     }
-    CHECK(seen(b.netns, b.ifname) == before);
+    unchanged.check();
     CHECK_FALSE(exists(journal));
 }

@@ -17,6 +17,7 @@
 #include "core/base/wait_until.hpp"
 #include "matrix/results_store.hpp"
 #include "tests/support/command.hpp"
+#include "tests/support/ends_as_it_began.hpp"
 #include "tests/support/matrix_world.hpp"
 #include "tests/support/oracles.hpp"
 #include "tests/support/require.hpp"
@@ -57,20 +58,43 @@ TEST_CASE("sweep --dry-run lists every cell and its settings and changes nothing
     CHECK(std::filesystem::is_empty(dir.path));   // no results file, no directory
 }
 
+TEST_CASE("sweep without -o writes nicmatrix-results/NAME-STAMP.json in its current directory (made when missing); -o wins",
+          "[integration]") {
+    nm::test::require_net_admin();
+    nm::test::TempDir dir;
+    const auto cfg = write_config(dir, "tiny.json", R"({"name": "tiny", "offloads": [{"name": "as-is", "features": {}}], "mtu": [1500],
+        "traffic": [{"name": "tcp-p1", "streams": 1}], "duration_s": 0.5, "omit_s": 0, "repetitions": 1, "order": "sequential",
+        "interference": {"max_wait_s": 0}})");
+    const auto cwd = dir.path / "work";
+    std::filesystem::create_directories(cwd);
+    const std::string in_cwd = "cd " + cwd.string() + " && " + nicmatrix_binary() + " sweep " + cfg + " --lab --journal " + dir.file("j.json");
+    auto r = run_command(in_cwd, std::chrono::seconds(120));
+    REQUIRE(r.exit_status == 0);
+    std::vector<std::filesystem::path> written;
+    for (const auto& entry : std::filesystem::directory_iterator(cwd / "nicmatrix-results")) written.push_back(entry.path());
+    REQUIRE(written.size() == 1);
+    CHECK_THAT(written[0].filename().string(), Catch::Matches(R"(tiny-\d{8}T\d{6}Z\.json)"));
+    CHECK_THAT(r.output, Catch::Contains("results: nicmatrix-results/" + written[0].filename().string() + "\n"));
+    CHECK(nm::load_results(written[0].string()).cells.size() == 1);
+
+    r = run_command(in_cwd + " -o " + dir.file("chosen.json"), std::chrono::seconds(120));
+    REQUIRE(r.exit_status == 0);
+    CHECK(nm::load_results(dir.file("chosen.json")).cells.size() == 1);
+    CHECK(std::distance(std::filesystem::directory_iterator(cwd / "nicmatrix-results"), std::filesystem::directory_iterator()) == 1);
+}
+
 TEST_CASE("sweep --iface --peer without a key refuses a config that changes the peer, before changing anything", "[integration]") {
     nm::test::require_net_admin();
     nm::test::ScopedLab lab;
     nm::test::TempDir dir;
     const auto& a = lab.client();
-    const auto before = nm::test::ethtool_features(a.netns, a.ifname);
-    const auto mtu_before = nm::test::link_mtu(a.netns, a.ifname);
+    const nm::test::EndsAsItBegan unchanged(a);
     const auto r = run_in_netns(a.netns, nicmatrix_binary() + " sweep " + kSource + "/configs/offload-mtu.json --iface nm-a --peer 198.18.0.2 -o " +
                                              dir.file("r.json") + " --journal " + dir.file("j.json"));
     CHECK(r.exit_status == 2);
     CHECK(r.output == "nicmatrix: sweep offload-mtu: the config changes the peer's side, which its agent does only for a client holding "
                       "the key: give --key-file (or NICMATRIX_KEY_FILE), or set \"apply_to\" to \"local\"\n");
-    CHECK(nm::test::ethtool_features(a.netns, a.ifname) == before);
-    CHECK(nm::test::link_mtu(a.netns, a.ifname) == mtu_before);
+    unchanged.check();
     CHECK(std::filesystem::is_empty(dir.path));
 }
 
@@ -82,14 +106,14 @@ TEST_CASE("sweep --peer: an unreachable peer is found before the first change, e
     nm::test::wait_for_lab_path(lab.info());
     const auto cfg = write_config(dir, "local.json", R"({"offloads": [{"name": "tso-off", "features": {"tso": "off"}}], "mtu": [1500],
         "traffic": [{}], "apply_to": "local"})");
-    const auto before = nm::test::ethtool_features(a.netns, a.ifname);
+    const nm::test::EndsAsItBegan unchanged(a);
     auto r = run_in_netns(a.netns, nicmatrix_binary() + " sweep " + cfg + " --iface nm-a --peer 198.18.0.77 -o " + dir.file("r.json"));
     CHECK(r.exit_status == 2);
     CHECK_THAT(r.output, Catch::Contains("nicmatrix: peer 198.18.0.77 is unreachable: no answer to ping within 2000 ms"));
     r = run_in_netns(a.netns, nicmatrix_binary() + " sweep " + cfg + " --iface nm-a --peer 198.18.0.2 -o " + dir.file("r.json"));
     CHECK(r.exit_status == 2);
     CHECK_THAT(r.output, Catch::Contains("is `nicmatrix serve` running there?"));
-    CHECK(nm::test::ethtool_features(a.netns, a.ifname) == before);
+    unchanged.check();
     CHECK_FALSE(std::filesystem::exists(dir.file("r.json")));
 }
 

@@ -18,6 +18,7 @@
 #include "ethtool_ctl/netlink_device_control.hpp"
 #include "ethtool_ctl/setting_writes.hpp"
 #include "tests/support/command.hpp"
+#include "tests/support/ends_as_it_began.hpp"
 #include "tests/support/oracles.hpp"
 #include "tests/support/require.hpp"
 #include "tests/support/scoped_lab.hpp"
@@ -125,6 +126,7 @@ TEST_CASE("restore refuses a journal writable by others (it names files root wri
     OwnNetns ns("nmtr-a", "nmtr-b");
     nm::test::TempDir dir;
     const std::string journal = dir.file("j.json");
+    const nm::test::EndsAsItBegan unchanged(ns.name, "nmtr-a");
     REQUIRE(run_command(nicmatrix_binary() + " set nmtr-a --netns " + ns.name + " --mtu 9000 --journal " + journal).exit_status == 0);
     REQUIRE(::chmod(journal.c_str(), 0666) == 0);
     const auto r = run_command(nicmatrix_binary() + " restore --journal " + journal);
@@ -134,7 +136,7 @@ TEST_CASE("restore refuses a journal writable by others (it names files root wri
     CHECK(ns.sh("cat /sys/class/net/nmtr-a/mtu") == "9000\n");
     REQUIRE(::chmod(journal.c_str(), 0600) == 0);
     CHECK(run_command(nicmatrix_binary() + " restore --journal " + journal).exit_status == 0);
-    CHECK(ns.sh("cat /sys/class/net/nmtr-a/mtu") == "1500\n");
+    unchanged.check();
 }
 
 TEST_CASE("Two interfaces of one namespace change a sysctl, one namespace entry keeps the value from before either, and a "

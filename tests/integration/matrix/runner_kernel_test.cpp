@@ -15,6 +15,7 @@
 #include "matrix/runner.hpp"
 #include "tests/support/command.hpp"
 #include "tests/support/command_device.hpp"
+#include "tests/support/ends_as_it_began.hpp"
 #include "tests/support/matrix_fakes.hpp"
 #include "tests/support/oracles.hpp"
 #include "tests/support/require.hpp"
@@ -75,8 +76,7 @@ TEST_CASE("The runner on real veth records the kernel's side effects, finds dupl
     const auto& a = k.a;
     const auto& b = k.b;
     auto& traffic = k.traffic;
-    const auto before_a = nm::test::ethtool_features(a.netns, a.ifname);
-    const auto before_b = nm::test::ethtool_features(b.netns, b.ifname);
+    const nm::test::EndsAsItBegan a_unchanged(a), b_unchanged(b);
 
     const auto config = nm::parse_sweep_config_text(R"({
       "offloads": [{"name": "all-off", "features": {"tx": "off", "sg": "off", "tso": "off", "gso": "off", "gro": "off"}},
@@ -126,10 +126,8 @@ TEST_CASE("The runner on real veth records the kernel's side effects, finds dupl
     CHECK(find("gro-on/mtu1500/tcp-p1").applied_local->features.at("tx-tcp-segmentation") == true);    // reset after tx-off
     CHECK(find("gro-on/mtu1500/tcp-p1").applied_remote->features.at("rx-gro") == true);
 
-    CHECK(nm::test::ethtool_features(a.netns, a.ifname) == before_a);
-    CHECK(nm::test::ethtool_features(b.netns, b.ifname) == before_b);
-    CHECK(nm::test::link_mtu(a.netns, a.ifname) == "1500\n");
-    CHECK(nm::test::link_mtu(b.netns, b.ifname) == "1500\n");
+    a_unchanged.check();
+    b_unchanged.check();
 }
 
 TEST_CASE("The runner on a bridge lab whose middle hop stays at 1500: jumbo cells are path_mtu_blackhole within seconds", "[integration]") {
@@ -137,6 +135,7 @@ TEST_CASE("The runner on a bridge lab whose middle hop stays at 1500: jumbo cell
     KernelSweep k(nm::LabTopology::Bridge);
     const auto& a = k.a;
     const auto& b = k.b;
+    const nm::test::EndsAsItBegan a_unchanged(a), b_unchanged(b);
 
     const auto config = nm::parse_sweep_config_text(R"({"offloads": [{"name": "original", "features": {}}],
       "mtu": [1500, 9000, 4096], "traffic": [{}], "duration_s": 0.1, "omit_s": 0, "repetitions": 1})", "bridge");
@@ -151,6 +150,6 @@ TEST_CASE("The runner on a bridge lab whose middle hop stays at 1500: jumbo cell
     CHECK(k.traffic.seen.size() == 1);   // only the 1500 cell was measured
     // Found by the 1 s probes, not by a run that hangs: a bound of that order, with room for a loaded machine.
     CHECK(took < 2 * 1.0 + 8);
-    CHECK(nm::test::link_mtu(a.netns, a.ifname) == "1500\n");
-    CHECK(nm::test::link_mtu(b.netns, b.ifname) == "1500\n");
+    a_unchanged.check();
+    b_unchanged.check();
 }

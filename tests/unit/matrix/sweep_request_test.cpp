@@ -13,12 +13,12 @@ const std::string kConfig = std::string(NM_SOURCE_DIR) + "/configs/offload-mtu.j
 
 }  // namespace
 
-TEST_CASE("prepare_sweep: the output defaults to results/<name>-<stamp>.json, or to the file being resumed", "[unit]") {
+TEST_CASE("prepare_sweep: the output defaults to nicmatrix-results/<name>-<stamp>.json, or to the file being resumed", "[unit]") {
     nm::SweepRequest req;
     req.config_file = kConfig;
     auto p = nm::prepare_sweep(req);
     CHECK(p.config.name == "offload-mtu");
-    CHECK_THAT(p.output, Catch::Matches(R"(results/offload-mtu-\d{8}T\d{6}Z\.json)"));
+    CHECK_THAT(p.output, Catch::Matches(R"(nicmatrix-results/offload-mtu-\d{8}T\d{6}Z\.json)"));
     CHECK_FALSE(p.resume);
     req.output = "x.json";
     CHECK(nm::prepare_sweep(req).output == "x.json");

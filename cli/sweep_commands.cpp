@@ -223,7 +223,7 @@ void sweep_command(SweepFlags& f, std::stop_token stop) {
     if (f.seed_given) f.request.seed = f.seed;
     const PreparedSweep prepared = prepare_sweep(f.request);
     if (f.dry_run) {
-        print_plan(plan_sweep(prepared.config, prepared.resume), prepared.config);
+        print_plan(plan_sweep(prepared.plan, prepared.resume), prepared.plan.config);
         return;
     }
     if (!f.lab.empty() && f.lab != "veth") {
@@ -236,7 +236,7 @@ void sweep_command(SweepFlags& f, std::stop_token stop) {
         std::cout.flush();
         JsonLines lines(STDOUT_FILENO, f.json_stream_queue);
         SweepStreamWriter stream(lines);
-        stream.start(prepared.config.name, plan_sweep(prepared.config, prepared.resume).size(), prepared.output, f.request.command);
+        stream.start(prepared.plan.config.name, plan_sweep(prepared.plan, prepared.resume).size(), prepared.output, f.request.command);
         const SweepOutcome outcome = execute_sweep(f.request, prepared, real_backends(), &stream, stop);
         stream.end(prepared.output, outcome.results.cells.size(), outcome.interrupted, outcome.results.run.budget_reached);
         lines.drain(std::chrono::steady_clock::now() + (outcome.interrupted ? std::chrono::milliseconds(200) : std::chrono::milliseconds(5000)),
@@ -245,7 +245,7 @@ void sweep_command(SweepFlags& f, std::stop_token stop) {
         if (outcome.interrupted) throw Error(ErrorKind::Failed, "sweep interrupted; interfaces restored; continue with --resume " + prepared.output);
         return;
     }
-    ProgressPrinter printer(prepared.config.precision);
+    ProgressPrinter printer(prepared.plan.config.precision);
     const SweepOutcome outcome = execute_sweep(f.request, prepared, real_backends(), f.quiet ? nullptr : &printer, std::move(stop));
     printer.end_line();
     if (!f.quiet) {

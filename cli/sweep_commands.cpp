@@ -16,11 +16,11 @@
 #include "core/base/error.hpp"
 #include "core/base/json_codec.hpp"
 #include "matrix/real_backends.hpp"
-#include "matrix/frame_table.hpp"
-#include "matrix/profile_report.hpp"
+#include "matrix/report/frame_table.hpp"
+#include "matrix/report/profile_report.hpp"
 #include "matrix/profile_metrics.hpp"
-#include "matrix/report.hpp"
-#include "matrix/report_html.hpp"
+#include "matrix/report/report.hpp"
+#include "matrix/report/report_html.hpp"
 #include "core/base/atomic_file.hpp"
 #include "matrix/results_store.hpp"
 #include "matrix/runner.hpp"
@@ -152,7 +152,7 @@ void print_plan(const std::vector<CellPlan>& plan, const SweepConfig& config) {
               << ", about " << clock_text(seconds) << " of measuring; nothing was changed (--dry-run)\n";
 }
 
-// What --metric is when not given (matrix/report.hpp default_metric).
+// What --metric is when not given (matrix/report/report.hpp default_metric).
 constexpr const char* kDefaultMetricText = "throughput_bps, or rr_transactions_per_s when every cell is a request/response test";
 
 void check_metric(const std::string& metric) {

@@ -223,10 +223,10 @@ LabInfo load_lab_file(const std::string& path) {
     }
 }
 
-}  // namespace
-
-SweepOutcome execute_sweep(const SweepRequest& request, const PreparedSweep& prepared, const SweepBackends& backends,
-                           SweepObserver* observer, std::stop_token stop) {
+// What a request asks that can be checked before a lab is made or anything is changed: lab or peer, the
+// address family, the permission to change settings, the kind of far end and what it can do, the
+// profiler, the CPUs of the config's affinity. Throws nm::Error (Usage).
+void check_request(const SweepRequest& request, const PreparedSweep& prepared) {
     const SweepConfig& config = prepared.plan.config;
     if (request.lab == !request.iface.empty()) throw usage_error("sweep: give either --lab or --iface IF --peer HOST");
     if (!request.lab && request.peer.empty()) throw usage_error("sweep: --iface needs --peer HOST (the machine running `nicmatrix serve`)");
@@ -237,9 +237,7 @@ SweepOutcome execute_sweep(const SweepRequest& request, const PreparedSweep& pre
     if (!request.peer_kind.empty() && request.peer_kind != "nicmatrix" && request.peer_kind != "iperf3") {
         throw usage_error("--peer-kind " + request.peer_kind + ": expected nicmatrix (`nicmatrix serve` on the far end) or iperf3 (a stock `iperf3 -s`)");
     }
-    const bool iperf3_peer = request.peer_kind == "iperf3";
-    const uint16_t port = request.port != 0 ? request.port : iperf3_peer ? iperf3::kDefaultPort : kDefaultPort;
-    if (iperf3_peer) check_iperf3_sweep(request, prepared.plan);
+    if (request.peer_kind == "iperf3") check_iperf3_sweep(request, prepared.plan);
     // "profile": true is checked here, before a lab is made or a setting changed.
     TestSpec profiled;
     profiled.profile = config.profile;
@@ -254,7 +252,11 @@ SweepOutcome execute_sweep(const SweepRequest& request, const PreparedSweep& pre
     const auto cpus = online_cpus();
     check_cpus(config.affinity.client, cpus, "client");
     if (request.lab) check_cpus(config.affinity.server, cpus, "server");
+}
 
+// How the runner records the sweep: where, what it resumes, the command and the build, the order's seed
+// and the time budget.
+SweepOptions sweep_options(const SweepRequest& request, const PreparedSweep& prepared) {
     SweepOptions options;
     options.output_path = prepared.output;
     options.resume = prepared.resume;
@@ -264,6 +266,18 @@ SweepOutcome execute_sweep(const SweepRequest& request, const PreparedSweep& pre
     options.tool_commit = source_commit();
     options.seed = request.seed;
     options.time_budget_s = prepared.time_budget_s;
+    return options;
+}
+
+}  // namespace
+
+SweepOutcome execute_sweep(const SweepRequest& request, const PreparedSweep& prepared, const SweepBackends& backends,
+                           SweepObserver* observer, std::stop_token stop) {
+    const SweepConfig& config = prepared.plan.config;
+    check_request(request, prepared);
+    const bool iperf3_peer = request.peer_kind == "iperf3";
+    const uint16_t port = request.port != 0 ? request.port : iperf3_peer ? iperf3::kDefaultPort : kDefaultPort;
+    const SweepOptions options = sweep_options(request, prepared);
     SteadyClock clock;
     ProcStatLoadProbe load(clock);
     const HostInfo host = read_host_info();

@@ -21,7 +21,7 @@
 #include "core/traffic_client.hpp"
 #include "ethtool_ctl/lab.hpp"
 #include "matrix/real_backends.hpp"
-#include "matrix/report.hpp"
+#include "matrix/report/report.hpp"
 #include "core/iperf3_client.hpp"
 #include "core/iperf3_protocol.hpp"
 #include "matrix/results_store.hpp"

@@ -16,11 +16,11 @@
 #include "core/base/error.hpp"
 #include "core/base/json_codec.hpp"
 #include "matrix/real_backends.hpp"
-#include "matrix/frame_table.hpp"
-#include "matrix/profile_report.hpp"
+#include "matrix/report/frame_table.hpp"
+#include "matrix/report/profile_report.hpp"
 #include "matrix/profile_metrics.hpp"
-#include "matrix/report.hpp"
-#include "matrix/report_html.hpp"
+#include "matrix/report/report.hpp"
+#include "matrix/report/report_html.hpp"
 #include "core/base/atomic_file.hpp"
 #include "matrix/results_store.hpp"
 #include "matrix/runner.hpp"
@@ -152,7 +152,7 @@ void print_plan(const std::vector<CellPlan>& plan, const SweepConfig& config) {
               << ", about " << clock_text(seconds) << " of measuring; nothing was changed (--dry-run)\n";
 }
 
-// What --metric is when not given (matrix/report.hpp default_metric).
+// What --metric is when not given (matrix/report/report.hpp default_metric).
 constexpr const char* kDefaultMetricText = "throughput_bps, or rr_transactions_per_s when every cell is a request/response test";
 
 void check_metric(const std::string& metric) {
@@ -223,7 +223,7 @@ void sweep_command(SweepFlags& f, std::stop_token stop) {
     if (f.seed_given) f.request.seed = f.seed;
     const PreparedSweep prepared = prepare_sweep(f.request);
     if (f.dry_run) {
-        print_plan(plan_sweep(prepared.config, prepared.resume), prepared.config);
+        print_plan(plan_sweep(prepared.plan, prepared.resume), prepared.plan.config);
         return;
     }
     if (!f.lab.empty() && f.lab != "veth") {
@@ -236,7 +236,7 @@ void sweep_command(SweepFlags& f, std::stop_token stop) {
         std::cout.flush();
         JsonLines lines(STDOUT_FILENO, f.json_stream_queue);
         SweepStreamWriter stream(lines);
-        stream.start(prepared.config.name, plan_sweep(prepared.config, prepared.resume).size(), prepared.output, f.request.command);
+        stream.start(prepared.plan.config.name, plan_sweep(prepared.plan, prepared.resume).size(), prepared.output, f.request.command);
         const SweepOutcome outcome = execute_sweep(f.request, prepared, real_backends(), &stream, stop);
         stream.end(prepared.output, outcome.results.cells.size(), outcome.interrupted, outcome.results.run.budget_reached);
         lines.drain(std::chrono::steady_clock::now() + (outcome.interrupted ? std::chrono::milliseconds(200) : std::chrono::milliseconds(5000)),
@@ -245,7 +245,7 @@ void sweep_command(SweepFlags& f, std::stop_token stop) {
         if (outcome.interrupted) throw Error(ErrorKind::Failed, "sweep interrupted; interfaces restored; continue with --resume " + prepared.output);
         return;
     }
-    ProgressPrinter printer(prepared.config.precision);
+    ProgressPrinter printer(prepared.plan.config.precision);
     const SweepOutcome outcome = execute_sweep(f.request, prepared, real_backends(), f.quiet ? nullptr : &printer, std::move(stop));
     printer.end_line();
     if (!f.quiet) {

@@ -31,7 +31,7 @@
 #include "agent/key_file.hpp"
 #include "ethtool_ctl/file_settings_journal.hpp"
 #include "ethtool_ctl/netlink_device_control.hpp"
-#include "matrix/frame_table.hpp"
+#include "matrix/report/frame_table.hpp"
 #include "matrix/sweep_stream.hpp"
 
 namespace nm::cli {

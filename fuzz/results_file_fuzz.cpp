@@ -6,9 +6,9 @@
 #include <string>
 
 #include "core/base/error.hpp"
-#include "matrix/frame_table.hpp"
-#include "matrix/profile_report.hpp"
-#include "matrix/report.hpp"
+#include "matrix/report/frame_table.hpp"
+#include "matrix/report/profile_report.hpp"
+#include "matrix/report/report.hpp"
 #include "matrix/results_store.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

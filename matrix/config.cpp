@@ -36,7 +36,8 @@ void check_rfc2544_entries(const SweepConfig& config, const std::string& source)
 // The engine's own checks (resolve_spec) on every test of the sweep as the runner will give it, so a
 // config the engine would refuse fails here, before anything is journaled or changed, and not in every
 // cell. The GSO rule needs the path MTU: each cell's MTU is the MTU its path will have.
-void check_engine_limits(const SweepConfig& config, const std::string& source) {
+void check_engine_limits(const SweepPlan& plan, const std::string& source) {
+    const SweepConfig& config = plan.config;
     for (size_t i = 0; i < config.traffic.size(); ++i) {
         if (config.traffic[i].rfc2544) continue;   // its trials are made by run_rfc2544, checked there
         TestSpec spec = config.traffic[i].test;
@@ -48,7 +49,7 @@ void check_engine_limits(const SweepConfig& config, const std::string& source) {
             throw usage_error(source + ": /traffic/" + std::to_string(i) + ": " + e.what());
         }
     }
-    for (const auto& cell : expand_cells(config)) {
+    for (const auto& cell : plan.cells) {
         if (cell.traffic.rfc2544) continue;
         TestSpec spec = cell.traffic.test;
         spec.duration_s = config.duration_s;
@@ -110,7 +111,7 @@ void check_tuning_on_host(const SweepConfig& config, const std::string& source) 
 
 }  // namespace
 
-SweepConfig parse_sweep_config_text(const std::string& text, const std::string& source) {
+SweepPlan parse_sweep_plan_text(const std::string& text, const std::string& source) {
     Json j;
     try {
         j = Json::parse(text);
@@ -132,21 +133,29 @@ SweepConfig parse_sweep_config_text(const std::string& text, const std::string& 
         throw usage_error(source + ": " + e.what());
     }
     check_rfc2544_entries(config, source);
-    check_engine_limits(config, source);
-    check_precision_metric(config, source);
-    check_tuning_on_host(config, source);
-    return config;
+    SweepPlan plan = make_sweep_plan(std::move(config));
+    check_engine_limits(plan, source);
+    check_precision_metric(plan.config, source);
+    check_tuning_on_host(plan.config, source);
+    return plan;
 }
 
-SweepConfig load_sweep_config(const std::string& path) {
+SweepConfig parse_sweep_config_text(const std::string& text, const std::string& source) {
+    return parse_sweep_plan_text(text, source).config;
+}
+
+SweepPlan load_sweep_plan(const std::string& path) {
     std::ifstream in(path);
     if (!in) throw usage_error(path + ": cannot read the sweep config (no such file, or no permission)");
     std::ostringstream text;
     text << in.rdbuf();
-    auto config = parse_sweep_config_text(text.str(), path);
-    if (config.name.empty()) config.name = std::filesystem::path(path).stem().string();
-    return config;
+    auto plan = parse_sweep_plan_text(text.str(), path);
+    // The cells do not depend on the config's name.
+    if (plan.config.name.empty()) plan.config.name = std::filesystem::path(path).stem().string();
+    return plan;
 }
+
+SweepConfig load_sweep_config(const std::string& path) { return load_sweep_plan(path).config; }
 
 bool excludes(const ExcludeRule& rule, const CellSpec& cell) {
     if (rule.offloads && *rule.offloads != cell.offloads) return false;

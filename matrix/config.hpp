@@ -3,6 +3,7 @@
 #include <vector>
 
 #include "core/base/sweep_types.hpp"
+#include "matrix/sweep_plan.hpp"
 
 namespace nm {
 
@@ -15,9 +16,17 @@ SweepConfig load_sweep_config(const std::string& path);
 /// The same for JSON text; `source` names it in error messages.
 SweepConfig parse_sweep_config_text(const std::string& text, const std::string& source);
 
+/// load_sweep_config with the config's plan: its cells, expanded once (every cell's test is checked
+/// against the engine's limits at the cell's MTU as the config is read).
+SweepPlan load_sweep_plan(const std::string& path);
+
+/// The same for JSON text; `source` names it in error messages.
+SweepPlan parse_sweep_plan_text(const std::string& text, const std::string& source);
+
 /// The cells of a sweep: the cartesian product offloads × mtu × traffic, in that nesting (profile
 /// outermost, as the config lists them), less the cells an exclusion rule matches. The order and the
-/// keys ("<profile>/mtu<N>/<traffic>") depend only on the config.
+/// keys ("<profile>/mtu<N>/<traffic>") depend only on the config. A sweep expands them once, in its
+/// plan (make_sweep_plan, matrix/sweep_plan.hpp).
 std::vector<CellSpec> expand_cells(const SweepConfig& config);
 
 /// True when `rule` matches `cell`: every field the rule gives is equal in the cell.

@@ -7,7 +7,7 @@
 
 #include "core/base/number_text.hpp"
 #include "core/cpu_affinity.hpp"
-#include "matrix/report.hpp"
+#include "matrix/metric_text.hpp"
 #include "matrix/stats.hpp"
 
 namespace nm {

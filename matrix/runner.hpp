@@ -13,6 +13,7 @@
 #include "ethtool_ctl/settings_journal.hpp"
 #include "matrix/load_probe.hpp"
 #include "matrix/path_probe.hpp"
+#include "matrix/sweep_plan.hpp"
 
 namespace nm {
 
@@ -38,14 +39,6 @@ struct SweepTarget {
     std::vector<SweepEnd> dut;
     TestSpec base;     ///< host, port, bind and iface of every test; the rest comes from the cell
 };
-
-/// Which interface of the path a setting goes to.
-enum class EndRole { Local, Remote, Dut };
-
-/// The settings `cell` asks of one end, given the config's apply_to. Empty when the end gets nothing.
-LinkSettings cell_settings(const SweepConfig& config, const CellSpec& cell, EndRole role);
-/// The same for the local (remote = false) or the peer end.
-LinkSettings cell_settings(const SweepConfig& config, const CellSpec& cell, bool remote);
 
 /// Progress of a sweep, for the observer: one start and one done per visit of a cell (a visit is one
 /// repetition in the shuffled order, all of the cell's repetitions in the sequential one).
@@ -124,26 +117,15 @@ struct SweepOutcome {
     std::vector<ApplyReport> restored; ///< what the final restore did
 };
 
-/// Seconds of measuring a cell is expected to take (planned_repetitions x (omit + duration + cooldown),
-/// or an estimate of a frame-size table's trials); for --dry-run.
-double planned_seconds(const SweepConfig& config, const CellSpec& cell);
-
-/// The repetitions a cell is expected to get: `repetitions`, or with a precision at least what its
-/// confidence needs (6 for 95%), within min_repetitions..max_repetitions.
-uint32_t planned_repetitions(const SweepConfig& config);
-
-/// True when some cell of `config` changes a setting on the local (remote = false) or the peer end.
-bool sweep_changes_end(const SweepConfig& config, bool remote);
-
-/// Throws nm::Error (Usage) when `config` changes settings on an end that cannot be changed from here
+/// Throws nm::Error (Usage) when `plan` changes settings on an end that cannot be changed from here
 /// (`why` says why, e.g. the peer agent's control is missing). Cheap: reads no device.
-void refuse_if_uncontrollable(const SweepConfig& config, bool remote, const std::string& why);
+void refuse_if_uncontrollable(const SweepPlan& plan, bool remote, const std::string& why);
 
 /// Checks a sweep against its ends before anything is changed: every end that gets settings must be
 /// controllable (else nm::Error Usage explaining that the peer's side needs the agent), each interface
 /// must exist, and every profile and MTU must pass DeviceControl::validate (unknown feature names, MTUs
 /// outside the device's range). Throws nm::Error (Usage) naming the end, the interface and the setting.
-void check_sweep(const SweepConfig& config, const SweepTarget& target);
+void check_sweep(const SweepPlan& plan, const SweepTarget& target);
 
 /// Runs a sweep: restores the journal entries of processes that are gone (those of live ones are left
 /// alone, with a note), checks everything (check_sweep), reads and journals (claims) the original state of
@@ -165,20 +147,16 @@ void check_sweep(const SweepConfig& config, const SweepTarget& target);
 /// lost control connection is reconnected (SweepOptions::agent_reconnect) and the visit it cut is run
 /// again from the originals (what it measured is dropped); when the agent does not come back the sweep
 /// restores its own side, saves what it has and returns with `stopped_because` set, changing nothing more.
+///
+/// The parts, each in a file of its own: the plan (sweep_plan.hpp: the cells, expanded once), the checks
+/// (sweep_check.cpp), the schedule (sweep_schedule.hpp: rounds, shuffle, precision, budget, progress),
+/// the ends (sweep_ends.hpp: apply, confirm, roll back, restore, agent recovery; end_settings.hpp: the
+/// settings of an end), measuring (cell_measure.hpp) and recording (sweep_record.hpp); runner.cpp is the
+/// loop that ties them.
+SweepOutcome run_sweep(const SweepPlan& plan, const SweepTarget& target, SweepServices& services,
+                       const SweepOptions& options, std::stop_token stop);
+/// run_sweep of make_sweep_plan(config): for a config already checked (tests, a config built in code).
 SweepOutcome run_sweep(const SweepConfig& config, const SweepTarget& target, SweepServices& services,
                        const SweepOptions& options, std::stop_token stop);
-
-/// The same cells a sweep would run, with the settings each applies, changing nothing (--dry-run).
-struct CellPlan {
-    CellSpec cell;
-    LinkSettings local;
-    LinkSettings remote;
-    LinkSettings dut;    ///< on each DUT port (apply_to "dut")
-    bool done = false;   ///< already in the file being resumed
-};
-std::vector<CellPlan> plan_sweep(const SweepConfig& config, const std::optional<ResultsFile>& resume);
-
-/// Human text of LinkSettings: "mtu=9000 gro=off tso=off"; "(unchanged)" when empty.
-std::string describe_settings(const LinkSettings& settings);
 
 }  // namespace nm

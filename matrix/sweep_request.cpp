@@ -63,8 +63,9 @@ constexpr auto kPeerCheckTimeout = std::chrono::seconds(2);
 // Connects to the peer agent and checks, before anything changes anywhere, that it will change `iface`
 // ("" = the one interface it allows) for us, and every kind of setting `config` changes there. Returns the
 // connection and sets `iface`.
-std::unique_ptr<PeerControlClient> connect_agent(uint16_t port, const std::string& peer, const SweepConfig& config, const SecretKey& key,
+std::unique_ptr<PeerControlClient> connect_agent(uint16_t port, const std::string& peer, const SweepPlan& plan, const SecretKey& key,
                                                  std::string& iface) {
+    const SweepConfig& config = plan.config;
     PeerClientOptions options;
     options.host = peer;
     options.port = port;
@@ -80,7 +81,7 @@ std::unique_ptr<PeerControlClient> connect_agent(uint16_t port, const std::strin
     client->require_control(iface);
     // Every kind of setting the config changes on the peer must be one the agent lets a client change.
     std::set<std::string> needed;
-    for (const auto& cell : expand_cells(config)) {
+    for (const auto& cell : plan.cells) {
         for (const auto& kind : setting_kinds(cell_settings(config, cell, true))) needed.insert(kind);
     }
     for (const auto& kind : needed) {
@@ -100,7 +101,8 @@ std::unique_ptr<PeerControlClient> connect_agent(uint16_t port, const std::strin
 
 // A sweep against a stock `iperf3 -s`: what it cannot do is refused before anything changes, naming the
 // flag or the config's field.
-void check_iperf3_sweep(const SweepRequest& request, const SweepConfig& config) {
+void check_iperf3_sweep(const SweepRequest& request, const SweepPlan& plan) {
+    const SweepConfig& config = plan.config;
     const std::string why = "with --peer-kind iperf3";
     if (!request.lab) {
         if (!request.peer_iface.empty()) {
@@ -108,7 +110,7 @@ void check_iperf3_sweep(const SweepRequest& request, const SweepConfig& config) 
                               ": a stock iperf3 far end changes nothing, so a sweep changes only the local interface (--iface)");
         }
         if (!request.key_file.empty()) throw usage_error("--key-file: not " + why + ": a stock iperf3 server has no nicmatrix key");
-        if (sweep_changes_end(config, true)) {
+        if (sweep_changes_end(plan, true)) {
             throw usage_error("sweep " + config.name + ": the config changes the peer's side, which a stock iperf3 far end cannot do: set \"apply_to\" to \"local\"");
         }
     }
@@ -190,21 +192,23 @@ bool has_net_admin() {
 
 PreparedSweep prepare_sweep(const SweepRequest& request) {
     PreparedSweep p;
-    p.config = load_sweep_config(request.config_file);
+    // The precision changes how often a cell is measured, not which cells there are.
+    p.plan = load_sweep_plan(request.config_file);
+    SweepConfig& config = p.plan.config;
     if (request.precision_pct) {
         const double pct = *request.precision_pct;
         if (!std::isfinite(pct) || pct <= 0 || pct > 100) {
             throw usage_error("--precision " + number_text(pct) + ": expected a half-width in percent of the median (0 < x <= 100)");
         }
-        if (!p.config.precision) p.config.precision = PrecisionSpec{};
-        p.config.precision->ci_pct = pct;
+        if (!config.precision) config.precision = PrecisionSpec{};
+        config.precision->ci_pct = pct;
     }
     if (!request.time_budget.empty()) p.time_budget_s = parse_duration_s(request.time_budget, "--time-budget");
     if (!request.resume.empty()) {
         p.resume = load_results(request.resume);
-        check_resumable(*p.resume, p.config, request.resume);
+        check_resumable(*p.resume, config, request.resume);
     }
-    p.output = !request.output.empty() ? request.output : !request.resume.empty() ? request.resume : default_output(p.config);
+    p.output = !request.output.empty() ? request.output : !request.resume.empty() ? request.resume : default_output(config);
     return p;
 }
 
@@ -220,10 +224,11 @@ LabInfo load_lab_file(const std::string& path) {
     }
 }
 
-}  // namespace
-
-SweepOutcome execute_sweep(const SweepRequest& request, const PreparedSweep& prepared, const SweepBackends& backends,
-                           SweepObserver* observer, std::stop_token stop) {
+// What a request asks that can be checked before a lab is made or anything is changed: lab or peer, the
+// address family, the permission to change settings, the kind of far end and what it can do, the
+// profiler, the CPUs of the config's affinity. Throws nm::Error (Usage).
+void check_request(const SweepRequest& request, const PreparedSweep& prepared) {
+    const SweepConfig& config = prepared.plan.config;
     if (request.lab == !request.iface.empty()) throw usage_error("sweep: give either --lab or --iface IF --peer HOST");
     if (!request.lab && request.peer.empty()) throw usage_error("sweep: --iface needs --peer HOST (the machine running `nicmatrix serve`)");
     if (request.ip_version != 0 && request.ip_version != 4 && request.ip_version != 6) {
@@ -233,24 +238,26 @@ SweepOutcome execute_sweep(const SweepRequest& request, const PreparedSweep& pre
     if (!request.peer_kind.empty() && request.peer_kind != "nicmatrix" && request.peer_kind != "iperf3") {
         throw usage_error("--peer-kind " + request.peer_kind + ": expected nicmatrix (`nicmatrix serve` on the far end) or iperf3 (a stock `iperf3 -s`)");
     }
-    const bool iperf3_peer = request.peer_kind == "iperf3";
-    const uint16_t port = request.port != 0 ? request.port : iperf3_peer ? iperf3::kDefaultPort : kDefaultPort;
-    if (iperf3_peer) check_iperf3_sweep(request, prepared.config);
+    if (request.peer_kind == "iperf3") check_iperf3_sweep(request, prepared.plan);
     // "profile": true is checked here, before a lab is made or a setting changed.
     TestSpec profiled;
-    profiled.profile = prepared.config.profile;
-    profiled.profile_hz = prepared.config.profile_hz;
+    profiled.profile = config.profile;
+    profiled.profile_hz = config.profile_hz;
     profiled.profile_categories = request.profile_categories;
     try {
         check_profiling(profiled);
     } catch (const Error& e) {
-        throw Error(e.kind(), "sweep " + prepared.config.name + ": \"profile\": true: " + e.what());
+        throw Error(e.kind(), "sweep " + config.name + ": \"profile\": true: " + e.what());
     }
     // Both ends of the lab run on this host; a peer checks its own CPUs when a test asks for them.
     const auto cpus = online_cpus();
-    check_cpus(prepared.config.affinity.client, cpus, "client");
-    if (request.lab) check_cpus(prepared.config.affinity.server, cpus, "server");
+    check_cpus(config.affinity.client, cpus, "client");
+    if (request.lab) check_cpus(config.affinity.server, cpus, "server");
+}
 
+// How the runner records the sweep: where, what it resumes, the command and the build, the order's seed
+// and the time budget.
+SweepOptions sweep_options(const SweepRequest& request, const PreparedSweep& prepared) {
     SweepOptions options;
     options.output_path = prepared.output;
     options.resume = prepared.resume;
@@ -260,6 +267,18 @@ SweepOutcome execute_sweep(const SweepRequest& request, const PreparedSweep& pre
     options.tool_commit = source_commit();
     options.seed = request.seed;
     options.time_budget_s = prepared.time_budget_s;
+    return options;
+}
+
+}  // namespace
+
+SweepOutcome execute_sweep(const SweepRequest& request, const PreparedSweep& prepared, const SweepBackends& backends,
+                           SweepObserver* observer, std::stop_token stop) {
+    const SweepConfig& config = prepared.plan.config;
+    check_request(request, prepared);
+    const bool iperf3_peer = request.peer_kind == "iperf3";
+    const uint16_t port = request.port != 0 ? request.port : iperf3_peer ? iperf3::kDefaultPort : kDefaultPort;
+    const SweepOptions options = sweep_options(request, prepared);
     SteadyClock clock;
     ProcStatLoadProbe load(clock);
     const HostInfo host = read_host_info();
@@ -282,16 +301,16 @@ SweepOutcome execute_sweep(const SweepRequest& request, const PreparedSweep& pre
         SweepServices services{*journal, lab.traffic(), lab.probe(), clock, observer, lab_host, lab_host, &load};
         SweepTarget target = lab.target();
         target.base.profile_categories = request.profile_categories;
-        return run_sweep(prepared.config, target, services, options, std::move(stop));
+        return run_sweep(prepared.plan, target, services, options, std::move(stop));
     }
     // Peer mode: find a missing key, an unreachable peer, and an agent that will not change its side,
     // before anything changes.
-    const bool peer_changes = sweep_changes_end(prepared.config, true);
+    const bool peer_changes = sweep_changes_end(prepared.plan, true);
     // The key also authenticates every test (a server started with --key-file wants it), so it is loaded
     // whenever one is given, not only when the peer's side changes.
     const std::string key_file = key_file_from(request.key_file);
     if (peer_changes && key_file.empty()) {
-        throw usage_error("sweep " + prepared.config.name +
+        throw usage_error("sweep " + config.name +
                           ": the config changes the peer's side, which its agent does only for a client holding the key: give "
                           "--key-file (or NICMATRIX_KEY_FILE), or set \"apply_to\" to \"local\"");
     }
@@ -302,18 +321,18 @@ SweepOutcome execute_sweep(const SweepRequest& request, const PreparedSweep& pre
     // The agent first: an agent that will not change the peer's side is a usage error (exit 2) whatever the
     // server would say about the tests.
     std::string peer_iface = request.peer_iface;
-    const auto agent = peer_changes ? connect_agent(port, peer, prepared.config, *key, peer_iface) : nullptr;
+    const auto agent = peer_changes ? connect_agent(port, peer, prepared.plan, *key, peer_iface) : nullptr;
     // The peer's server takes each test of the config from us (its key, its limits), asked before any change.
     const auto traffic = iperf3_peer ? backends.iperf3_traffic() : backends.traffic(key ? std::string(key->bytes()) : std::string());
-    for (size_t i = 0; i < prepared.config.traffic.size(); ++i) {
-        const auto& entry = prepared.config.traffic[i];
+    for (size_t i = 0; i < config.traffic.size(); ++i) {
+        const auto& entry = config.traffic[i];
         if (entry.rfc2544) continue;
         TestSpec spec = entry.test;
         spec.host = peer;
         spec.port = port;
         spec.iface = request.iface;
-        spec.duration_s = prepared.config.duration_s;
-        spec.omit_s = prepared.config.omit_s;
+        spec.duration_s = config.duration_s;
+        spec.omit_s = config.omit_s;
         try {
             traffic->check_access(spec);
         } catch (const Error& e) {
@@ -343,7 +362,7 @@ SweepOutcome execute_sweep(const SweepRequest& request, const PreparedSweep& pre
         }
     }
     SweepServices services{*journal, *traffic, probe, clock, observer, host, remote_host, &load};
-    return run_sweep(prepared.config, target, services, options, std::move(stop));
+    return run_sweep(prepared.plan, target, services, options, std::move(stop));
 }
 
 }  // namespace nm

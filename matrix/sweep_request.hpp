@@ -62,7 +62,7 @@ struct SweepBackends {
 
 /// The inputs of a request, loaded and checked without touching the system.
 struct PreparedSweep {
-    SweepConfig config;   ///< with --precision applied
+    SweepPlan plan;       ///< the config (with --precision applied) and its cells
     std::optional<ResultsFile> resume;
     std::string output;   ///< where the results go
     std::optional<double> time_budget_s;

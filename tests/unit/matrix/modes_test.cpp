@@ -6,7 +6,7 @@
 #include "core/base/json_codec.hpp"
 #include "matrix/config.hpp"
 #include "matrix/modes.hpp"
-#include "matrix/report.hpp"
+#include "matrix/report/report.hpp"
 #include "matrix/stats.hpp"
 
 using Groups = std::vector<std::vector<size_t>>;

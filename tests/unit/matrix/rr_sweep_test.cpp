@@ -7,7 +7,7 @@
 #include "core/base/error.hpp"
 #include "core/base/json_codec.hpp"
 #include "matrix/config.hpp"
-#include "matrix/report.hpp"
+#include "matrix/report/report.hpp"
 #include "matrix/stats.hpp"
 
 namespace {

@@ -465,14 +465,14 @@ TEST_CASE("Time outside measuring is recorded per cell as overhead_s, and cooldo
 
 TEST_CASE("plan_sweep lists the cells and the settings each end gets, and what a resumed file has", "[unit]") {
     const auto config = make_config(R"({"apply_to": {"offloads": "local", "mtu": "both"}})");
-    auto plan = nm::plan_sweep(config, std::nullopt);
+    auto plan = nm::plan_sweep(nm::make_sweep_plan(config), std::nullopt);
     REQUIRE(plan.size() == 8);
     CHECK(nm::describe_settings(plan[0].local) == "mtu=1500 gro=on gso=on sg=on tso=on tx=on");
     CHECK(nm::describe_settings(plan[0].remote) == "mtu=1500");
     nm::ResultsFile partial;
     partial.cells.resize(1);
     partial.cells[0].spec.key = "all-on/mtu9000/tcp-p1";
-    plan = nm::plan_sweep(config, partial);
+    plan = nm::plan_sweep(nm::make_sweep_plan(config), partial);
     CHECK(plan[2].done);
     CHECK_FALSE(plan[0].done);
 }

@@ -17,7 +17,7 @@ TEST_CASE("prepare_sweep: the output defaults to nicmatrix-results/<name>-<stamp
     nm::SweepRequest req;
     req.config_file = kConfig;
     auto p = nm::prepare_sweep(req);
-    CHECK(p.config.name == "offload-mtu");
+    CHECK(p.plan.config.name == "offload-mtu");
     CHECK_THAT(p.output, Catch::Matches(R"(nicmatrix-results/offload-mtu-\d{8}T\d{6}Z\.json)"));
     CHECK_FALSE(p.resume);
     req.output = "x.json";
@@ -26,7 +26,7 @@ TEST_CASE("prepare_sweep: the output defaults to nicmatrix-results/<name>-<stamp
     nm::test::TempDir dir;
     nm::ResultsFile partial;
     partial.run.started = "2026-01-01T00:00:00Z";
-    partial.run.config = p.config;
+    partial.run.config = p.plan.config;
     nm::save_results(partial, dir.file("partial.json"));
     req.output.clear();
     req.resume = dir.file("partial.json");
@@ -77,10 +77,10 @@ TEST_CASE("prepare_sweep: --precision sets the config's ci_pct (defaults for the
     r.precision_pct = 2.5;
     r.time_budget = "10m";
     const auto p = nm::prepare_sweep(r);
-    REQUIRE(p.config.precision);
-    CHECK(p.config.precision->ci_pct == 2.5);
-    CHECK(p.config.precision->confidence == 95);
-    CHECK(p.config.precision->max_repetitions == 12);
+    REQUIRE(p.plan.config.precision);
+    CHECK(p.plan.config.precision->ci_pct == 2.5);
+    CHECK(p.plan.config.precision->confidence == 95);
+    CHECK(p.plan.config.precision->max_repetitions == 12);
     CHECK(p.time_budget_s == 600.0);
     r.precision_pct = 0;
     CHECK_THROWS_WITH(nm::prepare_sweep(r), "--precision 0: expected a half-width in percent of the median (0 < x <= 100)");

@@ -6,7 +6,7 @@
 #include "core/base/json_codec.hpp"
 #include "matrix/config.hpp"
 #include "matrix/profile_metrics.hpp"
-#include "matrix/profile_report.hpp"
+#include "matrix/report/profile_report.hpp"
 #include "matrix/stats.hpp"
 
 namespace {

@@ -4,7 +4,7 @@
 #include <string>
 
 #include "core/base/sweep_types.hpp"
-#include "matrix/report.hpp"
+#include "matrix/report/report.hpp"
 
 namespace nm {
 

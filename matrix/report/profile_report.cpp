@@ -1,4 +1,4 @@
-#include "matrix/profile_report.hpp"
+#include "matrix/report/profile_report.hpp"
 
 #include <algorithm>
 #include <cstdio>

@@ -6,7 +6,7 @@
 
 #include "core/base/rfc2544_types.hpp"
 #include "core/base/sweep_types.hpp"
-#include "matrix/report.hpp"
+#include "matrix/report/report.hpp"
 
 namespace nm {
 

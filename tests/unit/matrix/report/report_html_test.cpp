@@ -4,8 +4,8 @@
 
 #include "core/base/error.hpp"
 #include "core/base/json_codec.hpp"
-#include "matrix/report.hpp"
-#include "matrix/report_html.hpp"
+#include "matrix/report/report.hpp"
+#include "matrix/report/report_html.hpp"
 #include "matrix/results_store.hpp"
 
 namespace {

@@ -1,4 +1,4 @@
-#include "matrix/frame_table.hpp"
+#include "matrix/report/frame_table.hpp"
 
 #include <algorithm>
 #include <cstdio>

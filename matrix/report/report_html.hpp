@@ -2,7 +2,7 @@
 // `report --format html`: one self-contained page per results file (or two, compared). The page's figures
 // are built here, by the same functions the text report uses (build_matrix, matrix_entry_text,
 // compare_results, compare_to_profile, build_frame_table, format_metric), and embedded in the page as one
-// JSON document; the page's script (matrix/report_page/, compiled in) only lays them out and draws them.
+// JSON document; the page's script (matrix/report/report_page/, compiled in) only lays them out and draws them.
 // Nothing is fetched: no network request, no external script, style or font.
 #include <string>
 

@@ -1,7 +1,7 @@
 #include <catch2/catch.hpp>
 
 #include "core/base/json_codec.hpp"
-#include "matrix/frame_table.hpp"
+#include "matrix/report/frame_table.hpp"
 
 namespace {
 

@@ -1,4 +1,4 @@
-#include "matrix/report_html.hpp"
+#include "matrix/report/report_html.hpp"
 
 #include <cstdio>
 #include <ctime>
@@ -7,9 +7,9 @@
 #include <optional>
 
 #include "core/base/version.hpp"
-#include "matrix/frame_table.hpp"
-#include "matrix/report.hpp"
-#include "matrix/report_page.hpp"
+#include "matrix/report/frame_table.hpp"
+#include "matrix/report/report.hpp"
+#include "matrix/report/report_page.hpp"
 #include "matrix/stats.hpp"
 
 namespace nm {

@@ -11,7 +11,7 @@
 #include "core/base/json_codec.hpp"
 #include "core/base/number_text.hpp"
 #include "core/base/version.hpp"
-#include "core/cpu_affinity.hpp"
+#include "core/host/cpu_affinity.hpp"
 #include "matrix/config.hpp"
 #include "matrix/modes.hpp"
 #include "matrix/stats.hpp"

@@ -13,7 +13,7 @@
 #include "core/base/json_codec.hpp"
 #include "core/base/number_text.hpp"
 #include "core/base/version.hpp"
-#include "core/rfc2544.hpp"
+#include "core/rfc2544/rfc2544.hpp"
 #include "ethtool_ctl/restore_settings.hpp"
 #include "ethtool_ctl/setting_writes.hpp"
 #include "matrix/config.hpp"

@@ -162,4 +162,18 @@ Json ControlChannel::expect(Deadline deadline, const std::string& waiting_for) {
     return std::move(*j);
 }
 
+void send_error(ControlChannel& channel, WireError kind, const std::string& message, std::optional<uint64_t> seq) {
+    Json body{{"kind", wire_error_name(kind)}, {"message", message}};
+    if (seq) body["seq"] = *seq;
+    try {
+        channel.send(Msg::Error, std::move(body), deadline_in(kNoticeTimeout));
+    } catch (const Error&) {
+        // The peer is gone; there is nobody to tell.
+    }
+}
+
+void send_error(ControlChannel& channel, const Error& error, std::optional<uint64_t> seq) {
+    send_error(channel, wire_error(error.kind()), error.what(), seq);
+}
+
 }  // namespace nm

@@ -91,4 +91,9 @@ private:
     uint64_t received_ = 0;
 };
 
+/// Sends an "error" message (core/control/control_protocol.hpp: WireError) {kind, message[, seq]}; a peer that is already gone is not an error.
+void send_error(ControlChannel& channel, WireError kind, const std::string& message, std::optional<uint64_t> seq = {});
+/// The same for an nm::Error: its kind through wire_error(), its text as the message.
+void send_error(ControlChannel& channel, const Error& error, std::optional<uint64_t> seq = {});
+
 }  // namespace nm

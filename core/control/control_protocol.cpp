@@ -3,8 +3,6 @@
 #include <cstring>
 #include <utility>
 
-#include "core/control/control_channel.hpp"
-
 namespace nm {
 namespace {
 
@@ -120,20 +118,6 @@ WireError wire_error(ErrorKind kind) {
         case ErrorKind::Closed: return WireError::Failed;
     }
     return WireError::Failed;
-}
-
-void send_error(ControlChannel& channel, WireError kind, const std::string& message, std::optional<uint64_t> seq) {
-    Json body{{"kind", wire_error_name(kind)}, {"message", message}};
-    if (seq) body["seq"] = *seq;
-    try {
-        channel.send(Msg::Error, std::move(body), deadline_in(kNoticeTimeout));
-    } catch (const Error&) {
-        // The peer is gone; there is nobody to tell.
-    }
-}
-
-void send_error(ControlChannel& channel, const Error& error, std::optional<uint64_t> seq) {
-    send_error(channel, wire_error(error.kind()), error.what(), seq);
 }
 
 WireError wire_error_of(const Json& message) {

@@ -39,8 +39,6 @@
 
 namespace nm {
 
-class ControlChannel;
-
 inline constexpr size_t kMaxControlMessage = 64 * 1024;
 /// Arrays and objects in a control message nest at most this deep (the deepest message sent is about 8).
 inline constexpr size_t kMaxControlDepth = 32;
@@ -129,11 +127,6 @@ WireError wire_error_from_name(std::string_view name);
 ErrorKind error_kind(WireError kind);
 /// The wire kind an nm::Error of `kind` is sent as.
 WireError wire_error(ErrorKind kind);
-
-/// Sends an "error" message {kind, message[, seq]}; a peer that is already gone is not an error.
-void send_error(ControlChannel& channel, WireError kind, const std::string& message, std::optional<uint64_t> seq = {});
-/// The same for an nm::Error: its kind through wire_error(), its text as the message.
-void send_error(ControlChannel& channel, const Error& error, std::optional<uint64_t> seq = {});
 
 /// The wire kind of an "error" message (Failed when it has none).
 WireError wire_error_of(const Json& message);

@@ -13,6 +13,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <vector>
 
 #include "core/workers/window_meter.hpp"
 #include "core/workers/worker.hpp"
@@ -106,6 +107,27 @@ struct UdpLossTimeout {
         const auto t = std::chrono::nanoseconds(static_cast<int64_t>(srtt_ns + 4 * rttvar_ns));
         return std::clamp<std::chrono::nanoseconds>(t, kUdpMinTimeout, kUdpMaxTimeout);
     }
+};
+
+/// Datagrams per recvmmsg/sendmmsg on the UDP responder.
+inline constexpr size_t kUdpBatch = 32;
+
+/// UDP_RR's state of one flow (core/rr/udp_rr_workers.cpp; rr_memory sizes it): a slot per request in
+/// flight, matched to its answer by sequence number.
+struct UdpSlot {
+    uint64_t seq = 0;
+    InFlight f;
+    bool active = false;
+};
+
+struct UdpFlow {
+    explicit UdpFlow(size_t burst) : slots(burst) {}
+    std::vector<UdpSlot> slots;
+    size_t active = 0;
+    uint64_t next_seq = 0;
+    UdpLossTimeout timeout;
+    bool started = false;
+    bool closing = false;
 };
 
 // The ping-pong loops (one flow, one transaction in flight: core/rr/tcp_rr_ping_pong.cpp,

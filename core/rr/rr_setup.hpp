@@ -4,7 +4,7 @@
 #include <vector>
 
 #include "core/base/traffic_types.hpp"
-#include "core/engine/engine.hpp"
+#include "core/workers/engine_plan.hpp"
 #include "core/host/net.hpp"
 
 namespace nm {

@@ -23,6 +23,8 @@
 // lost and the flow goes on with a new request; an answer that comes after that is counted late and
 // dropped. Requests and answers are matched by a sequence number in their first bytes (up to 8; with
 // 1-byte messages it is the low byte, and at most 128 requests are in flight, so it stays unique).
+#include "core/rr/rr_workers.hpp"
+
 #include <linux/tcp.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
@@ -38,9 +40,7 @@
 #include "core/host/socket_options.hpp"
 #include "core/workers/stream_set.hpp"
 #include "core/rr/tcp_rr_ping_pong.hpp"
-#include "core/rr/udp_rr_ping_pong.hpp"
 #include "core/workers/window_meter.hpp"
-#include "core/engine/worker_kinds.hpp"
 
 namespace nm {
 namespace {
@@ -49,8 +49,6 @@ using Steady = std::chrono::steady_clock;
 
 /// The smallest receive buffer: a burst of small answers in one call.
 constexpr size_t kMinRecvBuffer = 64 * 1024;
-/// Datagrams per recvmmsg/sendmmsg on the UDP responder.
-constexpr size_t kUdpBatch = 32;
 
 // Requests in flight on one flow, oldest first: a fixed ring of rr_burst entries.
 class FlightRing {
@@ -87,12 +85,6 @@ ssize_t write_some(int fd, const std::vector<char>& buf, uint64_t pending, int& 
     return w;
 }
 
-// UDP's single-flow wait (see the file comment): true when `streams` is one socket, now blocking with
-// timeouts of the skeleton's poll time. Sockets of a larger set stay non-blocking.
-bool wait_in_recv(const std::vector<DataStream>& streams) {
-    return streams.size() == 1 && block_with_poll_time(streams.front().fd.get());
-}
-
 // ---------------------------------------------------------------------------------------------------
 // TCP_RR: each flow is one of the test's data connections.
 
@@ -105,57 +97,128 @@ struct TcpFlow {
     bool closing = false;     ///< initiator: the window is over, no new requests
 };
 
+// What the TCP initiators share (TCP_RR on the test's connections, TCP_CRR on a connection per
+// transaction): the window meter and the buffers, writing what a flow has queued, reading its answers,
+// and the window's end, after which no flow issues a request and the set gives up kRrDrainTime later.
+class TcpInitiator {
+public:
+    /// read()'s results besides a count of bytes.
+    static constexpr ssize_t kNothingYet = -1;   ///< the socket would block: wait for the answer
+    static constexpr ssize_t kFailed = -2;       ///< an error, recorded in the output
+
+    /// `requests`, `answers`: the bytes of the requests and of the answers one flow has outstanding at most.
+    TcpInitiator(WorkerJob& job, uint64_t requests, uint64_t answers)
+        : out(job.out),
+          meter(job.timeline, job.out.window),
+          job_(job),
+          sendbuf_(rr_payload(std::min<uint64_t>(requests, kRrMaxChunk))),
+          recvbuf_(std::clamp<uint64_t>(answers, kMinRecvBuffer, kRrMaxChunk)),
+          recv_flags_(MSG_DONTWAIT | (job.plan.socket.skip_rx_copy ? MSG_TRUNC : 0)) {
+        out.streams = stream_results(job.streams, job.plan.send_direction);
+    }
+
+    /// Writes what is queued on `s`, counting `to_send` down; false after an error (recorded).
+    bool flush(Stream& s, uint64_t& to_send) {
+        while (to_send > 0) {
+            int err = 0;
+            const ssize_t w = write_some(s.fd(), sendbuf_, to_send, err);
+            if (w < 0) {
+                if (out.error.empty()) out.error = stream_error(s.id(), "send", err);
+                return false;
+            }
+            if (w == 0) break;
+            count(s, static_cast<uint64_t>(w));
+            to_send -= static_cast<uint64_t>(w);
+        }
+        return true;
+    }
+
+    /// Reads what has come on `s` and counts it: the bytes read, 0 when the server closed the connection,
+    /// kNothingYet or kFailed (recorded, as the failure of `call`). `at` (when given) is set to the time
+    /// the bytes came, read before they are counted.
+    ssize_t read(Stream& s, const char* call, TimePoint* at = nullptr) {
+        const ssize_t r = ::recv(s.fd(), recvbuf_.data(), recvbuf_.size(), recv_flags_);
+        if (at != nullptr) *at = Steady::now();
+        if (r < 0) {
+            if (would_block(errno)) return kNothingYet;
+            if (out.error.empty()) out.error = stream_error(s.id(), call, errno);
+            return kFailed;
+        }
+        if (r > 0) count(s, static_cast<uint64_t>(r));
+        return r;
+    }
+    /// True when a read of `r` bytes filled the buffer (more may be waiting).
+    bool filled(ssize_t r) const { return static_cast<size_t>(r) == recvbuf_.size(); }
+
+    /// Waits for the answer on `s`, and for room to write when `to_send` bytes are still queued.
+    Step wait(Stream& s, uint64_t to_send) {
+        set->watch(s, to_send > 0 ? EPOLLIN | EPOLLOUT : EPOLLIN);
+        return Step::wait();
+    }
+
+    /// Ticks the meter; true once, on the first turn at or past the window's end.
+    bool window_ended(TimePoint now) {
+        meter.tick(now);
+        if (window_over_ || now < job_.timeline.window_end) return false;
+        window_over_ = true;
+        give_up_ = now + kRrDrainTime;
+        return true;
+    }
+    /// False once the flows still waiting for answers at the window's end have had kRrDrainTime.
+    bool keep_going(TimePoint now) const { return now < give_up_; }
+
+    /// Runs every stream (each first waiting to write) until all are done or keep_going() says no.
+    void run(std::function<bool(StreamSet&, TimePoint)> on_turn, std::function<Step(Stream&, TimePoint)> on_ready) {
+        StreamSet ss(std::move(job_.streams), {.events = EPOLLOUT, .on_stop = OnStop::End, .on_turn = std::move(on_turn), .on_ready = std::move(on_ready)});
+        set = &ss;
+        ss.run(job_.stop);
+        meter.close();
+    }
+
+    WorkerOutput& out;
+    WindowMeter meter;
+    StreamSet* set = nullptr;   ///< the running set (for the callbacks)
+
+private:
+    // Bytes moved on `s`: its total, the progress counter, and one more call when inside the window.
+    void count(Stream& s, uint64_t bytes) {
+        out.streams[s.index()].bytes += bytes;
+        job_.progress.bytes.fetch_add(bytes, std::memory_order_relaxed);
+        if (meter.in()) ++out.calls;
+    }
+
+    WorkerJob& job_;
+    const std::vector<char> sendbuf_;
+    std::vector<char> recvbuf_;
+    const int recv_flags_;
+    bool window_over_ = false;
+    TimePoint give_up_ = TimePoint::max();
+};
+
 }  // namespace
 
 void tcp_rr_send(WorkerJob& job) {
     if (tcp_rr_ping_pong(job)) return tcp_rr_ping_pong_send(job);
     const EnginePlan& plan = job.plan;
     const Timeline& tl = job.timeline;
-    WorkerOutput& out = job.out;
-    WindowMeter meter(tl, out.window);
     const uint64_t req = plan.request_size, resp = plan.response_size;
     const size_t burst = plan.rr_burst;
-    const std::vector<char> sendbuf = rr_payload(std::min<uint64_t>(req * burst, kRrMaxChunk));
-    std::vector<char> recvbuf(std::clamp<uint64_t>(resp * burst, kMinRecvBuffer, kRrMaxChunk));
-    const int recv_flags = MSG_DONTWAIT | (plan.socket.skip_rx_copy ? MSG_TRUNC : 0);
-    out.streams = stream_results(job.streams, plan.send_direction);
+    TcpInitiator io(job, req * burst, resp * burst);
+    WorkerOutput& out = io.out;
     if (!job.streams.empty()) out.knobs = read_socket_knobs(job.streams.front().fd.get(), true);
     std::vector<TcpFlow> flows(job.streams.size(), TcpFlow(burst));
-    StreamSet* set = nullptr;
-    bool window_over = false;
-    TimePoint give_up = TimePoint::max();
 
     const auto issue = [&](TcpFlow& f, TimePoint t, uint64_t k) {
         for (uint64_t i = 0; i < k; ++i) f.flight.push({t, in_window(tl, t)});
         f.to_send += k * req;
     };
-    // Writes what is queued; false after an error (recorded).
-    const auto flush = [&](Stream& s, TcpFlow& f) {
-        while (f.to_send > 0) {
-            int err = 0;
-            const ssize_t w = write_some(s.fd(), sendbuf, f.to_send, err);
-            if (w < 0) {
-                if (out.error.empty()) out.error = stream_error(s.id(), "send", err);
-                return false;
-            }
-            if (w == 0) break;
-            f.to_send -= static_cast<uint64_t>(w);
-            out.streams[s.index()].bytes += static_cast<uint64_t>(w);
-            job.progress.bytes.fetch_add(static_cast<uint64_t>(w), std::memory_order_relaxed);
-            if (meter.in()) ++out.calls;
-        }
-        return true;
-    };
     const auto close_flow = [&](Stream& s) {
         ::shutdown(s.fd(), SHUT_WR);
-        set->finish(s);
+        io.set->finish(s);
     };
 
     const auto on_turn = [&](StreamSet& ss, TimePoint now) {
-        meter.tick(now);
-        if (!window_over && now >= tl.window_end) {
-            window_over = true;
-            give_up = now + kRrDrainTime;
+        if (io.window_ended(now)) {
             for (Stream& s : ss) {
                 if (s.finished()) continue;
                 TcpFlow& f = flows[s.index()];
@@ -163,7 +226,7 @@ void tcp_rr_send(WorkerJob& job) {
                 if (f.flight.empty()) close_flow(s);
             }
         }
-        return now < give_up;
+        return io.keep_going(now);
     };
 
     const auto on_ready = [&](Stream& s, TimePoint) {
@@ -173,16 +236,11 @@ void tcp_rr_send(WorkerJob& job) {
             const TimePoint t = Steady::now();
             if (!f.closing && t < tl.window_end) issue(f, t, burst);
         }
-        if (f.to_send > 0 && !flush(s, f)) return Step::done();
-        const ssize_t r = ::recv(s.fd(), recvbuf.data(), recvbuf.size(), recv_flags);
-        if (r < 0) {
-            if (would_block(errno)) {
-                set->watch(s, f.to_send > 0 ? EPOLLIN | EPOLLOUT : EPOLLIN);
-                return Step::wait();
-            }
-            if (out.error.empty()) out.error = stream_error(s.id(), "recv", errno);
-            return Step::done();
-        }
+        if (f.to_send > 0 && !io.flush(s, f.to_send)) return Step::done();
+        TimePoint t;
+        const ssize_t r = io.read(s, "recv", &t);
+        if (r == TcpInitiator::kNothingYet) return io.wait(s, f.to_send);
+        if (r == TcpInitiator::kFailed) return Step::done();
         if (r == 0) {
             if (!(f.closing && f.flight.empty()) && out.error.empty()) {
                 out.error = "stream " + std::to_string(s.id()) + ": the server closed the connection with " +
@@ -190,19 +248,14 @@ void tcp_rr_send(WorkerJob& job) {
             }
             return Step::done();
         }
-        const TimePoint t = Steady::now();
-        const auto got = static_cast<uint64_t>(r);
-        out.streams[s.index()].bytes += got;
-        job.progress.bytes.fetch_add(got, std::memory_order_relaxed);
-        if (meter.in()) ++out.calls;
-        f.partial += got;
+        f.partial += static_cast<uint64_t>(r);
         uint64_t answered = f.partial / resp;
         f.partial %= resp;
         if (answered > f.flight.size()) {
             if (out.error.empty()) out.error = "stream " + std::to_string(s.id()) + ": more response bytes than requests";
             return Step::done();
         }
-        for (uint64_t k = 0; k < answered; ++k) complete(out, meter, f.flight.pop(), t);
+        for (uint64_t k = 0; k < answered; ++k) complete(out, io.meter, f.flight.pop(), t);
         if (t >= tl.window_end) f.closing = true;   // on_turn may not have seen the end yet
         if (!f.closing) {
             issue(f, t, answered);
@@ -210,16 +263,13 @@ void tcp_rr_send(WorkerJob& job) {
             ::shutdown(s.fd(), SHUT_WR);
             return Step::done();
         }
-        if (f.to_send > 0 && !flush(s, f)) return Step::done();
-        set->watch(s, f.to_send > 0 ? EPOLLIN | EPOLLOUT : EPOLLIN);
+        if (f.to_send > 0 && !io.flush(s, f.to_send)) return Step::done();
         // A full buffer may have left more behind; otherwise the next answer is not here yet.
-        return static_cast<size_t>(r) == recvbuf.size() ? Step::again() : Step::wait();
+        io.set->watch(s, f.to_send > 0 ? EPOLLIN | EPOLLOUT : EPOLLIN);
+        return io.filled(r) ? Step::again() : Step::wait();
     };
 
-    StreamSet ss(std::move(job.streams), {.events = EPOLLOUT, .on_stop = OnStop::End, .on_turn = on_turn, .on_ready = on_ready});
-    set = &ss;
-    ss.run(job.stop);
-    meter.close();
+    io.run(on_turn, on_ready);
 }
 
 void tcp_rr_receive(WorkerJob& job) {
@@ -296,240 +346,6 @@ void tcp_rr_receive(WorkerJob& job) {
 }
 
 // ---------------------------------------------------------------------------------------------------
-// UDP_RR: each flow is a connected socket of the client; the server's sockets are one SO_REUSEPORT group.
-
-namespace {
-
-struct UdpSlot {
-    uint64_t seq = 0;
-    InFlight f;
-    bool active = false;
-};
-
-struct UdpFlow {
-    explicit UdpFlow(size_t burst) : slots(burst) {}
-    std::vector<UdpSlot> slots;
-    size_t active = 0;
-    uint64_t next_seq = 0;
-    UdpLossTimeout timeout;
-    bool started = false;
-    bool closing = false;
-};
-
-}  // namespace
-
-void udp_rr_send(WorkerJob& job) {
-    if (udp_rr_ping_pong(job)) return udp_rr_ping_pong_send(job);
-    const EnginePlan& plan = job.plan;
-    const Timeline& tl = job.timeline;
-    WorkerOutput& out = job.out;
-    WindowMeter meter(tl, out.window);
-    const size_t burst = plan.rr_burst;
-    const size_t nseq = seq_bytes(plan.request_size, plan.response_size);
-    const uint64_t mask = seq_mask(nseq);
-    std::vector<char> sendbuf = rr_payload(plan.request_size);
-    std::vector<char> recvbuf(std::max<size_t>(plan.response_size, 1) + 1);   // one more: a longer datagram shows
-    const bool blocking = wait_in_recv(job.streams);
-    const int recv_flags = blocking ? 0 : MSG_DONTWAIT;
-    out.streams = stream_results(job.streams, plan.send_direction);
-    if (!job.streams.empty()) out.knobs = read_socket_knobs(job.streams.front().fd.get(), false);
-    std::vector<UdpFlow> flows(job.streams.size(), UdpFlow(burst));
-    StreamSet* set = nullptr;
-    bool window_over = false;
-    TimePoint give_up = TimePoint::max();
-
-    // Sends a request in a free slot. A datagram the kernel refuses (a full buffer) is left to time out.
-    const auto send_request = [&](Stream& s, UdpFlow& f, TimePoint t) {
-        if (t >= tl.window_end) f.closing = true;   // on_turn may not have seen the end yet
-        if (f.closing) return;
-        auto slot = std::find_if(f.slots.begin(), f.slots.end(), [](const UdpSlot& u) { return !u.active; });
-        if (slot == f.slots.end()) return;
-        slot->seq = f.next_seq++ & mask;
-        slot->f = {t, in_window(tl, t)};
-        slot->active = true;
-        ++f.active;
-        put_seq(sendbuf.data(), slot->seq, std::min<size_t>(nseq, sendbuf.size()));
-        ssize_t w = ::send(s.fd(), sendbuf.data(), plan.request_size, MSG_DONTWAIT);
-        // ECONNREFUSED reports an ICMP error left by an earlier datagram; this one was not sent yet.
-        if (w < 0 && errno == ECONNREFUSED) w = ::send(s.fd(), sendbuf.data(), plan.request_size, MSG_DONTWAIT);
-        if (w > 0) {
-            out.streams[s.index()].bytes += static_cast<uint64_t>(w);
-            ++out.streams[s.index()].packets;
-            job.progress.bytes.fetch_add(static_cast<uint64_t>(w), std::memory_order_relaxed);
-            if (meter.in()) ++out.calls;
-        }
-    };
-    const auto free_slot = [](UdpFlow& f, UdpSlot& slot) {
-        slot.active = false;
-        --f.active;
-    };
-
-    const auto on_turn = [&](StreamSet& ss, TimePoint now) {
-        meter.tick(now);
-        if (!window_over && now >= tl.window_end) {
-            window_over = true;
-            give_up = now + kUdpMaxTimeout + kRrDrainTime;
-            for (auto& f : flows) f.closing = true;
-        }
-        for (Stream& s : ss) {
-            if (s.finished()) continue;
-            UdpFlow& f = flows[s.index()];
-            const auto limit = f.timeout.value();
-            for (auto& slot : f.slots) {
-                if (!slot.active || now - slot.f.sent < limit) continue;
-                if (slot.f.counted) ++out.rr.lost;
-                free_slot(f, slot);
-                send_request(s, f, Steady::now());
-            }
-            if (f.closing && (f.active == 0 || !f.started)) ss.finish(s);
-        }
-        return now < give_up;
-    };
-
-    const auto on_ready = [&](Stream& s, TimePoint) {
-        UdpFlow& f = flows[s.index()];
-        if (!f.started) {
-            f.started = true;
-            const TimePoint t = Steady::now();
-            for (size_t k = 0; k < burst; ++k) send_request(s, f, t);
-            set->watch(s, EPOLLIN);   // from here on the flow only waits for answers
-            return Step::wait();
-        }
-        const ssize_t r = ::recv(s.fd(), recvbuf.data(), recvbuf.size(), recv_flags);
-        if (r < 0) {
-            if (would_block(errno)) return Step::wait();
-            // An ICMP error for an earlier request (it is lost); a blocking flow looks at its timeouts first.
-            if (errno == ECONNREFUSED) return blocking ? Step::wait() : Step::again();
-            if (out.error.empty()) out.error = stream_error(s.id(), "recv", errno);
-            return Step::done();
-        }
-        const TimePoint t = Steady::now();
-        job.progress.bytes.fetch_add(static_cast<uint64_t>(r), std::memory_order_relaxed);
-        if (meter.in()) ++out.calls;
-        if (static_cast<size_t>(r) < nseq) return Step::again();   // not one of ours
-        const uint64_t seq = get_seq(recvbuf.data(), nseq);
-        auto slot = std::find_if(f.slots.begin(), f.slots.end(), [&](const UdpSlot& u) { return u.active && u.seq == seq; });
-        if (slot == f.slots.end()) {
-            ++out.rr.late;
-            return Step::again();
-        }
-        // The next request goes out first; this transaction's bookkeeping then overlaps its trip rather
-        // than lengthening the next round trip.
-        const InFlight answered = slot->f;
-        free_slot(f, *slot);
-        send_request(s, f, t);
-        out.streams[s.index()].bytes += static_cast<uint64_t>(r);
-        ++out.streams[s.index()].packets;
-        f.timeout.sample(ns_between(answered.sent, t));
-        complete(out, meter, answered, t);
-        if (f.closing && f.active == 0) return Step::done();
-        // With one request in flight its answer cannot be queued yet; with more, read on (a blocking flow
-        // waits for the next right here).
-        return blocking || burst > 1 ? Step::again() : Step::wait();
-    };
-
-    StreamSet ss(std::move(job.streams), {.events = EPOLLOUT, .on_stop = OnStop::End, .on_turn = on_turn, .on_ready = on_ready});
-    set = &ss;
-    ss.run(job.stop);
-    meter.close();
-}
-
-// Answers every datagram from the client's address with response_size bytes that begin with the request's
-// sequence bytes. recvmmsg/sendmmsg batches; a datagram the socket cannot take is the client's loss.
-void udp_rr_receive(WorkerJob& job) {
-    if (udp_rr_ping_pong(job)) return udp_rr_ping_pong_receive(job);
-    const EnginePlan& plan = job.plan;
-    WorkerOutput& out = job.out;
-    const Timeline tl = until_peer_done(job.timeline);
-    WindowMeter meter(tl, out.window);
-    const int fd = job.streams.at(0).fd.get();
-    out.knobs = read_socket_knobs(fd, false);
-    // One socket per responder thread: it waits in recvmmsg for the first datagram, then takes what else
-    // is queued (MSG_WAITFORONE).
-    const bool blocking = wait_in_recv(job.streams);
-    const int recv_flags = blocking ? MSG_WAITFORONE : MSG_DONTWAIT;
-    const size_t nseq = seq_bytes(plan.request_size, plan.response_size);
-    const size_t in_size = std::max<size_t>(plan.request_size, 1);
-    const size_t out_size = plan.response_size;
-    const HostKey client = host_key(plan.peer.get());
-    std::vector<char> inbuf(in_size * kUdpBatch);
-    std::vector<char> outbuf;
-    for (size_t k = 0; k < kUdpBatch; ++k) {
-        const auto p = rr_payload(out_size);
-        outbuf.insert(outbuf.end(), p.begin(), p.begin() + static_cast<ptrdiff_t>(out_size));
-    }
-    std::vector<sockaddr_storage> names(kUdpBatch);
-    std::vector<iovec> in_iov(kUdpBatch), out_iov(kUdpBatch);
-    std::vector<mmsghdr> in_msgs(kUdpBatch), out_msgs(kUdpBatch);
-    for (size_t k = 0; k < kUdpBatch; ++k) {
-        in_iov[k] = {inbuf.data() + k * in_size, in_size};
-        in_msgs[k] = {};
-        in_msgs[k].msg_hdr.msg_iov = &in_iov[k];
-        in_msgs[k].msg_hdr.msg_iovlen = 1;
-        in_msgs[k].msg_hdr.msg_name = &names[k];
-    }
-
-    const auto on_turn = [&](StreamSet&, TimePoint now) {
-        meter.tick(now);
-        return true;
-    };
-
-    const auto on_ready = [&](Stream& s, TimePoint) {
-        for (auto& m : in_msgs) m.msg_hdr.msg_namelen = sizeof(sockaddr_storage);
-        const int n = ::recvmmsg(s.fd(), in_msgs.data(), static_cast<unsigned>(kUdpBatch), recv_flags, nullptr);
-        if (n <= 0) {
-            if (n < 0 && !would_block(errno) && errno != ECONNREFUSED) {
-                if (out.error.empty()) out.error = std::string("recvmmsg: ") + std::strerror(errno);
-                return Step::done();
-            }
-            return Step::wait();
-        }
-        size_t answers = 0;
-        uint64_t got = 0;
-        for (size_t k = 0; k < static_cast<size_t>(n); ++k) {
-            const auto* from = reinterpret_cast<const sockaddr*>(&names[k]);
-            got += in_msgs[k].msg_len;
-            if (!(host_key(from) == client)) continue;   // only the test's client is answered
-            char* o = outbuf.data() + answers * out_size;
-            std::memcpy(o, inbuf.data() + k * in_size, std::min<size_t>(nseq, in_msgs[k].msg_len));
-            out_iov[answers] = {o, out_size};
-            out_msgs[answers] = {};
-            out_msgs[answers].msg_hdr.msg_iov = &out_iov[answers];
-            out_msgs[answers].msg_hdr.msg_iovlen = 1;
-            out_msgs[answers].msg_hdr.msg_name = &names[k];
-            out_msgs[answers].msg_hdr.msg_namelen = in_msgs[k].msg_hdr.msg_namelen;
-            ++answers;
-        }
-        job.progress.bytes.fetch_add(got, std::memory_order_relaxed);
-        if (meter.in()) ++out.calls;
-        if (answers == 1) {
-            // One answer (the single-flow case): sendmsg costs less than a batch of one.
-            if (::sendmsg(s.fd(), &out_msgs[0].msg_hdr, MSG_DONTWAIT) >= 0) {
-                if (meter.in()) {
-                    ++out.rr.transactions;
-                    ++out.calls;
-                }
-                job.progress.bytes.fetch_add(out_size, std::memory_order_relaxed);
-            }
-        } else if (answers > 0) {
-            const int sent = ::sendmmsg(s.fd(), out_msgs.data(), static_cast<unsigned>(answers), MSG_DONTWAIT);
-            if (sent > 0) {
-                if (meter.in()) {
-                    out.rr.transactions += static_cast<uint64_t>(sent);
-                    ++out.calls;
-                }
-                job.progress.bytes.fetch_add(static_cast<uint64_t>(sent) * out_size, std::memory_order_relaxed);
-            }
-        }
-        return blocking || static_cast<size_t>(n) == kUdpBatch ? Step::again() : Step::wait();
-    };
-
-    StreamSet set(std::move(job.streams), {.events = EPOLLIN, .on_stop = OnStop::Drain, .on_turn = on_turn, .on_ready = on_ready});
-    set.run(job.stop);
-    meter.close();
-}
-
-// ---------------------------------------------------------------------------------------------------
 // TCP_CRR: a new connection per transaction. The initiator's streams start as unconnected placeholders
 // (epoll reports them at once) and are swapped for a connection per transaction; the responder's streams
 // are listeners, and each connection they accept joins the set until the client closes it.
@@ -551,20 +367,13 @@ struct CrrFlow {
 void tcp_crr_send(WorkerJob& job) {
     const EnginePlan& plan = job.plan;
     const Timeline& tl = job.timeline;
-    WorkerOutput& out = job.out;
-    WindowMeter meter(tl, out.window);
     const uint64_t req = plan.request_size, resp = plan.response_size;
-    const std::vector<char> sendbuf = rr_payload(std::min<uint64_t>(req, kRrMaxChunk));
-    std::vector<char> recvbuf(std::clamp<uint64_t>(resp, kMinRecvBuffer, kRrMaxChunk));
-    const int recv_flags = MSG_DONTWAIT | (plan.socket.skip_rx_copy ? MSG_TRUNC : 0);
+    TcpInitiator io(job, req, resp);
+    WorkerOutput& out = io.out;
     const SocketAddress to = plan.connect_to;
     std::optional<SocketAddress> from;
     if (!plan.bind.empty()) from = resolve_address(plan.bind, 0);
-    out.streams = stream_results(job.streams, plan.send_direction);
     std::vector<CrrFlow> flows(job.streams.size());
-    StreamSet* set = nullptr;
-    bool window_over = false;
-    TimePoint give_up = TimePoint::max();
 
     // A new connection for the flow's next transaction; its clock starts before socket(). Closed with
     // SO_LINGER 0 (a reset) once answered: neither end keeps a TIME_WAIT per transaction.
@@ -588,36 +397,31 @@ void tcp_crr_send(WorkerJob& job) {
         f.state = CrrState::Connecting;
         f.to_send = req;
         f.got = 0;
-        set->reconnect(s, std::move(fd), EPOLLOUT);
+        io.set->reconnect(s, std::move(fd), EPOLLOUT);
     };
-    const auto flush = [&](Stream& s, CrrFlow& f) {
-        while (f.to_send > 0) {
-            int err = 0;
-            const ssize_t w = write_some(s.fd(), sendbuf, f.to_send, err);
-            if (w < 0) {
-                if (out.error.empty()) out.error = stream_error(s.id(), "send", err);
-                return false;
-            }
-            if (w == 0) break;
-            f.to_send -= static_cast<uint64_t>(w);
-            out.streams[s.index()].bytes += static_cast<uint64_t>(w);
-            job.progress.bytes.fetch_add(static_cast<uint64_t>(w), std::memory_order_relaxed);
-            if (meter.in()) ++out.calls;
+    // The flow's connection is up (or failed): send the request.
+    const auto connected = [&](Stream& s, CrrFlow& f) {
+        int err = 0;
+        socklen_t len = sizeof err;
+        ::getsockopt(s.fd(), SOL_SOCKET, SO_ERROR, &err, &len);
+        if (err != 0) {
+            if (out.error.empty()) out.error = stream_error(s.id(), "connect (CRR)", err);
+            return Step::done();
         }
-        return true;
+        if (!out.knobs) out.knobs = read_socket_knobs(s.fd(), true);
+        f.state = CrrState::Waiting;
+        if (!io.flush(s, f.to_send)) return Step::done();
+        return io.wait(s, f.to_send);
     };
 
     const auto on_turn = [&](StreamSet& ss, TimePoint now) {
-        meter.tick(now);
-        if (!window_over && now >= tl.window_end) {
-            window_over = true;
-            give_up = now + kRrDrainTime;
+        if (io.window_ended(now)) {
             for (Stream& s : ss) {
                 flows[s.index()].closing = true;
                 if (!s.finished() && flows[s.index()].state == CrrState::Idle) ss.finish(s);
             }
         }
-        return now < give_up;
+        return io.keep_going(now);
     };
 
     const auto on_ready = [&](Stream& s, TimePoint) {
@@ -627,44 +431,21 @@ void tcp_crr_send(WorkerJob& job) {
                 if (f.closing || Steady::now() >= tl.window_end) return Step::done();
                 connect_next(s, f);
                 return Step::wait();
-            case CrrState::Connecting: {
-                int err = 0;
-                socklen_t len = sizeof err;
-                ::getsockopt(s.fd(), SOL_SOCKET, SO_ERROR, &err, &len);
-                if (err != 0) {
-                    if (out.error.empty()) out.error = stream_error(s.id(), "connect (CRR)", err);
-                    return Step::done();
-                }
-                if (!out.knobs) out.knobs = read_socket_knobs(s.fd(), true);
-                f.state = CrrState::Waiting;
-                if (!flush(s, f)) return Step::done();
-                set->watch(s, f.to_send > 0 ? EPOLLIN | EPOLLOUT : EPOLLIN);
-                return Step::wait();
-            }
+            case CrrState::Connecting: return connected(s, f);
             case CrrState::Waiting: break;
         }
-        if (f.to_send > 0 && !flush(s, f)) return Step::done();
-        const ssize_t r = ::recv(s.fd(), recvbuf.data(), recvbuf.size(), recv_flags);
-        if (r < 0) {
-            if (would_block(errno)) {
-                set->watch(s, f.to_send > 0 ? EPOLLIN | EPOLLOUT : EPOLLIN);
-                return Step::wait();
-            }
-            if (out.error.empty()) out.error = stream_error(s.id(), "recv (CRR)", errno);
-            return Step::done();
-        }
+        if (f.to_send > 0 && !io.flush(s, f.to_send)) return Step::done();
+        const ssize_t r = io.read(s, "recv (CRR)");
+        if (r == TcpInitiator::kNothingYet) return io.wait(s, f.to_send);
+        if (r == TcpInitiator::kFailed) return Step::done();
         if (r == 0) {
             if (out.error.empty()) out.error = "stream " + std::to_string(s.id()) + ": the server closed the connection before its answer";
             return Step::done();
         }
-        const auto got = static_cast<uint64_t>(r);
-        out.streams[s.index()].bytes += got;
-        job.progress.bytes.fetch_add(got, std::memory_order_relaxed);
-        if (meter.in()) ++out.calls;
-        f.got += got;
+        f.got += static_cast<uint64_t>(r);
         if (f.got < resp) return Step::wait();
         const TimePoint t = Steady::now();
-        complete(out, meter, f.f, t);
+        complete(out, io.meter, f.f, t);
         f.state = CrrState::Idle;
         if (f.closing || t >= tl.window_end) return Step::done();
         connect_next(s, f);
@@ -672,10 +453,7 @@ void tcp_crr_send(WorkerJob& job) {
     };
 
     // Placeholders: unconnected sockets, which epoll reports at once (EPOLLHUP), so each flow starts.
-    StreamSet ss(std::move(job.streams), {.events = EPOLLOUT, .on_stop = OnStop::End, .on_turn = on_turn, .on_ready = on_ready});
-    set = &ss;
-    ss.run(job.stop);
-    meter.close();
+    io.run(on_turn, on_ready);
 }
 
 void tcp_crr_receive(WorkerJob& job) {

@@ -14,7 +14,7 @@
 #include <string_view>
 
 #include "core/base/device_types.hpp"
-#include "core/engine/engine.hpp"
+#include "core/workers/engine_plan.hpp"
 
 namespace nm {
 

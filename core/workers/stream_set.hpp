@@ -20,7 +20,7 @@
 
 #include "core/base/socket_types.hpp"
 #include "core/base/unique_fd.hpp"
-#include "core/engine/engine.hpp"
+#include "core/workers/engine_plan.hpp"
 
 namespace nm {
 

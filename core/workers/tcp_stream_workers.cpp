@@ -4,6 +4,8 @@
 // (non-blocking sockets, level-triggered epoll), except a receiver thread with a single stream, which
 // blocks in recv() itself (receive_lone_stream). With -Z the sender sends with MSG_ZEROCOPY and counts
 // the kernel's completions; with --skip-rx-copy the receiver reads with MSG_TRUNC.
+#include "core/workers/stream_workers.hpp"
+
 #include <linux/tcp.h>   // the uapi tcp_info: glibc's lacks tcpi_bytes_retrans
 #include <netinet/in.h>
 #include <sys/socket.h>
@@ -20,7 +22,6 @@
 #include "core/workers/stream_set.hpp"
 #include "core/workers/tcp_write_size.hpp"
 #include "core/workers/window_meter.hpp"
-#include "core/engine/worker_kinds.hpp"
 
 namespace nm {
 namespace {

@@ -2,6 +2,8 @@
 // one UdpHeader per datagram, an optional token bucket per stream. The receiver: one socket of a
 // SO_REUSEPORT group, recvmmsg batches, per-stream loss accounting by sequence number. Both run on the
 // stream-set skeleton.
+#include "core/workers/stream_workers.hpp"
+
 #include <linux/udp.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
@@ -17,7 +19,6 @@
 #include "core/workers/token_bucket.hpp"
 #include "core/workers/udp_tracker.hpp"
 #include "core/workers/window_meter.hpp"
-#include "core/engine/worker_kinds.hpp"
 
 #ifndef UDP_SEGMENT
 #define UDP_SEGMENT 103

@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "core/engine/engine.hpp"
+#include "core/workers/engine_plan.hpp"
 
 namespace nm {
 

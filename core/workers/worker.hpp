@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "core/base/traffic_types.hpp"
-#include "core/engine/engine.hpp"
+#include "core/workers/engine_plan.hpp"
 #include "core/workers/window_meter.hpp"
 
 namespace nm {

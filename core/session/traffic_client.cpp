@@ -16,6 +16,7 @@
 #include "core/host/socket_options.hpp"
 #include "core/workers/stream_layout.hpp"
 #include "core/control/test_auth.hpp"
+#include "core/session/stream_setup.hpp"
 #include "core/session/traffic_session.hpp"
 
 namespace nm {
@@ -33,6 +34,102 @@ void throw_if_error(const Json& msg, const TestSpec& spec) {
         case WireError::Usage: throw usage_error("server " + where(spec) + " rejected the test: " + message);
         default: throw error_from_message(msg, "server " + where(spec));
     }
+}
+
+// What the server's ready says that this end needs: the test's cookie and its UDP port. Both ends size
+// their streams alike; a server that says otherwise (it could make this end allocate per stream) is
+// refused, not followed.
+struct ServerReady {
+    uint32_t cookie = 0;
+    uint16_t udp_port = 0;
+};
+
+ServerReady read_ready(const Json& ready, const TestSpec& spec) {
+    try {
+        ServerReady r;
+        r.cookie = checked_integer_field<uint32_t>(ready, "cookie");
+        r.udp_port = checked_integer_field<uint16_t>(ready, "udp_port");
+        const auto streams = checked_integer_field<uint32_t>(ready.at("spec"), "streams");
+        if (streams != spec.streams) {
+            throw Error(ErrorKind::Failed, "ready: " + std::to_string(streams) + " streams, but the test has " + std::to_string(spec.streams));
+        }
+        return r;
+    } catch (const std::exception& e) {
+        throw Error(ErrorKind::Failed, "server " + where(spec) + ": bad reply to hello: " + e.what());
+    }
+}
+
+// The client's data streams, set up as the server sets up its own (core/session/stream_setup.hpp): its UDP
+// receivers (their port is `udp_port`, for start), its TCP data connections, each opening with its header,
+// or a CRR flow's unconnected placeholders, and its UDP senders to the server's receivers.
+EnginePlan client_streams(const ControlChannel& ch, const TestSpec& spec, const SocketAddress& server, const Json& ready, uint16_t& udp_port) {
+    const ServerReady agreed = read_ready(ready, spec);
+    const SocketAddress local = local_address(ch.fd());
+    EndStreams streams(spec, End::Client, local, server);
+    // The server's datagrams carry the cookie and come from the address we reached it at.
+    EnginePlan plan = streams.plan(!spec.iface.empty() ? spec.iface : iface_for_address(local.host()), agreed.cookie);
+    udp_port = streams.open_udp_receivers(plan, 0);
+    if (spec.protocol == Protocol::Udp) {
+        if (streams.layout().sends(End::Client)) streams.open_udp_senders(agreed.udp_port);
+    } else if (spec.pattern == TrafficPattern::Crr) {
+        // Each flow connects anew per transaction to the server's listener; its stream starts as an
+        // unconnected socket.
+        plan.connect_to = server;
+        plan.connect_to.set_port(ready.contains("rr_port") ? checked_integer_field<uint16_t>(ready, "rr_port") : uint16_t{0});
+        if (plan.connect_to.port() == 0) throw Error(ErrorKind::Failed, "server " + where(spec) + ": no listener port for --crr");
+        plan.bind = spec.bind;
+        for (uint32_t id = 0; id < streams.layout().n; ++id) {
+            UniqueFd fd(::socket(server.family(), SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
+            if (!fd) throw system_error("socket (CRR)", errno);
+            streams.add_tcp(DataStream{std::move(fd), id});
+        }
+    } else {
+        for (uint32_t id = 0; id < streams.layout().data_connections(); ++id) {
+            const auto prepare = [&](int fd) { streams.prepare_tcp(fd, id); };
+            DataStream s{connect_tcp(server, spec.bind, 0, deadline_in(kHandshakeTimeout), prepare), id};
+            const auto header = DataHeader{agreed.cookie, id}.encode();
+            send_all(s.fd.get(), header.data(), header.size(), deadline_in(kHandshakeTimeout), "data connection header");
+            streams.add_tcp(std::move(s));
+        }
+    }
+    streams.place(plan);
+    return plan;
+}
+
+// The server's report after this end's loop: wait for it within the grace period (shorter when the run
+// already failed). An error from the server, or none in time, ends an Ok run as the server says (Limited)
+// or as PeerLost.
+std::optional<EndReport> await_server_report(ControlChannel& ch, LoopOutcome& outcome, const TestSpec& spec) {
+    std::optional<EndReport> theirs = std::move(outcome.peer_report);
+    if (theirs || outcome.channel_lost) return theirs;
+    const auto limit = deadline_in(outcome.status == RunStatus::Ok        ? std::chrono::milliseconds(kEndGrace)
+                                   : outcome.status == RunStatus::Limited ? std::chrono::milliseconds(kResultTimeout)
+                                                                          : std::chrono::milliseconds(1000));
+    try {
+        while (!theirs) {
+            auto msg = ch.receive(limit);
+            if (!msg) break;
+            if (is(*msg, Msg::Result)) theirs = receive_report(ch, *msg, limit);
+            if (is(*msg, Msg::Error)) {
+                if (outcome.status == RunStatus::Ok) {
+                    outcome.status = wire_error_of(*msg) == WireError::Limit ? RunStatus::Limited : RunStatus::PeerLost;
+                    const auto text = msg->find("message");
+                    outcome.error = "server: " + (text != msg->end() && text->is_string() ? text->get<std::string>() : std::string("error"));
+                }
+                break;
+            }
+        }
+    } catch (const Error& e) {
+        if (outcome.status == RunStatus::Ok) {
+            outcome.status = RunStatus::PeerLost;
+            outcome.error = std::string("server lost: ") + e.what();
+        }
+    }
+    if (!theirs && outcome.status == RunStatus::Ok) {
+        outcome.status = RunStatus::PeerLost;
+        outcome.error = "server lost: no result from " + where(spec) + " within " + std::to_string(kEndGrace.count()) + " s";
+    }
+    return theirs;
 }
 
 }  // namespace
@@ -110,80 +207,8 @@ RunResult TrafficClient::run_live(const TestSpec& requested, std::stop_token sto
     const SocketAddress server = resolve_address(spec.host, spec.port);
     ControlChannel ch(connect_tcp(server, spec.bind, 0, deadline_in(kHandshakeTimeout)));
     const Json ready = open_test(ch, requested, spec, std::move(extras));
-    uint32_t cookie = 0;
-    uint16_t server_udp_port = 0;
-    try {
-        cookie = checked_integer_field<uint32_t>(ready, "cookie");
-        server_udp_port = checked_integer_field<uint16_t>(ready, "udp_port");
-        // Both ends size their streams alike; a server that says otherwise (it could make this end
-        // allocate per stream) is refused, not followed.
-        const auto streams = checked_integer_field<uint32_t>(ready.at("spec"), "streams");
-        if (streams != spec.streams) {
-            throw Error(ErrorKind::Failed, "ready: " + std::to_string(streams) + " streams, but the test has " + std::to_string(spec.streams));
-        }
-    } catch (const std::exception& e) {
-        throw Error(ErrorKind::Failed, "server " + where(spec) + ": bad reply to hello: " + e.what());
-    }
-    const TestSpec agreed = spec;
-
-    const StreamLayout layout = StreamLayout::of(agreed);
-    const bool udp = spec.protocol == Protocol::Udp;
-    const bool client_receives = layout.receives(End::Client);
-    const SocketAddress local = local_address(ch.fd());
-
-    EnginePlan plan = plan_for(agreed, Direction::Forward, !spec.iface.empty() ? spec.iface : iface_for_address(local.host()));
-    plan.udp_cookie = cookie;   // the server's datagrams carry it and come from the address we reached it at
-    plan.udp_peer = server;
-    plan.cpus = spec.client_cpus;
-    plan.peer = server;
-
-    std::vector<DataStream> sends, recvs;
     uint16_t client_udp_port = 0;
-    if (udp) {
-        if (client_receives) {
-            plan.recv_groups = make_udp_receivers(local, 0, agreed.threads, spec.window, WindowSource::Local, client_udp_port);
-            for (auto& g : plan.recv_groups) apply_udp_options(g.front().fd.get(), spec.socket, true);
-        }
-        if (layout.sends(End::Client)) {
-            SocketAddress peer = server;
-            peer.set_port(server_udp_port);
-            const StreamIds ids = layout.sent_by(End::Client);
-            for (uint32_t id = ids.first; id < ids.end; ++id) {
-                sends.push_back(make_udp_sender(peer, local, id, spec.window, WindowSource::Local));
-                apply_udp_options(sends.back().fd.get(), spec.socket, true);
-                if (rr) {
-                    // Room for a whole burst of answers of the largest size.
-                    const int bytes = 8 << 20;
-                    if (::setsockopt(sends.back().fd.get(), SOL_SOCKET, SO_RCVBUFFORCE, &bytes, sizeof bytes) != 0) {
-                        ::setsockopt(sends.back().fd.get(), SOL_SOCKET, SO_RCVBUF, &bytes, sizeof bytes);
-                    }
-                }
-            }
-        }
-    } else if (spec.pattern == TrafficPattern::Crr) {
-        // Each flow connects anew per transaction to the server's listener; its stream starts as an
-        // unconnected socket.
-        plan.connect_to = server;
-        plan.connect_to.set_port(ready.contains("rr_port") ? checked_integer_field<uint16_t>(ready, "rr_port") : uint16_t{0});
-        if (plan.connect_to.port() == 0) throw Error(ErrorKind::Failed, "server " + where(spec) + ": no listener port for --crr");
-        plan.bind = spec.bind;
-        for (uint32_t id = 0; id < layout.n; ++id) {
-            UniqueFd fd(::socket(server.family(), SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
-            if (!fd) throw system_error("socket (CRR)", errno);
-            sends.push_back(DataStream{std::move(fd), id});
-        }
-    } else {
-        for (uint32_t id = 0; id < layout.data_connections(); ++id) {
-            const SocketRole role{.client = true, .sends = rr || layout.sender_of(id) == End::Client};
-            const auto prepare = [&](int fd) { apply_tcp_options(fd, spec.socket, role); };
-            DataStream s{connect_tcp(server, spec.bind, spec.window, deadline_in(kHandshakeTimeout), prepare), id};
-            const auto header = DataHeader{cookie, id}.encode();
-            send_all(s.fd.get(), header.data(), header.size(), deadline_in(kHandshakeTimeout), "data connection header");
-            (layout.sender_of(id) == End::Client ? sends : recvs).push_back(std::move(s));
-        }
-    }
-    plan.send_groups = spread_streams(std::move(sends), agreed.threads);
-    if (!udp) plan.recv_groups = spread_streams(std::move(recvs), agreed.threads);
+    EnginePlan plan = client_streams(ch, spec, server, ready, client_udp_port);
 
     ch.send(Msg::Start, Json{{"udp_port", client_udp_port}}, deadline_in(kHandshakeTimeout));
     const Json started = ch.expect(deadline_in(kHandshakeTimeout), "the server to start the test");
@@ -191,43 +216,12 @@ RunResult TrafficClient::run_live(const TestSpec& requested, std::stop_token sto
 
     EndEngine engine(std::move(plan), profiler ? &*profiler : nullptr);
     if (live) engine.watch(live);
-    const Timeline tl = make_timeline(agreed, std::chrono::steady_clock::now());
+    const Timeline tl = make_timeline(spec, std::chrono::steady_clock::now());
     engine.start(tl);
-    LoopOutcome outcome = run_end_loop(ch, engine, agreed, tl, client_receives, stop);
+    LoopOutcome outcome = run_end_loop(ch, engine, spec, tl, StreamLayout::of(spec).receives(End::Client), stop);
     EndReport mine = engine.finish(outcome.status, outcome.error);
     cap_intervals(mine);
-
-    // The server's report: wait for it within the grace period (shorter when the run already failed).
-    std::optional<EndReport> theirs = std::move(outcome.peer_report);
-    if (!theirs && !outcome.channel_lost) {
-        const auto limit = deadline_in(outcome.status == RunStatus::Ok        ? std::chrono::milliseconds(kEndGrace)
-                                       : outcome.status == RunStatus::Limited ? std::chrono::milliseconds(kResultTimeout)
-                                                                              : std::chrono::milliseconds(1000));
-        try {
-            while (!theirs) {
-                auto msg = ch.receive(limit);
-                if (!msg) break;
-                if (is(*msg, Msg::Result)) theirs = receive_report(ch, *msg, limit);
-                if (is(*msg, Msg::Error)) {
-                    if (outcome.status == RunStatus::Ok) {
-                        outcome.status = wire_error_of(*msg) == WireError::Limit ? RunStatus::Limited : RunStatus::PeerLost;
-                        const auto text = msg->find("message");
-                        outcome.error = "server: " + (text != msg->end() && text->is_string() ? text->get<std::string>() : std::string("error"));
-                    }
-                    break;
-                }
-            }
-        } catch (const Error& e) {
-            if (outcome.status == RunStatus::Ok) {
-                outcome.status = RunStatus::PeerLost;
-                outcome.error = std::string("server lost: ") + e.what();
-            }
-        }
-        if (!theirs && outcome.status == RunStatus::Ok) {
-            outcome.status = RunStatus::PeerLost;
-            outcome.error = "server lost: no result from " + where(spec) + " within " + std::to_string(kEndGrace.count()) + " s";
-        }
-    }
+    const std::optional<EndReport> theirs = await_server_report(ch, outcome, spec);
     if (profiler) {
         // One host for both ends (the lab): the server did not sample, and its threads are counted here.
         std::vector<int32_t> send = mine.send_tids, recv = mine.recv_tids;
@@ -240,7 +234,7 @@ RunResult TrafficClient::run_live(const TestSpec& requested, std::stop_token sto
     if (outcome.status == RunStatus::PeerLost && outcome.error.find(where(spec)) == std::string::npos) {
         outcome.error += " (server " + where(spec) + ")";
     }
-    return combine_reports(agreed, mine, theirs.value_or(EndReport{}), outcome.status, outcome.error, server.family());
+    return combine_reports(spec, mine, theirs.value_or(EndReport{}), outcome.status, outcome.error, server.family());
 }
 
 }  // namespace nm

@@ -26,6 +26,7 @@
 #include "core/host/socket_options.hpp"
 #include "core/workers/stream_layout.hpp"
 #include "core/control/test_auth.hpp"
+#include "core/session/stream_setup.hpp"
 #include "core/session/traffic_session.hpp"
 
 namespace nm {
@@ -56,6 +57,20 @@ bool client_on_this_host(const Json& hello) {
     const std::string host_id = host_boot_id();
     const auto client_host = hello.find("host_id");
     return !host_id.empty() && client_host != hello.end() && client_host->is_string() && client_host->get<std::string>() == host_id;
+}
+
+// Profiling: this host is sampled unless it is the client's (`same_host`), whose sampler then covers both
+// ends; with the client's category table when it sent one. Throws nm::Error when the host or the table
+// does not allow it.
+void arm_profiler(std::optional<EndProfiler>& profiler, const TestSpec& spec, const Json& hello, bool same_host) {
+    if (!spec.profile || same_host) return;
+    CategoryTable table = profile::builtin_category_table();
+    if (const auto it = hello.find("profile_table"); it != hello.end() && it->is_object()) {
+        table = parse_category_table(it->at("table"));
+        const auto source = it->find("source");
+        table.source = source != it->end() && source->is_string() ? source->get<std::string>() : std::string("the client's table");
+    }
+    profiler.emplace(spec.profile_hz, std::move(table));
 }
 
 }  // namespace
@@ -463,100 +478,69 @@ bool TrafficServer::offer_data(uint32_t cookie, uint32_t id, const std::string& 
     return true;
 }
 
+std::optional<std::vector<DataStream>> TrafficServer::take_data_connections(ControlChannel& ch, std::stop_token stop) {
+    std::unique_lock lock(mutex_);
+    const bool all = data_arrived_.wait_for(lock, stop, kHandshakeTimeout, [&] { return pending_data_.size() == expected_streams_; });
+    if (!all) {
+        const auto got = pending_data_.size();
+        lock.unlock();
+        if (!stop.stop_requested()) {
+            send_error(ch, WireError::Failed, std::to_string(got) + " of " + std::to_string(expected_streams_) +
+                                                  " data connections arrived within " + std::to_string(kHandshakeTimeout.count()) + " s");
+        }
+        return std::nullopt;
+    }
+    std::vector<DataStream> streams = std::move(pending_data_);
+    pending_data_.clear();
+    cookie_ = 0;
+    return streams;
+}
+
 void TrafficServer::run_session(ControlChannel ch, TestSpec spec, const Json& hello, SocketAddress client_address, std::stop_token stop,
                                 const std::function<void(bool)>& release) {
     const std::string client = client_address.host();
     try {
-        const StreamLayout layout = StreamLayout::of(spec);
         const bool udp = spec.protocol == Protocol::Udp;
         const bool rr = spec.pattern != TrafficPattern::Stream;
-        const bool server_receives = layout.receives(End::Server);
         const SocketAddress local = local_address(ch.fd());
+        // The server's data flows to the client; its streams are set up as the client sets up its own
+        // (core/session/stream_setup.hpp).
+        EndStreams streams(spec, End::Server, local, client_address);
+        const bool same_host = client_on_this_host(hello);
+        std::optional<EndProfiler> profiler;
         try {
-            if (!udp && (rr || layout.sends(End::Server))) check_congestion(spec.socket.congestion);
+            if (!udp && (rr || streams.layout().sends(End::Server))) check_congestion(spec.socket.congestion);
+            arm_profiler(profiler, spec, hello, same_host);
         } catch (const Error& e) {
             send_error(ch, e);
             return;
         }
-        // Profiling: this host is sampled unless it is the client's, whose sampler then covers both ends.
-        const std::string host_id = host_boot_id();
-        const bool same_host = client_on_this_host(hello);
-        std::optional<EndProfiler> profiler;
-        if (spec.profile && !same_host) {
-            try {
-                CategoryTable table = profile::builtin_category_table();
-                if (const auto it = hello.find("profile_table"); it != hello.end() && it->is_object()) {
-                    table = parse_category_table(it->at("table"));
-                    const auto source = it->find("source");
-                    table.source = source != it->end() && source->is_string() ? source->get<std::string>() : std::string("the client's table");
-                }
-                profiler.emplace(spec.profile_hz, std::move(table));
-            } catch (const Error& e) {
-                send_error(ch, e);
-                return;
-            }
-        }
 
-        // The server's data flows to the client.
-        EnginePlan plan = plan_for(spec, Direction::Reverse, iface_for_address(local.host()));
-        plan.cpus = spec.server_cpus;
-        plan.peer = client_address;
-
-        uint16_t udp_port = 0;
-        uint16_t rr_port = 0;
-        if (udp && server_receives) {
-            plan.recv_groups = make_udp_receivers(local, port_, spec.threads, spec.window, WindowSource::Remote, udp_port);
-            for (auto& g : plan.recv_groups) apply_udp_options(g.front().fd.get(), spec.socket, false);
-        }
-        if (spec.pattern == TrafficPattern::Crr) plan.recv_groups = make_crr_listeners(local, spec.threads, rr_port);
         const uint32_t cookie = std::random_device{}();
-        plan.udp_cookie = cookie;   // in every datagram both ways; the receivers count only the client's
-        plan.udp_peer = client_address;
+        EnginePlan plan = streams.plan(iface_for_address(local.host()), cookie);
+        const uint16_t udp_port = streams.open_udp_receivers(plan, port_);
+        uint16_t rr_port = 0;
+        if (spec.pattern == TrafficPattern::Crr) plan.recv_groups = make_crr_listeners(local, spec.threads, rr_port);
         {
             std::lock_guard lock(mutex_);
             cookie_ = cookie;
-            expected_streams_ = layout.data_connections();
+            expected_streams_ = streams.layout().data_connections();
         }
-        ch.send(Msg::Ready, Json{{"cookie", cookie}, {"udp_port", udp_port}, {"rr_port", rr_port}, {"spec", spec}, {"host_id", host_id}},
+        ch.send(Msg::Ready, Json{{"cookie", cookie}, {"udp_port", udp_port}, {"rr_port", rr_port}, {"spec", spec}, {"host_id", host_boot_id()}},
                 deadline_in(kHandshakeTimeout));
         const auto start = receive_or_stop(ch, deadline_in(kHandshakeTimeout), stop);
         if (!start || !is(*start, Msg::Start)) return;   // the client gave up (abort, a closed connection) or we stop
 
-        std::vector<DataStream> tcp_streams;
         if (!udp) {
-            std::unique_lock lock(mutex_);
-            const bool all = data_arrived_.wait_for(lock, stop, kHandshakeTimeout, [&] { return pending_data_.size() == expected_streams_; });
-            if (!all) {
-                const auto got = pending_data_.size();
-                lock.unlock();
-                if (!stop.stop_requested()) {
-                    send_error(ch, WireError::Failed, std::to_string(got) + " of " + std::to_string(expected_streams_) +
-                                                          " data connections arrived within " + std::to_string(kHandshakeTimeout.count()) + " s");
-                }
-                return;
-            }
-            tcp_streams = std::move(pending_data_);
-            pending_data_.clear();
-            cookie_ = 0;
-        }
-        std::vector<DataStream> sends, recvs;
-        for (auto& s : tcp_streams) {
-            set_buffer_sizes(s.fd.get(), spec.window);   // plain SO_SNDBUF/SO_RCVBUF: capped by the kernel
-            const bool sends_on_it = layout.sender_of(s.id) == End::Server;
-            apply_tcp_options(s.fd.get(), spec.socket, {.client = false, .sends = rr || sends_on_it});
-            (sends_on_it ? sends : recvs).push_back(std::move(s));
-        }
-        if (udp && layout.sends(End::Server)) {
-            SocketAddress peer = client_address;
-            peer.set_port(checked_integer_field<uint16_t>(*start, "udp_port"));
-            const StreamIds ids = layout.sent_by(End::Server);
-            for (uint32_t id = ids.first; id < ids.end; ++id) {
-                sends.push_back(make_udp_sender(peer, local, id, spec.window, WindowSource::Remote));
-                apply_udp_options(sends.back().fd.get(), spec.socket, false);
+            auto tcp_streams = take_data_connections(ch, stop);
+            if (!tcp_streams) return;
+            for (auto& s : *tcp_streams) {
+                streams.prepare_tcp(s.fd.get(), s.id);
+                streams.add_tcp(std::move(s));
             }
         }
-        plan.send_groups = spread_streams(std::move(sends), spec.threads);
-        if (!udp && spec.pattern != TrafficPattern::Crr) plan.recv_groups = spread_streams(std::move(recvs), spec.threads);
+        if (udp && streams.layout().sends(End::Server)) streams.open_udp_senders(checked_integer_field<uint16_t>(*start, "udp_port"));
+        streams.place(plan);
 
         EndEngine engine(std::move(plan), profiler ? &*profiler : nullptr);
         const Timeline tl = make_timeline(spec, SteadyTime::now());
@@ -569,7 +553,7 @@ void TrafficServer::run_session(ControlChannel ch, TestSpec spec, const Json& he
         }
         engine.start(tl);
         ch.send(Msg::Started, Json::object(), deadline_in(kHandshakeTimeout));
-        const LoopOutcome outcome = run_end_loop(ch, engine, spec, tl, server_receives, stop, limit);
+        const LoopOutcome outcome = run_end_loop(ch, engine, spec, tl, streams.receives(), stop, limit);
         EndReport report = engine.finish(outcome.status, outcome.error);
         report.profile_shared = spec.profile && same_host;
         if (profiler) report.measurement.profile = profiler->finish(report.send_tids, report.recv_tids);

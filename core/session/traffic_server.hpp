@@ -111,6 +111,9 @@ private:
     /// (before the result is sent, so the client's next test is not told "busy").
     void run_session(ControlChannel channel, TestSpec spec, const Json& hello, SocketAddress client, std::stop_token stop,
                      const std::function<void(bool)>& release);
+    /// The test's TCP data connections, once all have arrived (offer_data); nullopt, with the client told
+    /// unless the server stops, when they do not within kHandshakeTimeout.
+    std::optional<std::vector<DataStream>> take_data_connections(ControlChannel& channel, std::stop_token stop);
     bool offer_data(uint32_t cookie, uint32_t id, const std::string& source, UniqueFd fd);
     void refuse(const std::string& line);
     void reap();

@@ -193,6 +193,61 @@ EndReport far_end_report(const TestSpec& spec, const EndReport& mine, const Iper
     return theirs;
 }
 
+// How the data phase of an iperf3 test ended.
+struct IperfLoop {
+    RunStatus status = RunStatus::Ok;
+    std::string error;
+    bool control_lost = false;   ///< the server spoke or closed: nothing more is sent to it
+};
+
+// Runs while data flows: the engine's snapshots, the end of the window, a stop, a stall, the hard deadline,
+// and anything the server says on the control connection (which ends the test).
+IperfLoop run_data_phase(Control& c, EndEngine& engine, const TestSpec& spec, const Timeline& tl, std::stop_token stop) {
+    IperfLoop out;
+    const TimePoint hard_deadline = tl.window_end + kEndGrace;
+    for (;;) {
+        const auto now = std::chrono::steady_clock::now();
+        engine.poll(now);
+        // The window is over: this end's senders stopped at its end by themselves; a receive-only end
+        // ends it by the clock.
+        if (engine.has_senders() ? engine.senders_done() : now >= tl.window_end) break;
+        if (stop.stop_requested()) {
+            out.status = RunStatus::Interrupted;
+            out.error = "interrupted";
+            return out;
+        }
+        if (engine.stalled(now)) {
+            out.status = RunStatus::Stalled;
+            out.error = "stalled: no data moved for " + std::to_string(spec.stall_timeout_s) + " s";
+            return out;
+        }
+        if (now > hard_deadline) {
+            out.status = RunStatus::PeerLost;
+            out.error = "the test did not end within " + std::to_string(kEndGrace.count()) + " s of its duration";
+            return out;
+        }
+        // Anything the server says while data flows ends the test: SERVER_TERMINATE, SERVER_ERROR, a close.
+        const auto wake = std::max(now, std::min(now + std::chrono::milliseconds(10), engine.next_due()));
+        pollfd p{c.fd(), POLLIN, 0};
+        const int ms = static_cast<int>(std::chrono::ceil<std::chrono::milliseconds>(wake - now).count());
+        if (::poll(&p, 1, ms) > 0) {
+            out.status = RunStatus::PeerLost;
+            out.control_lost = true;
+            uint8_t b = 0;
+            const ssize_t n = ::recv(c.fd(), &b, 1, MSG_DONTWAIT);
+            if (n <= 0) {
+                out.error = c.where() + " closed the control connection during the test";
+            } else if (static_cast<State>(static_cast<int8_t>(b)) == State::ServerError) {
+                out.error = c.where() + " ended the test: " + c.server_error();
+            } else {
+                out.error = c.where() + " ended the test with " + iperf3::describe_state_byte(b);
+            }
+            return out;
+        }
+    }
+    return out;
+}
+
 }  // namespace
 
 RunResult Iperf3Client::run(const TestSpec& spec, std::stop_token stop) { return run_live(spec, std::move(stop), {}); }
@@ -243,50 +298,7 @@ RunResult Iperf3Client::run_live(const TestSpec& requested, std::stop_token stop
     if (live) engine.watch(live);
     const Timeline tl = make_timeline(spec, std::chrono::steady_clock::now());
     engine.start(tl);
-    RunStatus status = RunStatus::Ok;
-    std::string error;
-    bool control_lost = false;
-    const TimePoint hard_deadline = tl.window_end + kEndGrace;
-    for (;;) {
-        const auto now = std::chrono::steady_clock::now();
-        engine.poll(now);
-        // The window is over: this end's senders stopped at its end by themselves; a receive-only end
-        // ends it by the clock.
-        if (engine.has_senders() ? engine.senders_done() : now >= tl.window_end) break;
-        if (stop.stop_requested()) {
-            status = RunStatus::Interrupted;
-            error = "interrupted";
-            break;
-        }
-        if (engine.stalled(now)) {
-            status = RunStatus::Stalled;
-            error = "stalled: no data moved for " + std::to_string(spec.stall_timeout_s) + " s";
-            break;
-        }
-        if (now > hard_deadline) {
-            status = RunStatus::PeerLost;
-            error = "the test did not end within " + std::to_string(kEndGrace.count()) + " s of its duration";
-            break;
-        }
-        // Anything the server says while data flows ends the test: SERVER_TERMINATE, SERVER_ERROR, a close.
-        const auto wake = std::max(now, std::min(now + std::chrono::milliseconds(10), engine.next_due()));
-        pollfd p{c.fd(), POLLIN, 0};
-        const int ms = static_cast<int>(std::chrono::ceil<std::chrono::milliseconds>(wake - now).count());
-        if (::poll(&p, 1, ms) > 0) {
-            status = RunStatus::PeerLost;
-            control_lost = true;
-            uint8_t b = 0;
-            const ssize_t n = ::recv(c.fd(), &b, 1, MSG_DONTWAIT);
-            if (n <= 0) {
-                error = c.where() + " closed the control connection during the test";
-            } else if (static_cast<State>(static_cast<int8_t>(b)) == State::ServerError) {
-                error = c.where() + " ended the test: " + c.server_error();
-            } else {
-                error = c.where() + " ended the test with " + iperf3::describe_state_byte(b);
-            }
-            break;
-        }
-    }
+    auto [status, error, control_lost] = run_data_phase(c, engine, spec, tl, stop);
     if (status == RunStatus::Ok) {
         try {
             c.send_state(State::TestEnd);

@@ -438,6 +438,77 @@ EndReport receive_report(ControlChannel& channel, const Json& first, Deadline de
     }
 }
 
+namespace {
+
+// What a test's stream directions add up to: the rate of their bytes, the longest window, the intervals.
+struct DirectionTotals {
+    double throughput = 0;
+    double duration = 0;
+    std::vector<IntervalSample> intervals;
+};
+
+// Adds one direction's samples to `intervals`. Both directions' samples are summed: they are brought to the
+// coarser of the two spans first (one end may have merged its samples once more than the other,
+// cap_intervals).
+void add_intervals(std::vector<IntervalSample>& intervals, std::vector<IntervalSample> mine) {
+    const double have = sample_span(intervals), got = sample_span(mine);
+    if (have > 0 && got > 0 && got < have * 0.99) mine = merge_interval_samples(mine, static_cast<size_t>(std::lround(have / got)));
+    if (have > 0 && got > 0 && have < got * 0.99) intervals = merge_interval_samples(intervals, static_cast<size_t>(std::lround(got / have)));
+    for (size_t k = 0; k < mine.size(); ++k) {
+        if (k >= intervals.size()) intervals.push_back(mine[k]);
+        else {
+            intervals[k].bytes += mine[k].bytes;
+            intervals[k].packets += mine[k].packets;
+            intervals[k].throughput_bps += mine[k].throughput_bps;
+            intervals[k].packets_per_s += mine[k].packets_per_s;
+        }
+    }
+}
+
+// One direction: the receiver's counts, the sender's TCP_INFO and datagrams sent, matched by stream id.
+void add_direction(RunResult& r, DirectionTotals& t, const EndReport& from, const EndReport& to) {
+    std::map<uint32_t, StreamResult> by_id;
+    for (const auto& s : from.sent) {
+        StreamResult m = s;
+        m.bytes = 0;
+        m.packets = 0;
+        m.throughput_bps = 0;
+        if (m.loss) m.loss = LossStats{s.loss->sent, 0, 0, 0, 0, 0, 0};
+        by_id[s.id] = m;
+    }
+    for (const auto& s : to.received) {
+        auto& m = by_id[s.id];
+        m.id = s.id;
+        m.direction = s.direction;
+        m.bytes = s.bytes;
+        m.packets = s.packets;
+        m.throughput_bps = s.throughput_bps;
+        if (m.rtt_us == 0) m.rtt_us = s.rtt_us;
+        if (m.pmtu == 0) m.pmtu = s.pmtu;
+        if (s.loss) {
+            const uint64_t sent = m.loss ? m.loss->sent : 0;
+            m.loss = *s.loss;
+            m.loss->sent = sent;
+        }
+    }
+    const double d = to.measurement.duration_s;
+    t.duration = std::max(t.duration, d);
+    uint64_t bytes = 0;
+    for (auto& [id, m] : by_id) {
+        if (m.loss) {
+            m.loss->lost = m.loss->sent > m.loss->received ? m.loss->sent - m.loss->received : 0;
+            m.loss->percent = m.loss->sent > 0 ? 100.0 * static_cast<double>(m.loss->lost) / static_cast<double>(m.loss->sent) : 0;
+        }
+        bytes += m.bytes;
+        r.streams.push_back(m);
+    }
+    t.throughput += d > 0 ? static_cast<double>(bytes) * 8 / d : 0;
+    r.io_calls += to.recv_calls;
+    add_intervals(t.intervals, to.received_intervals);
+}
+
+}  // namespace
+
 RunResult combine_reports(const TestSpec& spec, const EndReport& client, const EndReport& server, RunStatus status,
                           const std::string& error, int family) {
     RunResult r;
@@ -467,80 +538,24 @@ RunResult combine_reports(const TestSpec& spec, const EndReport& client, const E
         server_end.profile->shared_with = reverse ? "receiver" : "sender";
     }
 
-    // One direction: the receiver's counts, the sender's TCP_INFO and datagrams sent, matched by stream id.
-    double throughput = 0;
-    double duration = 0;
-    std::vector<IntervalSample> intervals;
-    const auto add_direction = [&](const EndReport& from, const EndReport& to) {
-        std::map<uint32_t, StreamResult> by_id;
-        for (const auto& s : from.sent) {
-            StreamResult m = s;
-            m.bytes = 0;
-            m.packets = 0;
-            m.throughput_bps = 0;
-            if (m.loss) m.loss = LossStats{s.loss->sent, 0, 0, 0, 0, 0, 0};
-            by_id[s.id] = m;
-        }
-        for (const auto& s : to.received) {
-            auto& m = by_id[s.id];
-            m.id = s.id;
-            m.direction = s.direction;
-            m.bytes = s.bytes;
-            m.packets = s.packets;
-            m.throughput_bps = s.throughput_bps;
-            if (m.rtt_us == 0) m.rtt_us = s.rtt_us;
-            if (m.pmtu == 0) m.pmtu = s.pmtu;
-            if (s.loss) {
-                const uint64_t sent = m.loss ? m.loss->sent : 0;
-                m.loss = *s.loss;
-                m.loss->sent = sent;
-            }
-        }
-        const double d = to.measurement.duration_s;
-        duration = std::max(duration, d);
-        uint64_t bytes = 0;
-        for (auto& [id, m] : by_id) {
-            if (m.loss) {
-                m.loss->lost = m.loss->sent > m.loss->received ? m.loss->sent - m.loss->received : 0;
-                m.loss->percent = m.loss->sent > 0 ? 100.0 * static_cast<double>(m.loss->lost) / static_cast<double>(m.loss->sent) : 0;
-            }
-            bytes += m.bytes;
-            r.streams.push_back(m);
-        }
-        throughput += d > 0 ? static_cast<double>(bytes) * 8 / d : 0;
-        r.io_calls += to.recv_calls;
-        // Both directions' samples are summed: bring them to the coarser of the two spans first (one end
-        // may have merged its samples once more than the other, cap_intervals).
-        std::vector<IntervalSample> mine = to.received_intervals;
-        const double have = sample_span(intervals), got = sample_span(mine);
-        if (have > 0 && got > 0 && got < have * 0.99) mine = merge_interval_samples(mine, static_cast<size_t>(std::lround(have / got)));
-        if (have > 0 && got > 0 && have < got * 0.99) intervals = merge_interval_samples(intervals, static_cast<size_t>(std::lround(got / have)));
-        for (size_t k = 0; k < mine.size(); ++k) {
-            if (k >= intervals.size()) intervals.push_back(mine[k]);
-            else {
-                intervals[k].bytes += mine[k].bytes;
-                intervals[k].packets += mine[k].packets;
-                intervals[k].throughput_bps += mine[k].throughput_bps;
-                intervals[k].packets_per_s += mine[k].packets_per_s;
-            }
-        }
-    };
+    DirectionTotals totals;
     const bool rr = spec.pattern != TrafficPattern::Stream;
     if (rr) {
         // Request/response: the client's flows, each with the bytes and messages it sent and received.
-        duration = client.measurement.duration_s;
+        totals.duration = client.measurement.duration_s;
         r.streams = client.sent;
-        for (const auto& s : r.streams) throughput += duration > 0 ? static_cast<double>(s.bytes) * 8 / duration : 0;
+        for (const auto& s : r.streams) totals.throughput += totals.duration > 0 ? static_cast<double>(s.bytes) * 8 / totals.duration : 0;
         r.io_calls = client.send_calls + client.recv_calls + server.send_calls + server.recv_calls;
     } else if (spec.direction == Direction::Bidir) {
-        add_direction(client, server);
-        add_direction(server, client);
+        add_direction(r, totals, client, server);
+        add_direction(r, totals, server, client);
     } else {
-        add_direction(snd, rcv);
+        add_direction(r, totals, snd, rcv);
     }
-    r.intervals = intervals;
+    r.intervals = totals.intervals;
+    const double duration = totals.duration;
     r.duration_s = duration;
-    r.throughput_bps = throughput;
+    r.throughput_bps = totals.throughput;
     uint32_t pmtu = 0;
     for (const auto& s : r.streams) {
         r.bytes += s.bytes;

@@ -1,7 +1,7 @@
 #pragma once
 // The peer agent's session protocol in one place: its request operations and their fields, the
 // direction labels of its MACs, the bounds it enforces, and the settings it lets a client change. The
-// messages travel on the engine's control channel (core/control_protocol.hpp: framing, Msg, WireError).
+// messages travel on the engine's control channel (core/control/control_protocol.hpp: framing, Msg, WireError).
 //
 //   client                                         agent
 //   control_hello {client_nonce}            ->
@@ -40,7 +40,7 @@
 
 #include "core/base/device_types.hpp"
 #include "core/base/json_codec.hpp"
-#include "core/control_protocol.hpp"
+#include "core/control/control_protocol.hpp"
 
 namespace nm {
 

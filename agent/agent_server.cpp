@@ -46,7 +46,7 @@ AgentServer::AgentServer(AgentServerOptions options) : options_(std::move(option
     agent.allowed.insert(options_.allow_control.begin(), options_.allow_control.end());
     if (!options_.allow_kinds.empty()) agent.kinds = parse_agent_kinds(options_.allow_kinds);
     if (const auto key_file = key_file_from(options_.key_file); !key_file.empty()) agent.key = load_key(key_file);
-    // With a key, every traffic test must prove it holds it too (core/test_auth.hpp).
+    // With a key, every traffic test must prove it holds it too (core/control/test_auth.hpp).
     const std::string test_key = agent.key ? std::string(agent.key->bytes()) : std::string();
     agent.heartbeat_timeout = options_.heartbeat_timeout;
     agent.log = log;

@@ -12,7 +12,7 @@
 
 #include "agent/peer_agent.hpp"
 #include "core/base/clock.hpp"
-#include "core/traffic_server.hpp"
+#include "core/session/traffic_server.hpp"
 #include "ethtool_ctl/file_settings_journal.hpp"
 #include "ethtool_ctl/netlink_device_control.hpp"
 #include "ethtool_ctl/settings_journal.hpp"

@@ -1,7 +1,7 @@
 #pragma once
 // The peer agent's pre-shared key: the file it is kept in, the rules that file must follow, and the
 // bytes in memory, wiped when no longer needed. The key never crosses the network; both ends prove they
-// hold it (agent/agent_protocol.hpp) with the primitives in core/message_auth.hpp.
+// hold it (agent/agent_protocol.hpp) with the primitives in core/control/message_auth.hpp.
 #include <cstddef>
 #include <string>
 #include <string_view>

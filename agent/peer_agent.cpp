@@ -7,9 +7,9 @@
 #include "core/base/error.hpp"
 #include "core/base/thread_entry.hpp"
 #include "core/base/version.hpp"
-#include "core/host_info.hpp"
-#include "core/message_auth.hpp"
-#include "core/net.hpp"
+#include "core/host/host_info.hpp"
+#include "core/control/message_auth.hpp"
+#include "core/host/net.hpp"
 #include "ethtool_ctl/setting_writes.hpp"
 
 namespace nm {

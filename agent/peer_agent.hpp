@@ -19,7 +19,7 @@
 #include "agent/agent_protocol.hpp"
 #include "agent/key_file.hpp"
 #include "core/base/clock.hpp"
-#include "core/control_handler.hpp"
+#include "core/control/control_handler.hpp"
 #include "ethtool_ctl/device_control.hpp"
 #include "ethtool_ctl/settings_journal.hpp"
 

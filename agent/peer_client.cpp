@@ -13,8 +13,8 @@
 #include "core/base/error.hpp"
 #include "core/base/json_optional_field.hpp"
 #include "core/base/thread_entry.hpp"
-#include "core/control_channel.hpp"
-#include "core/message_auth.hpp"
+#include "core/control/control_channel.hpp"
+#include "core/control/message_auth.hpp"
 
 namespace nm {
 namespace {

@@ -18,7 +18,7 @@
 #include "agent/key_file.hpp"
 #include "agent/peer_agent.hpp"
 #include "core/base/json_codec.hpp"
-#include "core/net.hpp"
+#include "core/host/net.hpp"
 #include "ethtool_ctl/device_control.hpp"
 
 namespace nm {

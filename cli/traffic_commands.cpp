@@ -18,15 +18,15 @@
 #include "core/base/error.hpp"
 #include "core/base/json_codec.hpp"
 #include "core/profile/categories.hpp"
-#include "core/cidr.hpp"
-#include "core/cpu_affinity.hpp"
-#include "core/iperf3_client.hpp"
-#include "core/iperf3_protocol.hpp"
-#include "core/rfc2544.hpp"
-#include "core/stream_layout.hpp"
-#include "core/traffic_client.hpp"
-#include "core/traffic_server.hpp"
-#include "core/traffic_session.hpp"
+#include "core/host/cidr.hpp"
+#include "core/host/cpu_affinity.hpp"
+#include "core/iperf3/iperf3_client.hpp"
+#include "core/iperf3/iperf3_protocol.hpp"
+#include "core/rfc2544/rfc2544.hpp"
+#include "core/workers/stream_layout.hpp"
+#include "core/session/traffic_client.hpp"
+#include "core/session/traffic_server.hpp"
+#include "core/session/traffic_session.hpp"
 #include "agent/agent_server.hpp"
 #include "agent/key_file.hpp"
 #include "ethtool_ctl/file_settings_journal.hpp"
@@ -462,7 +462,7 @@ void run_rfc2544_command(const Options& ro, std::stop_token stop) {
     if (result.interrupted) throw Error(ErrorKind::Failed, "rfc2544 interrupted");
 }
 
-// `serve`'s limits (core/server_limits.hpp), as flags; server_limits() turns them into ServerLimits.
+// `serve`'s limits (core/session/server_limits.hpp), as flags; server_limits() turns them into ServerLimits.
 struct ServerLimitFlags {
     double max_duration_s = 300;
     double max_stall_timeout_s = 60;
@@ -755,7 +755,7 @@ void add_traffic_commands(CLI::App& app, std::stop_token stop) {
             spec.response_size = static_cast<uint32_t>(size(resp, "--rr-size", 4294967295.0));
         }
         if (!ro->dscp.empty()) spec.socket.dscp = parse_dscp(ro->dscp, "--dscp");
-        // With a key the test itself is authenticated, both ways (core/test_auth.hpp); a bad key file is
+        // With a key the test itself is authenticated, both ways (core/control/test_auth.hpp); a bad key file is
         // refused before anything is printed or connected.
         std::unique_ptr<TrafficRunner> runner;
         if (iperf3_peer) {

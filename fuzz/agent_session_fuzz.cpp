@@ -23,8 +23,8 @@
 #include "agent/agent_protocol.hpp"
 #include "agent/peer_agent.hpp"
 #include "core/base/error.hpp"
-#include "core/control_channel.hpp"
-#include "core/message_auth.hpp"
+#include "core/control/control_channel.hpp"
+#include "core/control/message_auth.hpp"
 #include "tests/support/matrix_fakes.hpp"
 
 namespace {

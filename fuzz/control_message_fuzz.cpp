@@ -9,8 +9,8 @@
 #include "core/base/error.hpp"
 #include "core/base/json_codec.hpp"
 #include "core/base/json_integer.hpp"
-#include "core/control_channel.hpp"
-#include "core/message_auth.hpp"
+#include "core/control/control_channel.hpp"
+#include "core/control/message_auth.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     const std::string_view line(reinterpret_cast<const char*>(data), size);

@@ -6,7 +6,7 @@
 #include <string_view>
 
 #include "core/base/error.hpp"
-#include "core/iperf3_protocol.hpp"
+#include "core/iperf3/iperf3_protocol.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     const std::string_view text(reinterpret_cast<const char*>(data), size);

@@ -7,7 +7,7 @@
 
 #include "core/base/error.hpp"
 #include "core/base/json_codec.hpp"
-#include "core/traffic_session.hpp"
+#include "core/session/traffic_session.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     if (size < 1) return 0;

@@ -5,7 +5,7 @@
 #include <ctime>
 
 #include "core/base/error.hpp"
-#include "core/rfc2544.hpp"
+#include "core/rfc2544/rfc2544.hpp"
 #include "matrix/modes.hpp"
 #include "matrix/runner.hpp"
 #include "matrix/stats.hpp"

@@ -8,10 +8,10 @@
 #include "core/base/error.hpp"
 #include "core/base/json_codec.hpp"
 #include "core/base/cpu_list.hpp"
-#include "core/frame_size.hpp"
+#include "core/rfc2544/frame_size.hpp"
 #include "ethtool_ctl/qdisc.hpp"
 #include "ethtool_ctl/tuning_files.hpp"
-#include "core/traffic_session.hpp"
+#include "core/session/traffic_session.hpp"
 #include "matrix/stats.hpp"
 
 namespace nm {

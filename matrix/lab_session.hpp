@@ -10,7 +10,7 @@
 #include <thread>
 
 #include "core/base/lab_types.hpp"
-#include "core/traffic_runner.hpp"
+#include "core/session/traffic_runner.hpp"
 #include "ethtool_ctl/device_control.hpp"
 #include "matrix/path_probe.hpp"
 #include "matrix/runner.hpp"

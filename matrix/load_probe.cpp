@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "core/proc_stats.hpp"
+#include "core/host/proc_stats.hpp"
 
 namespace nm {
 

@@ -6,7 +6,7 @@
 #include <numeric>
 
 #include "core/base/number_text.hpp"
-#include "core/cpu_affinity.hpp"
+#include "core/host/cpu_affinity.hpp"
 #include "matrix/metric_text.hpp"
 #include "matrix/stats.hpp"
 

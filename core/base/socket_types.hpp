@@ -71,7 +71,7 @@ struct SocketKnobs {
     std::string bind_dev;        ///< SO_BINDTODEVICE; "" = none
     RxSpinStats rx_spin;         ///< this end's stream receivers' --rx-spin
     /// Bytes per send() of this end's TCP stream senders: -l, or by default the largest whole number of
-    /// TCP send units in 128 KiB for the connected MSS (core/tcp_write_size.hpp); 0 when it sent no TCP stream.
+    /// TCP send units in 128 KiB for the connected MSS (core/workers/tcp_write_size.hpp); 0 when it sent no TCP stream.
     uint32_t write_size = 0;
 };
 

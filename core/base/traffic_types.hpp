@@ -57,7 +57,7 @@ struct TestSpec {
     uint32_t streams = 0;             ///< -P; 0 = auto: 1 for TCP and paced UDP, one per core for unlimited UDP
     uint32_t threads = 0;             ///< --threads; 0 = one per core, at most one per stream
     /// -l bytes per write (TCP) or UDP payload; 0 = default: UDP 1472; TCP whole send units up to 128 KiB,
-    /// chosen by the sender once connected (core/tcp_write_size.hpp; the run's socket.write_size says which)
+    /// chosen by the sender once connected (core/workers/tcp_write_size.hpp; the run's socket.write_size says which)
     uint32_t write_size = 0;
     uint32_t window = 0;              ///< -w socket buffer bytes; 0 = kernel default (autotuning)
     double duration_s = 10;           ///< -t measured seconds (after omit)

@@ -3,7 +3,7 @@
 #include <tuple>
 
 #include "core/base/version.hpp"
-#include "core/cpu_affinity.hpp"
+#include "core/host/cpu_affinity.hpp"
 #include "matrix/report/comparison.hpp"
 
 namespace nm {

@@ -33,13 +33,13 @@ def outside(*cmd):
     return subprocess.run(["timeout", "10", "nsenter", "-t", args.ns_pid, "-n", "-m", *cmd], capture_output=True, text=True).stdout
 
 
-# The agent's session (agent/agent_protocol.hpp; core/message_auth.cpp), as the review's key holder's client.
+# The agent's session (agent/agent_protocol.hpp; core/control/message_auth.cpp), as the review's key holder's client.
 key = open(args.key, "rb").read()
 H = lambda k, s: hmac.new(k, s.encode(), hashlib.sha256).hexdigest()
 D = lambda o: json.dumps(o, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 sock = socket.create_connection((args.host, args.port), timeout=20)
 f = sock.makefile("rb")
-VERSION = 2   # core/control_protocol.hpp kControlVersion
+VERSION = 2   # core/control/control_protocol.hpp kControlVersion
 send = lambda o: sock.sendall((D(dict(o, v=VERSION)) + "\n").encode())
 recv_line = lambda: f.readline().decode().rstrip("\n")
 recv = lambda: json.loads(recv_line())
@@ -62,7 +62,7 @@ seq = 0
 def request(body):
     global seq
     seq += 1
-    # The MAC is the line's last member, over the bytes before it (core/message_auth.hpp sign_text).
+    # The MAC is the line's last member, over the bytes before it (core/control/message_auth.hpp sign_text).
     text = D(dict(body, type="request", seq=seq, v=VERSION))
     sock.sendall((text[:-1] + ',"mac":"' + H(sk, "client->agent\n" + text) + '"}\n').encode())
     while True:

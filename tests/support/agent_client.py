@@ -3,7 +3,7 @@
 
     agent_client.py HOST PORT KEY_FILE < requests
 
-Authenticates as the sweep does (agent/peer_agent.cpp, core/message_auth.cpp: the challenge, the client's
+Authenticates as the sweep does (agent/peer_agent.cpp, core/control/message_auth.cpp: the challenge, the client's
 proof over both nonces and the challenge's line as received, the session key) and sends one request per
 line of standard input ({"op": ..., ...}; v, type and seq are added, and the MAC over the line's bytes as
 its last member), printing each reply as one JSON line.
@@ -16,7 +16,7 @@ import os
 import socket
 import sys
 
-VERSION = 2   # core/control_protocol.hpp kControlVersion
+VERSION = 2   # core/control/control_protocol.hpp kControlVersion
 
 
 def canonical(obj):

@@ -8,9 +8,9 @@
 #include "agent/agent_protocol.hpp"
 #include "core/base/error.hpp"
 #include "core/base/version.hpp"
-#include "core/control_channel.hpp"
-#include "core/control_protocol.hpp"
-#include "core/message_auth.hpp"
+#include "core/control/control_channel.hpp"
+#include "core/control/control_protocol.hpp"
+#include "core/control/message_auth.hpp"
 #include "ethtool_ctl/netlink_device_control.hpp"
 #include "ethtool_ctl/netns.hpp"
 

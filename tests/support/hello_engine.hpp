@@ -5,7 +5,7 @@
 #include <stop_token>
 
 #include "core/base/unique_fd.hpp"
-#include "core/traffic_runner.hpp"
+#include "core/session/traffic_runner.hpp"
 #include "matrix/lab_session.hpp"
 
 namespace nm::test {

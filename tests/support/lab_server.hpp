@@ -8,7 +8,7 @@
 #include <string>
 #include <thread>
 
-#include "core/traffic_server.hpp"
+#include "core/session/traffic_server.hpp"
 #include "ethtool_ctl/netns.hpp"
 
 namespace nm::test {

@@ -10,7 +10,7 @@
 
 #include "core/base/clock.hpp"
 #include "core/base/error.hpp"
-#include "core/traffic_runner.hpp"
+#include "core/session/traffic_runner.hpp"
 #include "ethtool_ctl/device_control.hpp"
 #include "ethtool_ctl/settings_journal.hpp"
 #include "matrix/load_probe.hpp"

@@ -33,7 +33,7 @@ using nm::test::nicmatrix_binary;
 
 namespace {
 
-// ---- the test's own readers (independent of core/proc_stats.cpp) ----
+// ---- the test's own readers (independent of core/host/proc_stats.cpp) ----
 
 // cpuN -> {busy ticks, total ticks} from /proc/stat: busy is everything but idle (4th) and iowait (5th).
 std::map<unsigned, std::pair<double, double>> read_stat_per_cpu() {

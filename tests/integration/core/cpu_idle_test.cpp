@@ -4,9 +4,9 @@
 #include <map>
 #include <sstream>
 
-#include "core/cpu_affinity.hpp"
-#include "core/cpu_idle.hpp"
-#include "core/host_info.hpp"
+#include "core/host/cpu_affinity.hpp"
+#include "core/host/cpu_idle.hpp"
+#include "core/host/host_info.hpp"
 #include "tests/support/command.hpp"
 
 namespace {

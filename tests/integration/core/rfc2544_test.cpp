@@ -8,8 +8,8 @@
 #include <nlohmann/json.hpp>
 
 #include "core/base/json_codec.hpp"
-#include "core/rfc2544.hpp"
-#include "core/traffic_client.hpp"
+#include "core/rfc2544/rfc2544.hpp"
+#include "core/session/traffic_client.hpp"
 #include "ethtool_ctl/netns.hpp"
 #include "tests/support/command.hpp"
 #include "tests/support/lab_server.hpp"

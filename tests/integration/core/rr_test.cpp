@@ -14,8 +14,8 @@
 #include <nlohmann/json.hpp>
 
 #include "core/base/wait_until.hpp"
-#include "core/net.hpp"
-#include "core/traffic_client.hpp"
+#include "core/host/net.hpp"
+#include "core/session/traffic_client.hpp"
 #include "ethtool_ctl/netns.hpp"
 #include "tests/support/command.hpp"
 #include "tests/support/lab_server.hpp"

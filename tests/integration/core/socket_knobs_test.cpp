@@ -16,7 +16,7 @@
 
 #include "core/base/error.hpp"
 #include "core/base/wait_until.hpp"
-#include "core/traffic_client.hpp"
+#include "core/session/traffic_client.hpp"
 #include "ethtool_ctl/netns.hpp"
 #include "tests/support/command.hpp"
 #include "tests/support/lab_server.hpp"

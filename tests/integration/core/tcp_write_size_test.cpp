@@ -1,4 +1,4 @@
-// The TCP sender's default write size (core/tcp_write_size.hpp) on a lab, read from outside the engine:
+// The TCP sender's default write size (core/workers/tcp_write_size.hpp) on a lab, read from outside the engine:
 // strace sees the client's send() sizes, the MSS comes from the MTU and the namespace's timestamps
 // sysctl, and tcpdump on the receiving side sees where the data segments shorter than a full one end.
 #include <catch2/catch.hpp>

@@ -9,9 +9,9 @@
 
 #include "core/base/error.hpp"
 #include "core/base/wait_until.hpp"
-#include "core/traffic_client.hpp"
-#include "core/traffic_server.hpp"
-#include "core/worker_merge.hpp"
+#include "core/session/traffic_client.hpp"
+#include "core/session/traffic_server.hpp"
+#include "core/engine/worker_merge.hpp"
 #include "ethtool_ctl/netns.hpp"
 #include "tests/support/command.hpp"
 #include "tests/support/lab_server.hpp"

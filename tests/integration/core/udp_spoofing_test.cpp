@@ -12,10 +12,10 @@
 #include <thread>
 
 #include "core/base/wait_until.hpp"
-#include "core/engine.hpp"
-#include "core/net.hpp"
-#include "core/traffic_session.hpp"
-#include "core/udp_tracker.hpp"
+#include "core/engine/engine.hpp"
+#include "core/host/net.hpp"
+#include "core/session/traffic_session.hpp"
+#include "core/workers/udp_tracker.hpp"
 #include "ethtool_ctl/netns.hpp"
 #include "tests/support/command.hpp"
 #include "tests/support/oracles.hpp"

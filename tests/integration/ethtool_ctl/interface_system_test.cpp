@@ -2,9 +2,9 @@
 
 #include <sstream>
 
-#include "core/cpu_affinity.hpp"
-#include "core/cpu_layout.hpp"
-#include "core/host_info.hpp"
+#include "core/host/cpu_affinity.hpp"
+#include "core/host/cpu_layout.hpp"
+#include "core/host/host_info.hpp"
 #include "ethtool_ctl/interface_system.hpp"
 #include "ethtool_ctl/netlink_device_control.hpp"
 #include "tests/support/command.hpp"

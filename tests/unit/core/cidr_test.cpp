@@ -2,7 +2,7 @@
 #include <catch2/catch.hpp>
 
 #include "core/base/error.hpp"
-#include "core/cidr.hpp"
+#include "core/host/cidr.hpp"
 
 using Catch::Contains;
 

@@ -5,7 +5,7 @@
 #include <thread>
 
 #include "core/base/error.hpp"
-#include "core/control_channel.hpp"
+#include "core/control/control_channel.hpp"
 
 using Catch::Contains;
 

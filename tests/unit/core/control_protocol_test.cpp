@@ -3,7 +3,7 @@
 #include <set>
 #include <string>
 
-#include "core/control_protocol.hpp"
+#include "core/control/control_protocol.hpp"
 
 TEST_CASE("Every message type has one name on the wire, and the name reads back as the type", "[unit]") {
     std::set<std::string> names;

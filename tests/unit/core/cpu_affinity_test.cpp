@@ -3,7 +3,7 @@
 #include <sched.h>
 
 #include "core/base/error.hpp"
-#include "core/cpu_affinity.hpp"
+#include "core/host/cpu_affinity.hpp"
 
 using Catch::Contains;
 using V = std::vector<uint32_t>;

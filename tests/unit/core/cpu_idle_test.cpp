@@ -4,7 +4,7 @@
 #include <fstream>
 
 #include "core/base/json_codec.hpp"
-#include "core/cpu_idle.hpp"
+#include "core/host/cpu_idle.hpp"
 #include "tests/support/matrix_world.hpp"
 
 namespace {

@@ -5,7 +5,7 @@
 #include <sys/socket.h>
 
 #include "core/base/wait_until.hpp"
-#include "core/engine.hpp"
+#include "core/engine/engine.hpp"
 
 using namespace std::chrono_literals;
 

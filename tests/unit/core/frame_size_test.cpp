@@ -3,7 +3,7 @@
 #include <cmath>
 
 #include "core/base/error.hpp"
-#include "core/frame_size.hpp"
+#include "core/rfc2544/frame_size.hpp"
 
 TEST_CASE("Line rate matches the published RFC 2544 figures at 1 Gbit/s", "[unit]") {
     CHECK(std::floor(nm::line_rate_fps(1e9, nm::single_frame(64))) == 1488095);

@@ -4,7 +4,7 @@
 
 #include "core/base/error.hpp"
 #include "core/base/json_codec.hpp"
-#include "core/iperf3_protocol.hpp"
+#include "core/iperf3/iperf3_protocol.hpp"
 #include "matrix/stats.hpp"
 
 namespace {

@@ -5,7 +5,7 @@
 #include <fstream>
 
 #include "core/base/json_codec.hpp"
-#include "core/kernel_cpu_accounting.hpp"
+#include "core/host/kernel_cpu_accounting.hpp"
 #include "tests/support/command.hpp"
 
 TEST_CASE("parse_cpu_accounting: tick accounting without IRQ time (this lab's kernel) hides softirq in task time", "[unit]") {

@@ -3,7 +3,7 @@
 #include <cctype>
 #include <string>
 
-#include "core/message_auth.hpp"
+#include "core/control/message_auth.hpp"
 
 TEST_CASE("HMAC-SHA256 matches RFC 4231 test case 2", "[unit]") {
     CHECK(nm::hmac_sha256_hex("Jefe", "what do ya want for nothing?") == "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843");

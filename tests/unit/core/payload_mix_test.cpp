@@ -5,9 +5,9 @@
 
 #include "core/base/error.hpp"
 #include "core/base/json_codec.hpp"
-#include "core/engine.hpp"
-#include "core/payload_mix.hpp"
-#include "core/traffic_session.hpp"
+#include "core/engine/engine.hpp"
+#include "core/workers/payload_mix.hpp"
+#include "core/session/traffic_session.hpp"
 
 TEST_CASE("The IMIX send pattern has every share its weight's times and spreads them evenly", "[unit]") {
     // 64/594/1518-byte frames at 7:4:1 are 18/548/1472-byte payloads.

@@ -1,7 +1,7 @@
 #include <catch2/catch.hpp>
 
 #include "core/base/error.hpp"
-#include "core/proc_stats.hpp"
+#include "core/host/proc_stats.hpp"
 
 namespace {
 

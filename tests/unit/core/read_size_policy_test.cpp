@@ -4,7 +4,7 @@
 #include <vector>
 
 #include "core/base/error.hpp"
-#include "core/read_size_policy.hpp"
+#include "core/workers/read_size_policy.hpp"
 
 using namespace std::chrono_literals;
 using nm::ReadSizePolicy;

@@ -4,7 +4,7 @@
 
 #include "core/base/error.hpp"
 #include "core/base/json_codec.hpp"
-#include "core/rfc2544.hpp"
+#include "core/rfc2544/rfc2544.hpp"
 
 namespace {
 

@@ -5,8 +5,8 @@
 #include "core/base/dscp.hpp"
 #include "core/base/error.hpp"
 #include "core/base/json_codec.hpp"
-#include "core/socket_options.hpp"
-#include "core/traffic_session.hpp"
+#include "core/host/socket_options.hpp"
+#include "core/session/traffic_session.hpp"
 
 namespace {
 

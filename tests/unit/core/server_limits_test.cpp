@@ -2,9 +2,9 @@
 // spec is over, each named with the flag that raises it (review H3, H5).
 #include <catch2/catch.hpp>
 
-#include "core/engine.hpp"
-#include "core/server_limits.hpp"
-#include "core/traffic_session.hpp"
+#include "core/engine/engine.hpp"
+#include "core/session/server_limits.hpp"
+#include "core/session/traffic_session.hpp"
 
 using Catch::Contains;
 

@@ -2,7 +2,7 @@
 
 #include <vector>
 
-#include "core/stream_layout.hpp"
+#include "core/workers/stream_layout.hpp"
 
 using nm::Direction;
 using nm::End;

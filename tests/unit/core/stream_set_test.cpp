@@ -10,7 +10,7 @@
 #include <thread>
 #include <vector>
 
-#include "core/stream_set.hpp"
+#include "core/workers/stream_set.hpp"
 
 using namespace std::chrono_literals;
 using nm::Step;

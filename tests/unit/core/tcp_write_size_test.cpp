@@ -1,6 +1,6 @@
 #include <catch2/catch.hpp>
 
-#include "core/tcp_write_size.hpp"
+#include "core/workers/tcp_write_size.hpp"
 
 TEST_CASE("A send unit is the MSS times the segments a 64 KiB GSO packet holds", "[unit]") {
     // (65536 - 320 - 1) / MSS segments: 45 of 1448 (IPv4, timestamps, MTU 1500), 45 of 1428 (IPv6), 44 of

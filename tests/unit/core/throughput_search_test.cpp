@@ -4,7 +4,7 @@
 #include <vector>
 
 #include "core/base/error.hpp"
-#include "core/throughput_search.hpp"
+#include "core/rfc2544/throughput_search.hpp"
 
 namespace {
 

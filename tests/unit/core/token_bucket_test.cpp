@@ -1,6 +1,6 @@
 #include <catch2/catch.hpp>
 
-#include "core/token_bucket.hpp"
+#include "core/workers/token_bucket.hpp"
 
 namespace {
 

@@ -6,7 +6,7 @@
 #include <thread>
 
 #include "core/base/error.hpp"
-#include "core/traffic_session.hpp"
+#include "core/session/traffic_session.hpp"
 
 using Catch::Contains;
 

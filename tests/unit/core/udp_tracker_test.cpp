@@ -1,6 +1,6 @@
 #include <catch2/catch.hpp>
 
-#include "core/udp_tracker.hpp"
+#include "core/workers/udp_tracker.hpp"
 
 TEST_CASE("UdpHeader round-trips in 18 bytes: 48-bit sequence and time, window bit, cookie", "[unit]") {
     unsigned char buf[18] = {};

@@ -1,6 +1,6 @@
 #include <catch2/catch.hpp>
 
-#include "core/window_meter.hpp"
+#include "core/workers/window_meter.hpp"
 
 using namespace std::chrono_literals;
 

@@ -2,7 +2,7 @@
 
 #include <string>
 
-#include "core/worker_kinds.hpp"
+#include "core/engine/worker_kinds.hpp"
 
 TEST_CASE("worker_kind picks the workers registered for the plan's protocol and pattern", "[unit]") {
     nm::EnginePlan plan;

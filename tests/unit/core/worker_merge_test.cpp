@@ -3,7 +3,7 @@
 #include <memory>
 #include <vector>
 
-#include "core/worker_merge.hpp"
+#include "core/engine/worker_merge.hpp"
 
 namespace {
 

@@ -2,7 +2,7 @@
 
 #include <stdexcept>
 
-#include "core/worker.hpp"
+#include "core/workers/worker.hpp"
 
 namespace {
 

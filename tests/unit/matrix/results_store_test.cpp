@@ -7,7 +7,7 @@
 #include "core/base/error.hpp"
 #include "core/base/json_codec.hpp"
 #include "matrix/config.hpp"
-#include "core/host_info.hpp"
+#include "core/host/host_info.hpp"
 #include "matrix/results_store.hpp"
 #include "matrix/stats.hpp"
 #include "tests/support/matrix_world.hpp"

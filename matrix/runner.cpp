@@ -1040,15 +1040,9 @@ void Sweep::decide(const CellSpec& cell, CellResult& result, bool confirmed) {
 }
 
 TestSpec Sweep::test_spec(const CellSpec& cell) const {
-    TestSpec spec = cell.traffic.test;
-    spec.host = target_.base.host;
-    spec.port = target_.base.port;
-    spec.bind = target_.base.bind;
-    spec.iface = target_.base.iface;
+    TestSpec spec = test_spec_for(cell.traffic, config_, target_.base);
     spec.client_cpus = config_.affinity.client;
     spec.server_cpus = config_.affinity.server;
-    spec.duration_s = config_.duration_s;
-    spec.omit_s = config_.omit_s;
     spec.interval_s = target_.base.interval_s;
     // Frame-size tables are many short trials: only streams are profiled.
     if (!cell.traffic.rfc2544) {

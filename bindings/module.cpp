@@ -17,6 +17,7 @@
 #include "core/base/error.hpp"
 #include "core/base/json_codec.hpp"
 #include "core/base/latency_histogram.hpp"
+#include "core/base/test_spec_fields.hpp"
 #include "core/base/version.hpp"
 #include "core/session/traffic_client.hpp"
 #include "ethtool_ctl/lab.hpp"
@@ -405,6 +406,33 @@ PYBIND11_MODULE(_nicmatrix, m) {
         "with peer_kind \"iperf3\" (port 5201 unless the spec gives one); spec keys are TestSpec's JSON fields, "
         "key_file as `--key-file`. Returns the result as `nicmatrix run --json` prints it. Ctrl-C ends the run "
         "(status interrupted) and raises KeyboardInterrupt.");
+
+    m.def(
+        "test_spec_fields",
+        [] {
+            // The field table (core/base/test_spec_fields.hpp), then the keys the codec writes by hand.
+            py::list out;
+            for (const auto& f : nm::kTestSpecFields) {
+                py::dict row;
+                row["key"] = f.key;
+                row["sweep_axis"] = f.axis != nm::FieldAxis::None;
+                row["column"] = f.column;
+                row["help"] = f.help;
+                out.append(row);
+            }
+            for (const std::string key : {NM_TEST_SPEC_HAND_KEYS}) {
+                if (key == "payload_mix") continue;   // an RFC 2544 table's IMIX, not a test one asks for
+                py::dict row;
+                row["key"] = key;
+                row["sweep_axis"] = false;
+                row["column"] = "";
+                row["help"] = "";
+                out.append(row);
+            }
+            return out;
+        },
+        "TestSpec's JSON fields in order (the C++ field table): key, sweep_axis, column (a sweep cell's DataFrame "
+        "column, \"\" = none) and help; the keys coded by hand come last (payload_mix left out: an RFC 2544 table sets it).");
 
     m.def(
         "test_spec", [](const py::dict& spec_fields) { return to_python(nm::Json(to_json_value(spec_fields).get<nm::TestSpec>())); },

@@ -33,6 +33,7 @@ int main(int argc, char** argv) {
     nm::cli::add_traffic_commands(app, stop_signal.token());
     nm::cli::add_sweep_commands(app, stop_signal.token());
     nm::cli::add_plot_command(app);
+    nm::cli::add_schema_command(app);
 
     // Every exception ends here, so the stack unwinds and every destructor (the sweep's restore among
     // them) runs; one that escaped main would end in std::terminate with nothing restored.

@@ -32,15 +32,9 @@ CellMeasure::CellMeasure(const SweepConfig& config, const SweepTarget& target, S
     : config_(config), target_(target), s_(services), stop_(std::move(stop)) {}
 
 TestSpec CellMeasure::test_spec(const CellSpec& cell) const {
-    TestSpec spec = cell.traffic.test;
-    spec.host = target_.base.host;
-    spec.port = target_.base.port;
-    spec.bind = target_.base.bind;
-    spec.iface = target_.base.iface;
+    TestSpec spec = test_spec_for(cell.traffic, config_, target_.base);
     spec.client_cpus = config_.affinity.client;
     spec.server_cpus = config_.affinity.server;
-    spec.duration_s = config_.duration_s;
-    spec.omit_s = config_.omit_s;
     spec.interval_s = target_.base.interval_s;
     // Frame-size tables are many short trials: only streams are profiled.
     if (!cell.traffic.rfc2544) {

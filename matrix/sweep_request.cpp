@@ -323,16 +323,15 @@ SweepOutcome execute_sweep(const SweepRequest& request, const PreparedSweep& pre
     std::string peer_iface = request.peer_iface;
     const auto agent = peer_changes ? connect_agent(port, peer, prepared.plan, *key, peer_iface) : nullptr;
     // The peer's server takes each test of the config from us (its key, its limits), asked before any change.
+    SweepTarget target;
+    target.base.host = peer;
+    target.base.port = port;
+    target.base.iface = request.iface;
     const auto traffic = iperf3_peer ? backends.iperf3_traffic() : backends.traffic(key ? std::string(key->bytes()) : std::string());
     for (size_t i = 0; i < config.traffic.size(); ++i) {
         const auto& entry = config.traffic[i];
         if (entry.rfc2544) continue;
-        TestSpec spec = entry.test;
-        spec.host = peer;
-        spec.port = port;
-        spec.iface = request.iface;
-        spec.duration_s = config.duration_s;
-        spec.omit_s = config.omit_s;
+        const TestSpec spec = test_spec_for(entry, config, target.base);
         try {
             traffic->check_access(spec);
         } catch (const Error& e) {
@@ -345,12 +344,8 @@ SweepOutcome execute_sweep(const SweepRequest& request, const PreparedSweep& pre
     const auto journal = backends.journal(request.journal);
     const auto device = backends.device();
     IcmpPathProbe probe("", peer);
-    SweepTarget target;
     target.local = SweepEnd{device.get(), request.iface, ""};
     target.remote = agent ? SweepEnd{agent.get(), peer_iface, "", agent.get()} : SweepEnd{nullptr, "", "the sweep changes nothing on the peer", nullptr};
-    target.base.host = peer;
-    target.base.port = port;
-    target.base.iface = request.iface;
     target.base.profile_categories = request.profile_categories;
     // The peer's host as its agent reads it; unknown without an agent (or from one that cannot say).
     HostInfo remote_host;

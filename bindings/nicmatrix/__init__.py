@@ -11,6 +11,7 @@ Reading, sweeping, running and comparing all go through the C++ core (the module
 and `nicmatrix` agree on the results schema, on what a sweep does and on how cells are matched. Errors
 from the core are raised as nicmatrix.Error with its message.
 """
+import inspect as _inspect
 import json as _json
 import os as _os
 import shlex as _shlex
@@ -163,16 +164,11 @@ class _StopOnSignals:
         return False
 
 
-def run(host, port=None, protocol="tcp", streams=None, threads=None, write_size=None, window=None,
-        duration_s=None, bytes=None, omit_s=None, interval_s=None, rate_bps=None, rate_pps=None,
-        direction="forward", udp_gso=None, udp_gro=None, bind=None, iface=None, stall_timeout_s=None,
-        test=None, request_size=None, response_size=None, burst=None, connect_per_transaction=None,
-        congestion=None, nodelay=None, mss=None, dscp=None, zerocopy=None, skip_rx_copy=None, bind_dev=None,
-        rx_spin_us=None, profile=None, profile_hz=None, profile_categories=None, affinity=None, key_file=None,
-        peer_kind=None):
+def run(host, *, key_file=None, peer_kind=None, **spec):
     """One test against a `nicmatrix serve` through the C++ engine (TrafficClient), like `nicmatrix run`.
 
-    Arguments are `nicmatrix run`'s, by their JSON names: protocol "tcp"|"udp", direction
+    Keywords are TestSpec's JSON fields (the C++ field table, _nicmatrix.test_spec_fields()), `nicmatrix run`'s
+    flags by their JSON names: protocol "tcp"|"udp", direction
     "forward"|"reverse"|"bidir", streams (-P), write_size (-l, bytes; the UDP payload; TCP without it: whole
     send units, the result's socket.write_size), window (-w, bytes), duration_s (-t), bytes (-n), omit_s,
     rate_bps (-b), rate_pps (--pps), udp_gso, udp_gro;
@@ -187,16 +183,18 @@ def run(host, port=None, protocol="tcp", streams=None, threads=None, write_size=
     Returns the result as a dict, keyed as `nicmatrix run --json` prints it (throughput_bps, cpu, ...).
     Runs in the caller's network namespace with the GIL released. Raises Error for bad input or an
     unreachable server; Ctrl-C ends the run and raises KeyboardInterrupt."""
-    spec = {k: v for k, v in {
-        "host": host, "port": port, "protocol": protocol, "streams": streams, "threads": threads,
-        "write_size": write_size, "window": window, "duration_s": duration_s, "bytes": bytes,
-        "omit_s": omit_s, "interval_s": interval_s, "rate_bps": rate_bps, "rate_pps": rate_pps,
-        "direction": direction, "udp_gso": udp_gso, "udp_gro": udp_gro, "bind": bind, "iface": iface,
-        "stall_timeout_s": stall_timeout_s, "test": test, "request_size": request_size,
-        "response_size": response_size, "burst": burst, "connect_per_transaction": connect_per_transaction,
-        "congestion": congestion, "nodelay": nodelay, "mss": mss, "dscp": dscp, "zerocopy": zerocopy,
-        "skip_rx_copy": skip_rx_copy, "bind_dev": bind_dev, "rx_spin_us": rx_spin_us, "profile": profile, "profile_hz": profile_hz,
-        "profile_categories": _os.fspath(profile_categories) if profile_categories is not None else None,
-        "affinity": affinity}.items()
-        if v is not None}
+    unknown = [k for k in spec if k not in _TEST_SPEC_KEYS]
+    if unknown:
+        raise TypeError(f"run() got an unexpected keyword argument '{unknown[0]}'")
+    spec = {k: v for k, v in spec.items() if v is not None}
+    spec["host"] = host
+    if "profile_categories" in spec:
+        spec["profile_categories"] = _os.fspath(spec["profile_categories"])
     return _nicmatrix.run(spec, _os.fspath(key_file) if key_file is not None else "", peer_kind or "nicmatrix")
+
+
+# run()'s keywords, read from the field table: its signature shows them (help(), inspect, editors).
+_TEST_SPEC_KEYS = [f["key"] for f in _nicmatrix.test_spec_fields() if f["key"] != "host"]
+run.__signature__ = _inspect.Signature(
+    [_inspect.Parameter("host", _inspect.Parameter.POSITIONAL_OR_KEYWORD)] +
+    [_inspect.Parameter(k, _inspect.Parameter.KEYWORD_ONLY, default=None) for k in _TEST_SPEC_KEYS + ["key_file", "peer_kind"]])

@@ -44,12 +44,9 @@ RUN_COLUMNS = [
 # The tuning axes a sweep may have (the C++ kTuningAxes, in the same order).
 TUNING_AXES = ("channels", "rings", "coalesce", "rps", "xps", "irq_affinity", "napi", "sysctl", "qdisc")
 
-# The test's fields as setting columns (the traffic entry of the cell's params).
-TEST_COLUMNS = [
-    ("protocol", "protocol"), ("direction", "direction"), ("streams", "streams"), ("threads", "threads"),
-    ("write_size", "write_size"), ("window", "window"), ("test_bytes", "bytes"),
-    ("target_rate_bps", "rate_bps"), ("target_rate_pps", "rate_pps"), ("udp_gso", "udp_gso"), ("udp_gro", "udp_gro"),
-]
+# The test's fields as setting columns (the traffic entry of the cell's params): column, JSON key, from the
+# C++ field table (core/base/test_spec_fields.hpp) in its order.
+TEST_COLUMNS = [(f["column"], f["key"]) for f in _nicmatrix.test_spec_fields() if f["column"]]
 
 # The columns of an RFC 2544 frame-size row (Results.frames): column, path in the row of `rfc2544.rows[]`.
 FRAME_COLUMNS = [

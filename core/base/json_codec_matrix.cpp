@@ -7,6 +7,7 @@
 #include <cmath>
 #include <optional>
 #include <set>
+#include <limits>
 #include <sstream>
 #include <type_traits>
 
@@ -18,6 +19,7 @@
 #include "core/base/json_codec.hpp"
 #include "core/base/json_integer.hpp"
 #include "core/base/json_optional_field.hpp"
+#include "core/base/test_spec_fields.hpp"
 
 namespace nm {
 
@@ -154,16 +156,52 @@ private:
 constexpr uint32_t kMinMtu = 68;      // IPv4's minimum (RFC 791)
 constexpr uint32_t kMaxMtu = 65535;
 
-const std::vector<std::string> kTrafficKeys = {
-    "name", "test", "protocol", "direction", "streams", "threads", "write_size", "length", "window", "bytes", "rate_bps",
-    "rate_pps", "udp_gso", "udp_gro",
-    // request/response ("test": "rr")
-    "request_size", "response_size", "burst", "connect_per_transaction",
-    // socket knobs
-    "congestion", "nodelay", "mss", "dscp", "zerocopy", "skip_rx_copy", "bind_dev", "rx_spin_us"};
+// A traffic entry's keys: the table's sweep axes (test_spec_fields.hpp) and those coded here by hand.
+std::vector<std::string> axis_keys(std::initializer_list<FieldAxis> axes, std::vector<std::string> keys) {
+    for (const auto& f : kTestSpecFields) {
+        if (std::find(axes.begin(), axes.end(), f.axis) != axes.end()) keys.emplace_back(f.key);
+    }
+    return keys;
+}
+// In the table's order, each key coded by hand after the field it goes with (errors list them so).
+std::vector<std::string> traffic_keys() {
+    std::vector<std::string> keys = {"name", "test"};
+    for (const auto& f : kTestSpecFields) {
+        if (f.axis == FieldAxis::None) continue;
+        keys.emplace_back(f.key);
+        const std::string key = f.key;
+        if (key == "write_size") keys.emplace_back("length");
+        if (key == "burst") keys.emplace_back("connect_per_transaction");
+        if (key == "mss") keys.emplace_back("dscp");
+    }
+    return keys;
+}
+const std::vector<std::string> kTrafficKeys = traffic_keys();
 // Keys of a stream test that a request/response entry does not take, and the other way round.
-const std::vector<std::string> kStreamOnlyKeys = {"write_size", "length", "bytes", "rate_bps", "rate_pps", "udp_gso", "udp_gro"};
-const std::vector<std::string> kRrOnlyKeys = {"request_size", "response_size", "burst", "connect_per_transaction"};
+const std::vector<std::string> kStreamOnlyKeys = axis_keys({FieldAxis::Stream}, {"length"});
+const std::vector<std::string> kRrOnlyKeys = axis_keys({FieldAxis::Rr}, {"connect_per_transaction"});
+// Fields of the table a traffic entry checks by hand: their rules depend on other fields.
+const std::vector<std::string> kHandParsedKeys = {"protocol", "direction", "write_size", "request_size", "response_size", "congestion", "bind_dev"};
+
+// Reads the table's fields a traffic entry has (but those of kHandParsedKeys), each checked against its range.
+void parse_table_fields(const Node& n, TestSpec& t) {
+    for_each_test_spec_field(t, [&](const TestSpecField& f, auto& member) {
+        using T = std::decay_t<decltype(member)>;
+        if (f.axis == FieldAxis::None || !n.has(f.key)) return;
+        if (std::find(kHandParsedKeys.begin(), kHandParsedKeys.end(), f.key) != kHandParsedKeys.end()) return;
+        const Node v = n.child(f.key);
+        if constexpr (std::is_same_v<T, bool>) {
+            member = v.boolean();
+        } else if constexpr (std::is_integral_v<T>) {
+            const uint64_t max = f.max > 0 ? static_cast<uint64_t>(f.max) : std::numeric_limits<T>::max();
+            member = static_cast<T>(v.integer(static_cast<uint64_t>(f.min), max, f.help));
+        } else if constexpr (std::is_floating_point_v<T>) {
+            member = v.number(f.min, f.max, false, f.help);
+        } else {
+            v.fail_message("not read by the table (add it to kHandParsedKeys's code)");
+        }
+    });
+}
 
 const std::vector<std::string> kRfc2544Keys = {"name", "test", "protocol", "direction", "frames",
                                                "trial_s",   "resolution_pct", "max_trials", "loss_tolerance_pct",
@@ -274,8 +312,6 @@ void parse_knobs(const Node& n, TestSpec& t) {
         });
         if (!ok) n.child("congestion").fail("a congestion control name (\"cubic\", \"bbr\", ...)");
     }
-    if (n.has("nodelay")) o.nodelay = n.child("nodelay").boolean();
-    if (n.has("mss")) o.mss = static_cast<uint32_t>(n.child("mss").integer(88, 65495, "a TCP MSS in bytes from 88 to 65495"));
     if (n.has("dscp")) {
         const auto d = n.child("dscp");
         if (d.json().is_string()) {
@@ -284,15 +320,9 @@ void parse_knobs(const Node& n, TestSpec& t) {
             o.dscp = static_cast<int>(d.integer(0, 63, "a DSCP code point 0..63 or a name (\"EF\", \"AF41\", \"CS1\", ...)"));
         }
     }
-    if (n.has("zerocopy")) o.zerocopy = n.child("zerocopy").boolean();
-    if (n.has("skip_rx_copy")) o.skip_rx_copy = n.child("skip_rx_copy").boolean();
     if (n.has("bind_dev")) {
         o.bind_dev = n.child("bind_dev").string("an interface name");
         if (o.bind_dev.empty() || o.bind_dev.size() >= 16) n.child("bind_dev").fail("an interface name of 1 to 15 characters");
-    }
-    if (n.has("rx_spin_us")) {
-        o.rx_spin_us = static_cast<uint32_t>(n.child("rx_spin_us").integer(
-            0, kMaxRxSpinUs, "microseconds a receiver polls an empty socket before sleeping, 0 to " + std::to_string(kMaxRxSpinUs)));
     }
     if (t.protocol == Protocol::Udp) {
         for (const char* key : {"congestion", "nodelay", "mss", "zerocopy", "skip_rx_copy"}) {
@@ -320,7 +350,6 @@ void parse_rr_fields(const Node& n, TrafficEntry& e) {
     const std::string expected = udp ? "a message size in bytes from 1 to 65507 (one UDP datagram)" : "a message size in bytes from 1 to 16777216";
     if (n.has("request_size")) t.request_size = static_cast<uint32_t>(n.child("request_size").integer(1, max, expected));
     if (n.has("response_size")) t.response_size = static_cast<uint32_t>(n.child("response_size").integer(1, max, expected));
-    if (n.has("burst")) t.rr_burst = static_cast<uint32_t>(n.child("burst").integer(1, 128, "transactions in flight per flow, 1 to 128"));
     t.pattern = TrafficPattern::Rr;
     if (n.has("connect_per_transaction") && n.child("connect_per_transaction").boolean()) {
         if (udp) n.child("connect_per_transaction").fail_message("a connection per transaction is TCP; only for \"protocol\": \"tcp\"");
@@ -393,11 +422,7 @@ TrafficEntry parse_traffic(const Node& n) {
         else if (s == "bidir") t.direction = Direction::Bidir;
         else d.fail("\"forward\", \"reverse\" or \"bidir\"");
     }
-    const std::string most = std::to_string(kMaxStreams);   // the engine's limit (resolve_spec)
-    if (n.has("streams")) t.streams = static_cast<uint32_t>(n.child("streams").integer(1, kMaxStreams, "a positive integer (at most " + most + ")"));
-    if (n.has("threads")) {
-        t.threads = static_cast<uint32_t>(n.child("threads").integer(0, kMaxStreams, "an integer from 0 (one per core) to " + most));
-    }
+    parse_table_fields(n, t);
     if (n.has("write_size") && n.has("length")) n.child("length").fail_message("give write_size or its alias length, not both");
     for (const char* key : {"write_size", "length"}) {
         if (n.has(key)) {
@@ -407,12 +432,6 @@ TrafficEntry parse_traffic(const Node& n) {
     if (t.protocol == Protocol::Udp && t.write_size != 0 && (t.write_size < 18 || t.write_size > 65507)) {
         n.child(n.has("write_size") ? "write_size" : "length").fail("a UDP payload size from 18 to 65507 bytes");
     }
-    if (n.has("window")) t.window = static_cast<uint32_t>(n.child("window").integer(0, 1u << 30, "a socket buffer size in bytes (0 = kernel default)"));
-    if (n.has("bytes")) t.bytes = n.child("bytes").integer(0, UINT64_MAX, "a byte count (0 = run for duration_s)");
-    if (n.has("rate_bps")) t.rate_bps = n.child("rate_bps").number(0, 1e13, false, "a rate in bits/s (0 = unlimited)");
-    if (n.has("rate_pps")) t.rate_pps = n.child("rate_pps").number(0, 1e10, false, "a rate in packets/s (0 = unlimited)");
-    if (n.has("udp_gso")) t.udp_gso = n.child("udp_gso").boolean();
-    if (n.has("udp_gro")) t.udp_gro = n.child("udp_gro").boolean();
     const std::string test = n.has("test") ? n.child("test").string("\"stream\", \"rr\" or \"rfc2544\"") : "stream";
     if (test == "rr") {
         parse_rr_fields(n, e);
@@ -446,35 +465,19 @@ Json traffic_fields(const TrafficEntry& v) {
         j["direction"] = t.direction;
         return j;
     }
-    Json j;
-    if (t.pattern != TrafficPattern::Stream) {
-        j = Json{{"name", v.name},
-                 {"test", "rr"},
-                 {"protocol", t.protocol},
-                 {"direction", t.direction},
-                 {"streams", t.streams},
-                 {"threads", t.threads},
-                 {"window", t.window},
-                 {"request_size", t.request_size},
-                 {"response_size", t.response_size},
-                 {"burst", t.rr_burst},
-                 {"connect_per_transaction", t.pattern == TrafficPattern::Crr}};
-    } else {
-        j = Json{{"name", v.name},           {"test", "stream"},       {"protocol", t.protocol}, {"direction", t.direction},
-                 {"streams", t.streams},     {"threads", t.threads},   {"write_size", t.write_size}, {"window", t.window},
-                 {"bytes", t.bytes},         {"rate_bps", t.rate_bps}, {"rate_pps", t.rate_pps}, {"udp_gso", t.udp_gso},
-                 {"udp_gro", t.udp_gro}};
-    }
-    // Knobs only when set: an entry without them reads as before they existed.
-    const auto& o = t.socket;
-    if (!o.congestion.empty()) j["congestion"] = o.congestion;
-    if (o.nodelay) j["nodelay"] = true;
-    if (o.mss != 0) j["mss"] = o.mss;
-    if (o.dscp >= 0) j["dscp"] = o.dscp;
-    if (o.zerocopy) j["zerocopy"] = true;
-    if (o.skip_rx_copy) j["skip_rx_copy"] = true;
-    if (!o.bind_dev.empty()) j["bind_dev"] = o.bind_dev;
-    if (o.rx_spin_us != 0) j["rx_spin_us"] = o.rx_spin_us;
+    // The table's axes of this kind of entry; knobs only when set: an entry without them reads as before
+    // they existed.
+    const bool stream = t.pattern == TrafficPattern::Stream;
+    const TestSpec defaults;
+    Json j = Json{{"name", v.name}, {"test", stream ? "stream" : "rr"}};
+    for_each_test_spec_field(t, defaults, [&](const TestSpecField& f, const auto& member, const auto& fallback) {
+        if (f.axis == FieldAxis::Both || f.axis == (stream ? FieldAxis::Stream : FieldAxis::Rr) ||
+            ((f.axis == FieldAxis::Knob || f.axis == FieldAxis::StreamKnob) && member != fallback)) {
+            j[f.key] = member;
+        }
+    });
+    if (!stream) j["connect_per_transaction"] = t.pattern == TrafficPattern::Crr;
+    if (t.socket.dscp >= 0) j["dscp"] = t.socket.dscp;
     return j;
 }
 

@@ -4,6 +4,7 @@
 #include "core/base/error.hpp"
 #include "core/base/json_codec.hpp"
 #include "core/base/json_optional_field.hpp"
+#include "core/base/test_spec_fields.hpp"
 
 namespace nm {
 
@@ -96,41 +97,13 @@ void from_json(const Json& j, TrafficPattern& v) { enum_from_json(j, v, kPattern
 void from_json(const Json& j, RunStatus& v) { enum_from_json(j, v, kStatuses, "status"); }
 
 void to_json(Json& j, const TestSpec& v) {
-    j = Json{{"host", v.host},
-             {"port", v.port},
-             {"bind", v.bind},
-             {"protocol", v.protocol},
-             {"direction", v.direction},
-             {"streams", v.streams},
-             {"threads", v.threads},
-             {"write_size", v.write_size},
-             {"window", v.window},
-             {"duration_s", v.duration_s},
-             {"bytes", v.bytes},
-             {"omit_s", v.omit_s},
-             {"interval_s", v.interval_s},
-             {"rate_bps", v.rate_bps},
-             {"rate_pps", v.rate_pps},
-             {"udp_gso", v.udp_gso},
-             {"udp_gro", v.udp_gro},
-             {"iface", v.iface},
-             {"stall_timeout_s", v.stall_timeout_s},
-             {"test", v.pattern == TrafficPattern::Stream ? "stream" : "rr"},
-             {"connect_per_transaction", v.pattern == TrafficPattern::Crr},
-             {"request_size", v.request_size},
-             {"response_size", v.response_size},
-             {"burst", v.rr_burst},
-             {"congestion", v.socket.congestion},
-             {"nodelay", v.socket.nodelay},
-             {"mss", v.socket.mss},
-             {"dscp", v.socket.dscp >= 0 ? Json(v.socket.dscp) : Json(nullptr)},
-             {"zerocopy", v.socket.zerocopy},
-             {"skip_rx_copy", v.socket.skip_rx_copy},
-             {"bind_dev", v.socket.bind_dev},
-             {"rx_spin_us", v.socket.rx_spin_us},
-             {"profile", v.profile},
-             {"profile_hz", v.profile_hz}};
-    if (!v.profile_categories.empty()) j["profile_categories"] = v.profile_categories;
+    j = Json::object();
+    for_each_test_spec_field(v, [&](const TestSpecField& f, const auto& member) { j[f.key] = member; });
+    // By hand (NM_TEST_SPEC_HAND_KEYS): the pattern as a traffic entry says it, dscp's "not set".
+    j["test"] = v.pattern == TrafficPattern::Stream ? "stream" : "rr";
+    j["connect_per_transaction"] = v.pattern == TrafficPattern::Crr;
+    j["dscp"] = v.socket.dscp >= 0 ? Json(v.socket.dscp) : Json(nullptr);
+    if (v.profile_categories.empty()) j.erase("profile_categories");   // written only when set
     // iperf3's -A: which CPUs each end pins its engine threads to; written only when asked.
     if (!v.client_cpus.empty() || !v.server_cpus.empty()) j["affinity"] = Json{{"client", v.client_cpus}, {"server", v.server_cpus}};
     if (!v.payload_mix.empty()) {
@@ -141,28 +114,7 @@ void to_json(Json& j, const TestSpec& v) {
 }
 
 void from_json(const Json& j, TestSpec& v) {
-    opt(j, "host", v.host);
-    opt(j, "port", v.port);
-    opt(j, "bind", v.bind);
-    opt(j, "protocol", v.protocol);
-    opt(j, "direction", v.direction);
-    opt(j, "streams", v.streams);
-    opt(j, "threads", v.threads);
-    opt(j, "write_size", v.write_size);
-    opt(j, "window", v.window);
-    opt(j, "duration_s", v.duration_s);
-    opt(j, "bytes", v.bytes);
-    opt(j, "omit_s", v.omit_s);
-    opt(j, "interval_s", v.interval_s);
-    opt(j, "rate_bps", v.rate_bps);
-    opt(j, "rate_pps", v.rate_pps);
-    opt(j, "udp_gso", v.udp_gso);
-    opt(j, "udp_gro", v.udp_gro);
-    opt(j, "iface", v.iface);
-    opt(j, "stall_timeout_s", v.stall_timeout_s);
-    opt(j, "profile", v.profile);
-    opt(j, "profile_hz", v.profile_hz);
-    opt(j, "profile_categories", v.profile_categories);
+    for_each_test_spec_field(v, [&](const TestSpecField& f, auto& member) { opt(j, f.key, member); });
     v.client_cpus.clear();
     v.server_cpus.clear();
     if (const auto it = j.find("affinity"); it != j.end() && it->is_object()) {
@@ -174,18 +126,8 @@ void from_json(const Json& j, TestSpec& v) {
     if (test != "stream" && test != "rr") throw usage_error("test: expected \"stream\" or \"rr\", got \"" + test + "\"");
     const bool per_transaction = j.value("connect_per_transaction", false);
     v.pattern = test == "stream" ? TrafficPattern::Stream : per_transaction ? TrafficPattern::Crr : TrafficPattern::Rr;
-    opt(j, "request_size", v.request_size);
-    opt(j, "response_size", v.response_size);
-    opt(j, "burst", v.rr_burst);
-    opt(j, "congestion", v.socket.congestion);
-    opt(j, "nodelay", v.socket.nodelay);
-    opt(j, "mss", v.socket.mss);
     v.socket.dscp = -1;
     opt(j, "dscp", v.socket.dscp);
-    opt(j, "zerocopy", v.socket.zerocopy);
-    opt(j, "skip_rx_copy", v.socket.skip_rx_copy);
-    opt(j, "bind_dev", v.socket.bind_dev);
-    opt(j, "rx_spin_us", v.socket.rx_spin_us);
     v.payload_mix.clear();
     if (const auto it = j.find("payload_mix"); it != j.end() && it->is_array()) {
         for (const auto& m : *it) {

@@ -41,8 +41,8 @@ struct TuningProfile {
 /// The tuning axes, in the order they nest in the product (after MTU, before traffic) and appear in keys.
 inline constexpr const char* kTuningAxes[] = {"channels", "rings", "coalesce", "rps", "xps", "irq_affinity", "napi", "sysctl", "qdisc"};
 
-/// One traffic pattern of a sweep: a test as `nicmatrix run` takes it. `test.host`, `port`, `duration_s`
-/// and `omit_s` are not part of the entry: the sweep fills them in.
+/// One traffic pattern of a sweep: a test as `nicmatrix run` takes it. Its target (host, port, bind, iface),
+/// `duration_s` and `omit_s` are not part of the entry: the sweep fills them in (test_spec_for).
 struct TrafficEntry {
     std::string name;   ///< given in the config, or derived: "tcp-p10", "udp-l18", "tcp-p1-R", "rfc2544"
     TestSpec test;
@@ -118,6 +118,16 @@ struct SweepConfig {
     InterferenceSpec interference;
     AffinitySpec affinity;
 };
+
+/// The test a sweep runs for `entry`: the entry's test, sent to `target`, for the config's duration and
+/// warm-up. The one place a sweep's destination goes into its tests (the runner adds the rest of a cell's).
+inline TestSpec test_spec_for(const TrafficEntry& entry, const SweepConfig& config, const TestTarget& target) {
+    TestSpec spec = entry.test;
+    static_cast<TestTarget&>(spec) = target;
+    spec.duration_s = config.duration_s;
+    spec.omit_s = config.omit_s;
+    return spec;
+}
 
 /// One point of the matrix: a profile, an MTU and a traffic pattern.
 struct CellSpec {

@@ -47,11 +47,19 @@ struct PayloadShare {
     uint32_t weight = 0;
 };
 
-/// One test, as `nicmatrix run` takes it and as a sweep's `traffic` entry describes it.
-struct TestSpec {
+/// Where a test goes: the server and the local end it leaves from. Not what is sent (TestSpec): a sweep
+/// has one target for all its tests (test_spec_for in sweep_types.hpp puts it into each).
+struct TestTarget {
     std::string host;                 ///< server address (client side)
     uint16_t port = kDefaultPort;     ///< server control port
     std::string bind;                 ///< local address to bind, "" = any
+    std::string iface;                ///< local interface for counters; "" = found from the route
+};
+
+/// One test, as `nicmatrix run` takes it and as a sweep's `traffic` entry describes it: what to send, with
+/// where to send it (its TestTarget part; the JSON keeps both in one object). A new field: its member here
+/// and its row in NM_TEST_SPEC_FIELDS below.
+struct TestSpec : TestTarget {
     Protocol protocol = Protocol::Tcp;
     Direction direction = Direction::Forward;
     uint32_t streams = 0;             ///< -P; 0 = auto: 1 for TCP and paced UDP, one per core for unlimited UDP
@@ -68,7 +76,6 @@ struct TestSpec {
     double rate_pps = 0;              ///< --pps target rate (UDP), 0 = as fast as possible
     bool udp_gso = false;             ///< UDP_SEGMENT on the sender
     bool udp_gro = false;             ///< UDP_GRO on the receiver
-    std::string iface;                ///< local interface for counters; "" = found from the route
     double stall_timeout_s = 3;       ///< no data moving for this long ends the run with status Stalled
     /// UDP: datagrams of several payload sizes interleaved by weight (an IMIX); empty = every datagram is
     /// write_size bytes. When given, write_size is the largest share (resolve_spec sets it); no GSO.
@@ -90,6 +97,59 @@ struct TestSpec {
     uint32_t rr_burst = 1;            ///< --rr-burst transactions in flight per flow
     SocketOptions socket;             ///< -C, -N, -M, --dscp, -Z, --skip-rx-copy, --bind-dev, --rx-spin
 };
+
+/// Whether, and in which entries, a sweep's traffic list takes a TestSpec field (a sweep axis).
+enum class FieldAxis : uint8_t {
+    None,     ///< not in a traffic entry (the sweep sets it for every test, or it is the target)
+    Both,     ///< stream and request/response entries; always written
+    Stream,   ///< stream entries only; always written in them
+    Rr,       ///< request/response entries only; always written in them
+    Knob,     ///< a socket knob: both kinds of entry, written only when set (entries read as before it existed)
+    StreamKnob,   ///< a knob of stream tests (a request/response entry refuses it by hand, saying why)
+};
+
+// TestSpec's fields, declared once (the machinery and what is derived: core/base/test_spec_fields.hpp).
+// X(key, member, min, max, axis, column, help)
+//   key     the JSON key (TestSpec's, and a traffic entry's when axis is not None)
+//   member  the member of TestSpec it is
+//   min,max the range a traffic entry accepts (numbers; 0, 0 = not range-checked here)
+//   column  Python's DataFrame setting column of a sweep cell ("" = none)
+//   help    what it is (the schema's description; a traffic entry's error says "expected <help>")
+// The order is the JSON Schema's and the DataFrame's.
+#define NM_TEST_SPEC_FIELDS(X)                                                                                        \
+    X(host, host, 0, 0, None, "", "the server's address or name (client side)")                                       \
+    X(port, port, 0, 0, None, "", "the server's control port")                                                        \
+    X(bind, bind, 0, 0, None, "", "the local address to connect from; \"\" = any")                                    \
+    X(iface, iface, 0, 0, None, "", "the local interface for counters; \"\" = found from the route")                  \
+    X(protocol, protocol, 0, 0, Both, "protocol", "\"tcp\" or \"udp\"")                                               \
+    X(direction, direction, 0, 0, Both, "direction", "\"forward\", \"reverse\" or \"bidir\"")                         \
+    X(streams, streams, 1, kMaxStreams, Both, "streams", "a positive integer (at most 256)")                          \
+    X(threads, threads, 0, kMaxStreams, Both, "threads", "an integer from 0 (one per core) to 256")                   \
+    X(write_size, write_size, 0, 16u << 20, Stream, "write_size", "a size in bytes from 0 (default) to 16777216")     \
+    X(window, window, 0, 1u << 30, Both, "window", "a socket buffer size in bytes (0 = kernel default)")              \
+    X(duration_s, duration_s, 0, 0, None, "", "measured seconds (after omit_s)")                                      \
+    X(bytes, bytes, 0, 0, Stream, "test_bytes", "a byte count (0 = run for duration_s)")                              \
+    X(omit_s, omit_s, 0, 0, None, "", "warm-up seconds, not counted")                                                 \
+    X(interval_s, interval_s, 0, 0, None, "", "seconds per interval sample; 0 = none")                                \
+    X(rate_bps, rate_bps, 0, 1e13, Stream, "target_rate_bps", "a rate in bits/s (0 = unlimited)")                     \
+    X(rate_pps, rate_pps, 0, 1e10, Stream, "target_rate_pps", "a rate in packets/s (0 = unlimited)")                  \
+    X(udp_gso, udp_gso, 0, 0, Stream, "udp_gso", "true or false: UDP_SEGMENT on the sender")                          \
+    X(udp_gro, udp_gro, 0, 0, Stream, "udp_gro", "true or false: UDP_GRO on the receiver")                            \
+    X(stall_timeout_s, stall_timeout_s, 0, 0, None, "", "seconds without data that end the run as stalled")           \
+    X(request_size, request_size, 1, 16u << 20, Rr, "", "request bytes (UDP: at most 65507)")                         \
+    X(response_size, response_size, 1, 16u << 20, Rr, "", "response bytes (UDP: at most 65507)")                      \
+    X(burst, rr_burst, 1, 128, Rr, "", "transactions in flight per flow, 1 to 128")                                   \
+    X(congestion, socket.congestion, 0, 0, Knob, "", "TCP congestion control on the sending ends (-C)")               \
+    X(nodelay, socket.nodelay, 0, 0, Knob, "", "TCP_NODELAY on the sending ends (-N)")                                \
+    X(mss, socket.mss, 88, 65495, Knob, "", "a TCP MSS in bytes from 88 to 65495")                                    \
+    X(zerocopy, socket.zerocopy, 0, 0, StreamKnob, "", "MSG_ZEROCOPY on TCP stream senders (-Z)")                     \
+    X(skip_rx_copy, socket.skip_rx_copy, 0, 0, Knob, "", "TCP receivers read with MSG_TRUNC (--skip-rx-copy)")        \
+    X(bind_dev, socket.bind_dev, 0, 0, Knob, "", "SO_BINDTODEVICE on the client's data sockets (--bind-dev)")         \
+    X(rx_spin_us, socket.rx_spin_us, 0, kMaxRxSpinUs, StreamKnob, "",                                                 \
+      "microseconds a receiver polls an empty socket before sleeping, 0 to 10000")                                    \
+    X(profile, profile, 0, 0, None, "", "a kernel profile of the measured window on each end's host")                 \
+    X(profile_hz, profile_hz, 0, 0, None, "", "profile samples per second per CPU")                                   \
+    X(profile_categories, profile_categories, 0, 0, None, "", "the profile category table's file; \"\" = the shipped one")
 
 /// CPU used by one end's engine worker threads during the measured window (getrusage RUSAGE_THREAD of
 /// each worker, measured window only): the engine's own CPU, not the host's.

@@ -122,3 +122,10 @@ def test_report_and_compare_read_the_example(nicmatrix_bin):
     same = run(nicmatrix_bin, "compare", path, path, "--format", "csv").stdout.splitlines()
     ok_rows = [line for line in same[1:] if line.split(",")[5] not in ("", "duplicate", "infeasible", "failed", "path_mtu_blackhole")]
     assert ok_rows and all(line.split(",")[7] == "1.0000" for line in ok_rows)
+
+
+def test_committed_schemas_hold_what_the_field_tables_give(nicmatrix_bin):
+    # `nicmatrix schema spec|traffic` generates the test spec's fragments from its field table; the script
+    # splices them into the committed files, and here changes nothing.
+    out = run("/usr/bin/python3", os.path.join(SOURCE, "scripts", "update_schemas.py"), nicmatrix_bin, "--check", check=False)
+    assert out.returncode == 0, out.stderr

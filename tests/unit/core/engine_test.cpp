@@ -150,9 +150,10 @@ TEST_CASE("EndEngine: a receive-only end's window ends at its last byte, not whe
     // The peer writes its bytes, then keeps the connection open a while before it closes (its end of data).
     const std::vector<char> chunk(64 * 1024, 'x');
     size_t written = 0;
+    const int peer_fd = a.fd.get();   // a structured binding cannot be captured by the lambda (clang 14)
     nm::wait_until(
         [&] {
-            const ssize_t w = ::send(a.fd.get(), chunk.data(), std::min(chunk.size(), kBytes - written), MSG_NOSIGNAL);
+            const ssize_t w = ::send(peer_fd, chunk.data(), std::min(chunk.size(), kBytes - written), MSG_NOSIGNAL);
             if (w > 0) written += static_cast<size_t>(w);
             engine.poll(std::chrono::steady_clock::now());
             return written == kBytes;

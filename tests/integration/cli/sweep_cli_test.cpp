@@ -58,7 +58,7 @@ TEST_CASE("sweep --dry-run lists every cell and its settings and changes nothing
     CHECK(std::filesystem::is_empty(dir.path));   // no results file, no directory
 }
 
-TEST_CASE("sweep without -o writes nicmatrix-results/NAME-STAMP.json in its current directory (made when missing); -o wins",
+TEST_CASE("sweep without -o writes nicmatrix-results/NAME-STAMP.json in its current directory (made when missing), and -o wins",
           "[integration]") {
     nm::test::require_net_admin();
     nm::test::TempDir dir;

@@ -12,7 +12,7 @@ using nm::test::interface_state;
 using nm::test::run_in_netns;
 using nm::test::state_difference;
 
-TEST_CASE("EndsAsItBegan: each oracle's change shows as a difference, its undoing as none; a bridge's timers are not state",
+TEST_CASE("EndsAsItBegan: each oracle's change shows as a difference, its undoing as none, and a bridge's timers are not state",
           "[integration]") {
     nm::test::require_net_admin();
     nm::test::ScopedLab lab(nm::LabTopology::Bridge);

@@ -44,7 +44,7 @@ void parse_attrs_into(Bytes payload, std::span<const AttrPolicy> policy, std::sp
         const uint16_t type = attr->nla_type & NLA_TYPE_MASK;
         const auto row = std::find_if(policy.begin(), policy.end(), [&](const AttrPolicy& p) { return p.type == type; });
         if (row != policy.end() && type < table.size()) {
-            const size_t len = attr->nla_len - NLA_HDRLEN;
+            const size_t len = attr->nla_len - sizeof(nlattr);   // not NLA_HDRLEN: its NLA_ALIGN mask converts -4 to size_t (UBSan implicit-conversion)
             if (!length_ok(row->kind, len)) {
                 throw malformed(what, "attribute " + std::to_string(type) + " has a bad length " + std::to_string(len));
             }

@@ -6,6 +6,7 @@
 #include <optional>
 
 #include "core/base/json_codec.hpp"
+#include "core/base/wait_until.hpp"
 #include "tests/support/require.hpp"
 #include "vmlab/vm_lab.hpp"
 
@@ -42,7 +43,29 @@ const LabInfo& suite_vm_lab() {
     require_tool("qemu-system-x86_64");
     auto& lab = suite();
     if (lab.info) return *lab.info;
-    if (auto running = vm_lab_find(kVmLabName); running && vm_lab_running(*running)) {
+    // Another test process booted the suite's lab. Its lab.json once existed but was not seen running (CI,
+    // on a loaded machine: a second boot of the same name then failed at once while the first guest ran on),
+    // so a lab whose folder is there is looked for again, with a deadline, before this process boots one.
+    std::optional<LabInfo> running;
+    bool folder_there = false;
+    const auto look = [&] {
+        try {
+            auto info = vm_lab_find(kVmLabName);
+            folder_there = info.has_value();
+            if (info && vm_lab_running(*info)) running = std::move(info);
+        } catch (const std::exception&) {
+            folder_there = true;   // half written, or being rewritten
+        }
+        return running.has_value();
+    };
+    if (!look() && folder_there) {
+        try {
+            wait_until(look, std::chrono::seconds(20), "the suite's VM lab to be seen running");
+        } catch (const std::exception&) {
+            // Not running after all: boot it below.
+        }
+    }
+    if (running) {
         lab.info = *running;
         return *lab.info;
     }

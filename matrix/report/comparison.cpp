@@ -162,11 +162,9 @@ std::string settings_key(const CellResult& c) {
     return Json{{"features", c.spec.features_requested}, {"mtu", c.spec.mtu}, {"test", test}, {"axes", c.spec.axes}}.dump();
 }
 
-}  // namespace
-
-Comparison compare_results(const ResultsFile& a, const ResultsFile& b, const std::string& metric,
-                           const std::string& label_a, const std::string& label_b, const ComparisonOptions& options) {
-    require_metric({&a, &b}, metric);
+// A comparison's heading: what is compared, under which labels, and how its verdicts are reached.
+Comparison empty_comparison(const std::string& metric, const std::string& label_a, const std::string& label_b,
+                            const ComparisonOptions& options) {
     Comparison cmp;
     cmp.metric = metric;
     cmp.label_a = label_a;
@@ -174,6 +172,15 @@ Comparison compare_results(const ResultsFile& a, const ResultsFile& b, const std
     cmp.confidence = options.confidence;
     cmp.adjustment = options.adjustment;
     cmp.margin_pct = options.margin_pct;
+    return cmp;
+}
+
+}  // namespace
+
+Comparison compare_results(const ResultsFile& a, const ResultsFile& b, const std::string& metric,
+                           const std::string& label_a, const std::string& label_b, const ComparisonOptions& options) {
+    require_metric({&a, &b}, metric);
+    Comparison cmp = empty_comparison(metric, label_a, label_b, options);
     std::map<std::string, const CellResult*> in_b;
     for (const auto& c : b.cells) in_b[settings_key(c)] = &c;
     std::set<std::string> matched_b;
@@ -204,13 +211,7 @@ Comparison compare_to_profile(const ResultsFile& results, const std::string& met
         for (const auto& p : profiles) list += (list.empty() ? "" : ", ") + p.name;
         throw usage_error("--against " + reference + ": no such offload profile; the file has " + list);
     }
-    Comparison cmp;
-    cmp.metric = metric;
-    cmp.label_a = reference;
-    cmp.label_b = label;
-    cmp.confidence = options.confidence;
-    cmp.adjustment = options.adjustment;
-    cmp.margin_pct = options.margin_pct;
+    Comparison cmp = empty_comparison(metric, reference, label, options);
     cmp.reference = reference;
     std::map<std::string, const CellResult*> by_key;
     for (const auto& c : results.cells) by_key[c.spec.key] = &c;

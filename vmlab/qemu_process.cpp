@@ -93,11 +93,22 @@ int start_qemu(const std::vector<std::string>& argv, const std::string& log_file
     std::vector<char*> args;
     for (const auto& s : argv) args.push_back(const_cast<char*>(s.c_str()));
     args.push_back(nullptr);
+    // The child writes its errno here when it cannot exec; the write end closes on exec. Until that read
+    // ends, the child is still a copy of nicmatrix, whose /proc/PID/cmdline names no lab: a caller that
+    // judged "is the lab's QEMU running" in that window took a booting lab for an ended one.
+    int exec_pipe[2];
+    if (::pipe2(exec_pipe, O_CLOEXEC) != 0) throw Error(ErrorKind::Failed, "start " + argv.front(), std::error_code(errno, std::generic_category()));
+    UniqueFd exec_read(exec_pipe[0]);
+    UniqueFd exec_write(exec_pipe[1]);
     const pid_t parent = ::getpid();
     const pid_t pid = ::fork();
     if (pid < 0) throw Error(ErrorKind::Failed, "start " + argv.front(), std::error_code(errno, std::generic_category()));
     if (pid == 0) {
         // Only async-signal-safe calls from here to exec.
+        const auto fail = [&](int err) {
+            (void)!::write(exec_pipe[1], &err, sizeof err);
+            ::_exit(127);
+        };
         if (lifetime == QemuLifetime::Tied) {
             ::prctl(PR_SET_PDEATHSIG, SIGKILL);
             if (::getppid() != parent) ::_exit(1);   // the parent died before the line above took effect
@@ -109,13 +120,25 @@ int start_qemu(const std::vector<std::string>& argv, const std::string& log_file
         ::sigprocmask(SIG_SETMASK, &all, nullptr);   // nicmatrix blocks the stop signals in every thread
         ::signal(SIGPIPE, SIG_DFL);
         const int in = ::open("/dev/null", O_RDONLY);
+        if (in < 0) fail(errno);
         const int out = ::open(log_file.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_APPEND, 0644);
-        if (in < 0 || out < 0) ::_exit(126);
+        if (out < 0) fail(errno);
         ::dup2(in, 0);
         ::dup2(out, 1);
         ::dup2(out, 2);
         ::execvp(args[0], args.data());
-        ::_exit(127);
+        fail(errno);
+    }
+    exec_write.reset();
+    int child_errno = 0;
+    ssize_t n;
+    do {
+        n = ::read(exec_read.get(), &child_errno, sizeof child_errno);
+    } while (n < 0 && errno == EINTR);
+    if (n == static_cast<ssize_t>(sizeof child_errno)) {
+        int status = 0;
+        ::waitpid(pid, &status, 0);
+        throw Error(ErrorKind::Failed, "start " + argv.front() + " (log " + log_file + ")", std::error_code(child_errno, std::generic_category()));
     }
     return pid;
 }

@@ -45,8 +45,9 @@ enum class QemuLifetime {
 };
 
 /// Starts QEMU with `argv` (argv[0] the binary, looked up in PATH), stdin from /dev/null and stdout and
-/// stderr into `log_file`, every signal unblocked. Returns its pid; throws nm::Error (Failed) when the
-/// fork fails. An exec failure shows as a process that exits 127 at once.
+/// stderr into `log_file`, every signal unblocked. Returns its pid once the child runs QEMU itself (its
+/// exec done, so /proc/PID/cmdline is QEMU's); throws nm::Error (Failed) when the fork fails or QEMU cannot
+/// be run (the binary missing, the log not writable), with the reason.
 int start_qemu(const std::vector<std::string>& argv, const std::string& log_file, QemuLifetime lifetime);
 
 /// True while process `pid` runs and is not a zombie (reaping a child of ours when it has ended).

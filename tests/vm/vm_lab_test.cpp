@@ -5,8 +5,11 @@
 
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 
 #include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "core/base/json_codec.hpp"
 #include "core/base/wait_until.hpp"
@@ -14,6 +17,7 @@
 #include "tests/support/require.hpp"
 #include "tests/support/temp_dir.hpp"
 #include "tests/support/vm_lab.hpp"
+#include "vmlab/qemu_process.hpp"
 #include "vmlab/vm_lab.hpp"
 
 namespace {
@@ -132,6 +136,31 @@ TEST_CASE("VM lab down ends QEMU and removes its state", "[vm-cleanup]") {
     const auto again = run_command(nm::test::nicmatrix_binary() + " lab down --name " + nm::test::kVmLabName);
     CHECK(again.exit_status == 0);
     CHECK_THAT(again.output, Catch::Contains("nothing to remove"));
+}
+
+TEST_CASE("start_qemu returns once the child runs the program itself, and a program that cannot run is an error", "[vm-nolab]") {
+    // Before this, a caller that asked "is the lab's QEMU running" (its /proc/PID/cmdline naming the lab's
+    // folder) between fork and exec saw nicmatrix's own command line and took a booting guest for an ended
+    // one; under load that window is long (two CI runs failed a boot that way). A stand-in program here:
+    // sh, whose $0 carries a marker, so no QEMU is needed.
+    nm::test::TempDir dir;
+    for (int i = 0; i < 20; ++i) {
+        const std::string marker = "nm-exec-marker-" + std::to_string(::getpid()) + "-" + std::to_string(i);
+        const int pid = nm::start_qemu({"sh", "-c", "sleep 30", marker}, dir.file("log"), nm::QemuLifetime::Tied);
+        std::ifstream cmdline("/proc/" + std::to_string(pid) + "/cmdline");
+        std::string text((std::istreambuf_iterator<char>(cmdline)), std::istreambuf_iterator<char>());
+        nm::end_process(pid, std::chrono::seconds(2));
+        INFO("the child's command line at once: " << text);
+        REQUIRE(text.find(marker) != std::string::npos);
+        CHECK_FALSE(nm::process_running(pid));
+    }
+    CHECK_THROWS_WITH(nm::start_qemu({"/nonexistent/qemu-system-x86_64"}, dir.file("log"), nm::QemuLifetime::Tied),
+                      Catch::Contains("start /nonexistent/qemu-system-x86_64") && Catch::Contains("No such file"));
+    CHECK_THROWS_WITH(nm::start_qemu({"sh", "-c", "true"}, dir.file("no-such-folder/log"), nm::QemuLifetime::Tied),
+                      Catch::Contains("no-such-folder/log") && Catch::Contains("No such file"));
+    // The children that could not run were reaped by start_qemu: no zombie is left for this process to collect.
+    int status = 0;
+    CHECK(::waitpid(-1, &status, WNOHANG) <= 0);
 }
 
 TEST_CASE("Bad VM lab NICs are refused before anything boots", "[vm-nolab]") {

@@ -282,11 +282,11 @@ void add_received_streams(const ReceivedStreams& got, Direction direction, std::
 }  // namespace
 
 void udp_stream_send(WorkerJob& job) {
+    SteadyClock clock;   // the send time in each header, and the token buckets'
     const EnginePlan& plan = job.plan;
     const Timeline& tl = job.timeline;
     WorkerOutput& out = job.out;
     WindowMeter meter(tl, out.window);
-    SteadyClock clock;
     const bool by_bytes = plan.bytes_per_stream > 0;
     SendBatch batch(plan);
     out.streams = stream_results(job.streams, plan.send_direction);

@@ -5,6 +5,7 @@
 #include <set>
 #include <sstream>
 #include <initializer_list>
+#include <iterator>
 #include <type_traits>
 #include <utility>
 
@@ -16,6 +17,10 @@
 
 namespace nm {
 namespace {
+
+// The session's message names, in AgentMsg's order.
+constexpr std::string_view kAgentMessages[] = {"control_hello", "welcome", "request", "reply", "heartbeat", "rolled_back"};
+static_assert(std::size(kAgentMessages) == static_cast<size_t>(AgentMsg::RolledBack) + 1, "a name for every AgentMsg");
 
 struct OpRow {
     AgentOp op;
@@ -149,6 +154,18 @@ LinkSettings parse_settings(const Json& j) {
 }
 
 }  // namespace
+
+std::string_view msg_name(AgentMsg type) { return kAgentMessages[static_cast<size_t>(type)]; }
+
+std::optional<AgentMsg> agent_msg_type(const Json& message) {
+    const auto name = msg_type_name(message);
+    if (!name) return std::nullopt;
+    const auto at = std::find(std::begin(kAgentMessages), std::end(kAgentMessages), *name);
+    if (at == std::end(kAgentMessages)) return std::nullopt;
+    return static_cast<AgentMsg>(at - std::begin(kAgentMessages));
+}
+
+bool is(const Json& message, AgentMsg type) { return agent_msg_type(message) == type; }
 
 std::string_view op_name(AgentOp op) { return row(op).name; }
 

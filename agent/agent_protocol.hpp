@@ -1,7 +1,8 @@
 #pragma once
 // The peer agent's session protocol in one place: its request operations and their fields, the
 // direction labels of its MACs, the bounds it enforces, and the settings it lets a client change. The
-// messages travel on the engine's control channel (core/control/control_protocol.hpp: framing, Msg, WireError).
+// messages travel on the engine's control channel (core/control/control_protocol.hpp: framing, Msg, WireError);
+// its own message types are AgentMsg.
 //
 //   client                                         agent
 //   control_hello {client_nonce}            ->
@@ -54,6 +55,24 @@ inline constexpr int kAgentProtocolVersion = 5;
 /// The direction labels of the session's MACs (sign_text / verify_text).
 inline constexpr std::string_view kClientToAgent = "client->agent";
 inline constexpr std::string_view kAgentToClient = "agent->client";
+
+/// The session's own message types. It shares challenge, auth and error with a test's authentication
+/// (core's Msg); these it sends by name on the control channel (msg_name below).
+enum class AgentMsg {
+    ControlHello,
+    Welcome,
+    Request,
+    Reply,
+    Heartbeat,
+    RolledBack,
+};
+
+/// The message's name on the wire ("control_hello", "rolled_back", ...).
+std::string_view msg_name(AgentMsg type);
+/// The agent message type of a decoded message; nullopt when its type is not one of AgentMsg.
+std::optional<AgentMsg> agent_msg_type(const Json& message);
+/// True when `message` is of `type`.
+bool is(const Json& message, AgentMsg type);
 
 /// What a request asks.
 enum class AgentOp {

@@ -89,7 +89,7 @@ std::vector<ApplyReport> PeerAgent::restore_all() {
     return restore_journal();
 }
 
-void PeerAgent::send_signed(Session& session, Msg type, Json body) {
+void PeerAgent::send_signed(Session& session, std::string_view type, Json body) {
     if (session.key.empty()) {
         session.ch.send(type, std::move(body), deadline_in(kResultTimeout));
         return;
@@ -103,7 +103,7 @@ void PeerAgent::refuse(Session& session, WireError kind, const std::string& mess
     Json body{{"kind", wire_error_name(kind)}, {"message", message}};
     if (seq) body[agent_field::kSeq] = *seq;
     try {
-        send_signed(session, Msg::Error, std::move(body));
+        send_signed(session, msg_name(Msg::Error), std::move(body));
     } catch (const Error&) {
         // The client is gone; the session loop finds out at its next receive.
     }
@@ -112,7 +112,7 @@ void PeerAgent::refuse(Session& session, WireError kind, const std::string& mess
 // control_hello -> challenge -> auth -> welcome. False when the connection is refused (and told why).
 bool PeerAgent::handshake(Session& session, const Json& first) {
     const auto cn = first.find("client_nonce");
-    if (!is(first, Msg::ControlHello) || cn == first.end() || !cn->is_string() || !is_hex(cn->get_ref<const std::string&>(), 2 * kNonceBytes)) {
+    if (!is(first, AgentMsg::ControlHello) || cn == first.end() || !cn->is_string() || !is_hex(cn->get_ref<const std::string&>(), 2 * kNonceBytes)) {
         log("refused " + session.client + ": unexpected first message " + quoted_value(first.value("type", Json("?"))));
         send_error(session.ch, WireError::Protocol, "expected hello or control_hello {client_nonce: 64 hex digits}");
         return false;
@@ -134,9 +134,9 @@ bool PeerAgent::handshake(Session& session, const Json& first) {
     // The proofs cover the challenge's line as sent (without its newline), which the client has as received.
     const std::string line = encode_control_message(challenge);
     const std::string transcript = line.substr(0, line.size() - 1);
-    session.ch.send_line(line, Msg::Challenge, deadline_in(kHandshakeTimeout));
+    session.ch.send_line(line, msg_name(Msg::Challenge), deadline_in(kHandshakeTimeout));
     if (!options_.key) {
-        session.ch.send(Msg::Welcome, Json::object(), deadline_in(kHandshakeTimeout));
+        session.ch.send(msg_name(AgentMsg::Welcome), Json::object(), deadline_in(kHandshakeTimeout));
         return true;
     }
     const std::string_view key = options_.key->bytes();
@@ -150,7 +150,7 @@ bool PeerAgent::handshake(Session& session, const Json& first) {
         return false;
     }
     session.key = session_key(key, nonce, client_nonce);
-    session.ch.send(Msg::Welcome, Json{{agent_field::kMac, handshake_proof(key, nonce, client_nonce, "agent", transcript)}},
+    session.ch.send(msg_name(AgentMsg::Welcome), Json{{agent_field::kMac, handshake_proof(key, nonce, client_nonce, "agent", transcript)}},
                     deadline_in(kHandshakeTimeout));
     return true;
 }
@@ -158,10 +158,10 @@ bool PeerAgent::handshake(Session& session, const Json& first) {
 // The checks every message after the handshake passes before it is handled or counts as heard.
 bool PeerAgent::verify(Session& session, const ReceivedMessage& received) {
     const Json& message = received.message;
-    const auto type = msg_type(message);
+    const auto type = agent_msg_type(message);
     std::string why;
     WireError kind = WireError::Protocol;
-    if (type != Msg::Request && type != Msg::Heartbeat) {
+    if (type != AgentMsg::Request && type != AgentMsg::Heartbeat) {
         why = "unexpected message " + quoted_value(message.value("type", Json("?")));
     } else if (!session.key.empty()) {
         const auto seq = seq_of(message);
@@ -357,7 +357,7 @@ void PeerAgent::rollback(Session& session, const std::string& reason) {
     for (const auto id : ids) id_list += (id_list.empty() ? "" : ", ") + std::to_string(id);
     log("rolled back " + joined(ifnames) + " for " + session.client + ": " + reason + " (change " + id_list + ")");
     try {
-        send_signed(session, Msg::RolledBack, Json{{agent_field::kChanges, ids}, {agent_field::kReports, reports}, {agent_field::kReason, reason}});
+        send_signed(session, msg_name(AgentMsg::RolledBack), Json{{agent_field::kChanges, ids}, {agent_field::kReports, reports}, {agent_field::kReason, reason}});
     } catch (const Error&) {
         // The client is gone; the session ends at its next receive and restores the rest.
     }
@@ -412,7 +412,7 @@ void PeerAgent::serve_control(ControlChannel ch, Json first, std::stop_token sto
                 continue;
             }
             const Json& message = received->message;
-            if (is(message, Msg::Request)) {
+            if (is(message, AgentMsg::Request)) {
                 const auto seq = seq_of(message);
                 std::optional<Json> reply;
                 try {
@@ -424,7 +424,7 @@ void PeerAgent::serve_control(ControlChannel ch, Json first, std::stop_token sto
                 }
                 if (reply) {
                     (*reply)[agent_field::kSeq] = seq.value_or(0);
-                    send_signed(session, Msg::Reply, std::move(*reply));
+                    send_signed(session, msg_name(AgentMsg::Reply), std::move(*reply));
                 }
             }
             // Silence counts from the end of the last message handled: a slow device change is not silence.

@@ -76,7 +76,7 @@ private:
     Json apply(Session& session, const AgentRequest& request);
     void rollback(Session& session, const std::string& reason);
     void end_session(Session& session);
-    void send_signed(Session& session, Msg type, Json body);
+    void send_signed(Session& session, std::string_view type, Json body);
     void refuse(Session& session, WireError kind, const std::string& message, std::optional<uint64_t> seq);
     void check_allowed(const std::string& ifname) const;
     /// `unavailable_ok`: an unavailable kind passes (validate and unsupported; only apply refuses it).

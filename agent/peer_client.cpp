@@ -80,7 +80,7 @@ public:
     void close(const Error& why, bool violation);
 
 private:
-    uint64_t send_numbered(Msg type, Json body, Deadline deadline);
+    uint64_t send_numbered(AgentMsg type, Json body, Deadline deadline);
     void read_loop(std::stop_token stop);
     void heartbeat_loop(std::stop_token stop);
     void take(ReceivedMessage received);
@@ -114,7 +114,7 @@ PeerControlClient::Connection::Connection(const PeerClientOptions& options, std:
     const std::string who = "peer agent " + where_;
     try {
         const std::string client_nonce = random_hex(kNonceBytes);
-        ch_.send(Msg::ControlHello, Json{{"client_nonce", client_nonce}}, step());
+        ch_.send(msg_name(AgentMsg::ControlHello), Json{{"client_nonce", client_nonce}}, step());
         const auto received = ch_.receive_text(step());
         if (!received) throw Error(ErrorKind::Failed, "timed out waiting for the peer agent's challenge from " + where_);
         const Json& challenge = received->message;
@@ -147,7 +147,7 @@ PeerControlClient::Connection::Connection(const PeerClientOptions& options, std:
             const std::string_view key = options.key->bytes();
             ch_.send(Msg::Auth, Json{{agent_field::kMac, handshake_proof(key, nonce, client_nonce, "client", transcript)}}, step());
             const Json welcome = ch_.expect(step(), "the peer agent's answer to the key");
-            if (!is(welcome, Msg::Welcome)) {
+            if (!is(welcome, AgentMsg::Welcome)) {
                 throw Error(ErrorKind::Refused, who + " refused the key: " + welcome.value("message", std::string("?")));
             }
             const auto mac = welcome.find(agent_field::kMac);
@@ -162,7 +162,7 @@ PeerControlClient::Connection::Connection(const PeerClientOptions& options, std:
             return;   // no session: the agent waits for a key that will not come
         } else {
             const Json welcome = ch_.expect(step(), "the peer agent's welcome");
-            if (!is(welcome, Msg::Welcome)) throw Error(ErrorKind::Failed, who + ": unexpected reply to control_hello");
+            if (!is(welcome, AgentMsg::Welcome)) throw Error(ErrorKind::Failed, who + ": unexpected reply to control_hello");
         }
     } catch (const nlohmann::json::exception& e) {
         throw Error(ErrorKind::Failed, who + ": malformed challenge or welcome (" + e.what() + ")");
@@ -199,17 +199,17 @@ void PeerControlClient::Connection::close(const Error& why, bool violation) {
     ::shutdown(ch_.fd(), SHUT_RDWR);
 }
 
-uint64_t PeerControlClient::Connection::send_numbered(Msg type, Json body, Deadline deadline) {
+uint64_t PeerControlClient::Connection::send_numbered(AgentMsg type, Json body, Deadline deadline) {
     std::lock_guard lock(write_mutex_);
     const uint64_t seq = ++seq_;
     body[agent_field::kSeq] = seq;
-    if (type == Msg::Request) {
+    if (type == AgentMsg::Request) {
         std::lock_guard state(state_mutex_);
         waiting_[seq];
     }
     try {
-        if (session_key_.empty()) ch_.send(type, std::move(body), deadline);
-        else ch_.send_signed(type, std::move(body), session_key_, kClientToAgent, deadline);
+        if (session_key_.empty()) ch_.send(msg_name(type), std::move(body), deadline);
+        else ch_.send_signed(msg_name(type), std::move(body), session_key_, kClientToAgent, deadline);
     } catch (const Error& e) {
         const Error lost(ErrorKind::Closed, "peer agent " + where_ + ": control connection lost (" + e.what() + ")");
         close(lost, false);
@@ -225,7 +225,7 @@ Json PeerControlClient::Connection::exchange(Json body, std::chrono::millisecond
     if (!started_) throw Error(ErrorKind::Refused, "peer agent " + where_ + ": no session (" + caps_.why + ")");
     const auto op = body.value(agent_field::kOp, std::string("?"));
     const auto deadline = deadline_in(timeout);
-    const uint64_t seq = send_numbered(Msg::Request, std::move(body), deadline);
+    const uint64_t seq = send_numbered(AgentMsg::Request, std::move(body), deadline);
     std::unique_lock lock(state_mutex_);
     cv_.wait_until(lock, deadline, [&] { return waiting_[seq].has_value() || failure_.has_value(); });
     std::optional<Json> answer = std::move(waiting_[seq]);
@@ -282,8 +282,7 @@ void PeerControlClient::Connection::take(ReceivedMessage received) {
         }
         agent_seq_ = aseq->get<uint64_t>();
     }
-    const auto type = msg_type(message);
-    if (type == Msg::RolledBack) {
+    if (is(message, AgentMsg::RolledBack)) {
         const auto ids = field<std::vector<uint64_t>>(message, agent_field::kChanges, who + ": rolled_back");
         {
             std::lock_guard lock(state_mutex_);
@@ -292,11 +291,12 @@ void PeerControlClient::Connection::take(ReceivedMessage received) {
         cv_.notify_all();
         return;
     }
-    if (type != Msg::Reply && type != Msg::Error) throw Error(ErrorKind::Failed, who + " sent an unexpected " + message.value("type", std::string("?")));
+    const bool error = is(message, Msg::Error);
+    if (!error && !is(message, AgentMsg::Reply)) throw Error(ErrorKind::Failed, who + " sent an unexpected " + message.value("type", std::string("?")));
     const auto seq = message.find(agent_field::kSeq);
     if (seq == message.end()) {
         // The agent refused something it could not attribute to a request: the session is out of step.
-        if (type == Msg::Error) {
+        if (error) {
             close(error_from_message(message, who), false);
             return;
         }
@@ -323,7 +323,7 @@ void PeerControlClient::Connection::heartbeat_loop(std::stop_token stop) {
         }
         if (failure()) return;
         try {
-            send_numbered(Msg::Heartbeat, Json::object(), deadline_in(kNoticeTimeout));
+            send_numbered(AgentMsg::Heartbeat, Json::object(), deadline_in(kNoticeTimeout));
         } catch (const Error&) {
             return;   // send_numbered closed the connection; the next request reports it
         }

@@ -104,7 +104,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         const auto start = next_line().value_or("");
         if (start == "A" || start == "W") {
             const std::string cnonce = nm::random_hex(32);
-            client.send(nm::Msg::ControlHello, nm::Json{{"client_nonce", cnonce}}, soon());
+            client.send(nm::msg_name(nm::AgentMsg::ControlHello), nm::Json{{"client_nonce", cnonce}}, soon());
             const auto challenge = client.receive_text(nm::deadline_in(std::chrono::seconds(2)));
             if (!challenge) throw nm::Error(nm::ErrorKind::Failed, "no challenge");
             const auto nonce = challenge->message.at("nonce").get<std::string>();

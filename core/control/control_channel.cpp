@@ -97,9 +97,9 @@ Json ControlChannel::verified(std::string_view text) {
                                        "\": wrong MAC or sequence number (not from the holder of the key)");
 }
 
-void ControlChannel::send(Msg type, Json body, Deadline deadline) {
+void ControlChannel::send(std::string_view type, Json body, Deadline deadline) {
     if (body.is_null()) body = Json::object();
-    body["type"] = msg_name(type);
+    body["type"] = type;
     if (keys_) {
         body["seq"] = ++sent_;
         send_line(encode_signed_message(std::move(body), keys_->send, keys_->send_direction), type, deadline);
@@ -108,15 +108,15 @@ void ControlChannel::send(Msg type, Json body, Deadline deadline) {
     send_line(encode_control_message(std::move(body)), type, deadline);
 }
 
-void ControlChannel::send_signed(Msg type, Json body, std::string_view key, std::string_view direction, Deadline deadline) {
+void ControlChannel::send_signed(std::string_view type, Json body, std::string_view key, std::string_view direction, Deadline deadline) {
     if (body.is_null()) body = Json::object();
-    body["type"] = msg_name(type);
+    body["type"] = type;
     send_line(encode_signed_message(std::move(body), key, direction), type, deadline);
 }
 
-void ControlChannel::send_line(std::string_view line, Msg type, Deadline deadline) {
+void ControlChannel::send_line(std::string_view line, std::string_view type, Deadline deadline) {
     try {
-        send_all(fd_.get(), line.data(), line.size(), deadline, "send control message \"" + std::string(msg_name(type)) + "\"");
+        send_all(fd_.get(), line.data(), line.size(), deadline, "send control message \"" + std::string(type) + "\"");
     } catch (const Error& e) {
         if (e.code() == std::errc::broken_pipe || e.code() == std::errc::connection_reset) throw Error(ErrorKind::Closed, e.action(), e.code(), e.context());
         throw;

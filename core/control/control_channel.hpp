@@ -53,7 +53,9 @@ public:
 
     /// Sends a message of `type` with the fields of `body` by `deadline`. Throws nm::Error (Failed; Closed
     /// when the peer has closed the connection).
-    void send(Msg type, Json body, Deadline deadline);
+    void send(Msg type, Json body, Deadline deadline) { send(msg_name(type), std::move(body), deadline); }
+    /// The same for a message type named on the wire `type` (a layer above's own: the peer agent's).
+    void send(std::string_view type, Json body, Deadline deadline);
 
     /// The next message, or nullopt when `deadline` passes first. Throws nm::Error: Closed when the peer
     /// closed the connection, Failed on a socket error or a malformed message.
@@ -62,12 +64,13 @@ public:
     /// The same, with the line's bytes as received: for a caller that checks their MAC itself.
     std::optional<ReceivedMessage> receive_text(Deadline deadline);
 
-    /// Sends a message of `type` signed under `key` with `direction` (encode_signed_message), for a caller
-    /// that numbers and signs its messages itself (the peer agent's session); `body` carries the numbers.
-    void send_signed(Msg type, Json body, std::string_view key, std::string_view direction, Deadline deadline);
+    /// Sends a message named `type` signed under `key` with `direction` (encode_signed_message), for a
+    /// caller that numbers and signs its messages itself (the peer agent's session); `body` carries the
+    /// numbers.
+    void send_signed(std::string_view type, Json body, std::string_view key, std::string_view direction, Deadline deadline);
 
-    /// Sends one encoded line (with its newline) as it is; `type` names it in errors.
-    void send_line(std::string_view line, Msg type, Deadline deadline);
+    /// Sends one encoded line (with its newline) as it is; `type` (its name on the wire) names it in errors.
+    void send_line(std::string_view line, std::string_view type, Deadline deadline);
 
     /// Like receive(), but a timeout is an error naming `waiting_for`.
     Json expect(Deadline deadline, const std::string& waiting_for);

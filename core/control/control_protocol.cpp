@@ -1,31 +1,17 @@
 #include "core/control/control_protocol.hpp"
 
+#include <algorithm>
 #include <cstring>
+#include <iterator>
 #include <utility>
 
 namespace nm {
 namespace {
 
-constexpr std::pair<Msg, std::string_view> kMessages[] = {
-    {Msg::Hello, "hello"},
-    {Msg::Ready, "ready"},
-    {Msg::Start, "start"},
-    {Msg::Started, "started"},
-    {Msg::Sent, "sent"},
-    {Msg::Stalled, "stalled"},
-    {Msg::Abort, "abort"},
-    {Msg::Result, "result"},
-    {Msg::ResultPart, "result_part"},
-    {Msg::Error, "error"},
-    {Msg::ControlHello, "control_hello"},
-    {Msg::Challenge, "challenge"},
-    {Msg::Auth, "auth"},
-    {Msg::Welcome, "welcome"},
-    {Msg::Request, "request"},
-    {Msg::Reply, "reply"},
-    {Msg::Heartbeat, "heartbeat"},
-    {Msg::RolledBack, "rolled_back"},
-};
+// Every Msg's name on the wire, in the enum's order.
+constexpr std::string_view kMessages[] = {"hello",  "ready",  "start",       "started", "sent",      "stalled",
+                                          "abort",  "result", "result_part", "error",   "challenge", "auth"};
+static_assert(std::size(kMessages) == static_cast<size_t>(Msg::Auth) + 1, "a name for every Msg");
 
 struct WireErrorRow {
     WireError wire;
@@ -49,24 +35,26 @@ constexpr WireErrorRow kWireErrors[] = {
 }  // namespace
 
 std::string_view msg_name(Msg type) {
-    for (const auto& [m, name] : kMessages) {
-        if (m == type) return name;
-    }
-    return "?";
+    const auto i = static_cast<size_t>(type);
+    return i < std::size(kMessages) ? kMessages[i] : "?";
 }
 
 std::optional<Msg> msg_from_name(std::string_view name) {
-    for (const auto& [m, n] : kMessages) {
-        if (n == name) return m;
-    }
-    return std::nullopt;
+    const auto at = std::find(std::begin(kMessages), std::end(kMessages), name);
+    if (at == std::end(kMessages)) return std::nullopt;
+    return static_cast<Msg>(at - std::begin(kMessages));
 }
 
-std::optional<Msg> msg_type(const Json& message) {
+std::optional<std::string_view> msg_type_name(const Json& message) {
     if (!message.is_object()) return std::nullopt;
     const auto it = message.find("type");
     if (it == message.end() || !it->is_string()) return std::nullopt;
-    return msg_from_name(it->get_ref<const std::string&>());
+    return std::string_view(it->get_ref<const std::string&>());
+}
+
+std::optional<Msg> msg_type(const Json& message) {
+    const auto name = msg_type_name(message);
+    return name ? msg_from_name(*name) : std::nullopt;
 }
 
 bool is(const Json& message, Msg type) { return msg_type(message) == type; }

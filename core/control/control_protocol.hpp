@@ -22,8 +22,10 @@
 // (ControlChannel::sign_with, core/control/test_auth.hpp). A client holding a key refuses a server that answers
 // hello with ready. UDP datagrams carry the test's cookie in their header (core/workers/udp_tracker.hpp).
 //
-// The peer agent's session opens with control_hello instead of hello; its messages (challenge, auth,
-// welcome, request, reply, heartbeat, rolled_back) are described where the session is implemented.
+// The peer agent's session opens with control_hello instead of hello. It shares challenge, auth and error
+// with a test's authentication; its own message types (control_hello, welcome, request, reply, heartbeat,
+// rolled_back) are declared, with the session, in the layer that implements it, which sends them by name
+// (msg_name() of its own type) on the same channel.
 #include <array>
 #include <chrono>
 #include <cstddef>
@@ -45,7 +47,7 @@ inline constexpr size_t kMaxControlDepth = 32;
 /// 2: a MAC covers the bytes of the line as sent (sign_text), no longer a re-serialized copy of it.
 inline constexpr int kControlVersion = 2;
 
-/// Every message type of the control protocol.
+/// The message types of a test, and those a test's authentication shares with the peer agent's session.
 enum class Msg {
     // a test
     Hello,
@@ -58,24 +60,21 @@ enum class Msg {
     Result,
     ResultPart,
     Error,
-    // the peer agent's settings control
-    ControlHello,
+    // a keyed test's authentication, and the peer agent's handshake
     Challenge,
     Auth,
-    Welcome,
-    Request,
-    Reply,
-    Heartbeat,
-    RolledBack,
 };
 
-/// The message's name on the wire ("hello", "rolled_back", ...).
+/// The message's name on the wire ("hello", "result_part", ...).
 std::string_view msg_name(Msg type);
 
-/// The type a name stands for; nullopt for a name this build does not know.
+/// The type a name stands for; nullopt for a name that is not a Msg (one of the agent's, or unknown).
 std::optional<Msg> msg_from_name(std::string_view name);
 
-/// The type of a decoded message (its "type" field); nullopt when it is missing or unknown.
+/// The "type" field of a decoded message as it is on the wire; nullopt when it is missing or not a string.
+std::optional<std::string_view> msg_type_name(const Json& message);
+
+/// The type of a decoded message (its "type" field); nullopt when it is missing or not a Msg.
 std::optional<Msg> msg_type(const Json& message);
 
 /// True when `message` is of `type`.

@@ -97,47 +97,101 @@ struct TcpFlow {
     bool closing = false;     ///< initiator: the window is over, no new requests
 };
 
+// What every TCP request/response worker holds: its timeline and window meter, the payload it writes
+// (cycled) and the buffer it reads into, and the set its streams run in. The initiators and the responders
+// build on it.
+class TcpRrEnd {
+public:
+    /// `tl`: the meter's timeline; `writes`, `reads`: the bytes one flow has outstanding at most each way
+    /// (the buffers are sized by them, within bounds).
+    TcpRrEnd(WorkerJob& job, const Timeline& tl, uint64_t writes, uint64_t reads)
+        : out(job.out),
+          timeline(tl),
+          meter(timeline, job.out.window),
+          job_(job),
+          sendbuf_(rr_payload(std::min<uint64_t>(writes, kRrMaxChunk))),
+          recvbuf_(std::clamp<uint64_t>(reads, kMinRecvBuffer, kRrMaxChunk)),
+          recv_flags_(MSG_DONTWAIT | (job.plan.socket.skip_rx_copy ? MSG_TRUNC : 0)) {}
+
+    /// Reads what has come on `s` into the buffer: recv()'s result (errno on -1).
+    ssize_t receive(Stream& s) { return ::recv(s.fd(), recvbuf_.data(), recvbuf_.size(), recv_flags_); }
+    /// True when a read of `r` bytes filled the buffer (more may be waiting).
+    bool filled(ssize_t r) const { return static_cast<size_t>(r) == recvbuf_.size(); }
+
+    /// Waits for more on `s`, and for room to write when `to_send` bytes are still queued.
+    Step wait(Stream& s, uint64_t to_send) {
+        set->watch(s, to_send > 0 ? EPOLLIN | EPOLLOUT : EPOLLIN);
+        return Step::wait();
+    }
+
+    WorkerOutput& out;
+    const Timeline timeline;
+    WindowMeter meter;
+    StreamSet* set = nullptr;   ///< the running set (for the callbacks)
+
+protected:
+    /// Writes up to `to_send` bytes on `s`, counting it down and passing each write's bytes to
+    /// `written`; false on an error (its errno in `err`). A full buffer ends it early.
+    template <class Written>
+    bool write_queued(Stream& s, uint64_t& to_send, int& err, Written written) {
+        while (to_send > 0) {
+            const ssize_t w = write_some(s.fd(), sendbuf_, to_send, err);
+            if (w < 0) return false;
+            if (w == 0) break;
+            written(static_cast<uint64_t>(w));
+            to_send -= static_cast<uint64_t>(w);
+        }
+        return true;
+    }
+
+    /// `bytes` moved: the progress counter, and one more call when inside the window.
+    void moved(uint64_t bytes) {
+        job_.progress.bytes.fetch_add(bytes, std::memory_order_relaxed);
+        if (meter.in()) ++out.calls;
+    }
+
+    /// Runs every stream, each first waiting for `events`, until all are done or `on_turn` says no.
+    void run_set(uint32_t events, std::function<bool(StreamSet&, TimePoint)> on_turn, std::function<Step(Stream&, TimePoint)> on_ready) {
+        StreamSet ss(std::move(job_.streams), {.events = events, .on_stop = OnStop::End, .on_turn = std::move(on_turn), .on_ready = std::move(on_ready)});
+        set = &ss;
+        ss.run(job_.stop);
+        meter.close();
+    }
+
+private:
+    WorkerJob& job_;
+    const std::vector<char> sendbuf_;
+    std::vector<char> recvbuf_;
+    const int recv_flags_;
+};
+
 // What the TCP initiators share (TCP_RR on the test's connections, TCP_CRR on a connection per
-// transaction): the window meter and the buffers, writing what a flow has queued, reading its answers,
-// and the window's end, after which no flow issues a request and the set gives up kRrDrainTime later.
-class TcpInitiator {
+// transaction): writing what a flow has queued, reading its answers, and the window's end, after which no
+// flow issues a request and the set gives up kRrDrainTime later.
+class TcpInitiator : public TcpRrEnd {
 public:
     /// read()'s results besides a count of bytes.
     static constexpr ssize_t kNothingYet = -1;   ///< the socket would block: wait for the answer
     static constexpr ssize_t kFailed = -2;       ///< an error, recorded in the output
 
     /// `requests`, `answers`: the bytes of the requests and of the answers one flow has outstanding at most.
-    TcpInitiator(WorkerJob& job, uint64_t requests, uint64_t answers)
-        : out(job.out),
-          meter(job.timeline, job.out.window),
-          job_(job),
-          sendbuf_(rr_payload(std::min<uint64_t>(requests, kRrMaxChunk))),
-          recvbuf_(std::clamp<uint64_t>(answers, kMinRecvBuffer, kRrMaxChunk)),
-          recv_flags_(MSG_DONTWAIT | (job.plan.socket.skip_rx_copy ? MSG_TRUNC : 0)) {
+    TcpInitiator(WorkerJob& job, uint64_t requests, uint64_t answers) : TcpRrEnd(job, job.timeline, requests, answers) {
         out.streams = stream_results(job.streams, job.plan.send_direction);
     }
 
     /// Writes what is queued on `s`, counting `to_send` down; false after an error (recorded).
     bool flush(Stream& s, uint64_t& to_send) {
-        while (to_send > 0) {
-            int err = 0;
-            const ssize_t w = write_some(s.fd(), sendbuf_, to_send, err);
-            if (w < 0) {
-                if (out.error.empty()) out.error = stream_error(s.id(), "send", err);
-                return false;
-            }
-            if (w == 0) break;
-            count(s, static_cast<uint64_t>(w));
-            to_send -= static_cast<uint64_t>(w);
-        }
-        return true;
+        int err = 0;
+        if (write_queued(s, to_send, err, [&](uint64_t w) { count(s, w); })) return true;
+        if (out.error.empty()) out.error = stream_error(s.id(), "send", err);
+        return false;
     }
 
     /// Reads what has come on `s` and counts it: the bytes read, 0 when the server closed the connection,
     /// kNothingYet or kFailed (recorded, as the failure of `call`). `at` (when given) is set to the time
     /// the bytes came, read before they are counted.
     ssize_t read(Stream& s, const char* call, TimePoint* at = nullptr) {
-        const ssize_t r = ::recv(s.fd(), recvbuf_.data(), recvbuf_.size(), recv_flags_);
+        const ssize_t r = receive(s);
         if (at != nullptr) *at = Steady::now();
         if (r < 0) {
             if (would_block(errno)) return kNothingYet;
@@ -147,19 +201,11 @@ public:
         if (r > 0) count(s, static_cast<uint64_t>(r));
         return r;
     }
-    /// True when a read of `r` bytes filled the buffer (more may be waiting).
-    bool filled(ssize_t r) const { return static_cast<size_t>(r) == recvbuf_.size(); }
-
-    /// Waits for the answer on `s`, and for room to write when `to_send` bytes are still queued.
-    Step wait(Stream& s, uint64_t to_send) {
-        set->watch(s, to_send > 0 ? EPOLLIN | EPOLLOUT : EPOLLIN);
-        return Step::wait();
-    }
 
     /// Ticks the meter; true once, on the first turn at or past the window's end.
     bool window_ended(TimePoint now) {
         meter.tick(now);
-        if (window_over_ || now < job_.timeline.window_end) return false;
+        if (window_over_ || now < timeline.window_end) return false;
         window_over_ = true;
         give_up_ = now + kRrDrainTime;
         return true;
@@ -169,30 +215,63 @@ public:
 
     /// Runs every stream (each first waiting to write) until all are done or keep_going() says no.
     void run(std::function<bool(StreamSet&, TimePoint)> on_turn, std::function<Step(Stream&, TimePoint)> on_ready) {
-        StreamSet ss(std::move(job_.streams), {.events = EPOLLOUT, .on_stop = OnStop::End, .on_turn = std::move(on_turn), .on_ready = std::move(on_ready)});
-        set = &ss;
-        ss.run(job_.stop);
-        meter.close();
+        run_set(EPOLLOUT, std::move(on_turn), std::move(on_ready));
     }
-
-    WorkerOutput& out;
-    WindowMeter meter;
-    StreamSet* set = nullptr;   ///< the running set (for the callbacks)
 
 private:
     // Bytes moved on `s`: its total, the progress counter, and one more call when inside the window.
     void count(Stream& s, uint64_t bytes) {
         out.streams[s.index()].bytes += bytes;
-        job_.progress.bytes.fetch_add(bytes, std::memory_order_relaxed);
-        if (meter.in()) ++out.calls;
+        moved(bytes);
     }
 
-    WorkerJob& job_;
-    const std::vector<char> sendbuf_;
-    std::vector<char> recvbuf_;
-    const int recv_flags_;
     bool window_over_ = false;
     TimePoint give_up_ = TimePoint::max();
+};
+
+// What the TCP responders share (TCP_RR's on the test's connections, TCP_CRR's on a connection per
+// transaction): the meter on the peer's timeline (until_peer_done), counting a flow's requests and writing
+// their answers.
+class TcpResponder : public TcpRrEnd {
+public:
+    /// `requests`, `answers`: the bytes of the requests and of the answers one flow has outstanding at most.
+    TcpResponder(WorkerJob& job, uint64_t requests, uint64_t answers)
+        : TcpRrEnd(job, until_peer_done(job.timeline), answers, requests), req_(job.plan.request_size), resp_(job.plan.response_size) {}
+
+    /// Writes the answers queued on `f`; false when the connection broke (the stream's error when
+    /// `report`: a CRR connection that breaks is the client's to report).
+    bool flush(Stream& s, TcpFlow& f, bool report) {
+        int err = 0;
+        if (write_queued(s, f.to_send, err, [&](uint64_t w) { moved(w); })) return true;
+        if (report && out.error.empty()) out.error = stream_error(s.id(), "send", err);
+        return false;
+    }
+
+    /// `got` bytes of requests read on `f`: counted, and an answer queued for each request they complete
+    /// (a transaction, inside the window). Returns the requests completed.
+    uint64_t take_requests(TcpFlow& f, uint64_t got) {
+        moved(got);
+        f.partial += got;
+        const uint64_t requests = f.partial / req_;
+        f.partial %= req_;
+        f.to_send += requests * resp_;
+        if (meter.in()) out.rr.transactions += requests;
+        return requests;
+    }
+
+    /// Runs every stream (each first waiting for a request) until all are done.
+    void run(std::function<Step(Stream&, TimePoint)> on_ready) {
+        run_set(
+            EPOLLIN,
+            [this](StreamSet&, TimePoint now) {
+                meter.tick(now);
+                return true;
+            },
+            std::move(on_ready));
+    }
+
+private:
+    const uint64_t req_, resp_;
 };
 
 }  // namespace
@@ -275,49 +354,19 @@ void tcp_rr_send(WorkerJob& job) {
 void tcp_rr_receive(WorkerJob& job) {
     if (tcp_rr_ping_pong(job)) return tcp_rr_ping_pong_receive(job);
     const EnginePlan& plan = job.plan;
-    WorkerOutput& out = job.out;
-    const Timeline tl = until_peer_done(job.timeline);
-    WindowMeter meter(tl, out.window);
-    const uint64_t req = plan.request_size, resp = plan.response_size;
-    const size_t burst = plan.rr_burst;
-    const std::vector<char> sendbuf = rr_payload(std::min<uint64_t>(resp * burst, kRrMaxChunk));
-    std::vector<char> recvbuf(std::clamp<uint64_t>(req * burst, kMinRecvBuffer, kRrMaxChunk));
-    const int recv_flags = MSG_DONTWAIT | (plan.socket.skip_rx_copy ? MSG_TRUNC : 0);
+    const uint64_t burst = plan.rr_burst;
+    TcpResponder io(job, plan.request_size * burst, plan.response_size * burst);
+    WorkerOutput& out = io.out;
     out.streams = stream_results(job.streams, opposite(plan.send_direction));
     if (!job.streams.empty()) out.knobs = read_socket_knobs(job.streams.front().fd.get(), true);
     std::vector<TcpFlow> flows(job.streams.size(), TcpFlow(1));
-    StreamSet* set = nullptr;
-
-    const auto flush = [&](Stream& s, TcpFlow& f) {
-        while (f.to_send > 0) {
-            int err = 0;
-            const ssize_t w = write_some(s.fd(), sendbuf, f.to_send, err);
-            if (w < 0) {
-                if (out.error.empty()) out.error = stream_error(s.id(), "send", err);
-                return false;
-            }
-            if (w == 0) break;
-            f.to_send -= static_cast<uint64_t>(w);
-            job.progress.bytes.fetch_add(static_cast<uint64_t>(w), std::memory_order_relaxed);
-            if (meter.in()) ++out.calls;
-        }
-        return true;
-    };
-
-    const auto on_turn = [&](StreamSet&, TimePoint now) {
-        meter.tick(now);
-        return true;
-    };
 
     const auto on_ready = [&](Stream& s, TimePoint) {
         TcpFlow& f = flows[s.index()];
-        if (f.to_send > 0 && !flush(s, f)) return Step::done();
-        const ssize_t r = ::recv(s.fd(), recvbuf.data(), recvbuf.size(), recv_flags);
+        if (f.to_send > 0 && !io.flush(s, f, true)) return Step::done();
+        const ssize_t r = io.receive(s);
         if (r < 0) {
-            if (would_block(errno)) {
-                set->watch(s, f.to_send > 0 ? EPOLLIN | EPOLLOUT : EPOLLIN);
-                return Step::wait();
-            }
+            if (would_block(errno)) return io.wait(s, f.to_send);
             if (out.error.empty()) out.error = stream_error(s.id(), "recv", errno);
             return Step::done();
         }
@@ -325,24 +374,14 @@ void tcp_rr_receive(WorkerJob& job) {
             ::shutdown(s.fd(), SHUT_WR);
             return Step::done();
         }
-        const auto got = static_cast<uint64_t>(r);
-        out.streams[s.index()].bytes += got;
-        job.progress.bytes.fetch_add(got, std::memory_order_relaxed);
-        if (meter.in()) ++out.calls;
-        f.partial += got;
-        const uint64_t requests = f.partial / req;
-        f.partial %= req;
-        f.to_send += requests * resp;
-        if (meter.in()) out.rr.transactions += requests;
-        if (f.to_send > 0 && !flush(s, f)) return Step::done();
-        set->watch(s, f.to_send > 0 ? EPOLLIN | EPOLLOUT : EPOLLIN);
-        return static_cast<size_t>(r) == recvbuf.size() ? Step::again() : Step::wait();
+        out.streams[s.index()].bytes += static_cast<uint64_t>(r);
+        io.take_requests(f, static_cast<uint64_t>(r));
+        if (f.to_send > 0 && !io.flush(s, f, true)) return Step::done();
+        io.set->watch(s, f.to_send > 0 ? EPOLLIN | EPOLLOUT : EPOLLIN);
+        return io.filled(r) ? Step::again() : Step::wait();
     };
 
-    StreamSet ss(std::move(job.streams), {.events = EPOLLIN, .on_stop = OnStop::End, .on_turn = on_turn, .on_ready = on_ready});
-    set = &ss;
-    ss.run(job.stop);
-    meter.close();
+    io.run(on_ready);
 }
 
 // ---------------------------------------------------------------------------------------------------
@@ -458,36 +497,11 @@ void tcp_crr_send(WorkerJob& job) {
 
 void tcp_crr_receive(WorkerJob& job) {
     const EnginePlan& plan = job.plan;
-    WorkerOutput& out = job.out;
-    const Timeline tl = until_peer_done(job.timeline);
-    WindowMeter meter(tl, out.window);
-    const uint64_t req = plan.request_size, resp = plan.response_size;
-    const std::vector<char> sendbuf = rr_payload(std::min<uint64_t>(resp, kRrMaxChunk));
-    std::vector<char> recvbuf(std::clamp<uint64_t>(req, kMinRecvBuffer, kRrMaxChunk));
-    const int recv_flags = MSG_DONTWAIT | (plan.socket.skip_rx_copy ? MSG_TRUNC : 0);
+    TcpResponder io(job, plan.request_size, plan.response_size);
+    WorkerOutput& out = io.out;
     const HostKey client = host_key(plan.peer.get());
     const size_t listeners = job.streams.size();
     std::vector<TcpFlow> conns(listeners, TcpFlow(1));
-    StreamSet* set = nullptr;
-
-    // A connection that breaks is the client's to report; here it is just closed.
-    const auto flush = [&](Stream& s, TcpFlow& f) {
-        while (f.to_send > 0) {
-            int err = 0;
-            const ssize_t w = write_some(s.fd(), sendbuf, f.to_send, err);
-            if (w < 0) return false;
-            if (w == 0) break;
-            f.to_send -= static_cast<uint64_t>(w);
-            job.progress.bytes.fetch_add(static_cast<uint64_t>(w), std::memory_order_relaxed);
-            if (meter.in()) ++out.calls;
-        }
-        return true;
-    };
-
-    const auto on_turn = [&](StreamSet&, TimePoint now) {
-        meter.tick(now);
-        return true;
-    };
 
     const auto on_ready = [&](Stream& s, TimePoint) {
         if (s.index() < listeners) {
@@ -501,42 +515,26 @@ void tcp_crr_receive(WorkerJob& job) {
             }
             if (!(host_key(reinterpret_cast<const sockaddr*>(&from)) == client)) return Step::again();   // not the test's client
             apply_tcp_options(fd.get(), plan.socket, {.client = false, .sends = true});
-            Stream& c = set->add(DataStream{std::move(fd), s.id()}, EPOLLIN);
+            Stream& c = io.set->add(DataStream{std::move(fd), s.id()}, EPOLLIN);
             if (conns.size() <= c.index()) conns.resize(c.index() + 1, TcpFlow(1));
             conns[c.index()] = TcpFlow(1);
             return Step::again();
         }
         TcpFlow& f = conns[s.index()];
         const auto close = [&] {
-            set->release(s);
+            io.set->release(s);
             return Step::done();
         };
-        if (f.to_send > 0 && !flush(s, f)) return close();
-        const ssize_t r = ::recv(s.fd(), recvbuf.data(), recvbuf.size(), recv_flags);
-        if (r < 0 && would_block(errno)) {
-            set->watch(s, f.to_send > 0 ? EPOLLIN | EPOLLOUT : EPOLLIN);
-            return Step::wait();
-        }
+        if (f.to_send > 0 && !io.flush(s, f, false)) return close();
+        const ssize_t r = io.receive(s);
+        if (r < 0 && would_block(errno)) return io.wait(s, f.to_send);
         if (r <= 0) return close();   // the client closed (a reset, by SO_LINGER 0) once it had its answer
-        f.partial += static_cast<uint64_t>(r);
-        job.progress.bytes.fetch_add(static_cast<uint64_t>(r), std::memory_order_relaxed);
-        if (meter.in()) ++out.calls;
-        const uint64_t requests = f.partial / req;
-        f.partial %= req;
-        if (requests > 0) {
-            f.to_send += requests * resp;
-            if (meter.in()) out.rr.transactions += requests;
-            if (!out.knobs) out.knobs = read_socket_knobs(s.fd(), true);
-        }
-        if (f.to_send > 0 && !flush(s, f)) return close();
-        set->watch(s, f.to_send > 0 ? EPOLLIN | EPOLLOUT : EPOLLIN);
-        return Step::wait();
+        if (io.take_requests(f, static_cast<uint64_t>(r)) > 0 && !out.knobs) out.knobs = read_socket_knobs(s.fd(), true);
+        if (f.to_send > 0 && !io.flush(s, f, false)) return close();
+        return io.wait(s, f.to_send);
     };
 
-    StreamSet ss(std::move(job.streams), {.events = EPOLLIN, .on_stop = OnStop::End, .on_turn = on_turn, .on_ready = on_ready});
-    set = &ss;
-    ss.run(job.stop);
-    meter.close();
+    io.run(on_ready);
 }
 
 uint64_t rr_memory(const EnginePlan& plan, bool sender, size_t streams) {

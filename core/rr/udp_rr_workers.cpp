@@ -26,6 +26,74 @@ bool wait_in_recv(const std::vector<DataStream>& streams) {
     return streams.size() == 1 && block_with_poll_time(streams.front().fd.get());
 }
 
+// How UDP_RR's initiator sends a request: in a free slot of its flow, numbered by the flow's next sequence
+// number (in the request's first bytes), counted on its stream.
+class UdpRequester {
+public:
+    UdpRequester(const WorkerJob& job, WindowMeter& meter)
+        : plan_(job.plan),
+          tl_(job.timeline),
+          out_(job.out),
+          progress_(job.progress),
+          meter_(meter),
+          nseq_(seq_bytes(plan_.request_size, plan_.response_size)),
+          mask_(seq_mask(nseq_)),
+          sendbuf_(rr_payload(plan_.request_size)) {}
+
+    /// The bytes of a message that carry its sequence number.
+    size_t seq_size() const { return nseq_; }
+
+    /// Sends a request in a free slot of `f` at `t`. A datagram the kernel refuses (a full buffer) is left
+    /// to time out.
+    void send(Stream& s, UdpFlow& f, TimePoint t) {
+        if (t >= tl_.window_end) f.closing = true;   // on_turn may not have seen the end yet
+        if (f.closing) return;
+        auto slot = std::find_if(f.slots.begin(), f.slots.end(), [](const UdpSlot& u) { return !u.active; });
+        if (slot == f.slots.end()) return;
+        slot->seq = f.next_seq++ & mask_;
+        slot->f = {t, in_window(tl_, t)};
+        slot->active = true;
+        ++f.active;
+        put_seq(sendbuf_.data(), slot->seq, std::min<size_t>(nseq_, sendbuf_.size()));
+        ssize_t w = ::send(s.fd(), sendbuf_.data(), plan_.request_size, MSG_DONTWAIT);
+        // ECONNREFUSED reports an ICMP error left by an earlier datagram; this one was not sent yet.
+        if (w < 0 && errno == ECONNREFUSED) w = ::send(s.fd(), sendbuf_.data(), plan_.request_size, MSG_DONTWAIT);
+        if (w > 0) {
+            out_.streams[s.index()].bytes += static_cast<uint64_t>(w);
+            ++out_.streams[s.index()].packets;
+            progress_.bytes.fetch_add(static_cast<uint64_t>(w), std::memory_order_relaxed);
+            if (meter_.in()) ++out_.calls;
+        }
+    }
+
+    /// Gives up on the requests of `f` whose answers are later than its timeout at `now` (lost when they
+    /// count), each replaced by a new request.
+    void expire(Stream& s, UdpFlow& f, TimePoint now) {
+        const auto limit = f.timeout.value();
+        for (auto& slot : f.slots) {
+            if (!slot.active || now - slot.f.sent < limit) continue;
+            if (slot.f.counted) ++out_.rr.lost;
+            free_slot(f, slot);
+            send(s, f, Steady::now());
+        }
+    }
+
+    static void free_slot(UdpFlow& f, UdpSlot& slot) {
+        slot.active = false;
+        --f.active;
+    }
+
+private:
+    const EnginePlan& plan_;
+    const Timeline& tl_;
+    WorkerOutput& out_;
+    WorkerProgress& progress_;
+    WindowMeter& meter_;
+    const size_t nseq_;
+    const uint64_t mask_;
+    std::vector<char> sendbuf_;
+};
+
 }  // namespace
 
 // UDP_RR: each flow is a connected socket of the client; the server's sockets are one SO_REUSEPORT group.
@@ -38,9 +106,8 @@ void udp_rr_send(WorkerJob& job) {
     WorkerOutput& out = job.out;
     WindowMeter meter(tl, out.window);
     const size_t burst = plan.rr_burst;
-    const size_t nseq = seq_bytes(plan.request_size, plan.response_size);
-    const uint64_t mask = seq_mask(nseq);
-    std::vector<char> sendbuf = rr_payload(plan.request_size);
+    UdpRequester requests(job, meter);
+    const size_t nseq = requests.seq_size();
     std::vector<char> recvbuf(std::max<size_t>(plan.response_size, 1) + 1);   // one more: a longer datagram shows
     const bool blocking = wait_in_recv(job.streams);
     const int recv_flags = blocking ? 0 : MSG_DONTWAIT;
@@ -50,32 +117,6 @@ void udp_rr_send(WorkerJob& job) {
     StreamSet* set = nullptr;
     bool window_over = false;
     TimePoint give_up = TimePoint::max();
-
-    // Sends a request in a free slot. A datagram the kernel refuses (a full buffer) is left to time out.
-    const auto send_request = [&](Stream& s, UdpFlow& f, TimePoint t) {
-        if (t >= tl.window_end) f.closing = true;   // on_turn may not have seen the end yet
-        if (f.closing) return;
-        auto slot = std::find_if(f.slots.begin(), f.slots.end(), [](const UdpSlot& u) { return !u.active; });
-        if (slot == f.slots.end()) return;
-        slot->seq = f.next_seq++ & mask;
-        slot->f = {t, in_window(tl, t)};
-        slot->active = true;
-        ++f.active;
-        put_seq(sendbuf.data(), slot->seq, std::min<size_t>(nseq, sendbuf.size()));
-        ssize_t w = ::send(s.fd(), sendbuf.data(), plan.request_size, MSG_DONTWAIT);
-        // ECONNREFUSED reports an ICMP error left by an earlier datagram; this one was not sent yet.
-        if (w < 0 && errno == ECONNREFUSED) w = ::send(s.fd(), sendbuf.data(), plan.request_size, MSG_DONTWAIT);
-        if (w > 0) {
-            out.streams[s.index()].bytes += static_cast<uint64_t>(w);
-            ++out.streams[s.index()].packets;
-            job.progress.bytes.fetch_add(static_cast<uint64_t>(w), std::memory_order_relaxed);
-            if (meter.in()) ++out.calls;
-        }
-    };
-    const auto free_slot = [](UdpFlow& f, UdpSlot& slot) {
-        slot.active = false;
-        --f.active;
-    };
 
     const auto on_turn = [&](StreamSet& ss, TimePoint now) {
         meter.tick(now);
@@ -87,13 +128,7 @@ void udp_rr_send(WorkerJob& job) {
         for (Stream& s : ss) {
             if (s.finished()) continue;
             UdpFlow& f = flows[s.index()];
-            const auto limit = f.timeout.value();
-            for (auto& slot : f.slots) {
-                if (!slot.active || now - slot.f.sent < limit) continue;
-                if (slot.f.counted) ++out.rr.lost;
-                free_slot(f, slot);
-                send_request(s, f, Steady::now());
-            }
+            requests.expire(s, f, now);
             if (f.closing && (f.active == 0 || !f.started)) ss.finish(s);
         }
         return now < give_up;
@@ -104,7 +139,7 @@ void udp_rr_send(WorkerJob& job) {
         if (!f.started) {
             f.started = true;
             const TimePoint t = Steady::now();
-            for (size_t k = 0; k < burst; ++k) send_request(s, f, t);
+            for (size_t k = 0; k < burst; ++k) requests.send(s, f, t);
             set->watch(s, EPOLLIN);   // from here on the flow only waits for answers
             return Step::wait();
         }
@@ -129,8 +164,8 @@ void udp_rr_send(WorkerJob& job) {
         // The next request goes out first; this transaction's bookkeeping then overlaps its trip rather
         // than lengthening the next round trip.
         const InFlight answered = slot->f;
-        free_slot(f, *slot);
-        send_request(s, f, t);
+        UdpRequester::free_slot(f, *slot);
+        requests.send(s, f, t);
         out.streams[s.index()].bytes += static_cast<uint64_t>(r);
         ++out.streams[s.index()].packets;
         f.timeout.sample(ns_between(answered.sent, t));

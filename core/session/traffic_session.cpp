@@ -257,59 +257,113 @@ DataStream make_udp_sender(const SocketAddress& peer, const SocketAddress& local
     return DataStream{std::move(fd), id};
 }
 
+namespace {
+
+// What the loop knows of the peer's senders: done ("sent", or its result), and since when.
+struct PeerSenders {
+    bool done = false;
+    TimePoint done_at;
+};
+
+// Tells the peer `type` ("sent", "abort", "stalled"); a peer already gone marks the channel lost.
+void notify_peer(ControlChannel& channel, Msg type, LoopOutcome& out) {
+    try {
+        channel.send(type, Json::object(), deadline_in(kNoticeTimeout));
+    } catch (const Error&) {
+        out.channel_lost = true;
+    }
+}
+
+// The reasons this end ends the loop itself: a stop, a stall, the server's limit, the hard deadline. True
+// when one holds at `now` (`out` says which; the peer is told where it needs to be).
+bool ended_here(ControlChannel& channel, EndEngine& engine, const TestSpec& spec, TimePoint now, TimePoint hard_deadline,
+                std::stop_token stop, const LoopLimit& limit, LoopOutcome& out) {
+    if (stop.stop_requested()) {
+        out.status = RunStatus::Interrupted;
+        out.error = "interrupted";
+        notify_peer(channel, Msg::Abort, out);
+        return true;
+    }
+    if (engine.stalled(now)) {
+        out.status = RunStatus::Stalled;
+        out.error = "stalled: no data moved for " + fmt(spec.stall_timeout_s) + " s";
+        notify_peer(channel, Msg::Stalled, out);
+        return true;
+    }
+    if (now > limit.at) {
+        out.status = RunStatus::Limited;
+        out.error = limit.why;
+        send_error(channel, WireError::Limit, limit.why);
+        return true;
+    }
+    if (now > hard_deadline) {
+        out.status = RunStatus::PeerLost;
+        out.error = "the test did not end within " + std::to_string(kEndGrace.count()) + " s of its duration";
+        return true;
+    }
+    return false;
+}
+
+// A message from the peer during the loop, received at `now`: its senders are done, its result, or the
+// end of the test on its side. True when it ends the loop (`out` says how).
+bool on_peer_message(ControlChannel& channel, const Json& msg, const TestSpec& spec, TimePoint now, PeerSenders& peer, LoopOutcome& out) {
+    const auto type = msg_type(msg);
+    if (type == Msg::Sent) {
+        peer.done = true;
+        peer.done_at = now;
+    } else if (type == Msg::Result) {
+        try {
+            out.peer_report = receive_report(channel, msg, deadline_in(kResultTimeout));
+        } catch (const Error& e) {
+            out.status = RunStatus::PeerLost;
+            out.error = std::string("peer lost: ") + e.what();
+            out.channel_lost = true;
+            return true;
+        }
+        peer.done = true;
+    } else if (type == Msg::Stalled) {
+        out.status = RunStatus::Stalled;
+        out.error = "stalled: the peer saw no data move for " + fmt(spec.stall_timeout_s) + " s";
+        return true;
+    } else if (type == Msg::Abort) {
+        out.status = RunStatus::Interrupted;
+        out.error = "the peer aborted the test";
+        return true;
+    } else if (type == Msg::Error) {
+        // The server ending a test at one of its limits is its own status, not a lost peer.
+        out.status = wire_error_of(msg) == WireError::Limit ? RunStatus::Limited : RunStatus::PeerLost;
+        const auto text = msg.find("message");
+        out.error = "peer: " + (text != msg.end() && text->is_string() ? text->get<std::string>() : std::string("error"));
+        return true;
+    }
+    return false;
+}
+
+}  // namespace
+
 LoopOutcome run_end_loop(ControlChannel& channel, EndEngine& engine, const TestSpec& spec, const Timeline& timeline,
                          bool peer_sends, std::stop_token stop, const LoopLimit& limit) {
     LoopOutcome out;
     bool sent_told = !engine.has_senders();
-    bool peer_sent = !peer_sends;
-    TimePoint peer_sent_at = timeline.start;
+    PeerSenders peer{.done = !peer_sends, .done_at = timeline.start};
     bool receivers_stopped = false;
     const TimePoint hard_deadline = timeline.window_end == TimePoint::max() ? TimePoint::max() : timeline.window_end + kEndGrace;
-    const auto send = [&](Msg type) {
-        try {
-            channel.send(type, Json::object(), deadline_in(kNoticeTimeout));
-        } catch (const Error&) {
-            out.channel_lost = true;
-        }
-    };
     for (;;) {
         const auto now = std::chrono::steady_clock::now();
         engine.poll(now);
         if (!sent_told && engine.senders_done()) {
-            send(Msg::Sent);
+            notify_peer(channel, Msg::Sent, out);
             sent_told = true;
         }
         // UDP receivers cannot see an end of stream, nor can CRR's listeners: they stop (after draining)
         // once the peer's senders are done. TCP receivers end at EOF; the timer is only a safety net.
         const bool no_eof = spec.protocol == Protocol::Udp || spec.pattern == TrafficPattern::Crr;
-        if (peer_sent && !receivers_stopped && (no_eof || now - peer_sent_at > std::chrono::seconds(2))) {
+        if (peer.done && !receivers_stopped && (no_eof || now - peer.done_at > std::chrono::seconds(2))) {
             engine.stop_receivers();
             receivers_stopped = true;
         }
-        if (engine.all_done() && (peer_sent || !engine.has_receivers())) break;
-        if (stop.stop_requested()) {
-            out.status = RunStatus::Interrupted;
-            out.error = "interrupted";
-            send(Msg::Abort);
-            break;
-        }
-        if (engine.stalled(now)) {
-            out.status = RunStatus::Stalled;
-            out.error = "stalled: no data moved for " + fmt(spec.stall_timeout_s) + " s";
-            send(Msg::Stalled);
-            break;
-        }
-        if (now > limit.at) {
-            out.status = RunStatus::Limited;
-            out.error = limit.why;
-            send_error(channel, WireError::Limit, limit.why);
-            break;
-        }
-        if (now > hard_deadline) {
-            out.status = RunStatus::PeerLost;
-            out.error = "the test did not end within " + std::to_string(kEndGrace.count()) + " s of its duration";
-            break;
-        }
+        if (engine.all_done() && (peer.done || !engine.has_receivers())) break;
+        if (ended_here(channel, engine, spec, now, hard_deadline, stop, limit, out)) break;
         if (out.peer_report) {
             // The peer is finished and will close the connection; only our own workers are left to end.
             std::this_thread::sleep_for(std::chrono::milliseconds(1));
@@ -325,36 +379,7 @@ LoopOutcome run_end_loop(ControlChannel& channel, EndEngine& engine, const TestS
             out.channel_lost = true;
             break;
         }
-        if (!msg) continue;
-        const auto type = msg_type(*msg);
-        if (type == Msg::Sent) {
-            peer_sent = true;
-            peer_sent_at = now;
-        } else if (type == Msg::Result) {
-            try {
-                out.peer_report = receive_report(channel, *msg, deadline_in(kResultTimeout));
-            } catch (const Error& e) {
-                out.status = RunStatus::PeerLost;
-                out.error = std::string("peer lost: ") + e.what();
-                out.channel_lost = true;
-                break;
-            }
-            peer_sent = true;
-        } else if (type == Msg::Stalled) {
-            out.status = RunStatus::Stalled;
-            out.error = "stalled: the peer saw no data move for " + fmt(spec.stall_timeout_s) + " s";
-            break;
-        } else if (type == Msg::Abort) {
-            out.status = RunStatus::Interrupted;
-            out.error = "the peer aborted the test";
-            break;
-        } else if (type == Msg::Error) {
-            // The server ending a test at one of its limits is its own status, not a lost peer.
-            out.status = wire_error_of(*msg) == WireError::Limit ? RunStatus::Limited : RunStatus::PeerLost;
-            const auto text = msg->find("message");
-            out.error = "peer: " + (text != msg->end() && text->is_string() ? text->get<std::string>() : std::string("error"));
-            break;
-        }
+        if (msg && on_peer_message(channel, *msg, spec, now, peer, out)) break;
     }
     return out;
 }

@@ -103,47 +103,196 @@ size_t gro_segment_size(msghdr& mh) {
     return seg;
 }
 
-}  // namespace
-
-void udp_stream_send(WorkerJob& job) {
-    const EnginePlan& plan = job.plan;
-    const Timeline& tl = job.timeline;
-    WorkerOutput& out = job.out;
-    WindowMeter meter(tl, out.window);
-    SteadyClock clock;
-    const size_t payload = plan.write_size;
-    const std::vector<uint32_t>& pattern = plan.payload_pattern;
-    const bool mixed = !pattern.empty();
-    const bool by_bytes = plan.bytes_per_stream > 0;
-    // With GSO one message carries `segs` datagrams of `payload` bytes.
-    const SendShape shape = send_shape(plan);
-    const size_t segs = shape.segs, msg_bytes = shape.msg_bytes, batch = shape.batch;
-    std::vector<unsigned char> buf(msg_bytes * batch, 0);
-    std::vector<iovec> iov(batch);
-    std::vector<mmsghdr> msgs(batch);
-    for (size_t b = 0; b < batch; ++b) {
-        iov[b] = {buf.data() + b * msg_bytes, msg_bytes};
-        msgs[b] = {};
-        msgs[b].msg_hdr.msg_iov = &iov[b];
-        msgs[b].msg_hdr.msg_iovlen = 1;
+// The batch of one sendmmsg or recvmmsg, allocated once: `count` messages of `bytes` each in one buffer,
+// each message with an iovec of its own.
+struct MessageBatch {
+    MessageBatch(size_t count, size_t message_bytes) : bytes(message_bytes), buf(count * message_bytes, 0), iov(count), msgs(count) {
+        for (size_t b = 0; b < count; ++b) {
+            iov[b] = {buf.data() + b * bytes, bytes};
+            msgs[b] = {};
+            msgs[b].msg_hdr.msg_iov = &iov[b];
+            msgs[b].msg_hdr.msg_iovlen = 1;
+        }
     }
-    out.streams = stream_results(job.streams, plan.send_direction);
-    if (!job.streams.empty()) out.knobs = read_socket_knobs(job.streams.front().fd.get(), false);
-    std::vector<SendState> st(job.streams.size());
+    unsigned char* message(size_t k) { return buf.data() + k * bytes; }
+
+    size_t bytes;   ///< one message's buffer
+    std::vector<unsigned char> buf;
+    std::vector<iovec> iov;
+    std::vector<mmsghdr> msgs;
+};
+
+// ---------------------------------------------------------------------------------------------------
+// The sender's steps.
+
+// The sender's batch: the messages of one sendmmsg and how they are filled, one UdpHeader per datagram.
+class SendBatch {
+public:
+    explicit SendBatch(const EnginePlan& plan)
+        : shape_(send_shape(plan)),
+          payload_(plan.write_size),
+          pattern_(plan.payload_pattern.data()),
+          pattern_size_(plan.payload_pattern.size()),
+          mixed_(pattern_size_ > 0),
+          cookie_(plan.udp_cookie),
+          batch_(shape_.batch, shape_.msg_bytes) {}
+
+    /// Datagrams one call sends at the most.
+    uint64_t capacity() const { return shape_.batch * shape_.segs; }
+
+    /// Headers for `want` datagrams from sequence number `seq` in as many messages as they need; returns
+    /// the messages. With a payload mix each message is one datagram whose size follows the pattern by
+    /// sequence number.
+    size_t fill(uint64_t seq, uint64_t want, int64_t ts, uint16_t stream, bool in) {
+        size_t nmsg = 0;
+        uint64_t d = 0;
+        while (d < want) {
+            const size_t in_msg = static_cast<size_t>(std::min<uint64_t>(shape_.segs, want - d));
+            for (size_t k = 0; k < in_msg; ++k) {
+                UdpHeader h{seq + d + k, ts, stream, in, cookie_};
+                h.write(batch_.message(nmsg) + k * payload_);
+            }
+            batch_.iov[nmsg].iov_len = mixed_ ? pattern_[(seq + d) % pattern_size_] : in_msg * payload_;
+            d += in_msg;
+            ++nmsg;
+        }
+        return nmsg;
+    }
+
+    /// The first `nmsg` messages on `fd` (sendmmsg, non-blocking): the messages sent, or -1 (errno).
+    int send(int fd, size_t nmsg) { return ::sendmmsg(fd, batch_.msgs.data(), static_cast<unsigned>(nmsg), MSG_DONTWAIT); }
+
+    struct Sent {
+        uint64_t datagrams = 0;
+        uint64_t bytes = 0;
+    };
+    /// What the first `m` messages of the last send() carried.
+    Sent sent(int m) const {
+        Sent out;
+        for (int k = 0; k < m; ++k) {
+            const size_t len = batch_.iov[static_cast<size_t>(k)].iov_len;
+            out.datagrams += mixed_ ? 1 : len / payload_;
+            out.bytes += len;
+        }
+        return out;
+    }
+
+private:
+    SendShape shape_;   // with GSO one message carries `segs` datagrams of `payload_` bytes
+    size_t payload_;
+    const uint32_t* pattern_;   // the plan's payload pattern (a payload mix), by sequence number
+    size_t pattern_size_;
+    bool mixed_;                // a payload mix: each message is one datagram whose size follows the pattern
+    uint32_t cookie_;
+    MessageBatch batch_;
+};
+
+// Each stream's state before the first send: its datagrams to go (a byte count), its token bucket (a
+// rate), UDP_SEGMENT on its socket (GSO). False when a socket refuses GSO (the error is in `out`).
+bool prepare_send_streams(const WorkerJob& job, const SteadyClock& clock, std::vector<SendState>& st, WorkerOutput& out) {
+    const EnginePlan& plan = job.plan;
+    const size_t batch = send_shape(plan).batch;   // a bucket holds at least a call's messages
     for (size_t i = 0; i < job.streams.size(); ++i) {
         out.streams[i].loss = LossStats{};
-        st[i].left = by_bytes ? std::max<uint64_t>(1, plan.bytes_per_stream / payload) : 0;
+        st[i].left = plan.bytes_per_stream > 0 ? std::max<uint64_t>(1, plan.bytes_per_stream / plan.write_size) : 0;
         if (plan.rate_per_stream > 0) {
             st[i].bucket.emplace(clock, plan.rate_per_stream, std::max(static_cast<double>(batch), plan.rate_per_stream * kBucketBurstS));
         }
         if (plan.udp_gso) {
-            const int gso = static_cast<int>(payload);
+            const int gso = static_cast<int>(plan.write_size);
             if (::setsockopt(job.streams[i].fd.get(), SOL_UDP, UDP_SEGMENT, &gso, sizeof gso) != 0) {
                 out.error = stream_error(job.streams[i].id, "set UDP_SEGMENT (GSO)", errno);
-                return;
+                return false;
             }
         }
     }
+    return true;
+}
+
+// A sendmmsg that sent nothing (errno `err`): what the stream does next.
+Step after_send_failed(int err, SendState& state, uint32_t stream, WorkerOutput& out) {
+    // A full socket buffer (EAGAIN) or device queue (ENOBUFS): wait for room. An ICMP port unreachable
+    // left by a peer that was not listening yet (ECONNREFUSED): try again.
+    if (err == EAGAIN || err == EWOULDBLOCK || err == ENOBUFS) return Step::wait();
+    if (err == ECONNREFUSED && ++state.refused >= kMaxRefused) {
+        if (out.error.empty()) {
+            out.error = "stream " + std::to_string(stream) + ": the receiver's port is closed (ECONNREFUSED " + std::to_string(kMaxRefused) +
+                        " times); stopped sending";
+        }
+        return Step::done();
+    }
+    if (err == EINTR || err == ECONNREFUSED) return Step::again();
+    if (out.error.empty()) out.error = stream_error(stream, "sendmmsg", err);
+    return Step::done();
+}
+
+// ---------------------------------------------------------------------------------------------------
+// The receiver's steps.
+
+// The receiver's batch: the messages of one recvmmsg, each with room for its sender's address and (with
+// UDP_GRO) the control message that gives its segment size.
+struct ReceiveBatch {
+    static constexpr size_t kCtl = CMSG_SPACE(sizeof(int));
+
+    ReceiveBatch(const ReceiveShape& shape, bool udp_gro)
+        : count(shape.batch), gro(udp_gro), batch(shape.batch, shape.bufsize), ctl(gro ? kCtl * shape.batch : 0), names(shape.batch) {
+        for (size_t b = 0; b < count; ++b) {
+            msghdr& h = batch.msgs[b].msg_hdr;
+            h.msg_name = &names[b];
+            h.msg_namelen = sizeof(sockaddr_storage);
+            if (gro) {
+                h.msg_control = ctl.data() + b * kCtl;
+                h.msg_controllen = kCtl;
+            }
+        }
+    }
+
+    size_t count;
+    bool gro;
+    MessageBatch batch;
+    std::vector<unsigned char> ctl;
+    std::vector<sockaddr_storage> names;   ///< who sent each: only the test's peer counts
+};
+
+// What the receiver counts per stream id: every receiver socket may see every stream.
+struct ReceivedStreams {
+    explicit ReceivedStreams(uint32_t streams) : trackers(streams), per(streams) {}
+    std::vector<UdpSequenceTracker> trackers;
+    std::vector<StreamResult> per;
+};
+
+// One StreamResult with its loss figures for each stream id this receiver saw, into `out`.
+void add_received_streams(const ReceivedStreams& got, Direction direction, std::vector<StreamResult>& out) {
+    for (uint32_t id = 0; id < got.trackers.size(); ++id) {
+        const UdpSequenceTracker& t = got.trackers[id];
+        if (got.per[id].packets == 0 && t.duplicates() == 0) continue;
+        StreamResult r = got.per[id];
+        r.id = id;
+        r.direction = direction;
+        LossStats loss;
+        loss.received = t.received();
+        loss.duplicates = t.duplicates();
+        loss.reordered = t.reordered();
+        loss.jitter_ms = t.jitter_ms();
+        r.loss = loss;
+        out.push_back(r);
+    }
+}
+
+}  // namespace
+
+void udp_stream_send(WorkerJob& job) {
+    SteadyClock clock;   // the send time in each header, and the token buckets'
+    const EnginePlan& plan = job.plan;
+    const Timeline& tl = job.timeline;
+    WorkerOutput& out = job.out;
+    WindowMeter meter(tl, out.window);
+    const bool by_bytes = plan.bytes_per_stream > 0;
+    SendBatch batch(plan);
+    out.streams = stream_results(job.streams, plan.send_direction);
+    if (!job.streams.empty()) out.knobs = read_socket_knobs(job.streams.front().fd.get(), false);
+    std::vector<SendState> st(job.streams.size());
+    if (!prepare_send_streams(job, clock, st, out)) return;
 
     const auto on_turn = [&](StreamSet&, TimePoint now) {
         meter.tick(now);
@@ -157,62 +306,29 @@ void udp_stream_send(WorkerJob& job) {
         const auto now = clock.now();
         const bool in = meter.tick(now);
         if (!by_bytes && now >= tl.window_end) return Step::done();
-        uint64_t want = batch * segs;
+        uint64_t want = batch.capacity();
         if (by_bytes) want = std::min(want, state.left);
         if (state.bucket) {
             want = state.bucket->take(want);
             if (want == 0) return Step::later(state.bucket->next_available());
         }
-        // Headers for `want` datagrams in as many messages as they need. With a payload mix each message is
-        // one datagram whose size follows the pattern by sequence number.
         const int64_t ts = steady_ns(now) - steady_ns(tl.start);   // since the start: fits the header's 48 bits
-        size_t nmsg = 0;
-        uint64_t d = 0;
-        while (d < want) {
-            const size_t in_msg = static_cast<size_t>(std::min<uint64_t>(segs, want - d));
-            for (size_t k = 0; k < in_msg; ++k) {
-                UdpHeader h{state.seq + d + k, ts, static_cast<uint16_t>(s.id()), in, plan.udp_cookie};
-                h.write(buf.data() + nmsg * msg_bytes + k * payload);
-            }
-            iov[nmsg].iov_len = mixed ? pattern[(state.seq + d) % pattern.size()] : in_msg * payload;
-            d += in_msg;
-            ++nmsg;
-        }
-        const int m = ::sendmmsg(s.fd(), msgs.data(), static_cast<unsigned>(nmsg), MSG_DONTWAIT);
-        if (m < 0) {
-            const int err = errno;
-            // Nothing went out. A full socket buffer (EAGAIN) or device queue (ENOBUFS): wait for room. An
-            // ICMP port unreachable left by a peer that was not listening yet (ECONNREFUSED): try again.
-            if (err == EAGAIN || err == EWOULDBLOCK || err == ENOBUFS) return Step::wait();
-            if (err == ECONNREFUSED && ++state.refused >= kMaxRefused) {
-                if (out.error.empty()) {
-                    out.error = "stream " + std::to_string(s.id()) + ": the receiver's port is closed (ECONNREFUSED " +
-                                std::to_string(kMaxRefused) + " times); stopped sending";
-                }
-                return Step::done();
-            }
-            if (err == EINTR || err == ECONNREFUSED) return Step::again();
-            if (out.error.empty()) out.error = stream_error(s.id(), "sendmmsg", err);
-            return Step::done();
-        }
-        uint64_t sent = 0, sent_bytes = 0;
-        for (int k = 0; k < m; ++k) {
-            const size_t len = iov[static_cast<size_t>(k)].iov_len;
-            sent += mixed ? 1 : len / payload;
-            sent_bytes += len;
-        }
-        state.seq += sent;
-        job.progress.bytes.fetch_add(sent_bytes, std::memory_order_relaxed);
+        const size_t nmsg = batch.fill(state.seq, want, ts, static_cast<uint16_t>(s.id()), in);
+        const int m = batch.send(s.fd(), nmsg);
+        if (m < 0) return after_send_failed(errno, state, s.id(), out);   // nothing went out
+        const SendBatch::Sent sent = batch.sent(m);
+        state.seq += sent.datagrams;
+        job.progress.bytes.fetch_add(sent.bytes, std::memory_order_relaxed);
         if (in || by_bytes) {
             StreamResult& r = out.streams[s.index()];
-            r.packets += sent;
-            r.bytes += sent_bytes;
-            r.loss->sent += sent;
+            r.packets += sent.datagrams;
+            r.bytes += sent.bytes;
+            r.loss->sent += sent.datagrams;
             ++out.calls;
-            meter.count(now, sent_bytes, sent);
+            meter.count(now, sent.bytes, sent.datagrams);
         }
         if (by_bytes) {
-            state.left -= std::min(state.left, sent);
+            state.left -= std::min(state.left, sent.datagrams);
             if (state.left == 0) return Step::done();
         }
         return Step::again();
@@ -234,8 +350,6 @@ void udp_stream_receive(WorkerJob& job) {
     WindowMeter meter(tl, out.window);
     const int fd = job.streams.at(0).fd.get();   // one socket per receiver thread
     out.knobs = read_socket_knobs(fd, false);
-    const ReceiveShape shape = receive_shape(plan);
-    const size_t bufsize = shape.bufsize, batch = shape.batch;
     if (plan.udp_gro) {
         const int one = 1;
         if (::setsockopt(fd, SOL_UDP, UDP_GRO, &one, sizeof one) != 0) {
@@ -243,27 +357,12 @@ void udp_stream_receive(WorkerJob& job) {
             return;
         }
     }
-    std::vector<unsigned char> buf(bufsize * batch);
-    constexpr size_t kCtl = CMSG_SPACE(sizeof(int));
-    std::vector<unsigned char> ctl(plan.udp_gro ? kCtl * batch : 0);
-    std::vector<iovec> iov(batch);
-    std::vector<mmsghdr> msgs(batch);
-    std::vector<sockaddr_storage> names(batch);   // who sent each: only the test's peer counts
+    ReceiveBatch rb(receive_shape(plan), plan.udp_gro);
+    std::vector<mmsghdr>& msgs = rb.batch.msgs;
     const bool check_peer = plan.udp_peer.len > 0;
-    for (size_t b = 0; b < batch; ++b) {
-        iov[b] = {buf.data() + b * bufsize, bufsize};
-        msgs[b] = {};
-        msgs[b].msg_hdr.msg_iov = &iov[b];
-        msgs[b].msg_hdr.msg_iovlen = 1;
-        msgs[b].msg_hdr.msg_name = &names[b];
-        msgs[b].msg_hdr.msg_namelen = sizeof(sockaddr_storage);
-        if (plan.udp_gro) {
-            msgs[b].msg_hdr.msg_control = ctl.data() + b * kCtl;
-            msgs[b].msg_hdr.msg_controllen = kCtl;
-        }
-    }
-    std::vector<UdpSequenceTracker> trackers(plan.stream_count);
-    std::vector<StreamResult> per(plan.stream_count);
+    ReceivedStreams got(plan.stream_count);
+    std::vector<UdpSequenceTracker>& trackers = got.trackers;
+    std::vector<StreamResult>& per = got.per;
 
     const auto on_turn = [&](StreamSet&, TimePoint now) {
         meter.tick(now);
@@ -274,7 +373,7 @@ void udp_stream_receive(WorkerJob& job) {
     const auto on_ready = [&](Stream& s, TimePoint) {
         const auto now = std::chrono::steady_clock::now();
         meter.tick(now);
-        const int n = ::recvmmsg(s.fd(), msgs.data(), static_cast<unsigned>(batch), MSG_DONTWAIT, nullptr);
+        const int n = ::recvmmsg(s.fd(), msgs.data(), static_cast<unsigned>(rb.count), MSG_DONTWAIT, nullptr);
         if (n <= 0) {
             if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR && errno != ECONNREFUSED) {
                 out.error = std::string("recvmmsg: ") + std::strerror(errno);
@@ -290,14 +389,14 @@ void udp_stream_receive(WorkerJob& job) {
             total += len;
             // Datagrams from anyone but the peer, or without the test's cookie, could fill in losses or fake
             // jitter: they are not counted.
-            const bool from_peer = !check_peer || same_host(names[k], plan.udp_peer);
+            const bool from_peer = !check_peer || same_host(rb.names[k], plan.udp_peer);
             mh.msg_hdr.msg_namelen = sizeof(sockaddr_storage);
             size_t seg = len;
-            if (plan.udp_gro) {
+            if (rb.gro) {
                 if (const size_t gso = gro_segment_size(mh.msg_hdr); gso > 0) seg = gso;
-                mh.msg_hdr.msg_controllen = kCtl;
+                mh.msg_hdr.msg_controllen = ReceiveBatch::kCtl;
             }
-            const unsigned char* base = buf.data() + k * bufsize;
+            const unsigned char* base = rb.batch.message(k);
             for (size_t off = 0; off < len; off += seg) {
                 const size_t dlen = std::min(seg, len - off);
                 if (dlen < UdpHeader::kSize) continue;
@@ -324,20 +423,7 @@ void udp_stream_receive(WorkerJob& job) {
     set.run(job.stop);
     out.rx_spin = set.spin_stats();
     meter.close();
-    const Direction direction = opposite(plan.send_direction);
-    for (uint32_t id = 0; id < trackers.size(); ++id) {
-        if (per[id].packets == 0 && trackers[id].duplicates() == 0) continue;
-        StreamResult r = per[id];
-        r.id = id;
-        r.direction = direction;
-        LossStats loss;
-        loss.received = trackers[id].received();
-        loss.duplicates = trackers[id].duplicates();
-        loss.reordered = trackers[id].reordered();
-        loss.jitter_ms = trackers[id].jitter_ms();
-        r.loss = loss;
-        out.streams.push_back(r);
-    }
+    add_received_streams(got, opposite(plan.send_direction), out.streams);
 }
 
 uint64_t udp_stream_memory(const EnginePlan& plan, bool sender, size_t streams) {

@@ -40,7 +40,7 @@ FakeAgent::FakeAgent(std::string netns, std::string ifname, SecretKey key, Mode 
                 ControlChannel ch(std::move(fd));
                 // One connection at a time, until the client closes it or the test ends.
                 const auto first = ch.receive(deadline_in(std::chrono::seconds(5)));
-                if (!first || !is(*first, Msg::ControlHello)) continue;
+                if (!first || !is(*first, AgentMsg::ControlHello)) continue;
                 const auto client_nonce = first->at("client_nonce").get<std::string>();
                 const auto nonce = random_hex(kNonceBytes);
                 const Json challenge{{"nonce", nonce},
@@ -56,15 +56,15 @@ FakeAgent::FakeAgent(std::string netns, std::string ifname, SecretKey key, Mode 
                                      {"type", "challenge"}};
                 const std::string line = encode_control_message(challenge);
                 const std::string transcript = line.substr(0, line.size() - 1);
-                ch.send_line(line, Msg::Challenge, deadline_in(std::chrono::seconds(5)));
+                ch.send_line(line, msg_name(Msg::Challenge), deadline_in(std::chrono::seconds(5)));
                 std::string skey;
                 if (mode_ == Mode::SkipsAuth) {
-                    ch.send(Msg::Welcome, Json::object(), deadline_in(std::chrono::seconds(5)));
+                    ch.send(msg_name(AgentMsg::Welcome), Json::object(), deadline_in(std::chrono::seconds(5)));
                 } else {
                     ch.expect(deadline_in(std::chrono::seconds(5)), "auth");
                     const std::string proof = mode_ == Mode::WrongProof ? hmac_sha256_hex("not the key", nonce)
                                                                         : handshake_proof(key_.bytes(), nonce, client_nonce, "agent", transcript);
-                    ch.send(Msg::Welcome, Json{{"mac", proof}}, deadline_in(std::chrono::seconds(5)));
+                    ch.send(msg_name(AgentMsg::Welcome), Json{{"mac", proof}}, deadline_in(std::chrono::seconds(5)));
                     skey = session_key(key_.bytes(), nonce, client_nonce);
                 }
                 NetlinkDeviceControl device(netns_);
@@ -84,7 +84,7 @@ FakeAgent::FakeAgent(std::string netns, std::string ifname, SecretKey key, Mode 
                         }
                     }
                     const auto msg = ch.receive(deadline_in(std::chrono::milliseconds(100)));
-                    if (!msg || !is(*msg, Msg::Request)) continue;
+                    if (!msg || !is(*msg, AgentMsg::Request)) continue;
                     const auto op = msg->value("op", std::string("?"));
                     {
                         std::lock_guard lock(mutex_);
@@ -109,7 +109,7 @@ FakeAgent::FakeAgent(std::string netns, std::string ifname, SecretKey key, Mode 
                     reply["type"] = "reply";
                     reply["seq"] = msg->at("seq");
                     if (skey.empty()) {
-                        ch.send(Msg::Reply, reply, deadline_in(std::chrono::seconds(5)));
+                        ch.send(msg_name(AgentMsg::Reply), reply, deadline_in(std::chrono::seconds(5)));
                         continue;
                     }
                     reply["aseq"] = ++aseq;
@@ -117,7 +117,7 @@ FakeAgent::FakeAgent(std::string netns, std::string ifname, SecretKey key, Mode 
                     if (op == "apply" && mode_ == Mode::TampersApplyReply) {
                         signed_line.replace(signed_line.find("\"change\":1"), 10, "\"change\":2");   // altered on the way
                     }
-                    ch.send_line(signed_line, Msg::Reply, deadline_in(std::chrono::seconds(5)));
+                    ch.send_line(signed_line, msg_name(AgentMsg::Reply), deadline_in(std::chrono::seconds(5)));
                 }
             } catch (const Error&) {
                 // The client went away (or refused us); take the next one.

@@ -121,7 +121,7 @@ struct AgentWorld {
 struct RawSession {
     explicit RawSession(AgentWorld& w) : ch(w.raw()) {
         const std::string cnonce = nm::random_hex(32);
-        ch.send(nm::Msg::ControlHello, nm::Json{{"client_nonce", cnonce}}, soon());
+        ch.send(nm::msg_name(nm::AgentMsg::ControlHello), nm::Json{{"client_nonce", cnonce}}, soon());
         const auto challenge = ch.receive_text(soon());
         REQUIRE(challenge);
         const auto nonce = challenge->message.at("nonce").get<std::string>();
@@ -132,9 +132,9 @@ struct RawSession {
         REQUIRE(welcome.at("mac") == nm::handshake_proof(kKey, nonce, cnonce, "agent", transcript));
         key = nm::session_key(kKey, nonce, cnonce);
     }
-    void send(nm::Json body, nm::Msg type = nm::Msg::Request) {
+    void send(nm::Json body, nm::AgentMsg type = nm::AgentMsg::Request) {
         body["seq"] = ++seq;
-        ch.send_signed(type, body, key, nm::kClientToAgent, soon());
+        ch.send_signed(nm::msg_name(type), body, key, nm::kClientToAgent, soon());
     }
     /// Writes `line` (with its newline) onto the connection as it is.
     void send_raw(const std::string& line) { nm::send_all(ch.fd(), line.data(), line.size(), soon(), "raw"); }
@@ -342,7 +342,7 @@ TEST_CASE("Silence: the agent waits out a change's window before it ends a silen
                 if (std::chrono::steady_clock::now() - last >= 150ms) {
                     last = std::chrono::steady_clock::now();
                     try {
-                        s.ch.send(nm::Msg::Heartbeat, forged, soon());
+                        s.ch.send(nm::msg_name(nm::AgentMsg::Heartbeat), forged, soon());
                     } catch (const nm::Error&) {
                         // the agent ended the session
                     }
@@ -406,7 +406,7 @@ TEST_CASE("Replayed, altered, unsigned, malformed and oversized messages are ref
 
         nm::Json unsigned_change{{"type", "request"}, {"seq", 2}, {"op", "apply"}, {"ifname", b.ifname}, {"settings", nm::LinkSettings{9000, {}, {}}},
                                  {"confirm_ms", 3000}};
-        s.ch.send(nm::Msg::Request, unsigned_change, soon());
+        s.ch.send(nm::msg_name(nm::AgentMsg::Request), unsigned_change, soon());
         CHECK(s.next().at("kind") == "auth");
         // A message signed for the other direction (reflected back) does not pass either.
         nm::Json reflected{{"type", "request"}, {"seq", 2}, {"op", "restore"}};

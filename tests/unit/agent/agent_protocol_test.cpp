@@ -1,6 +1,8 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <set>
+#include <string>
 
 #include "agent/agent_protocol.hpp"
 #include "agent/log_line.hpp"
@@ -23,6 +25,23 @@ const nm::Json kApply{{"type", "request"}, {"seq", 3}, {"mac", "ab"}, {"op", "ap
                       {"settings", {{"mtu", 9000}, {"features", {{"tso", false}, {"tx-udp-segmentation", true}}}}}, {"confirm_ms", 3000}};
 
 }  // namespace
+
+TEST_CASE("Agent messages: each has one name on the wire, none a test's, and the name reads back as the type", "[unit]") {
+    std::set<std::string> names;
+    for (int i = 0; i <= static_cast<int>(nm::AgentMsg::RolledBack); ++i) {
+        const auto m = static_cast<nm::AgentMsg>(i);
+        const std::string name(nm::msg_name(m));
+        CHECK(names.insert(name).second);
+        CHECK_FALSE(nm::msg_from_name(name));   // not one of core's Msg
+        CHECK(nm::agent_msg_type(nm::Json{{"type", name}}) == m);
+        CHECK(nm::is(nm::Json{{"type", name}}, m));
+    }
+    CHECK(nm::msg_name(nm::AgentMsg::ControlHello) == "control_hello");
+    CHECK(nm::msg_name(nm::AgentMsg::RolledBack) == "rolled_back");
+    CHECK_FALSE(nm::agent_msg_type(nm::Json{{"type", "hello"}}));
+    CHECK_FALSE(nm::agent_msg_type(nm::Json{{"type", 3}}));
+    CHECK_FALSE(nm::agent_msg_type(nm::Json::array()));
+}
 
 TEST_CASE("Agent requests: every op and its fields decode", "[unit]") {
     const auto apply = nm::parse_agent_request(kApply);

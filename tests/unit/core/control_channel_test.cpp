@@ -106,8 +106,8 @@ TEST_CASE("ControlChannel refuses a line over the size cap and reports a closed 
     }
     // Sending to a closed peer is the same kind (EPIPE), so callers never match text.
     try {
-        rx2.send(nm::Msg::Heartbeat, nm::Json::object(), soon(1000));
-        rx2.send(nm::Msg::Heartbeat, nm::Json::object(), soon(1000));
+        rx2.send(nm::Msg::Sent, nm::Json::object(), soon(1000));
+        rx2.send(nm::Msg::Sent, nm::Json::object(), soon(1000));
         FAIL("no error sending to a closed peer");
     } catch (const nm::Error& e) {
         CHECK(e.kind() == nm::ErrorKind::Closed);

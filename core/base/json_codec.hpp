@@ -2,10 +2,9 @@
 // The JSON codec: one to_json/from_json pair per value type, found by nlohmann::json through ADL.
 // Conversion code lives only in core/base/json_codec_*.cpp (one file per domain); sweep files, result
 // files and control-channel messages all go through it.
-#include <nlohmann/json.hpp>
-
 #include "core/base/cpu_profile.hpp"
 #include "core/base/device_types.hpp"
+#include "core/base/json.hpp"
 #include "core/base/journal_types.hpp"
 #include "core/base/lab_types.hpp"
 #include "core/base/rfc2544_types.hpp"
@@ -14,8 +13,6 @@
 #include "core/base/traffic_types.hpp"
 
 namespace nm {
-
-using Json = nlohmann::json;
 
 void to_json(Json& j, const LabTopology& v);
 void from_json(const Json& j, LabTopology& v);

@@ -10,7 +10,8 @@
 #include <stop_token>
 #include <string>
 
-#include "core/base/json_codec.hpp"
+#include "core/base/results_codec.hpp"
+#include "core/base/traffic_codec.hpp"
 #include "core/base/sweep_types.hpp"
 #include "core/base/unique_fd.hpp"
 #include "matrix/runner.hpp"

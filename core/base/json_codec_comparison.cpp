@@ -2,7 +2,7 @@
 // p-values and verdict, as Python's nicmatrix.compare reads them.
 #include <optional>
 
-#include "core/base/json_codec.hpp"
+#include "core/base/comparison_codec.hpp"
 #include "core/base/json_node.hpp"
 
 namespace nm {

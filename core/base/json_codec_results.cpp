@@ -4,7 +4,11 @@
 #include <string>
 
 #include "core/base/error.hpp"
-#include "core/base/json_codec.hpp"
+#include "core/base/host_codec.hpp"
+#include "core/base/results_codec.hpp"
+#include "core/base/rfc2544_codec.hpp"
+#include "core/base/sweep_codec.hpp"
+#include "core/base/traffic_codec.hpp"
 #include "core/base/json_node.hpp"
 #include "core/base/json_optional_field.hpp"
 

@@ -7,7 +7,7 @@
 #include <map>
 #include <set>
 
-#include "core/base/json_codec.hpp"
+#include "core/base/sweep_codec.hpp"
 #include "core/base/json_node.hpp"
 #include "core/base/sweep_config_parts.hpp"
 

@@ -8,7 +8,8 @@
 #include <set>
 
 #include "core/base/cpu_list.hpp"
-#include "core/base/json_codec.hpp"
+#include "core/base/sweep_types.hpp"
+#include "core/base/tuning_codec.hpp"
 #include "core/base/json_node.hpp"
 #include "core/base/qdisc_tree.hpp"
 #include "core/base/setting_rules.hpp"

@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "core/base/json_codec.hpp"
+#include "core/base/sweep_codec.hpp"
 #include "core/base/json_node.hpp"
 
 namespace nm::sweep_json {

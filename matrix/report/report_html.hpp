@@ -6,7 +6,7 @@
 // Nothing is fetched: no network request, no external script, style or font.
 #include <string>
 
-#include "core/base/json_codec.hpp"
+#include "core/base/results_codec.hpp"
 #include "core/base/report_types.hpp"
 #include "core/base/sweep_types.hpp"
 

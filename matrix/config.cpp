@@ -6,8 +6,8 @@
 #include <sstream>
 
 #include "core/base/error.hpp"
-#include "core/base/sweep_codec.hpp"
-#include "core/base/sweep_types.hpp"
+#include "matrix/model/sweep_codec.hpp"
+#include "matrix/model/sweep_types.hpp"
 #include "core/base/traffic_codec.hpp"
 #include "core/base/tuning_codec.hpp"
 #include "core/base/cpu_list.hpp"

@@ -6,8 +6,8 @@
 
 #include "core/base/error.hpp"
 #include "core/base/cpu_codec.hpp"
-#include "core/base/results_codec.hpp"
-#include "core/base/sweep_types.hpp"
+#include "matrix/model/results_codec.hpp"
+#include "matrix/model/sweep_types.hpp"
 #include "core/base/traffic_codec.hpp"
 #include "core/base/number_text.hpp"
 #include "matrix/config.hpp"

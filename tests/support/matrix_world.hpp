@@ -8,9 +8,9 @@
 #include <vector>
 
 #include "core/base/device_codec.hpp"
-#include "core/base/host_codec.hpp"
-#include "core/base/results_codec.hpp"
-#include "core/base/sweep_codec.hpp"
+#include "core/host/host_codec.hpp"
+#include "matrix/model/results_codec.hpp"
+#include "matrix/model/sweep_codec.hpp"
 #include "matrix/runner.hpp"
 #include "tests/support/matrix_fakes.hpp"
 #include "tests/support/scoped_lab.hpp"

@@ -13,7 +13,7 @@
 #include <string>
 
 #include "core/base/lab_codec.hpp"
-#include "core/base/results_codec.hpp"
+#include "matrix/model/results_codec.hpp"
 #include "core/base/wait_until.hpp"
 #include "matrix/results_store.hpp"
 #include "tests/support/background.hpp"

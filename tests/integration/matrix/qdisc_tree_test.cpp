@@ -10,7 +10,7 @@
 #include "core/base/clock.hpp"
 #include "core/base/device_codec.hpp"
 #include "core/base/lab_codec.hpp"
-#include "core/base/results_codec.hpp"
+#include "matrix/model/results_codec.hpp"
 #include "core/base/traffic_codec.hpp"
 #include "core/base/tuning_codec.hpp"
 #include "ethtool_ctl/netlink_device_control.hpp"

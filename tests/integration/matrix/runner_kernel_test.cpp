@@ -9,8 +9,8 @@
 
 #include "core/base/clock.hpp"
 #include "core/base/lab_codec.hpp"
-#include "core/base/results_codec.hpp"
-#include "core/base/sweep_codec.hpp"
+#include "matrix/model/results_codec.hpp"
+#include "matrix/model/sweep_codec.hpp"
 #include "core/base/traffic_codec.hpp"
 #include "core/base/wait_until.hpp"
 #include "matrix/config.hpp"

@@ -5,7 +5,7 @@
 
 #include "core/base/error.hpp"
 #include "core/base/device_types.hpp"
-#include "core/base/host_codec.hpp"
+#include "core/host/host_codec.hpp"
 #include "ethtool_ctl/interface_system.hpp"
 #include "tests/support/matrix_world.hpp"
 

@@ -3,7 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include "core/base/device_codec.hpp"
-#include "core/base/sweep_codec.hpp"
+#include "matrix/model/sweep_codec.hpp"
 #include "core/base/tuning_codec.hpp"
 #include "matrix/config.hpp"
 #include "matrix/runner.hpp"

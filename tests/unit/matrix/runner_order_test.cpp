@@ -4,9 +4,9 @@
 
 #include <regex>
 
-#include "core/base/results_codec.hpp"
+#include "matrix/model/results_codec.hpp"
 #include "core/base/rr_codec.hpp"
-#include "core/base/sweep_codec.hpp"
+#include "matrix/model/sweep_codec.hpp"
 #include "core/base/traffic_codec.hpp"
 #include "matrix/config.hpp"
 #include "matrix/results_store.hpp"

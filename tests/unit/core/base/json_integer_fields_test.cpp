@@ -15,9 +15,9 @@
 #include "core/base/error.hpp"
 #include "core/base/device_codec.hpp"
 #include "core/base/journal_codec.hpp"
-#include "core/base/results_codec.hpp"
+#include "matrix/model/results_codec.hpp"
 #include "core/base/rfc2544_codec.hpp"
-#include "core/base/sweep_codec.hpp"
+#include "matrix/model/sweep_codec.hpp"
 #include "core/base/tuning_codec.hpp"
 
 using nm::Json;

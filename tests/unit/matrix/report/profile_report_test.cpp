@@ -4,7 +4,7 @@
 
 #include "core/base/error.hpp"
 #include "core/base/profile_codec.hpp"
-#include "core/base/results_codec.hpp"
+#include "matrix/model/results_codec.hpp"
 #include "core/base/traffic_codec.hpp"
 #include "matrix/config.hpp"
 #include "matrix/profile_metrics.hpp"

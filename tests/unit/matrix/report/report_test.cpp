@@ -1,11 +1,11 @@
 #include <catch2/catch.hpp>
 
 #include "core/base/error.hpp"
-#include "core/base/comparison_codec.hpp"
+#include "matrix/model/comparison_codec.hpp"
 #include "core/base/cpu_codec.hpp"
-#include "core/base/host_codec.hpp"
-#include "core/base/results_codec.hpp"
-#include "core/base/sweep_codec.hpp"
+#include "core/host/host_codec.hpp"
+#include "matrix/model/results_codec.hpp"
+#include "matrix/model/sweep_codec.hpp"
 #include "core/base/traffic_codec.hpp"
 #include "matrix/config.hpp"
 #include "matrix/report/report.hpp"

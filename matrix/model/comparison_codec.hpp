@@ -1,9 +1,9 @@
 #pragma once
-// JSON of comparisons (json_codec_comparison.cpp): `nicmatrix compare --format json` and `report --against`.
+// JSON of comparisons (comparison_codec.cpp): `nicmatrix compare --format json` and `report --against`.
 // One to_json/from_json pair per value type, found by nlohmann::json through ADL.
 #include "core/base/json.hpp"
-#include "core/base/report_types.hpp"
-#include "core/base/results_codec.hpp"
+#include "matrix/model/report_types.hpp"
+#include "matrix/model/results_codec.hpp"
 
 namespace nm {
 

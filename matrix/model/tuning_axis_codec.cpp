@@ -8,12 +8,12 @@
 #include <set>
 
 #include "core/base/cpu_list.hpp"
-#include "core/base/sweep_types.hpp"
+#include "matrix/model/sweep_types.hpp"
 #include "core/base/tuning_codec.hpp"
-#include "core/base/json_node.hpp"
+#include "matrix/model/json_node.hpp"
 #include "core/base/qdisc_tree.hpp"
 #include "core/base/setting_rules.hpp"
-#include "core/base/sweep_config_parts.hpp"
+#include "matrix/model/sweep_config_parts.hpp"
 #include "core/base/sysctl_allow_list.hpp"
 
 namespace nm::sweep_json {

@@ -10,7 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "core/base/host_types.hpp"
+#include "core/host/host_types.hpp"
 #include "core/base/rfc2544_types.hpp"
 #include "core/base/traffic_types.hpp"
 #include "core/base/tuning_types.hpp"

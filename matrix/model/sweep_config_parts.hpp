@@ -1,12 +1,12 @@
 #pragma once
-// The parts of a sweep config read in files of their own (json_codec_sweep_config.cpp reads the rest and
-// puts them together): traffic entries (json_codec_traffic_entry.cpp) and tuning axes
-// (json_codec_tuning_axis.cpp). Errors as json_node.hpp's.
+// The parts of a sweep config read in files of their own (sweep_config_codec.cpp reads the rest and
+// puts them together): traffic entries (traffic_entry_codec.cpp) and tuning axes
+// (tuning_axis_codec.cpp). Errors as json_node.hpp's.
 #include <string>
 #include <vector>
 
-#include "core/base/sweep_codec.hpp"
-#include "core/base/json_node.hpp"
+#include "matrix/model/sweep_codec.hpp"
+#include "matrix/model/json_node.hpp"
 
 namespace nm::sweep_json {
 

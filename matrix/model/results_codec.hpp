@@ -1,11 +1,11 @@
 #pragma once
-// JSON of results files (json_codec_results.cpp): the cells of a sweep with their runs and summaries, the run
+// JSON of results files (results_codec.cpp): the cells of a sweep with their runs and summaries, the run
 // and both hosts. Written whole; read back tolerantly (fields added later get their defaults).
 // One to_json/from_json pair per value type, found by nlohmann::json through ADL.
-#include "core/base/host_codec.hpp"
+#include "core/host/host_codec.hpp"
 #include "core/base/json.hpp"
-#include "core/base/sweep_codec.hpp"
-#include "core/base/sweep_types.hpp"
+#include "matrix/model/sweep_codec.hpp"
+#include "matrix/model/sweep_types.hpp"
 
 namespace nm {
 

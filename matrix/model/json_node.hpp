@@ -1,7 +1,7 @@
 #pragma once
 // The reader of a file people write by hand (a sweep config): a JSON value together with its JSON pointer,
 // so every error says where (`/traffic/1/streams`), what was expected and what was found. Used by the
-// sweep and results codecs (json_codec_sweep_config.cpp and the files beside it); every error is an
+// sweep and results codecs (sweep_config_codec.cpp and the files beside it); every error is an
 // nm::Error (Usage) starting with the pointer.
 #include <algorithm>
 #include <cctype>

@@ -11,10 +11,10 @@
 #include "core/base/dscp.hpp"
 #include "core/base/rfc2544_codec.hpp"
 #include "core/base/socket_types.hpp"
-#include "core/base/sweep_codec.hpp"
+#include "matrix/model/sweep_codec.hpp"
 #include "core/base/traffic_codec.hpp"
-#include "core/base/json_node.hpp"
-#include "core/base/sweep_config_parts.hpp"
+#include "matrix/model/json_node.hpp"
+#include "matrix/model/sweep_config_parts.hpp"
 #include "core/base/test_spec_fields.hpp"
 
 namespace nm {

@@ -7,9 +7,9 @@
 #include <map>
 #include <set>
 
-#include "core/base/sweep_codec.hpp"
-#include "core/base/json_node.hpp"
-#include "core/base/sweep_config_parts.hpp"
+#include "matrix/model/sweep_codec.hpp"
+#include "matrix/model/json_node.hpp"
+#include "matrix/model/sweep_config_parts.hpp"
 
 namespace nm {
 namespace sweep_json {

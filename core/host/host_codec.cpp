@@ -8,7 +8,7 @@
 
 #include "core/base/cpu_codec.hpp"
 #include "core/base/device_types.hpp"
-#include "core/base/host_codec.hpp"
+#include "core/host/host_codec.hpp"
 #include "core/base/tuning_codec.hpp"
 #include "core/base/json_integer.hpp"
 #include "core/base/json_optional_field.hpp"

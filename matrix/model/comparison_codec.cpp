@@ -2,8 +2,8 @@
 // p-values and verdict, as Python's nicmatrix.compare reads them.
 #include <optional>
 
-#include "core/base/comparison_codec.hpp"
-#include "core/base/json_node.hpp"
+#include "matrix/model/comparison_codec.hpp"
+#include "matrix/model/json_node.hpp"
 
 namespace nm {
 

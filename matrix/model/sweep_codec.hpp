@@ -1,12 +1,12 @@
 #pragma once
-// JSON of a sweep config (json_codec_sweep_config.cpp, with its traffic entries in json_codec_traffic_entry.cpp and
-// its tuning axes in json_codec_tuning_axis.cpp). A config is parsed field by field: every error is a usage
+// JSON of a sweep config (sweep_config_codec.cpp, with its traffic entries in traffic_entry_codec.cpp and
+// its tuning axes in tuning_axis_codec.cpp). A config is parsed field by field: every error is a usage
 // error starting with the JSON pointer of the offending value and saying what was expected, e.g.
 // `/traffic/1/streams: expected a positive integer, got -3`.
 // One to_json/from_json pair per value type, found by nlohmann::json through ADL.
 #include "core/base/json.hpp"
 #include "core/base/rfc2544_codec.hpp"
-#include "core/base/sweep_types.hpp"
+#include "matrix/model/sweep_types.hpp"
 #include "core/base/traffic_codec.hpp"
 #include "core/base/tuning_codec.hpp"
 

@@ -1,10 +1,10 @@
 #pragma once
-// JSON of who the ends of a measurement are (json_codec_host.cpp): a host, its interface, the settings an end had,
+// JSON of who the ends of a measurement are (host_codec.cpp): a host, its interface, the settings an end had,
 // the build that described it. Read tolerantly: what an older file or agent did not record reads as unknown.
 // One to_json/from_json pair per value type, found by nlohmann::json through ADL.
 #include "core/base/cpu_codec.hpp"
 #include "core/base/device_codec.hpp"
-#include "core/base/host_types.hpp"
+#include "core/host/host_types.hpp"
 #include "core/base/json.hpp"
 #include "core/base/tuning_codec.hpp"
 

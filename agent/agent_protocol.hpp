@@ -40,7 +40,9 @@
 #include <vector>
 
 #include "core/base/device_types.hpp"
-#include "core/base/json_codec.hpp"
+#include "core/base/device_codec.hpp"
+#include "core/host/host_codec.hpp"
+#include "core/base/traffic_codec.hpp"
 #include "core/control/control_protocol.hpp"
 
 namespace nm {

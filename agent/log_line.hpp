@@ -5,7 +5,7 @@
 #include <string>
 #include <string_view>
 
-#include "core/base/json_codec.hpp"
+#include "core/base/json.hpp"
 
 namespace nm {
 

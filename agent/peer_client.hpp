@@ -17,7 +17,9 @@
 #include "agent/confirmed_end.hpp"
 #include "agent/key_file.hpp"
 #include "agent/peer_agent.hpp"
-#include "core/base/json_codec.hpp"
+#include "core/base/device_codec.hpp"
+#include "core/host/host_codec.hpp"
+#include "core/base/traffic_types.hpp"
 #include "core/host/net.hpp"
 #include "ethtool_ctl/device_control.hpp"
 

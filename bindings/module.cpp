@@ -15,7 +15,11 @@
 
 #include "agent/key_file.hpp"
 #include "core/base/error.hpp"
-#include "core/base/json_codec.hpp"
+#include "core/base/lab_codec.hpp"
+#include "matrix/model/report_types.hpp"
+#include "matrix/model/results_codec.hpp"
+#include "core/base/rr_codec.hpp"
+#include "core/base/traffic_codec.hpp"
 #include "core/base/latency_histogram.hpp"
 #include "core/base/test_spec_fields.hpp"
 #include "core/base/version.hpp"

@@ -6,7 +6,9 @@
 
 #include "cli/commands.hpp"
 #include "core/base/error.hpp"
-#include "core/base/json_codec.hpp"
+#include "core/base/device_codec.hpp"
+#include "core/base/journal_codec.hpp"
+#include "core/base/tuning_codec.hpp"
 #include "ethtool_ctl/capture.hpp"
 #include "ethtool_ctl/feature_names.hpp"
 #include "ethtool_ctl/file_settings_journal.hpp"

@@ -2,7 +2,7 @@
 
 #include "cli/commands.hpp"
 #include "core/base/error.hpp"
-#include "core/base/json_codec.hpp"
+#include "core/base/lab_codec.hpp"
 #include "ethtool_ctl/lab.hpp"
 #include "vmlab/vm_lab.hpp"
 

@@ -11,7 +11,8 @@
 
 #include "core/base/atomic_file.hpp"
 #include "core/base/error.hpp"
-#include "core/base/json_codec.hpp"
+#include "core/base/device_codec.hpp"
+#include "core/base/journal_codec.hpp"
 #include "core/base/unique_fd.hpp"
 #include "ethtool_ctl/journal_lock.hpp"
 #include "ethtool_ctl/link_identity.hpp"

@@ -8,7 +8,7 @@
 #include <string>
 #include <string_view>
 
-#include "core/base/sweep_types.hpp"
+#include "core/base/device_types.hpp"
 
 namespace nm {
 

@@ -4,7 +4,9 @@
 
 #include "core/base/cpu_list.hpp"
 #include "core/base/error.hpp"
-#include "core/base/json_codec.hpp"
+#include "core/base/device_codec.hpp"
+#include "core/base/journal_codec.hpp"
+#include "core/base/tuning_codec.hpp"
 #include "core/base/qdisc_tree.hpp"
 #include "core/base/sysctl_allow_list.hpp"
 #include "ethtool_ctl/feature_names.hpp"

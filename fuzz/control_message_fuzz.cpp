@@ -7,7 +7,8 @@
 
 #include "agent/agent_protocol.hpp"
 #include "core/base/error.hpp"
-#include "core/base/json_codec.hpp"
+#include "core/base/device_codec.hpp"
+#include "core/base/traffic_codec.hpp"
 #include "core/base/json_integer.hpp"
 #include "core/control/control_channel.hpp"
 #include "core/control/message_auth.hpp"

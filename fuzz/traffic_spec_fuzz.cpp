@@ -6,7 +6,7 @@
 #include <string_view>
 
 #include "core/base/error.hpp"
-#include "core/base/json_codec.hpp"
+#include "core/base/traffic_codec.hpp"
 #include "core/session/traffic_session.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

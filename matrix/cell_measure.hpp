@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "core/base/rfc2544_types.hpp"
-#include "core/base/sweep_types.hpp"
+#include "matrix/model/sweep_types.hpp"
 #include "core/base/traffic_types.hpp"
 
 namespace nm {

@@ -6,7 +6,10 @@
 #include <sstream>
 
 #include "core/base/error.hpp"
-#include "core/base/json_codec.hpp"
+#include "matrix/model/sweep_codec.hpp"
+#include "matrix/model/sweep_types.hpp"
+#include "core/base/traffic_codec.hpp"
+#include "core/base/tuning_codec.hpp"
 #include "core/base/cpu_list.hpp"
 #include "core/rfc2544/frame_size.hpp"
 #include "ethtool_ctl/qdisc.hpp"

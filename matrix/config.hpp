@@ -2,7 +2,7 @@
 #include <string>
 #include <vector>
 
-#include "core/base/sweep_types.hpp"
+#include "matrix/model/sweep_types.hpp"
 #include "matrix/sweep_plan.hpp"
 
 namespace nm {

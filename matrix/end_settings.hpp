@@ -4,7 +4,7 @@
 #include <map>
 #include <string>
 
-#include "core/base/sweep_types.hpp"
+#include "matrix/model/sweep_types.hpp"
 #include "ethtool_ctl/device_control.hpp"
 
 namespace nm {

@@ -3,7 +3,7 @@
 #include <cmath>
 #include <cstdio>
 
-#include "core/base/json_codec.hpp"
+#include "matrix/model/results_codec.hpp"
 
 namespace nm {
 namespace {

@@ -3,7 +3,7 @@
 // a cell's status word.
 #include <string>
 
-#include "core/base/sweep_types.hpp"
+#include "matrix/model/sweep_types.hpp"
 
 namespace nm {
 

@@ -6,7 +6,8 @@
 
 #include "core/base/atomic_file.hpp"
 #include "core/base/error.hpp"
-#include "core/base/json_codec.hpp"
+#include "matrix/model/results_codec.hpp"
+#include "matrix/model/sweep_codec.hpp"
 #include "matrix/stats.hpp"
 
 namespace nm {

@@ -1,7 +1,7 @@
 #pragma once
 #include <string>
 
-#include "core/base/sweep_types.hpp"
+#include "matrix/model/sweep_types.hpp"
 
 namespace nm {
 

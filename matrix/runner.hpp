@@ -7,7 +7,7 @@
 
 #include "agent/confirmed_end.hpp"
 #include "core/base/clock.hpp"
-#include "core/base/sweep_types.hpp"
+#include "matrix/model/sweep_types.hpp"
 #include "core/session/traffic_runner.hpp"
 #include "ethtool_ctl/device_control.hpp"
 #include "ethtool_ctl/settings_journal.hpp"

@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "core/base/report_types.hpp"
-#include "core/base/sweep_types.hpp"
+#include "matrix/model/report_types.hpp"
+#include "matrix/model/sweep_types.hpp"
 
 namespace nm {
 

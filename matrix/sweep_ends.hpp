@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "core/base/rfc2544_types.hpp"
-#include "core/base/sweep_types.hpp"
+#include "matrix/model/sweep_types.hpp"
 #include "ethtool_ctl/device_control.hpp"
 #include "ethtool_ctl/link_settle.hpp"
 #include "ethtool_ctl/setting_writes.hpp"

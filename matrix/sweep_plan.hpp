@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "core/base/sweep_types.hpp"
+#include "matrix/model/sweep_types.hpp"
 
 namespace nm {
 

@@ -3,7 +3,9 @@
 #include <algorithm>
 #include <ctime>
 
-#include "core/base/json_codec.hpp"
+#include "core/host/host_codec.hpp"
+#include "matrix/model/results_codec.hpp"
+#include "matrix/model/sweep_codec.hpp"
 #include "core/base/version.hpp"
 #include "matrix/results_store.hpp"
 #include "matrix/runner.hpp"

@@ -6,7 +6,7 @@
 #include <optional>
 #include <string>
 
-#include "core/base/sweep_types.hpp"
+#include "matrix/model/sweep_types.hpp"
 #include "matrix/sweep_plan.hpp"
 
 namespace nm {

@@ -9,7 +9,7 @@
 #include <string>
 
 #include "core/base/lab_types.hpp"
-#include "core/base/sweep_types.hpp"
+#include "matrix/model/sweep_types.hpp"
 #include "ethtool_ctl/settings_journal.hpp"
 #include "matrix/lab_session.hpp"
 #include "matrix/runner.hpp"

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "core/base/clock.hpp"
-#include "core/base/sweep_types.hpp"
+#include "matrix/model/sweep_types.hpp"
 #include "matrix/sweep_plan.hpp"
 
 namespace nm {

@@ -10,8 +10,9 @@
 #include <stop_token>
 #include <string>
 
-#include "core/base/json_codec.hpp"
-#include "core/base/sweep_types.hpp"
+#include "matrix/model/results_codec.hpp"
+#include "core/base/traffic_codec.hpp"
+#include "matrix/model/sweep_types.hpp"
 #include "core/base/unique_fd.hpp"
 #include "matrix/runner.hpp"
 

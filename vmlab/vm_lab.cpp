@@ -9,7 +9,7 @@
 
 #include "core/base/atomic_file.hpp"
 #include "core/base/error.hpp"
-#include "core/base/json_codec.hpp"
+#include "core/base/lab_codec.hpp"
 #include "ethtool_ctl/lab.hpp"
 
 namespace nm {

@@ -2,7 +2,7 @@
 // host's CPU-time accounting (hosts.<end>.cpu_accounting). Readers are tolerant: missing keys keep their
 // defaults, so files written before these fields read back as "not measured" / "unknown".
 #include "core/base/error.hpp"
-#include "core/base/json_codec.hpp"
+#include "core/base/cpu_codec.hpp"
 #include "core/base/json_optional_field.hpp"
 
 namespace nm {

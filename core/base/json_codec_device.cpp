@@ -1,5 +1,5 @@
 #include "core/base/error.hpp"
-#include "core/base/json_codec.hpp"
+#include "core/base/device_codec.hpp"
 #include "core/base/json_optional_field.hpp"
 
 namespace nm {

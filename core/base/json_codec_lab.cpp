@@ -1,5 +1,5 @@
 #include "core/base/error.hpp"
-#include "core/base/json_codec.hpp"
+#include "core/base/lab_codec.hpp"
 
 namespace nm {
 

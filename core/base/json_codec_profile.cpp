@@ -7,7 +7,7 @@
 #include <set>
 
 #include "core/base/error.hpp"
-#include "core/base/json_codec.hpp"
+#include "core/base/profile_codec.hpp"
 #include "core/base/json_optional_field.hpp"
 
 namespace nm {

@@ -1,5 +1,6 @@
 // JSON of frame-size tables. Written by nicmatrix, read back tolerantly (keys added later get defaults).
-#include "core/base/json_codec.hpp"
+#include "core/base/rfc2544_codec.hpp"
+#include "core/base/traffic_codec.hpp"
 #include "core/base/json_optional_field.hpp"
 
 namespace nm {

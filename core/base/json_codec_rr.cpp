@@ -4,7 +4,7 @@
 #include <stdexcept>
 
 #include "core/base/error.hpp"
-#include "core/base/json_codec.hpp"
+#include "core/base/rr_codec.hpp"
 #include "core/base/json_optional_field.hpp"
 
 namespace nm {

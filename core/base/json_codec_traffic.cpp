@@ -2,7 +2,10 @@
 #include <utility>
 
 #include "core/base/error.hpp"
-#include "core/base/json_codec.hpp"
+#include "core/base/device_codec.hpp"
+#include "core/base/profile_codec.hpp"
+#include "core/base/rr_codec.hpp"
+#include "core/base/traffic_codec.hpp"
 #include "core/base/json_optional_field.hpp"
 #include "core/base/test_spec_fields.hpp"
 

@@ -1,7 +1,8 @@
 // JSON of the settings beyond offloads and MTU: what is asked (TuningRequest, QdiscSpec) and what the
 // kernel has (TuningState, QdiscState), and what an apply did with each (TuningChange). Every key is
 // optional on read: journals and results written before these settings existed read back empty.
-#include "core/base/json_codec.hpp"
+#include "core/base/device_codec.hpp"
+#include "core/base/tuning_codec.hpp"
 #include "core/base/json_optional_field.hpp"
 
 namespace nm {

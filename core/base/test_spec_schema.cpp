@@ -3,7 +3,7 @@
 #include <string>
 #include <type_traits>
 
-#include "core/base/json_codec.hpp"
+#include "core/base/traffic_codec.hpp"
 #include "core/base/test_spec_fields.hpp"
 
 namespace nm {

@@ -8,7 +8,7 @@
 #include <string>
 #include <string_view>
 
-#include "core/base/json_codec.hpp"
+#include "core/base/json.hpp"
 #include "core/base/unique_fd.hpp"
 #include "core/control/control_protocol.hpp"
 #include "core/host/net.hpp"

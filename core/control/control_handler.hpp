@@ -4,7 +4,7 @@
 // connection means (the peer agent's settings control) is decided one layer up, in matrix/.
 #include <stop_token>
 
-#include "core/base/json_codec.hpp"
+#include "core/base/json.hpp"
 #include "core/control/control_channel.hpp"
 
 namespace nm {

@@ -36,7 +36,7 @@
 #include <string_view>
 
 #include "core/base/error.hpp"
-#include "core/base/json_codec.hpp"
+#include "core/base/traffic_codec.hpp"
 #include "core/host/net.hpp"
 
 namespace nm {

@@ -7,8 +7,6 @@
 #include <string>
 #include <string_view>
 
-#include "core/base/json_codec.hpp"
-
 namespace nm {
 
 /// Bytes of every nonce (64 hex digits on the wire).

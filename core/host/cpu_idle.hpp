@@ -6,7 +6,7 @@
 #include <optional>
 #include <string>
 
-#include "core/base/sweep_types.hpp"
+#include "core/host/host_types.hpp"
 
 namespace nm {
 

@@ -4,7 +4,7 @@
 // machine with another governor) can be told apart.
 #include <string>
 
-#include "core/base/sweep_types.hpp"
+#include "core/host/host_types.hpp"
 
 namespace nm {
 

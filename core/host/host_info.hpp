@@ -4,7 +4,7 @@
 #include <string_view>
 #include <vector>
 
-#include "core/base/sweep_types.hpp"
+#include "core/host/host_types.hpp"
 
 namespace nm {
 

@@ -21,7 +21,7 @@
 #include <string_view>
 #include <vector>
 
-#include "core/base/json_codec.hpp"
+#include "core/base/traffic_codec.hpp"
 #include "core/base/traffic_types.hpp"
 
 namespace nm::iperf3 {

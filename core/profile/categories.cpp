@@ -4,7 +4,7 @@
 #include <sstream>
 
 #include "core/base/error.hpp"
-#include "core/base/json_codec.hpp"
+#include "core/base/profile_codec.hpp"
 #include "core/profile/builtin_categories.hpp"
 
 namespace nm::profile {

@@ -3,7 +3,7 @@
 #include <stop_token>
 #include <string>
 
-#include "core/base/json_codec.hpp"
+#include "core/base/traffic_codec.hpp"
 #include "core/session/traffic_runner.hpp"
 
 namespace nm {

@@ -5,7 +5,9 @@
 #include <set>
 
 #include "core/base/error.hpp"
-#include "core/base/json_codec.hpp"
+#include "matrix/model/comparison_codec.hpp"
+#include "matrix/model/results_codec.hpp"
+#include "matrix/model/sweep_types.hpp"
 #include "core/base/number_text.hpp"
 #include "matrix/metric_text.hpp"
 #include "matrix/report/report_parts.hpp"

@@ -5,7 +5,8 @@
 #include <set>
 
 #include "core/base/error.hpp"
-#include "core/base/json_codec.hpp"
+#include "matrix/model/results_codec.hpp"
+#include "core/base/traffic_codec.hpp"
 #include "core/profile/categories.hpp"
 #include "matrix/stats.hpp"
 

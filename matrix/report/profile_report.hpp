@@ -3,7 +3,7 @@
 // medians over the repetitions), the ends side by side.
 #include <string>
 
-#include "core/base/sweep_types.hpp"
+#include "matrix/model/sweep_types.hpp"
 #include "matrix/report/report.hpp"
 
 namespace nm {

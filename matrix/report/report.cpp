@@ -5,7 +5,10 @@
 #include <set>
 
 #include "core/base/error.hpp"
-#include "core/base/json_codec.hpp"
+#include "core/base/cpu_codec.hpp"
+#include "matrix/model/results_codec.hpp"
+#include "matrix/model/sweep_types.hpp"
+#include "core/base/traffic_codec.hpp"
 #include "core/base/number_text.hpp"
 #include "matrix/config.hpp"
 #include "matrix/modes.hpp"

@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "core/base/report_types.hpp"
-#include "core/base/sweep_types.hpp"
+#include "matrix/model/report_types.hpp"
+#include "matrix/model/sweep_types.hpp"
 #include "matrix/metric_text.hpp"
 #include "matrix/report/comparison.hpp"
 #include "matrix/report/table.hpp"

@@ -9,6 +9,7 @@
 #include "core/base/version.hpp"
 #include "matrix/report/frame_table.hpp"
 #include "matrix/report/report.hpp"
+#include "matrix/model/comparison_codec.hpp"
 #include "matrix/report/report_page.hpp"
 #include "matrix/stats.hpp"
 

@@ -6,9 +6,9 @@
 // Nothing is fetched: no network request, no external script, style or font.
 #include <string>
 
-#include "core/base/json_codec.hpp"
-#include "core/base/report_types.hpp"
-#include "core/base/sweep_types.hpp"
+#include "matrix/model/results_codec.hpp"
+#include "matrix/model/report_types.hpp"
+#include "matrix/model/sweep_types.hpp"
 
 namespace nm {
 

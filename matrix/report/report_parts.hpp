@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "core/base/sweep_types.hpp"
+#include "matrix/model/sweep_types.hpp"
 #include "matrix/report/table.hpp"
 
 namespace nm::report_parts {

@@ -7,7 +7,10 @@
 #include <string>
 #include <vector>
 
-#include "core/base/json_codec.hpp"
+#include "core/base/device_codec.hpp"
+#include "core/host/host_codec.hpp"
+#include "matrix/model/results_codec.hpp"
+#include "matrix/model/sweep_codec.hpp"
 #include "matrix/runner.hpp"
 #include "tests/support/matrix_fakes.hpp"
 #include "tests/support/scoped_lab.hpp"

@@ -5,7 +5,7 @@
 #include <cstdlib>
 #include <optional>
 
-#include "core/base/json_codec.hpp"
+#include "core/base/lab_codec.hpp"
 #include "core/base/wait_until.hpp"
 #include "tests/support/require.hpp"
 #include "vmlab/vm_lab.hpp"

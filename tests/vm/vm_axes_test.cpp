@@ -9,7 +9,7 @@
 #include <fstream>
 #include <regex>
 
-#include "core/base/json_codec.hpp"
+#include "core/base/lab_codec.hpp"
 #include "core/base/wait_until.hpp"
 #include "tests/support/require.hpp"
 #include "tests/support/scoped_lab.hpp"

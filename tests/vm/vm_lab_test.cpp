@@ -11,7 +11,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "core/base/json_codec.hpp"
+#include "core/base/json.hpp"
 #include "core/base/wait_until.hpp"
 #include "tests/support/background.hpp"
 #include "tests/support/require.hpp"

@@ -13,7 +13,8 @@
 #include <map>
 #include <vector>
 
-#include "core/base/json_codec.hpp"
+#include "matrix/model/results_codec.hpp"
+#include "matrix/model/sweep_codec.hpp"
 #include "core/base/wait_until.hpp"
 #include "matrix/results_store.hpp"
 #include "tests/support/command.hpp"

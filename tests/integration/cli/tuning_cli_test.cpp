@@ -9,7 +9,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "core/base/json_codec.hpp"
+#include "matrix/model/results_codec.hpp"
 #include "core/base/wait_until.hpp"
 #include "matrix/results_store.hpp"
 #include "tests/support/command.hpp"

@@ -7,7 +7,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "core/base/json_codec.hpp"
+#include "core/base/lab_codec.hpp"
+#include "core/base/rfc2544_codec.hpp"
+#include "core/base/traffic_codec.hpp"
 #include "core/rfc2544/rfc2544.hpp"
 #include "core/session/traffic_client.hpp"
 #include "ethtool_ctl/netns.hpp"

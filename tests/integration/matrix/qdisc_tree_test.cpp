@@ -8,7 +8,11 @@
 #include <sstream>
 
 #include "core/base/clock.hpp"
-#include "core/base/json_codec.hpp"
+#include "core/base/device_codec.hpp"
+#include "core/base/lab_codec.hpp"
+#include "matrix/model/results_codec.hpp"
+#include "core/base/traffic_codec.hpp"
+#include "core/base/tuning_codec.hpp"
 #include "ethtool_ctl/netlink_device_control.hpp"
 #include "ethtool_ctl/restore_settings.hpp"
 #include "matrix/config.hpp"

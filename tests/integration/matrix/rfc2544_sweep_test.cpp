@@ -5,7 +5,8 @@
 
 #include <fstream>
 
-#include "core/base/json_codec.hpp"
+#include "core/base/lab_codec.hpp"
+#include "matrix/model/results_codec.hpp"
 #include "matrix/real_backends.hpp"
 #include "matrix/sweep_request.hpp"
 #include "tests/support/command.hpp"

@@ -8,7 +8,10 @@
 #include <sstream>
 
 #include "core/base/clock.hpp"
-#include "core/base/json_codec.hpp"
+#include "core/base/lab_codec.hpp"
+#include "matrix/model/results_codec.hpp"
+#include "matrix/model/sweep_codec.hpp"
+#include "core/base/traffic_codec.hpp"
 #include "core/base/wait_until.hpp"
 #include "matrix/config.hpp"
 #include "matrix/icmp_path_probe.hpp"

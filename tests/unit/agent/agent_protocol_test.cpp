@@ -7,7 +7,7 @@
 #include "agent/agent_protocol.hpp"
 #include "agent/log_line.hpp"
 #include "core/base/error.hpp"
-#include "core/base/sweep_types.hpp"
+#include "matrix/model/sweep_types.hpp"
 
 namespace {
 

@@ -3,7 +3,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "core/base/json_codec.hpp"
+#include "core/host/host_codec.hpp"
 #include "core/host/cpu_layout.hpp"
 #include "tests/support/matrix_world.hpp"
 

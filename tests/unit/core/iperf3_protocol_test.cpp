@@ -3,7 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include "core/base/error.hpp"
-#include "core/base/json_codec.hpp"
+#include "core/base/traffic_codec.hpp"
 #include "core/iperf3/iperf3_protocol.hpp"
 #include "matrix/stats.hpp"
 

@@ -4,7 +4,7 @@
 
 #include <fstream>
 
-#include "core/base/json_codec.hpp"
+#include "core/base/cpu_codec.hpp"
 #include "core/host/kernel_cpu_accounting.hpp"
 #include "tests/support/command.hpp"
 

@@ -4,7 +4,8 @@
 #include <map>
 
 #include "core/base/error.hpp"
-#include "core/base/json_codec.hpp"
+#include "core/base/rfc2544_codec.hpp"
+#include "core/base/traffic_codec.hpp"
 #include "core/engine/engine.hpp"
 #include "core/workers/payload_mix.hpp"
 #include "core/session/traffic_session.hpp"

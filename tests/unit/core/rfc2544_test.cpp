@@ -3,7 +3,8 @@
 #include <vector>
 
 #include "core/base/error.hpp"
-#include "core/base/json_codec.hpp"
+#include "core/base/rfc2544_codec.hpp"
+#include "core/base/traffic_codec.hpp"
 #include "core/rfc2544/rfc2544.hpp"
 
 namespace {

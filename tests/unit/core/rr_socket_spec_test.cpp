@@ -4,7 +4,8 @@
 
 #include "core/base/dscp.hpp"
 #include "core/base/error.hpp"
-#include "core/base/json_codec.hpp"
+#include "core/base/rr_codec.hpp"
+#include "core/base/traffic_codec.hpp"
 #include "core/host/socket_options.hpp"
 #include "core/session/traffic_session.hpp"
 

@@ -14,7 +14,8 @@
 #include <sstream>
 
 #include "core/base/error.hpp"
-#include "core/base/json_codec.hpp"
+#include "core/base/device_codec.hpp"
+#include "core/base/journal_codec.hpp"
 #include "core/base/unique_fd.hpp"
 #include "ethtool_ctl/file_settings_journal.hpp"
 #include "ethtool_ctl/journal_lock.hpp"

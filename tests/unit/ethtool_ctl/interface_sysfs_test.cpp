@@ -4,7 +4,8 @@
 #include <fstream>
 
 #include "core/base/error.hpp"
-#include "core/base/json_codec.hpp"
+#include "core/base/device_types.hpp"
+#include "core/host/host_codec.hpp"
 #include "ethtool_ctl/interface_system.hpp"
 #include "tests/support/matrix_world.hpp"
 

@@ -2,7 +2,9 @@
 // stable keys, excluded and applied per axis, and round-tripped through the codec.
 #include <catch2/catch.hpp>
 
-#include "core/base/json_codec.hpp"
+#include "core/base/device_codec.hpp"
+#include "matrix/model/sweep_codec.hpp"
+#include "core/base/tuning_codec.hpp"
 #include "matrix/config.hpp"
 #include "matrix/runner.hpp"
 

@@ -4,7 +4,8 @@
 #include <fstream>
 
 #include "core/base/error.hpp"
-#include "core/base/json_codec.hpp"
+#include "matrix/model/sweep_codec.hpp"
+#include "core/base/traffic_codec.hpp"
 #include "matrix/config.hpp"
 
 using nm::parse_sweep_config_text;

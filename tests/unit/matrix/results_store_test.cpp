@@ -5,7 +5,10 @@
 #include <map>
 
 #include "core/base/error.hpp"
-#include "core/base/json_codec.hpp"
+#include "core/host/host_codec.hpp"
+#include "matrix/model/results_codec.hpp"
+#include "matrix/model/sweep_codec.hpp"
+#include "core/base/traffic_codec.hpp"
 #include "matrix/config.hpp"
 #include "core/host/host_info.hpp"
 #include "matrix/results_store.hpp"

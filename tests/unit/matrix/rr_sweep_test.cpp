@@ -5,7 +5,9 @@
 #include <algorithm>
 
 #include "core/base/error.hpp"
-#include "core/base/json_codec.hpp"
+#include "core/base/rr_codec.hpp"
+#include "matrix/model/sweep_codec.hpp"
+#include "core/base/traffic_codec.hpp"
 #include "matrix/config.hpp"
 #include "matrix/report/report.hpp"
 #include "matrix/stats.hpp"

@@ -4,7 +4,10 @@
 
 #include <regex>
 
-#include "core/base/json_codec.hpp"
+#include "matrix/model/results_codec.hpp"
+#include "core/base/rr_codec.hpp"
+#include "matrix/model/sweep_codec.hpp"
+#include "core/base/traffic_codec.hpp"
 #include "matrix/config.hpp"
 #include "matrix/results_store.hpp"
 #include "matrix/runner.hpp"

@@ -8,7 +8,7 @@
 #include <fstream>
 #include <set>
 
-#include "core/base/json_codec.hpp"
+#include "core/base/json.hpp"
 #include "matrix/config.hpp"
 #include "matrix/results_store.hpp"
 #include "matrix/stats.hpp"

@@ -4,7 +4,8 @@
 #include <map>
 #include <set>
 
-#include "core/base/json_codec.hpp"
+#include "matrix/model/results_codec.hpp"
+#include "matrix/model/sweep_codec.hpp"
 #include "matrix/config.hpp"
 #include "matrix/runner.hpp"
 #include "matrix/sweep_plan.hpp"

@@ -1,7 +1,7 @@
 #include <catch2/catch.hpp>
 
 #include "core/base/error.hpp"
-#include "core/base/json_codec.hpp"
+#include "core/base/lab_codec.hpp"
 
 TEST_CASE("LabInfo round-trips through JSON", "[unit]") {
     nm::LabInfo lab;

@@ -1,6 +1,7 @@
 #include <catch2/catch.hpp>
 
-#include "core/base/json_codec.hpp"
+#include "core/base/profile_codec.hpp"
+#include "core/base/traffic_codec.hpp"
 
 namespace {
 

@@ -1,7 +1,8 @@
 #include <catch2/catch.hpp>
 
 #include "core/base/error.hpp"
-#include "core/base/json_codec.hpp"
+#include "core/base/cpu_codec.hpp"
+#include "core/base/traffic_codec.hpp"
 
 namespace {
 

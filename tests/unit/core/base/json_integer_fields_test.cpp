@@ -13,7 +13,12 @@
 #include <catch2/catch.hpp>
 
 #include "core/base/error.hpp"
-#include "core/base/json_codec.hpp"
+#include "core/base/device_codec.hpp"
+#include "core/base/journal_codec.hpp"
+#include "matrix/model/results_codec.hpp"
+#include "core/base/rfc2544_codec.hpp"
+#include "matrix/model/sweep_codec.hpp"
+#include "core/base/tuning_codec.hpp"
 
 using nm::Json;
 

@@ -2,7 +2,7 @@
 #include <catch2/catch.hpp>
 
 #include "core/base/error.hpp"
-#include "core/base/json_codec.hpp"
+#include "core/base/traffic_codec.hpp"
 #include "core/base/json_integer.hpp"
 
 using Catch::Contains;

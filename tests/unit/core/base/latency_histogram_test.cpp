@@ -8,7 +8,7 @@
 #include <random>
 #include <vector>
 
-#include "core/base/json_codec.hpp"
+#include "core/base/rr_codec.hpp"
 #include "core/base/latency_histogram.hpp"
 #include "core/base/rr_types.hpp"
 

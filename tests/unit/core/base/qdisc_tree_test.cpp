@@ -2,7 +2,7 @@
 // is rebuilt, and what restore asks for (tuning_back_to) from trees and from older journals' summaries.
 #include <catch2/catch.hpp>
 
-#include "core/base/json_codec.hpp"
+#include "core/base/tuning_codec.hpp"
 #include "core/base/qdisc_tree.hpp"
 #include "core/base/tuning_types.hpp"
 

@@ -8,7 +8,8 @@
 #include <type_traits>
 
 #include "core/base/error.hpp"
-#include "core/base/json_codec.hpp"
+#include "matrix/model/sweep_codec.hpp"
+#include "core/base/traffic_codec.hpp"
 #include "core/base/test_spec_fields.hpp"
 #include "core/base/test_spec_schema.hpp"
 

@@ -5,7 +5,7 @@
 #include <fstream>
 
 #include "core/base/error.hpp"
-#include "core/base/json_codec.hpp"
+#include "core/base/profile_codec.hpp"
 #include "core/profile/categories.hpp"
 
 namespace {

@@ -1,6 +1,9 @@
 #include <catch2/catch.hpp>
 
-#include "core/base/json_codec.hpp"
+#include "matrix/model/results_codec.hpp"
+#include "core/base/rfc2544_codec.hpp"
+#include "matrix/model/sweep_codec.hpp"
+#include "core/base/traffic_types.hpp"
 #include "matrix/report/frame_table.hpp"
 
 namespace {

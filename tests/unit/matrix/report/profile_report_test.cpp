@@ -3,7 +3,9 @@
 #include <catch2/catch.hpp>
 
 #include "core/base/error.hpp"
-#include "core/base/json_codec.hpp"
+#include "core/base/profile_codec.hpp"
+#include "matrix/model/results_codec.hpp"
+#include "core/base/traffic_codec.hpp"
 #include "matrix/config.hpp"
 #include "matrix/profile_metrics.hpp"
 #include "matrix/report/profile_report.hpp"

@@ -3,7 +3,7 @@
 #include <string>
 
 #include "core/base/error.hpp"
-#include "core/base/json_codec.hpp"
+#include "core/base/json.hpp"
 #include "matrix/report/report.hpp"
 #include "matrix/report/report_html.hpp"
 #include "matrix/results_store.hpp"

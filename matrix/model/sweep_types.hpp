@@ -1,7 +1,7 @@
 #pragma once
 // Value types of a sweep: the config a user writes, the cells it expands into, and the results file a
-// sweep leaves. Produced and consumed by matrix, read by cli and bindings. Plain values; JSON in
-// json_codec_matrix.cpp. Units are in the names.
+// sweep leaves (its hosts are host_types.hpp's). Produced and consumed by matrix, read by cli and bindings.
+// Plain values; JSON in sweep_codec.hpp (the config) and results_codec.hpp (results). Units are in the names.
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -10,6 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/host/host_types.hpp"
 #include "core/base/rfc2544_types.hpp"
 #include "core/base/traffic_types.hpp"
 #include "core/base/tuning_types.hpp"
@@ -155,14 +156,6 @@ enum class CellStatus {
     LinkLost,          ///< a change dropped an end's link and it was not back (or the path did not answer) within link_wait_s; rolled back
 };
 
-/// The state one end really had during a cell, as read back after applying.
-struct EndSettings {
-    uint32_t mtu = 0;
-    std::map<std::string, bool> features;   ///< active state of every changeable kernel feature
-    /// The kinds of tuning the sweep has axes of, as read back after applying (empty kinds left out).
-    std::optional<TuningState> tuning;
-};
-
 /// Statistics of one metric over a cell's repetitions.
 struct MetricSummary {
     size_t n = 0;
@@ -217,98 +210,6 @@ struct CellResult {
     std::optional<bool> precision_met;
     /// The modes of the precision metric (or the test's headline figure) when more than one was found.
     std::optional<CellModes> modes;
-};
-
-/// Who one end is: enough to tell two NICs and two hosts apart in a comparison.
-struct InterfaceInfo {
-    std::string name;
-    std::string netns;
-    std::string driver;
-    std::string firmware;
-    std::string driver_version;   ///< `ethtool -i` version (the module's, or the kernel release for in-tree drivers)
-    std::string bus_info;
-    /// An emulated NIC (the VM lab): the emulator ("qemu 7.2.19") and its device model ("e1000e"), part of
-    /// the NIC's identity with the driver; empty for a real NIC or veth.
-    std::string emulator;
-    std::string device_model;
-    std::optional<uint32_t> speed_mbps;
-    uint32_t mtu_min = 0;
-    uint32_t mtu_max = 0;
-    EndSettings original;   ///< MTU and every changeable feature before the sweep (active state)
-    std::optional<TuningState> tuning;   ///< every tuning kind before the sweep (queues, steering, NAPI, sysctls, qdisc)
-    std::map<std::string, uint64_t> rings;
-    std::map<std::string, uint64_t> coalesce;
-    std::map<std::string, uint64_t> channels;
-    std::optional<InterfaceSystem> system;   ///< none when it could not be read (an end without an agent that reports it)
-};
-
-/// One logical CPU as /sys/devices/system/cpu shows it.
-struct CpuTopology {
-    uint32_t cpu = 0;
-    std::optional<int> core;       ///< topology/core_id
-    std::optional<int> package;    ///< topology/physical_package_id
-    std::optional<int> node;       ///< the NUMA node holding it (nodeN link); none without NUMA in sysfs
-    std::optional<std::string> governor;   ///< cpufreq/scaling_governor; none where there is no cpufreq (VMs)
-    std::optional<uint64_t> freq_khz;      ///< cpufreq/scaling_cur_freq when the layout was read
-};
-
-/// SMT and NUMA layout of a host, and each CPU's frequency governor.
-struct CpuLayout {
-    std::optional<bool> smt_active;         ///< /sys/devices/system/cpu/smt/active; none when absent
-    std::map<int, std::string> numa_nodes;  ///< node -> its cpulist ("0-3"); empty without NUMA in sysfs
-    std::vector<CpuTopology> cpus;          ///< the online CPUs, by number
-};
-
-/// One idle state of a CPU as cpuidle shows it (/sys/devices/system/cpu/cpuN/cpuidle/stateK).
-struct CpuIdleState {
-    std::string name;                      ///< stateK/name: "POLL", "C1", "haltpoll idle"
-    std::optional<uint32_t> latency_us;    ///< stateK/latency: the exit latency the governor weighs
-    std::vector<uint32_t> disabled_cpus;   ///< the online CPUs whose stateK/disable is 1 (cpupower idle-set -d)
-};
-
-/// How a host's idle CPUs wait: the cpuidle driver and governor, the idle states, and the driver's module
-/// parameters. It sets what waking a sleeping receiver costs the CPU that wakes it (in a VM, a vCPU
-/// that halts at once is woken by an IPI that exits to the hypervisor; one that polls first is not), so
-/// per-segment and request/response figures of two hosts differ by it.
-struct CpuIdle {
-    std::string driver;     ///< cpu/cpuidle/current_driver ("intel_idle", "acpi_idle", "haltpoll", "none")
-    std::string governor;   ///< cpu/cpuidle/current_governor (or current_governor_ro): "menu", "teo", "haltpoll"
-    std::vector<CpuIdleState> states;   ///< the first online CPU's states, in order
-    /// /sys/module/DRIVER/parameters: each file with its line (haltpoll's guest_halt_poll_ns, intel_idle's
-    /// max_cstate); empty when the driver has none there.
-    std::map<std::string, std::string> driver_parameters;
-};
-
-struct ToolInfo {
-    std::string name = "nicmatrix";
-    std::string version;
-    std::string commit;   ///< the source commit it was built from (nm::source_commit()); "" when unknown
-};
-
-struct HostInfo {
-    std::string hostname;
-    std::string kernel;     ///< uname -r
-    std::string cpu_model;
-    uint32_t cpu_count = 0;
-    /// How this host runs when it is a guest nicmatrix started ("qemu 7.2.19 tcg", "qemu 7.2.19 kvm": the
-    /// VM lab); "" when not known (a host of its own, or not said).
-    std::string virtualization;
-    /// Network sysctls that shape a measurement (congestion control, socket buffer limits, busy polling,
-    /// NAPI budget), by their dotted names, as /proc/sys shows them; empty when not read (a peer without agent).
-    std::map<std::string, std::string> sysctls;
-    std::string kernel_cmdline;   ///< /proc/cmdline; "" when not read
-    /// The kernel's CPU vulnerability mitigations (/sys/devices/system/cpu/vulnerabilities: file name ->
-    /// its line, e.g. "spectre_v2" -> "Mitigation: Retpolines; ..."): they change the cost of every system
-    /// call and context switch. Empty when not read.
-    std::map<std::string, std::string> cpu_vulnerabilities;
-    /// How this host's kernel accounts CPU time (whether softirq may hide in task time); all "unknown"
-    /// for a host nicmatrix could not read (a peer without an agent that reports it).
-    CpuAccounting cpu_accounting;
-    CpuLayout cpu_layout;   ///< empty (no cpus) when not read
-    std::optional<CpuIdle> cpu_idle;   ///< none when not read or the kernel has no cpuidle
-    std::optional<InterfaceInfo> interface;   ///< none when this end is not ours to read (peer without agent)
-    /// The nicmatrix build that described this host (for a peer, its agent's); no version when not read.
-    ToolInfo tool;
 };
 
 /// How a sweep's repetitions were really ordered.

@@ -1,14 +1,14 @@
 #pragma once
 // Value types of a comparison: two results files cell by cell (compare), or the cells of one file against
 // a reference profile (report --against). Produced by matrix/report, rendered as tables there and as JSON
-// by json_codec_matrix.cpp, handed to Python as that JSON. Ratios are B/A.
+// by comparison_codec.hpp, handed to Python as that JSON. Ratios are B/A.
 #include <cstdint>
 #include <map>
 #include <optional>
 #include <string>
 #include <vector>
 
-#include "core/base/sweep_types.hpp"
+#include "matrix/model/sweep_types.hpp"
 
 namespace nm {
 

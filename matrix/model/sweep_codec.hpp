@@ -1,0 +1,27 @@
+#pragma once
+// JSON of a sweep config (sweep_config_codec.cpp, with its traffic entries in traffic_entry_codec.cpp and
+// its tuning axes in tuning_axis_codec.cpp). A config is parsed field by field: every error is a usage
+// error starting with the JSON pointer of the offending value and saying what was expected, e.g.
+// `/traffic/1/streams: expected a positive integer, got -3`.
+// One to_json/from_json pair per value type, found by nlohmann::json through ADL.
+#include "core/base/json.hpp"
+#include "core/base/rfc2544_codec.hpp"
+#include "matrix/model/sweep_types.hpp"
+#include "core/base/traffic_codec.hpp"
+#include "core/base/tuning_codec.hpp"
+
+namespace nm {
+
+void to_json(Json& j, const ApplyTo& v);
+void from_json(const Json& j, ApplyTo& v);
+void to_json(Json& j, const TrafficEntry& v);
+void to_json(Json& j, const SweepOrder& v);
+void from_json(const Json& j, SweepOrder& v);
+void to_json(Json& j, const PrecisionSpec& v);
+void to_json(Json& j, const InterferenceSpec& v);
+void to_json(Json& j, const SweepConfig& v);
+void from_json(const Json& j, SweepConfig& v);
+/// The same as from_json, for callers that want the value returned.
+SweepConfig parse_sweep_config(const Json& j);
+
+}  // namespace nm

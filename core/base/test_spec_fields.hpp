@@ -2,7 +2,7 @@
 // The machinery of the test spec's field table (NM_TEST_SPEC_FIELDS in traffic_types.hpp, next to TestSpec):
 // every user-settable field of TestSpec (and of its TestTarget) with its JSON key, member, range, whether a
 // sweep's traffic entry takes it, its DataFrame column and its help, declared once. Derived from it: the TestSpec JSON codec (json_codec_traffic.cpp), the keys, range checks and
-// written fields of a sweep's traffic entry (json_codec_matrix.cpp), the generated JSON Schema of both
+// written fields of a sweep's traffic entry (matrix/model/traffic_entry_codec.cpp), the generated JSON Schema of both
 // (`nicmatrix schema spec`, core/base/test_spec_schema.cpp), and Python's run() keywords and setting
 // columns (the bindings' test_spec_fields()).
 //
@@ -21,7 +21,7 @@ namespace nm {
 // The table itself, NM_TEST_SPEC_FIELDS, is in traffic_types.hpp next to TestSpec: a field's member and
 // its row in one place.
 
-/// TestSpec's JSON keys coded by hand (json_codec_traffic.cpp, json_codec_matrix.cpp), not in the table.
+/// TestSpec's JSON keys coded by hand (json_codec_traffic.cpp, matrix/model/traffic_entry_codec.cpp), not in the table.
 #define NM_TEST_SPEC_HAND_KEYS "test", "connect_per_transaction", "dscp", "affinity", "payload_mix"
 
 /// What the table says about one field.

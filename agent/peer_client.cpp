@@ -133,7 +133,7 @@ PeerControlClient::Connection::Connection(const PeerClientOptions& options, std:
         caps_.unavailable = challenge.at("unavailable").get<std::map<std::string, std::string>>();
         caps_.why = challenge.at("why").get<std::string>();
         const auto hb = field<int64_t>(challenge, "heartbeat_timeout_ms", who + ": malformed challenge");
-        if (hb < 100 || hb > 3600 * 1000) throw Error(ErrorKind::Failed, who + ": malformed challenge (heartbeat_timeout_ms " + std::to_string(hb) + ")");
+        if (hb < 100 || hb > int64_t{3600} * 1000) throw Error(ErrorKind::Failed, who + ": malformed challenge (heartbeat_timeout_ms " + std::to_string(hb) + ")");
         heartbeat_timeout_ = std::chrono::milliseconds(hb);
         const bool auth_required = challenge.at("auth_required").get<bool>();
         // The proofs cover the challenge's line as the agent sent it: this end checks the bytes it received.

@@ -5,13 +5,13 @@
 #include <netlink/route/qdisc.h>
 #include <netlink/route/tc.h>
 #include <sched.h>
-#include <stdlib.h>
 #include <sys/mount.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <exception>
 #include <fstream>
 #include <thread>

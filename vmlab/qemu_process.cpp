@@ -1,13 +1,13 @@
 #include "vmlab/qemu_process.hpp"
 
 #include <fcntl.h>
-#include <signal.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <array>
 #include <cerrno>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <sstream>
@@ -91,6 +91,7 @@ std::string qemu_version(const std::string& binary) {
 
 int start_qemu(const std::vector<std::string>& argv, const std::string& log_file, QemuLifetime lifetime) {
     std::vector<char*> args;
+    args.reserve(argv.size() + 1);
     for (const auto& s : argv) args.push_back(const_cast<char*>(s.c_str()));
     args.push_back(nullptr);
     // The child writes its errno here when it cannot exec; the write end closes on exec. Until that read

@@ -41,7 +41,7 @@
 
 namespace nm {
 
-inline constexpr size_t kMaxControlMessage = 64 * 1024;
+inline constexpr size_t kMaxControlMessage = size_t{64} * 1024;
 /// Arrays and objects in a control message nest at most this deep (the deepest message sent is about 8).
 inline constexpr size_t kMaxControlDepth = 32;
 /// 2: a MAC covers the bytes of the line as sent (sign_text), no longer a re-serialized copy of it.

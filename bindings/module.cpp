@@ -16,6 +16,7 @@
 #include "agent/key_file.hpp"
 #include "core/base/error.hpp"
 #include "core/base/lab_codec.hpp"
+#include "matrix/model/comparison_codec.hpp"
 #include "matrix/model/report_types.hpp"
 #include "matrix/model/results_codec.hpp"
 #include "core/base/rr_codec.hpp"

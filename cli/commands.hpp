@@ -14,13 +14,15 @@ struct ExitStatus {
 /// lab up/down/show/exec; `stop` interrupts booting a VM lab or a command in it.
 void add_lab_commands(CLI::App& app, std::stop_token stop);
 void add_device_commands(CLI::App& app);  // show, set, restore
-/// serve and run; `stop` (from the StopSignal in main) ends a test or the server cleanly.
-void add_traffic_commands(CLI::App& app, std::stop_token stop);
+/// serve: the traffic server and peer agent; `stop` (from the StopSignal in main) ends it cleanly.
+void add_serve_command(CLI::App& app, std::stop_token stop);
+/// run: one test (or an RFC 2544 table) against a server; `stop` ends it cleanly.
+void add_run_command(CLI::App& app, std::stop_token stop);
 /// sweep, report, compare. `stop` ends a running sweep through its normal path (restore, save).
 void add_sweep_commands(CLI::App& app, std::stop_token stop);
 /// plot: runs the Python package's nicmatrix.plot (one plotting implementation) in place of this process.
 void add_plot_command(CLI::App& app);
-/// schema: JSON Schema fragments generated from the field tables (core/base/test_spec_fields.hpp).
+/// schema: JSON Schema fragments, and run's flags, generated from the field tables (core/base/test_spec_fields.hpp).
 void add_schema_command(CLI::App& app);
 
 }  // namespace nm::cli

@@ -2,6 +2,8 @@
 #include <cstdio>
 #include <fstream>
 #include <iostream>
+#include <memory>
+#include <optional>
 #include <sstream>
 
 #include "cli/commands.hpp"
@@ -160,31 +162,30 @@ std::string not_holding(const ApplyReport& r) {
     return out;
 }
 
-}  // namespace
+struct DeviceOptions {
+    std::string ifname;
+    std::string netns;
+    bool json = false;
+    bool ioctl = false;
+    std::optional<uint32_t> mtu;
+    std::vector<std::string> features;
+    std::string journal;
+    std::string dir;
+    bool force = false;
+    bool forget = false;
+    double link_wait_s = 10;
+};
 
-void add_device_commands(CLI::App& app) {
-    struct Options {
-        std::string ifname;
-        std::string netns;
-        bool json = false;
-        bool ioctl = false;
-        std::optional<uint32_t> mtu;
-        std::vector<std::string> features;
-        std::string journal;
-        std::string dir;
-        bool force = false;
-        bool forget = false;
-        double link_wait_s = 10;
-    };
-    auto opts = std::make_shared<Options>();
-    const auto common = [&](CLI::App* cmd) {
-        cmd->add_option("IFACE", opts->ifname, "Interface name")->required();
-        cmd->add_option("--netns", opts->netns, "Act inside this named network namespace (as `ip netns` lists it)");
-        cmd->add_flag("--ioctl", opts->ioctl, "Read and set features over the legacy SIOCETHTOOL ioctl instead of ethtool netlink");
-    };
+// IFACE, --netns and --ioctl: how show and set find the interface and talk to it.
+void add_interface_flags(CLI::App* cmd, DeviceOptions& o) {
+    cmd->add_option("IFACE", o.ifname, "Interface name")->required();
+    cmd->add_option("--netns", o.netns, "Act inside this named network namespace (as `ip netns` lists it)");
+    cmd->add_flag("--ioctl", o.ioctl, "Read and set features over the legacy SIOCETHTOOL ioctl instead of ethtool netlink");
+}
 
+void add_show_command(CLI::App& app, const std::shared_ptr<DeviceOptions>& opts) {
     auto* show = app.add_subcommand("show", "Driver, link, MTU with its range, and every offload feature (like ethtool -i -k)");
-    common(show);
+    add_interface_flags(show, *opts);
     show->add_flag("--json", opts->json, "Print as JSON: name, driver, ..., mtu_min, mtu_max, features{NAME: {active, wanted, fixed}}");
     show->callback([opts] {
         NetlinkDeviceControl device(opts->netns, {opts->ioctl});
@@ -195,9 +196,49 @@ void add_device_commands(CLI::App& app) {
             print_show(state);
         }
     });
+}
 
+void set_command(const DeviceOptions& o) {
+    LinkSettings wanted;
+    wanted.mtu = o.mtu;
+    for (const auto& arg : o.features) {
+        const auto [name, on] = parse_feature_arg(arg);
+        if (const auto it = wanted.features.find(name); it != wanted.features.end() && it->second != on) {
+            throw usage_error("--feature " + name + " is given both on and off");
+        }
+        wanted.features[name] = on;
+    }
+    if (wanted.empty()) throw usage_error("set: nothing to change (give --mtu and/or --feature NAME=on|off)");
+    NetlinkDeviceControl device(o.netns, {o.ioctl});
+    device.validate(o.ifname, wanted);
+    // The original goes to the journal before the first change, so `nicmatrix restore` can undo it;
+    // an interface that another live nicmatrix holds is refused here, before anything changes.
+    FileSettingsJournal journal(o.journal);
+    journal.remember(device.read(o.ifname));
+    // Journalled write by write: `nicmatrix restore` takes back what this wrote, and only where it holds.
+    LinkWait link;
+    link.bound = std::chrono::milliseconds(static_cast<int64_t>(o.link_wait_s * 1000));
+    const ApplyReport report = apply_recorded(device, journal, o.ifname, wanted, nullptr, link).report;
+    if (o.json) {
+        std::cout << Json(report).dump(2, ' ', false, Json::error_handler_t::replace) << '\n';
+    } else {
+        print_report(report);
+    }
+    if (!report.all_requested_hold()) {
+        throw Error(ErrorKind::Refused, "set: not every requested setting held: " + not_holding(report), {},
+                    {where(o.ifname, o.netns), "", ""});
+    }
+    if (report.link && !report.link->back) {
+        throw Error(ErrorKind::Failed,
+                    "set: the link of " + where(o.ifname, o.netns) + " was not back " + Json(o.link_wait_s).dump() +
+                        " s after the change (" + report.link->state + "); `nicmatrix restore` puts the interface back",
+                    {}, {where(o.ifname, o.netns), "", ""});
+    }
+}
+
+void add_set_command(CLI::App& app, const std::shared_ptr<DeviceOptions>& opts) {
     auto* set = app.add_subcommand("set", "Change MTU and offloads in one go, verify, and report each setting (like ethtool -K)");
-    common(set);
+    add_interface_flags(set, *opts);
     set->add_option("--mtu", opts->mtu, "New MTU in bytes; must be inside the device's min/max range");
     set->add_option("--feature", opts->features,
                     "NAME=on|off, repeatable. NAME: ethtool group (tx-checksumming, tcp-segmentation-offload, ...), "
@@ -212,44 +253,48 @@ void add_device_commands(CLI::App& app) {
     set->add_flag("--json", opts->json, "Print the apply report as JSON");
     set->footer("Exit status: 0 every setting holds; 1 the system refused (a fixed feature, a setting the kernel did not keep, no "
                 "CAP_NET_ADMIN, the interface held by another running nicmatrix); 2 bad input, nothing changed.");
-    set->callback([opts] {
-        LinkSettings wanted;
-        wanted.mtu = opts->mtu;
-        for (const auto& arg : opts->features) {
-            const auto [name, on] = parse_feature_arg(arg);
-            if (const auto it = wanted.features.find(name); it != wanted.features.end() && it->second != on) {
-                throw usage_error("--feature " + name + " is given both on and off");
-            }
-            wanted.features[name] = on;
-        }
-        if (wanted.empty()) throw usage_error("set: nothing to change (give --mtu and/or --feature NAME=on|off)");
-        NetlinkDeviceControl device(opts->netns, {opts->ioctl});
-        device.validate(opts->ifname, wanted);
-        // The original goes to the journal before the first change, so `nicmatrix restore` can undo it;
-        // an interface that another live nicmatrix holds is refused here, before anything changes.
-        FileSettingsJournal journal(opts->journal);
-        journal.remember(device.read(opts->ifname));
-        // Journalled write by write: `nicmatrix restore` takes back what this wrote, and only where it holds.
-        LinkWait link;
-        link.bound = std::chrono::milliseconds(static_cast<int64_t>(opts->link_wait_s * 1000));
-        const ApplyReport report = apply_recorded(device, journal, opts->ifname, wanted, nullptr, link).report;
-        if (opts->json) {
-            std::cout << Json(report).dump(2, ' ', false, Json::error_handler_t::replace) << '\n';
-        } else {
-            print_report(report);
-        }
-        if (!report.all_requested_hold()) {
-            throw Error(ErrorKind::Refused, "set: not every requested setting held: " + not_holding(report), {},
-                        {where(opts->ifname, opts->netns), "", ""});
-        }
-        if (report.link && !report.link->back) {
-            throw Error(ErrorKind::Failed,
-                        "set: the link of " + where(opts->ifname, opts->netns) + " was not back " + Json(opts->link_wait_s).dump() +
-                            " s after the change (" + report.link->state + "); `nicmatrix restore` puts the interface back",
-                        {}, {where(opts->ifname, opts->netns), "", ""});
-        }
-    });
+    set->callback([opts] { set_command(*opts); });
+}
 
+void restore_command(const DeviceOptions& o) {
+    const std::vector<std::string> paths =
+        o.journal.empty() ? FileSettingsJournal::default_paths() : std::vector<std::string>{o.journal};
+    Json all = Json::array();
+    std::vector<std::string> kept_in;
+    size_t count = 0;
+    for (const auto& path : paths) {
+        FileSettingsJournal journal(path);
+        const auto reports = journal.restore(RestoreOptions{o.force, o.forget});
+        count += reports.size();
+        bool kept = false;
+        for (const auto& r : reports) {
+            kept = kept || r.action == JournalAction::Kept;
+            if (o.json) {
+                Json j = r;
+                j["journal"] = path;
+                all.push_back(std::move(j));
+            } else {
+                print_journal_report(r);
+            }
+        }
+        if (kept) kept_in.push_back(path);
+    }
+    if (o.json) {
+        std::cout << all.dump(2, ' ', false, Json::error_handler_t::replace) << '\n';
+    } else if (count == 0) {
+        std::string list;
+        for (const auto& p : paths) list += (list.empty() ? "" : ", ") + p;
+        std::cout << "nothing to restore (" << list << ")\n";
+    }
+    if (!kept_in.empty()) {
+        std::string list;
+        for (const auto& p : kept_in) list += (list.empty() ? "" : ", ") + p;
+        throw Error(ErrorKind::Failed, "restore: some interfaces could not be restored; they stay in " + list +
+                                           " (run restore again, or restore --forget to drop them)");
+    }
+}
+
+void add_restore_command(CLI::App& app, const std::shared_ptr<DeviceOptions>& opts) {
     auto* restore = app.add_subcommand(
         "restore", "Put back the interfaces journalled by processes that are gone (after set, or a sweep or agent that was killed)");
     restore->add_option("--journal", opts->journal,
@@ -269,44 +314,10 @@ void add_device_commands(CLI::App& app) {
         "namespace or an entry from before a reboot is dropped with a note; a physical NIC whose namespace is gone is "
         "looked for in the initial namespace. Exit status: 0 nothing left that this restore could do; 1 some entry "
         "could not be restored and stays (try again, or --forget).");
-    restore->callback([opts] {
-        const std::vector<std::string> paths =
-            opts->journal.empty() ? FileSettingsJournal::default_paths() : std::vector<std::string>{opts->journal};
-        Json all = Json::array();
-        std::vector<std::string> kept_in;
-        size_t count = 0;
-        for (const auto& path : paths) {
-            FileSettingsJournal journal(path);
-            const auto reports = journal.restore(RestoreOptions{opts->force, opts->forget});
-            count += reports.size();
-            bool kept = false;
-            for (const auto& r : reports) {
-                kept = kept || r.action == JournalAction::Kept;
-                if (opts->json) {
-                    Json j = r;
-                    j["journal"] = path;
-                    all.push_back(std::move(j));
-                } else {
-                    print_journal_report(r);
-                }
-            }
-            if (kept) kept_in.push_back(path);
-        }
-        if (opts->json) {
-            std::cout << all.dump(2, ' ', false, Json::error_handler_t::replace) << '\n';
-        } else if (count == 0) {
-            std::string list;
-            for (const auto& p : paths) list += (list.empty() ? "" : ", ") + p;
-            std::cout << "nothing to restore (" << list << ")\n";
-        }
-        if (!kept_in.empty()) {
-            std::string list;
-            for (const auto& p : kept_in) list += (list.empty() ? "" : ", ") + p;
-            throw Error(ErrorKind::Failed, "restore: some interfaces could not be restored; they stay in " + list +
-                                               " (run restore again, or restore --forget to drop them)");
-        }
-    });
+    restore->callback([opts] { restore_command(*opts); });
+}
 
+void add_capture_command(CLI::App& app, const std::shared_ptr<DeviceOptions>& opts) {
     // Developer tool: writes real kernel replies as hex for the decoders' unit tests (tests/fixtures/).
     auto* capture = app.add_subcommand("capture-fixtures", "Write this kernel's netlink replies for IFACE as hex files (for tests)");
     capture->group("");
@@ -320,6 +331,17 @@ void add_device_commands(CLI::App& app) {
             std::cout << "wrote " << path << '\n';
         }
     });
+}
+
+}  // namespace
+
+void add_device_commands(CLI::App& app) {
+    // One set of options for the four: only one subcommand runs.
+    auto opts = std::make_shared<DeviceOptions>();
+    add_show_command(app, opts);
+    add_set_command(app, opts);
+    add_restore_command(app, opts);
+    add_capture_command(app, opts);
 }
 
 }  // namespace nm::cli

@@ -30,7 +30,8 @@ int main(int argc, char** argv) {
     app.require_subcommand(1);
     nm::cli::add_lab_commands(app, stop_signal.token());
     nm::cli::add_device_commands(app);
-    nm::cli::add_traffic_commands(app, stop_signal.token());
+    nm::cli::add_serve_command(app, stop_signal.token());
+    nm::cli::add_run_command(app, stop_signal.token());
     nm::cli::add_sweep_commands(app, stop_signal.token());
     nm::cli::add_plot_command(app);
     nm::cli::add_schema_command(app);

@@ -1,10 +1,12 @@
-// `nicmatrix schema spec|traffic`: the JSON Schema fragments generated from the test spec's field table
-// (core/base/test_spec_fields.hpp). scripts/update_schemas.py splices them into the committed schemas.
+// `nicmatrix schema spec|traffic|flags`: the JSON Schema fragments generated from the test spec's field table
+// (core/base/test_spec_fields.hpp), which scripts/update_schemas.py splices into the committed schemas, and
+// the flags of `nicmatrix run` the table declares, which man/render.py puts on run's man page.
 #include <iostream>
 #include <memory>
 #include <string>
 
 #include "cli/commands.hpp"
+#include "cli/test_spec_flags.hpp"
 #include "core/base/test_spec_schema.hpp"
 
 namespace nm::cli {
@@ -14,11 +16,13 @@ void add_schema_command(CLI::App& app) {
     auto which = std::make_shared<std::string>();
     schema->add_option("which", *which,
                        "spec: a run's test spec (results.schema.json's $defs/spec); traffic: a sweep's traffic entry "
-                       "fields ($defs/test_fields of configs/sweep.schema.json) and which entries take them")
+                       "fields ($defs/test_fields of configs/sweep.schema.json) and which entries take them; flags: "
+                       "the flags of `nicmatrix run` the table declares (for the man page)")
         ->required()
-        ->check(CLI::IsMember({"spec", "traffic"}));
+        ->check(CLI::IsMember({"spec", "traffic", "flags"}));
     schema->callback([which] {
-        std::cout << (*which == "spec" ? test_spec_schema() : traffic_entry_schema()).dump(2) << "\n";
+        const auto json = *which == "spec" ? test_spec_schema() : *which == "traffic" ? traffic_entry_schema() : test_spec_flags_json();
+        std::cout << json.dump(2) << "\n";
     });
 }
 

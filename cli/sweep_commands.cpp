@@ -270,9 +270,61 @@ void sweep_command(SweepFlags& f, std::stop_token stop) {
     }
 }
 
-}  // namespace
+struct ReportOptions {
+    std::string file, other, format = "table", metric, against, output;   // metric empty: default_metric()
+    double confidence = 95;
+    std::string adjust = "holm";
+    std::optional<double> margin_pct;
+    bool cpu_breakdown = false;
+    ComparisonOptions comparison() const { return ComparisonOptions{confidence, parse_adjustment(adjust), margin_pct}; }
+};
 
-void add_sweep_commands(CLI::App& app, std::stop_token stop) {
+// --adjust and --margin of compare and report (one wording for both).
+void add_verdict_options(CLI::App* cmd, ReportOptions& opts) {
+    cmd->add_option("--adjust", opts.adjust,
+                    "How the cells' p-values are adjusted for being many: holm (the chance of any false * among all cells at most "
+                    "1 - confidence), bh (Benjamini-Hochberg: the expected share of false * among the * at most that), none (each cell on its own)")
+        ->check(CLI::IsMember({"holm", "bh", "none"}))
+        ->capture_default_str();
+    cmd->add_option("--margin", opts.margin_pct,
+                    "Equivalence margin, percent (e.g. 3): mark a cell = when two one-sided tests show B/A inside [1 - m, 1 + m], "
+                    "adjusted like --adjust")
+        ->check(CLI::Range(0.01, 50.0));
+}
+
+void report_command(ReportOptions& o) {
+    const auto results = load_results(o.file);
+    std::optional<ResultsFile> other;
+    if (!o.other.empty()) other = load_results(o.other);
+    if (o.metric.empty()) o.metric = default_metric(results);
+    std::string text;
+    if (o.format == "html") {
+        const HtmlReportRequest request{o.metric, o.against, o.comparison()};
+        const HtmlReportFile a{results, o.file};
+        if (other) {
+            const HtmlReportFile b{*other, o.other};
+            text = render_html_report(a, &b, request);
+        } else {
+            text = render_html_report(a, nullptr, request);
+        }
+    } else {
+        const auto format = parse_table_format(o.format);
+        if (other && !o.against.empty()) throw usage_error("--against takes one results file (or --format html)");
+        if (other && o.cpu_breakdown) throw usage_error("--cpu-breakdown takes one results file");
+        if (o.cpu_breakdown) text = render_cpu_breakdown(results, format);
+        else if (other) text = render_comparison(compare_results(results, *other, o.metric, o.file, o.other, o.comparison()), format);
+        else if (!o.against.empty()) text = render_against(compare_to_profile(results, o.metric, o.against, o.file, o.comparison()), format);
+        else text = render_results(results, o.metric, format);
+    }
+    if (o.output.empty()) {
+        std::cout << text;
+    } else {
+        write_file_atomically(o.output, text, 0644);
+        std::cerr << "wrote " << o.output << '\n';
+    }
+}
+
+void add_sweep_command(CLI::App& app, std::stop_token stop) {
     auto f = std::make_shared<SweepFlags>();
     auto& r = f->request;
     auto* sweep = app.add_subcommand("sweep", "Run a sweep: every offload profile x MTU x traffic cell of CONFIG, into a results file");
@@ -348,27 +400,9 @@ void add_sweep_commands(CLI::App& app, std::stop_token stop) {
         "failure; 2 bad input (config, flags, interfaces), nothing changed. The same holds for channels, rings, coalescing, "
         "RPS/XPS, IRQ affinity, NAPI, sysctls and the root qdisc.");
     sweep->callback([f, stop] { sweep_command(*f, stop); });
+}
 
-    struct ReportOptions {
-        std::string file, other, format = "table", metric, against, output;   // metric empty: default_metric()
-        double confidence = 95;
-        std::string adjust = "holm";
-        std::optional<double> margin_pct;
-        bool cpu_breakdown = false;
-        ComparisonOptions comparison() const { return ComparisonOptions{confidence, parse_adjustment(adjust), margin_pct}; }
-    };
-    // --adjust and --margin of compare and report (one wording for both).
-    const auto add_verdict_options = [](CLI::App* cmd, ReportOptions& opts) {
-        cmd->add_option("--adjust", opts.adjust,
-                        "How the cells' p-values are adjusted for being many: holm (the chance of any false * among all cells at most "
-                        "1 - confidence), bh (Benjamini-Hochberg: the expected share of false * among the * at most that), none (each cell on its own)")
-            ->check(CLI::IsMember({"holm", "bh", "none"}))
-            ->capture_default_str();
-        cmd->add_option("--margin", opts.margin_pct,
-                        "Equivalence margin, percent (e.g. 3): mark a cell = when two one-sided tests show B/A inside [1 - m, 1 + m], "
-                        "adjusted like --adjust")
-            ->check(CLI::Range(0.01, 50.0));
-    };
+void add_report_command(CLI::App& app) {
     auto o = std::make_shared<ReportOptions>();
     auto* report = app.add_subcommand("report", "Print a results file as the offload x traffic by MTU matrix, and the frame-size table of every rfc2544 cell; "
                                                 "--format html writes one self-contained page");
@@ -393,38 +427,10 @@ void add_sweep_commands(CLI::App& app, std::stop_token stop) {
         ->check(CLI::Range(50.0, 99.9))
         ->capture_default_str();
     add_verdict_options(report, *o);
-    report->callback([o] {
-        const auto results = load_results(o->file);
-        std::optional<ResultsFile> other;
-        if (!o->other.empty()) other = load_results(o->other);
-        if (o->metric.empty()) o->metric = default_metric(results);
-        std::string text;
-        if (o->format == "html") {
-            const HtmlReportRequest request{o->metric, o->against, o->comparison()};
-            const HtmlReportFile a{results, o->file};
-            if (other) {
-                const HtmlReportFile b{*other, o->other};
-                text = render_html_report(a, &b, request);
-            } else {
-                text = render_html_report(a, nullptr, request);
-            }
-        } else {
-            const auto format = parse_table_format(o->format);
-            if (other && !o->against.empty()) throw usage_error("--against takes one results file (or --format html)");
-            if (other && o->cpu_breakdown) throw usage_error("--cpu-breakdown takes one results file");
-            if (o->cpu_breakdown) text = render_cpu_breakdown(results, format);
-            else if (other) text = render_comparison(compare_results(results, *other, o->metric, o->file, o->other, o->comparison()), format);
-            else if (!o->against.empty()) text = render_against(compare_to_profile(results, o->metric, o->against, o->file, o->comparison()), format);
-            else text = render_results(results, o->metric, format);
-        }
-        if (o->output.empty()) {
-            std::cout << text;
-        } else {
-            write_file_atomically(o->output, text, 0644);
-            std::cerr << "wrote " << o->output << '\n';
-        }
-    });
+    report->callback([o] { report_command(*o); });
+}
 
+void add_compare_command(CLI::App& app) {
     auto c = std::make_shared<ReportOptions>();
     auto* compare = app.add_subcommand("compare", "Compare two results files cell by cell (matched by settings): A, B, B/A with its interval; * where it excludes 1");
     compare->add_option("a", c->file, "Results file A")->required();
@@ -439,6 +445,14 @@ void add_sweep_commands(CLI::App& app, std::stop_token stop) {
         if (c->metric.empty()) c->metric = default_metric(a);
         std::cout << render_comparison(compare_results(a, b, c->metric, c->file, c->other, c->comparison()), parse_table_format(c->format));
     });
+}
+
+}  // namespace
+
+void add_sweep_commands(CLI::App& app, std::stop_token stop) {
+    add_sweep_command(app, std::move(stop));
+    add_report_command(app);
+    add_compare_command(app);
 }
 
 }  // namespace nm::cli

@@ -3,6 +3,7 @@
     /usr/bin/python3 man/render.py roff PAGE.1.md OUT.1      # one man page (roff, for man-db)
     /usr/bin/python3 man/render.py bash OUT PAGE.1.md ...    # bash completion for every page given
     /usr/bin/python3 man/render.py zsh OUT PAGE.1.md ...     # zsh completion (#compdef nicmatrix)
+    ... --nicmatrix BUILD/nicmatrix                           # with the flags the field table declares
 
 The source is a small Markdown dialect (ronn's), so the page reads the same on GitHub:
 
@@ -21,11 +22,19 @@ IFACE interfaces, NS network namespaces, HOST or ADDR host names, `a|b|c` those 
 nothing. In `## ARGUMENTS` the items are the positional arguments, named the same way. `nicmatrix.1.md`
 lists the subcommands under `## COMMANDS` (one item each: * `sweep`: ...).
 
+The flags of a command that the test spec's field table declares (core/base/traffic_types.hpp; listed by
+`nicmatrix schema flags`) take their names and placeholder from it: their item is `* {key}: description`
+(the field's JSON key), and a flag of the table that has no item gets one from its --help text, after the
+page's last option. So a field added to the table needs nothing here; its item is written when it needs
+more than --help says.
+
 tests/docs/ checks the sources against `nicmatrix CMD --help`, renders every page through groff with
 warnings on, and drives both completions.
 """
 import dataclasses
+import json
 import re
+import subprocess
 import sys
 
 
@@ -78,6 +87,7 @@ def value_kind(placeholder):
 
 _TITLE = re.compile(r"^# ([a-z0-9-]+)\((\d)\) -- (.+)$")
 _ITEM = re.compile(r"^\* (.+?(?:[`*]|\.\.\.)):(?: (.*)|$)")
+_FIELD_ITEM = re.compile(r"^\* \{([a-z0-9_]+)\}:(.*)$")
 
 
 def _parse_term(term):
@@ -87,18 +97,42 @@ def _parse_term(term):
     return names, (holders[0] if holders else "")
 
 
-def parse(path):
-    """Reads one page source; raises ValueError naming the file and line for anything it cannot read."""
+def table_flags(nicmatrix):
+    """{command: [{"key", "flags", "value", "help", ...}]}: the flags the field table declares, as
+    `nicmatrix schema flags` prints them."""
+    out = subprocess.run([nicmatrix, "schema", "flags"], capture_output=True, text=True, timeout=60, check=True).stdout
+    return json.loads(out)
+
+
+def _table_term(row):
+    """A table flag's item term: `-P`, `--parallel` *N*."""
+    term = ", ".join(f"`{n}`" for n in row["flags"])
+    return term + (f" *{row['value']}*" if row["value"] else "")
+
+
+def parse(path, flags=None):
+    """Reads one page source; raises ValueError naming the file and line for anything it cannot read.
+    `flags`: table_flags(), for the items `* {key}: ...` and the table's flags the page has no item for."""
     with open(path, encoding="utf-8") as f:
         lines = f.read().split("\n")
     m = _TITLE.match(lines[0]) if lines else None
     if not m:
         raise ValueError(f"{path}:1: expected '# NAME(SECTION) -- summary'")
     page = Page(m[1], m[2], m[3], [], {}, {}, [])
+    table = {row["key"]: row for row in (flags or {}).get(page.command, [])}
+    unused = dict(table)
+    last_option = None   # where the table's flags without an item go: after the last item of OPTIONS
     section, group = "", ""
     i = 1
     while i < len(lines):
         line = lines[i]
+        field = _FIELD_ITEM.match(line) if section == "OPTIONS" else None
+        if field:
+            if field[1] not in table:
+                raise ValueError(f"{path}:{i + 1}: {{{field[1]}}} is not a field with a flag of `nicmatrix "
+                                 f"{page.command}` (nicmatrix schema flags; render.py --nicmatrix BIN)")
+            unused.pop(field[1], None)
+            line = f"* {_table_term(table[field[1]])}:{field[2]}"
         if line.startswith("```"):
             end = i + 1
             while end < len(lines) and not lines[end].startswith("```"):
@@ -131,6 +165,7 @@ def parse(path):
                 if not names or not all(n.startswith("-") for n in names):
                     raise ValueError(f"{path}:{i + 1}: an option item names its flags in backticks: * `--flag` *VALUE*: ...")
                 page.options.setdefault(group, []).append(Option(names, holder, body))
+                last_option = len(page.blocks)
             elif section == "ARGUMENTS":
                 page.arguments.setdefault(group, []).append(Option([], holder, body, term.endswith("...")))
             elif section == "COMMANDS":
@@ -142,6 +177,12 @@ def parse(path):
                 para.append(lines[i])
             page.blocks.append(("synopsis" if section == "SYNOPSIS" else "para", para))
         i += 1
+    if unused and last_option is None:
+        raise ValueError(f"{path}: no ## OPTIONS item to put the table's flags after: {', '.join(unused)}")
+    for row in reversed(list(unused.values())):
+        names, holder = _parse_term(_table_term(row))
+        page.blocks.insert(last_option, ("item", (_table_term(row), row["help"])))
+        page.options.setdefault("", []).append(Option(names, holder, row["help"]))
     return page
 
 
@@ -370,12 +411,17 @@ def zsh(pages):
 
 
 def main(argv):
+    flags = None
+    if "--nicmatrix" in argv[:-1]:
+        at = argv.index("--nicmatrix")
+        flags = table_flags(argv[at + 1])
+        argv = argv[:at] + argv[at + 2:]
     if len(argv) >= 3 and argv[0] == "roff":
         version = argv[3] if len(argv) > 3 else ""
-        text = roff(parse(argv[1]), version)
+        text = roff(parse(argv[1], flags), version)
         out = argv[2]
     elif len(argv) >= 3 and argv[0] in ("bash", "zsh"):
-        pages = [parse(p) for p in argv[2:]]
+        pages = [parse(p, flags) for p in argv[2:]]
         text = (bash if argv[0] == "bash" else zsh)(pages)
         out = argv[1]
     else:
@@ -389,6 +435,6 @@ def main(argv):
 if __name__ == "__main__":
     try:
         sys.exit(main(sys.argv[1:]))
-    except (OSError, ValueError) as e:
+    except (OSError, ValueError, subprocess.CalledProcessError) as e:
         print(f"render.py: {e}", file=sys.stderr)
         sys.exit(1)

@@ -108,48 +108,107 @@ enum class FieldAxis : uint8_t {
     StreamKnob,   ///< a knob of stream tests (a request/response entry refuses it by hand, saying why)
 };
 
+/// The unit of a TestSpec field's value (the table's `unit`): what `nicmatrix run` scales a K/M/G suffix by.
+enum class FieldUnit : uint8_t {
+    None,               ///< a count, a name, a switch
+    Bytes,              ///< K/M/G are powers of 1024
+    Seconds,
+    Microseconds,
+    BitsPerSecond,      ///< K/M/G are powers of 1000
+    PacketsPerSecond,   ///< K/M/G are powers of 1000
+    Hertz,
+};
+
 // TestSpec's fields, declared once (the machinery and what is derived: core/base/test_spec_fields.hpp).
-// X(key, member, min, max, axis, column, help)
+// X(key, member, min, max, axis, column, unit, help, flag)
 //   key     the JSON key (TestSpec's, and a traffic entry's when axis is not None)
 //   member  the member of TestSpec it is
 //   min,max the range a traffic entry accepts (numbers; 0, 0 = not range-checked here)
 //   column  Python's DataFrame setting column of a sweep cell ("" = none)
+//   unit    FieldUnit: what the number counts
 //   help    what it is (the schema's description; a traffic entry's error says "expected <help>")
-// The order is the JSON Schema's and the DataFrame's.
+//   flag    its flag of `nicmatrix run`: cli_flag(names, value placeholder, --help text, kFlag* options, the
+//           key of a field whose flag it needs), or kNoFlag (set by flags written by hand, or not by a flag).
+//           The man page's line for it is `* {key}: text` in man/nicmatrix-run.1.md (without one, --help's text)
+// The order is the JSON Schema's, the DataFrame's and `nicmatrix run --help`'s (cli/run_command.cpp adds the
+// flags written by hand before the field it names).
 #define NM_TEST_SPEC_FIELDS(X)                                                                                        \
-    X(host, host, 0, 0, None, "", "the server's address or name (client side)")                                       \
-    X(port, port, 0, 0, None, "", "the server's control port")                                                        \
-    X(bind, bind, 0, 0, None, "", "the local address to connect from; \"\" = any")                                    \
-    X(iface, iface, 0, 0, None, "", "the local interface for counters; \"\" = found from the route")                  \
-    X(protocol, protocol, 0, 0, Both, "protocol", "\"tcp\" or \"udp\"")                                               \
-    X(direction, direction, 0, 0, Both, "direction", "\"forward\", \"reverse\" or \"bidir\"")                         \
-    X(streams, streams, 1, kMaxStreams, Both, "streams", "a positive integer (at most 256)")                          \
-    X(threads, threads, 0, kMaxStreams, Both, "threads", "an integer from 0 (one per core) to 256")                   \
-    X(write_size, write_size, 0, 16u << 20, Stream, "write_size", "a size in bytes from 0 (default) to 16777216")     \
-    X(window, window, 0, 1u << 30, Both, "window", "a socket buffer size in bytes (0 = kernel default)")              \
-    X(duration_s, duration_s, 0, 0, None, "", "measured seconds (after omit_s)")                                      \
-    X(bytes, bytes, 0, 0, Stream, "test_bytes", "a byte count (0 = run for duration_s)")                              \
-    X(omit_s, omit_s, 0, 0, None, "", "warm-up seconds, not counted")                                                 \
-    X(interval_s, interval_s, 0, 0, None, "", "seconds per interval sample; 0 = none")                                \
-    X(rate_bps, rate_bps, 0, 1e13, Stream, "target_rate_bps", "a rate in bits/s (0 = unlimited)")                     \
-    X(rate_pps, rate_pps, 0, 1e10, Stream, "target_rate_pps", "a rate in packets/s (0 = unlimited)")                  \
-    X(udp_gso, udp_gso, 0, 0, Stream, "udp_gso", "true or false: UDP_SEGMENT on the sender")                          \
-    X(udp_gro, udp_gro, 0, 0, Stream, "udp_gro", "true or false: UDP_GRO on the receiver")                            \
-    X(stall_timeout_s, stall_timeout_s, 0, 0, None, "", "seconds without data that end the run as stalled")           \
-    X(request_size, request_size, 1, 16u << 20, Rr, "", "request bytes (UDP: at most 65507)")                         \
-    X(response_size, response_size, 1, 16u << 20, Rr, "", "response bytes (UDP: at most 65507)")                      \
-    X(burst, rr_burst, 1, 128, Rr, "", "transactions in flight per flow, 1 to 128")                                   \
-    X(congestion, socket.congestion, 0, 0, Knob, "", "TCP congestion control on the sending ends (-C)")               \
-    X(nodelay, socket.nodelay, 0, 0, Knob, "", "TCP_NODELAY on the sending ends (-N)")                                \
-    X(mss, socket.mss, 88, 65495, Knob, "", "a TCP MSS in bytes from 88 to 65495")                                    \
-    X(zerocopy, socket.zerocopy, 0, 0, StreamKnob, "", "MSG_ZEROCOPY on TCP stream senders (-Z)")                     \
-    X(skip_rx_copy, socket.skip_rx_copy, 0, 0, Knob, "", "TCP receivers read with MSG_TRUNC (--skip-rx-copy)")        \
-    X(bind_dev, socket.bind_dev, 0, 0, Knob, "", "SO_BINDTODEVICE on the client's data sockets (--bind-dev)")         \
-    X(rx_spin_us, socket.rx_spin_us, 0, kMaxRxSpinUs, StreamKnob, "",                                                 \
-      "microseconds a receiver polls an empty socket before sleeping, 0 to 10000")                                    \
-    X(profile, profile, 0, 0, None, "", "a kernel profile of the measured window on each end's host")                 \
-    X(profile_hz, profile_hz, 0, 0, None, "", "profile samples per second per CPU")                                   \
-    X(profile_categories, profile_categories, 0, 0, None, "", "the profile category table's file; \"\" = the shipped one")
+    X(host, host, 0, 0, None, "", None, "the server's address or name (client side)",                                 \
+      cli_flag("-c,--client", "HOST", "Server address or name", kFlagRequired))                                       \
+    X(port, port, 0, 0, None, "", None, "the server's control port",                                                  \
+      cli_flag("-p,--port", "PORT", "Server port (default 5301; 5201 with --peer-kind iperf3)"))                      \
+    X(bind, bind, 0, 0, None, "", None, "the local address to connect from; \"\" = any",                             \
+      cli_flag("-B,--bind", "ADDR", "Local address to connect from"))                                                 \
+    X(protocol, protocol, 0, 0, Both, "protocol", None, "\"tcp\" or \"udp\"", kNoFlag)                                \
+    X(direction, direction, 0, 0, Both, "direction", None, "\"forward\", \"reverse\" or \"bidir\"", kNoFlag)          \
+    X(streams, streams, 1, kMaxStreams, Both, "streams", None, "a positive integer (at most 256)",                    \
+      cli_flag("-P,--parallel", "N", "Streams (default: 1; unlimited UDP: one per core, each with its own sender thread)")) \
+    X(threads, threads, 0, kMaxStreams, Both, "threads", None, "an integer from 0 (one per core) to 256",             \
+      cli_flag("--threads", "T", "Worker threads per direction (default: one per core, at most one per stream)"))    \
+    X(write_size, write_size, 0, 16u << 20, Stream, "write_size", Bytes, "a size in bytes from 0 (default) to 16777216", \
+      cli_flag("-l,--length", "SIZE",                                                                                 \
+               "TCP write size or UDP payload, K/M suffixes (default TCP: whole segments, at most 128K; UDP 1472; UDP 18..65507)", \
+               kFlagScaled | kFlagPositive))                                                                          \
+    X(window, window, 0, 1u << 30, Both, "window", Bytes, "a socket buffer size in bytes (0 = kernel default)",       \
+      cli_flag("-w,--window", "SIZE", "Socket buffer size SO_SNDBUF/SO_RCVBUF, K/M suffixes (default: kernel autotuning)", \
+               kFlagScaled))                                                                                          \
+    X(duration_s, duration_s, 0, 0, None, "", Seconds, "measured seconds (after omit_s)",                             \
+      cli_flag("-t,--time", "S", "Measured seconds (after --omit)", kFlagShowDefault))                                \
+    X(bytes, bytes, 0, 0, Stream, "test_bytes", Bytes, "a byte count (0 = run for duration_s)",                       \
+      cli_flag("-n,--bytes", "SIZE", "Bytes to send instead of a duration (ttcp's buflen x nbuf), K/M/G suffixes", kFlagScaled)) \
+    X(rate_bps, rate_bps, 0, 1e13, Stream, "target_rate_bps", BitsPerSecond, "a rate in bits/s (0 = unlimited)",      \
+      cli_flag("-b,--bitrate", "RATE", "Target payload bits/s, K/M/G suffixes (powers of 1000); 0 = unlimited", kFlagScaled)) \
+    X(rate_pps, rate_pps, 0, 1e10, Stream, "target_rate_pps", PacketsPerSecond, "a rate in packets/s (0 = unlimited)", \
+      cli_flag("--pps", "N", "Target UDP datagrams/s, K/M suffixes; 0 = unlimited", kFlagScaled))                     \
+    X(udp_gso, udp_gso, 0, 0, Stream, "udp_gso", None, "true or false: UDP_SEGMENT on the sender",                    \
+      cli_flag("--gso", "", "UDP: send with UDP_SEGMENT (GSO); a separate mode from plain sendmmsg"))                 \
+    X(udp_gro, udp_gro, 0, 0, Stream, "udp_gro", None, "true or false: UDP_GRO on the receiver",                      \
+      cli_flag("--gro", "", "UDP: receive with UDP_GRO (datagrams are still counted one by one)"))                    \
+    X(omit_s, omit_s, 0, 0, None, "", Seconds, "warm-up seconds, not counted",                                        \
+      cli_flag("-O,--omit", "S", "Warm-up seconds, not counted", kFlagShowDefault))                                   \
+    X(interval_s, interval_s, 0, 0, None, "", Seconds, "seconds per interval sample; 0 = none",                       \
+      cli_flag("-i,--interval", "S",                                                                                  \
+               "Seconds per interval sample; 0 = none. Text mode prints a line live as each ends (this end's counts)", \
+               kFlagShowDefault))                                                                                     \
+    X(iface, iface, 0, 0, None, "", None, "the local interface for counters; \"\" = found from the route",            \
+      cli_flag("--iface", "IFACE", "Local interface for counters (default: the one holding the local address)"))     \
+    X(stall_timeout_s, stall_timeout_s, 0, 0, None, "", Seconds, "seconds without data that end the run as stalled",  \
+      cli_flag("--stall-timeout", "S", "Seconds without data that end the run as stalled", kFlagShowDefault))         \
+    X(request_size, request_size, 1, 16u << 20, Rr, "", Bytes, "request bytes (UDP: at most 65507)", kNoFlag)         \
+    X(response_size, response_size, 1, 16u << 20, Rr, "", Bytes, "response bytes (UDP: at most 65507)", kNoFlag)     \
+    X(burst, rr_burst, 1, 128, Rr, "", None, "transactions in flight per flow, 1 to 128",                             \
+      cli_flag("--rr-burst", "N", "--rr/--crr transactions in flight per flow (1..128)", kFlagShowDefault))           \
+    X(congestion, socket.congestion, 0, 0, Knob, "", None, "TCP congestion control on the sending ends (-C)",         \
+      cli_flag("-C,--congestion", "NAME",                                                                             \
+               "TCP congestion control on the sending ends (one of /proc/sys/net/ipv4/tcp_available_congestion_control; " \
+               "no module is loaded)"))                                                                               \
+    X(nodelay, socket.nodelay, 0, 0, Knob, "", None, "TCP_NODELAY on the sending ends (-N)",                          \
+      cli_flag("-N,--no-delay", "", "TCP_NODELAY on the sending ends"))                                               \
+    X(mss, socket.mss, 88, 65495, Knob, "", Bytes, "a TCP MSS in bytes from 88 to 65495",                             \
+      cli_flag("-M,--set-mss", "BYTES", "TCP_MAXSEG on the client before it connects (its SYN caps both directions), 88..65495")) \
+    X(zerocopy, socket.zerocopy, 0, 0, StreamKnob, "", None, "MSG_ZEROCOPY on TCP stream senders (-Z)",               \
+      cli_flag("-Z,--zerocopy", "",                                                                                   \
+               "TCP senders send with MSG_ZEROCOPY (completions counted; plain sends where the kernel copies anyway)")) \
+    X(skip_rx_copy, socket.skip_rx_copy, 0, 0, Knob, "", None, "TCP receivers read with MSG_TRUNC (--skip-rx-copy)",  \
+      cli_flag("--skip-rx-copy", "", "TCP receivers read with MSG_TRUNC: the data is not copied to user space"))     \
+    X(bind_dev, socket.bind_dev, 0, 0, Knob, "", None, "SO_BINDTODEVICE on the client's data sockets (--bind-dev)",   \
+      cli_flag("--bind-dev", "IFACE", "SO_BINDTODEVICE: the client's data sockets use this interface only"))          \
+    X(rx_spin_us, socket.rx_spin_us, 0, kMaxRxSpinUs, StreamKnob, "", Microseconds,                                   \
+      "microseconds a receiver polls an empty socket before sleeping, 0 to 10000",                                    \
+      cli_flag("--rx-spin", "USEC",                                                                                   \
+               "Stream receivers that find every socket empty poll for up to USEC microseconds before sleeping "      \
+               "(0..10000; 0 = sleep at once, the default): fewer wake-ups for the sending side's kernel to pay, "    \
+               "more CPU on the receiving end, counted in its figures; spins and how many data ended are reported",  \
+               kFlagValueAsType))                                                                                     \
+    X(profile, profile, 0, 0, None, "", None, "a kernel profile of the measured window on each end's host",           \
+      cli_flag("--profile", "",                                                                                       \
+               "Kernel profile of the measured window on every CPU of each end's host (perf_event_open; root or "     \
+               "CAP_PERFMON): where the CPU went, by category (copy, checksum, gro, tcp_ip, ...), task and symbol"))  \
+    X(profile_hz, profile_hz, 0, 0, None, "", Hertz, "profile samples per second per CPU",                            \
+      cli_flag("--profile-hz", "N", "--profile samples per second per CPU (1..10000)", kFlagShowDefault, "profile"))  \
+    X(profile_categories, profile_categories, 0, 0, None, "", None, "the profile category table's file; \"\" = the shipped one", \
+      cli_flag("--profile-categories", "FILE",                                                                        \
+               "--profile category table (JSON, as configs/profile-categories.json; default: the shipped one)", 0, "profile"))
 
 /// CPU used by one end's engine worker threads during the measured window (getrusage RUSAGE_THREAD of
 /// each worker, measured window only): the engine's own CPU, not the host's.

@@ -51,8 +51,18 @@ def help_options(*words):
     return options
 
 
+def table_flags():
+    """The flags the field table declares (`nicmatrix schema flags`), which the pages name by field."""
+    return render.table_flags(NM_BINARY)
+
+
+def parse_page(path):
+    return render.parse(path, table_flags())
+
+
 def pages():
-    return {p.command: p for p in (render.parse(os.path.join(MAN_DIR, f)) for f in sorted(os.listdir(MAN_DIR))
+    flags = table_flags()
+    return {p.command: p for p in (render.parse(os.path.join(MAN_DIR, f), flags) for f in sorted(os.listdir(MAN_DIR))
                                    if f.endswith(".1.md"))}
 
 

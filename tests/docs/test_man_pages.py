@@ -9,7 +9,7 @@ import subprocess
 
 import pytest
 
-from conftest import MAN_DIR, help_options, help_subcommands, pages, render, run
+from conftest import MAN_DIR, help_options, help_subcommands, pages, parse_page, render, run
 
 TOP = help_subcommands()
 # Every command path: ("sweep",), ("lab", "up"), ...
@@ -51,7 +51,7 @@ def test_subcommand_groups_match_help(words, man_pages):
 
 @pytest.mark.parametrize("source", sorted(f for f in os.listdir(MAN_DIR) if f.endswith(".1.md")))
 def test_page_renders_without_groff_warnings(source, tmp_path):
-    page = render.parse(os.path.join(MAN_DIR, source))
+    page = parse_page(os.path.join(MAN_DIR, source))
     out = tmp_path / source[:-3]
     out.write_text(render.roff(page, "test"))
     # groff with every warning on, as lintian checks man pages; the text as man-db renders it.
@@ -89,3 +89,25 @@ def test_each_page_names_the_others_that_exist(man_pages):
         text = open(os.path.join(MAN_DIR, page.name + ".1.md")).read()
         for ref in re.findall(r"`(nicmatrix[a-z-]*)`\(1\)", text):
             assert ref in ours, f"{page.name}: refers to {ref}(1), which is not a page"
+
+
+FLAGS = {"run": [{"key": "streams", "flags": ["-P", "--parallel"], "value": "N", "help": "Streams"},
+                 {"key": "new_field", "flags": ["--new-field"], "value": "", "help": "A field just added"}]}
+
+
+def test_a_field_item_takes_its_flags_from_the_table_and_a_flag_without_one_gets_its_help(tmp_path):
+    src = tmp_path / "nicmatrix-run.1.md"
+    src.write_text("# nicmatrix-run(1) -- a test\n\n## OPTIONS\n\n* {streams}: Streams, with more to say.\n"
+                   "* `--json`: JSON.\n\n## SEE ALSO\n\n`nicmatrix`(1)\n")
+    page = render.parse(str(src), FLAGS)
+    assert [(o.names, o.placeholder, o.text) for o in page.options[""]] == [
+        (["-P", "--parallel"], "N", "Streams, with more to say."), (["--json"], "", "JSON."), (["--new-field"], "", "A field just added")]
+    roff = render.roff(page)
+    assert roff.index("\\fB\\-\\-json\\fR") < roff.index("\\fB\\-\\-new\\-field\\fR") < roff.index('.SH "SEE ALSO"')
+
+
+def test_a_field_item_of_no_table_flag_is_an_error_naming_the_line(tmp_path):
+    src = tmp_path / "nicmatrix-run.1.md"
+    src.write_text("# nicmatrix-run(1) -- a test\n\n## OPTIONS\n\n* {no_such_field}: text\n")
+    with pytest.raises(ValueError, match=r"nicmatrix-run.1.md:5: \{no_such_field\}"):
+        render.parse(str(src), FLAGS)

@@ -3,6 +3,7 @@
 // and the generated schema fragments name them.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <set>
 #include <string>
 #include <type_traits>
@@ -73,4 +74,26 @@ TEST_CASE("the generated schemas name every field of the table") {
         CHECK(in_entries == (f.axis != nm::FieldAxis::None));
     }
     CHECK(traffic["test_fields"]["streams"] == nm::Json{{"type", "integer"}, {"minimum", 1}, {"maximum", 256}, {"default", 1}});
+}
+
+TEST_CASE("the table's flags of nicmatrix run are unique, and a flag they need comes before them") {
+    std::set<std::string> names;
+    std::set<std::string> flagged;   // keys whose flag is already made
+    for (const auto& f : nm::kTestSpecFields) {
+        INFO(f.key);
+        const std::string all = f.flag.names;
+        if (all.empty()) continue;
+        for (size_t at = 0; at <= all.size();) {
+            const size_t comma = std::min(all.find(',', at), all.size());
+            const std::string name = all.substr(at, comma - at);
+            CHECK(name.rfind('-', 0) == 0);
+            CHECK(names.insert(name).second);
+            at = comma + 1;
+        }
+        if (*f.flag.needs != '\0') CHECK(flagged.count(f.flag.needs) == 1);
+        if (f.flag.options & nm::kFlagPositive) CHECK((f.flag.options & nm::kFlagScaled) != 0);
+        CHECK(std::string(f.flag.help).size() > 0);
+        flagged.insert(f.key);
+    }
+    CHECK(names.count("--parallel") == 1);
 }

@@ -170,8 +170,11 @@ TEST_CASE("UDP GSO and GRO: datagrams are still counted one by one", "[integrati
     REQUIRE(res.loss);
     // Counted one by one on both ends: the sender's count is the rate's datagrams (not GSO buffers), every
     // datagram is either received or lost, and each one received is 1000 bytes. A loaded machine may drop
-    // some at the receiving socket; that is loss, not a miscount.
-    CHECK(static_cast<double>(res.loss->sent) == Approx(20000).epsilon(0.05));
+    // some at the receiving socket; that is loss, not a miscount. The pacer never sends ahead of the rate
+    // (at most 5% over), but a loaded machine can hold the sender back, so the lower bound is loose: a
+    // count of GSO buffers instead of datagrams would be a fraction of it (several datagrams per buffer).
+    CHECK(static_cast<double>(res.loss->sent) <= 1.05 * 20000);
+    CHECK(static_cast<double>(res.loss->sent) >= 0.7 * 20000);
     CHECK(res.loss->received + res.loss->lost == res.loss->sent);
     CHECK(static_cast<double>(res.loss->received) >= 0.5 * static_cast<double>(res.loss->sent));
     CHECK(res.bytes == res.loss->received * 1000);

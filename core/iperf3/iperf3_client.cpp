@@ -49,7 +49,7 @@ public:
         for (;;) {
             const ssize_t n = ::recv(fd_.get(), &b, 1, MSG_DONTWAIT);
             if (n == 1) return b;
-            if (n == 0) throw Error(ErrorKind::Failed, where_ + " closed the connection while this end waited for " + waiting_for);
+            if (n == 0) throw Error(ErrorKind::Closed, where_ + " closed the connection while this end waited for " + waiting_for);
             if (errno == EINTR) continue;
             if (errno != EAGAIN && errno != EWOULDBLOCK) throw system_error(where_ + ": waiting for " + waiting_for, errno);
             if (!wait_fd(fd_.get(), POLLIN, deadline)) {
@@ -110,7 +110,9 @@ std::string where(const TestSpec& spec) { return "iperf3 server " + spec.host + 
 
 // A stock iperf3 serves one test at a time and, between two, closes its listener and opens it again: a
 // test that follows another at once (a sweep's next repetition) can find it still finishing the last one
-// (ACCESS_DENIED) or, for a moment, not listening. Both are tried again until this much time has passed.
+// (ACCESS_DENIED), for a moment not listening (refused), or can land in the backlog of the listener it is
+// about to close, which resets the connection before the server has said a word. All three are tried
+// again until this much time has passed.
 constexpr auto kBetweenTests = std::chrono::milliseconds(1500);
 
 // Connects and goes as far as CREATE_STREAMS: the cookie, PARAM_EXCHANGE, the parameters.
@@ -129,15 +131,20 @@ Control open_test(const TestSpec& spec, const SocketAddress& server, const std::
             if (e.code() == std::errc::connection_refused && again()) continue;
             throw Error(e.kind(), std::string(e.what()) + "; is `iperf3 -s` listening on port " + std::to_string(spec.port) + " there?");
         }
+        bool greeted = false;   // the server has sent its first byte
         try {
             Control c(std::move(fd), where(spec));
             c.send_bytes(cookie);
-            c.expect(State::ParamExchange, "PARAM_EXCHANGE");
+            const uint8_t first = c.read_byte(deadline_in(kStepTimeout), "PARAM_EXCHANGE");
+            greeted = true;
+            if (static_cast<int8_t>(first) != static_cast<int8_t>(State::ParamExchange)) c.throw_for(first, "PARAM_EXCHANGE");
             c.send_json(iperf3::parameters(spec, told, std::string("nicmatrix ") + kVersion));
             c.expect(State::CreateStreams, "CREATE_STREAMS");
             return c;
         } catch (const Error& e) {
             if (e.kind() == ErrorKind::Refused && again()) continue;   // ACCESS_DENIED
+            const bool dropped_unheard = e.kind() == ErrorKind::Closed || e.code() == std::errc::connection_reset || e.code() == std::errc::broken_pipe;
+            if (!greeted && dropped_unheard && again()) continue;      // the closing listener's backlog
             throw;
         }
     }

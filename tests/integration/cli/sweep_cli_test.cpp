@@ -205,23 +205,21 @@ TEST_CASE("sweep --lab: every cell ok, recorded settings match ethtool -k during
     CHECK(run_command("ip netns list | grep -q " + name).exit_status != 0);
 }
 
-TEST_CASE("sweep --lab --topology bridge: jumbo cells are path_mtu_blackhole within seconds, 1500 ok", "[integration]") {
+TEST_CASE("sweep --lab --topology bridge: jumbo cells are path_mtu_blackhole before any traffic, 1500 ok", "[integration]") {
     nm::test::require_net_admin();
     nm::test::TempDir dir;
     const auto cfg = write_config(dir, "small.json", kSmall);
-    const auto t0 = std::chrono::steady_clock::now();
     const auto r = run_command(nicmatrix_binary() + " sweep " + cfg + " --lab --topology bridge -q -o " + dir.file("r.json") + " --journal " + dir.file("j.json"),
                                std::chrono::seconds(120));
-    const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     INFO(r.output);
     REQUIRE(r.exit_status == 0);
     const auto results = nm::load_results(dir.file("r.json"));
     for (const auto& cell : results.cells) {
         INFO(cell.spec.key);
         CHECK(cell.status == (cell.spec.mtu == 1500 ? nm::CellStatus::Ok : nm::CellStatus::PathMtuBlackhole));
+        // Found by the probe, not by a run that hangs: a blackhole cell has no run at all.
+        CHECK(cell.runs.empty() == (cell.spec.mtu != 1500));
     }
-    // Planned: two measured cells of 2 x (0.2 + 1) s; the blackholes cost a probe timeout each.
-    CHECK(took < 2 * 2 * 1.2 + 2 * 1.0 + 8);
 }
 
 namespace {
@@ -327,15 +325,13 @@ TEST_CASE("sweep --lab -6: every cell ok over IPv6, the server's IPv6 counters c
     CHECK(run_command("ip netns list | grep -q " + name).exit_status != 0);
 }
 
-TEST_CASE("sweep --lab --topology bridge -6: jumbo cells are path_mtu_blackhole over ICMPv6 within seconds, 1500 ok", "[integration]") {
+TEST_CASE("sweep --lab --topology bridge -6: jumbo cells are path_mtu_blackhole over ICMPv6 before any traffic, 1500 ok", "[integration]") {
     nm::test::require_net_admin();
     nm::test::TempDir dir;
     const auto cfg = write_config(dir, "small6.json", kSmallV6);
-    const auto t0 = std::chrono::steady_clock::now();
     const auto r = run_command(nicmatrix_binary() + " sweep " + cfg + " --lab --topology bridge --ipv6 -q -o " + dir.file("r.json") + " --journal " +
                                    dir.file("j.json"),
                                std::chrono::seconds(120));
-    const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     INFO(r.output);
     REQUIRE(r.exit_status == 0);
     const auto results = nm::load_results(dir.file("r.json"));
@@ -344,9 +340,8 @@ TEST_CASE("sweep --lab --topology bridge -6: jumbo cells are path_mtu_blackhole 
         INFO(cell.spec.key);
         CHECK(cell.status == (cell.spec.mtu == 1500 ? nm::CellStatus::Ok : nm::CellStatus::PathMtuBlackhole));
         if (cell.spec.mtu == 9000) CHECK_THAT(cell.error, Catch::Contains("9000-byte ICMPv6 echo, don't-fragment, to 2001:2::2: no echo within"));
+        CHECK(cell.runs.empty() == (cell.spec.mtu != 1500));   // found by the probe, before any traffic
     }
-    // One measured cell of 1.2 s; the blackhole costs a probe timeout.
-    CHECK(took < 1.2 + 1.0 + 8);
 }
 
 TEST_CASE("SIGKILL mid-sweep: the file keeps every finished cell, restore puts the lab back, --resume finishes", "[integration]") {

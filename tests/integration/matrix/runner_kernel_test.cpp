@@ -133,7 +133,7 @@ TEST_CASE("The runner on real veth records the kernel's side effects, finds dupl
     b_unchanged.check();
 }
 
-TEST_CASE("The runner on a bridge lab whose middle hop stays at 1500: jumbo cells are path_mtu_blackhole within seconds", "[integration]") {
+TEST_CASE("The runner on a bridge lab whose middle hop stays at 1500: jumbo cells are path_mtu_blackhole, found by the DF probe before any traffic", "[integration]") {
     nm::test::require_net_admin();
     KernelSweep k(nm::LabTopology::Bridge);
     const auto& a = k.a;
@@ -142,17 +142,15 @@ TEST_CASE("The runner on a bridge lab whose middle hop stays at 1500: jumbo cell
 
     const auto config = nm::parse_sweep_config_text(R"({"offloads": [{"name": "original", "features": {}}],
       "mtu": [1500, 9000, 4096], "traffic": [{}], "duration_s": 0.1, "omit_s": 0, "repetitions": 1})", "bridge");
-    const auto t0 = std::chrono::steady_clock::now();
     const auto out = k.run(config);
-    const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     REQUIRE(out.results.cells.size() == 3);
     CHECK(out.results.cells[0].status == CellStatus::Ok);
     CHECK(out.results.cells[1].status == CellStatus::PathMtuBlackhole);
     CHECK_THAT(out.results.cells[1].error, Catch::Contains("9000-byte ICMP echo with DF set to 198.18.0.2: no echo within 1000 ms"));
     CHECK(out.results.cells[2].status == CellStatus::PathMtuBlackhole);
-    CHECK(k.traffic.seen.size() == 1);   // only the 1500 cell was measured
-    // Found by the 1 s probes, not by a run that hangs: a bound of that order, with room for a loaded machine.
-    CHECK(took < 2 * 1.0 + 8);
+    // Found by the probes, not by a run that hangs: only the 1500 cell's traffic ran (no timed bound here:
+    // a loaded machine stretches the probes' seconds; speed belongs to benchmarks).
+    CHECK(k.traffic.seen.size() == 1);
     a_unchanged.check();
     b_unchanged.check();
 }

@@ -85,16 +85,16 @@ struct LoopOutcome {
     bool channel_lost = false;
 };
 
-/// Runs while data flows: takes the window snapshots, tells the peer when this end's senders are done
-/// ("sent"), stops UDP receivers once the peer's are, detects stalls, honours `stop`, and ends by the
-/// duration + kEndGrace at the latest, or at `limit` (status Limited; the peer gets a "limit" error).
-/// `peer_sends`: the peer has senders this end receives from.
 /// A hard end the server puts on a test (a byte count still running at serve --max-duration).
 struct LoopLimit {
     TimePoint at = TimePoint::max();
     std::string why;   ///< the error text: which limit, and the flag that raises it
 };
 
+/// Runs while data flows: takes the window snapshots, tells the peer when this end's senders are done
+/// ("sent"), stops UDP receivers once the peer's are, detects stalls, honours `stop`, and ends by the
+/// duration + kEndGrace at the latest, or at `limit` (status Limited; the peer gets a "limit" error).
+/// `peer_sends`: the peer has senders this end receives from.
 LoopOutcome run_end_loop(ControlChannel& channel, EndEngine& engine, const TestSpec& spec, const Timeline& timeline,
                          bool peer_sends, std::stop_token stop, const LoopLimit& limit = {});
 

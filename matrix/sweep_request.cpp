@@ -258,6 +258,9 @@ void check_request(const SweepRequest& request, const PreparedSweep& prepared) {
     if (request.lab) check_cpus(config.affinity.server, cpus, "server");
 }
 
+// The path probe's wait for its echo in a VM lab without KVM (see execute_sweep).
+constexpr std::chrono::milliseconds kEmulatedProbeTimeout{4000};
+
 // How the runner records the sweep: where, what it resumes, the command and the build, the order's seed
 // and the time budget.
 SweepOptions sweep_options(const SweepRequest& request, const PreparedSweep& prepared) {
@@ -281,7 +284,7 @@ SweepOutcome execute_sweep(const SweepRequest& request, const PreparedSweep& pre
     check_request(request, prepared);
     const bool iperf3_peer = request.peer_kind == "iperf3";
     const uint16_t port = request.port != 0 ? request.port : iperf3_peer ? iperf3::kDefaultPort : kDefaultPort;
-    const SweepOptions options = sweep_options(request, prepared);
+    SweepOptions options = sweep_options(request, prepared);
     SteadyClock clock;
     ProcStatLoadProbe load(clock);
     const HostInfo host = read_host_info();
@@ -301,6 +304,10 @@ SweepOutcome execute_sweep(const SweepRequest& request, const PreparedSweep& pre
         // Both ends of a VM lab are the guest's: what runs them is said with the results.
         HostInfo lab_host = host;
         if (lab.info().vm) lab_host.virtualization = lab.info().vm->virtualization;
+        // An emulated CPU (QEMU's TCG, no /dev/kvm) answers an echo in tens of milliseconds when idle and can
+        // stall for a second when the host is busy: the path probe waits 4 s there before it calls a size
+        // a blackhole (resending every 250 ms as always), so a slow guest is not taken for a dropping path.
+        if (lab.info().vm && lab.info().vm->accel == "tcg") options.probe_timeout = kEmulatedProbeTimeout;
         SweepServices services{*journal, lab.traffic(), lab.probe(), clock, observer, lab_host, lab_host, &load};
         SweepTarget target = lab.target();
         target.base.profile_categories = request.profile_categories;

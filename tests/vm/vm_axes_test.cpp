@@ -185,8 +185,14 @@ TEST_CASE("e1000e: the carrier lost after an MTU change is measured and waited o
     INFO(link.dump());
     // e1000e negotiates again for seconds after an MTU change (1.9-3.1 s measured by the issue).
     CHECK(link.at("link_down_s").get<double>() > 1.0);
-    CHECK(link.at("settle_s").get<double>() >= link.at("link_down_s").get<double>() - 0.2);
     const auto& end = link.at("ends").at(0);
+    // The sweep waited the renegotiation out: the end's wait (from the end of its change until carrier was
+    // back) is of the same order, and settle_s holds it. link_down_s counts from the change's start when the
+    // loss came during the change, so it exceeds the wait by the change's own time (0.27 s seen under TCG
+    // at load 13): no tighter relation holds between the two.
+    CHECK(end.at("back") == true);
+    CHECK(end.at("wait_s").get<double>() > 1.0);
+    CHECK(link.at("settle_s").get<double>() >= end.at("wait_s").get<double>());
     CHECK(end.at("ifname") == "nic0");
     CHECK(end.at("carrier_drops").get<int>() >= 1);
     // The kernel's counter saw at least the cell's drops (the restore at the end drops the link once more).

@@ -369,6 +369,11 @@ tc_ratespec rate_of(const TcNode& n, const std::string& prefix) {
 
 // --- encoders: named options back into TCA_OPTIONS of the kind ---
 
+// A rate of 2^32 bytes/s or more also goes in its 64-bit attribute `type` (the tc_ratespec holds 32 bits).
+void put_rate64(nl::NlRequest& req, uint16_t type, const TcNode& n, const char* name) {
+    if (const uint64_t r = get(n, name); r >= (uint64_t{1} << 32)) req.put_binary(type, &r, sizeof r);
+}
+
 void put_qdisc_options(nl::NlRequest& req, const TcNode& n) {
     if (n.kind == "pfifo" || n.kind == "bfifo") {
         tc_fifo_qopt q{};
@@ -382,10 +387,7 @@ void put_qdisc_options(nl::NlRequest& req, const TcNode& n) {
         q.mtu = get32(n, "mtu");
         auto opts = req.nest(TCA_OPTIONS);
         req.put_binary(TCA_TBF_PARMS, &q, sizeof q);
-        if (get(n, "rate") >= (uint64_t{1} << 32)) {
-            const uint64_t r = get(n, "rate");
-            req.put_binary(TCA_TBF_RATE64, &r, sizeof r);
-        }
+        put_rate64(req, TCA_TBF_RATE64, n, "rate");
         opts.close();
     } else if (n.kind == "htb") {
         tc_htb_glob g{};
@@ -421,14 +423,8 @@ void put_class_options(nl::NlRequest& req, const TcNode& n) {
     o.prio = get32(n, "prio");
     auto opts = req.nest(TCA_OPTIONS);
     req.put_binary(TCA_HTB_PARMS, &o, sizeof o);
-    if (get(n, "rate") >= (uint64_t{1} << 32)) {
-        const uint64_t r = get(n, "rate");
-        req.put_binary(TCA_HTB_RATE64, &r, sizeof r);
-    }
-    if (get(n, "ceil") >= (uint64_t{1} << 32)) {
-        const uint64_t c = get(n, "ceil");
-        req.put_binary(TCA_HTB_CEIL64, &c, sizeof c);
-    }
+    put_rate64(req, TCA_HTB_RATE64, n, "rate");
+    put_rate64(req, TCA_HTB_CEIL64, n, "ceil");
     opts.close();
 }
 

@@ -16,6 +16,7 @@
 #include "core/base/unique_fd.hpp"
 #include "ethtool_ctl/journal_lock.hpp"
 #include "ethtool_ctl/link_identity.hpp"
+#include "ethtool_ctl/netns_files.hpp"
 #include "ethtool_ctl/restore_settings.hpp"
 #include "ethtool_ctl/setting_writes.hpp"
 #include "core/base/setting_rules.hpp"
@@ -99,16 +100,7 @@ std::optional<std::string> read_file(const std::string& path) {
     }
     check_owner(fd.get(), path);
     std::string text;
-    char buf[8192];
-    for (;;) {
-        const ssize_t n = ::read(fd.get(), buf, sizeof buf);
-        if (n < 0) {
-            if (errno == EINTR) continue;
-            throw system_error("read journal " + path, errno);
-        }
-        if (n == 0) break;
-        text.append(buf, static_cast<size_t>(n));
-    }
+    if (const int err = read_to_end(fd.get(), text); err != 0) throw system_error("read journal " + path, err);
     return text;
 }
 

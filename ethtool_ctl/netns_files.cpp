@@ -69,6 +69,19 @@ void in_netns(const std::string& netns, const std::function<void()>& body) {
     if (failure) std::rethrow_exception(failure);
 }
 
+int read_to_end(int fd, std::string& out) {
+    char buf[8192];
+    for (;;) {
+        const ssize_t n = ::read(fd, buf, sizeof buf);
+        if (n < 0) {
+            if (errno == EINTR) continue;
+            return errno;
+        }
+        if (n == 0) return 0;
+        out.append(buf, static_cast<size_t>(n));
+    }
+}
+
 namespace {
 
 // The rest of `fd` (an open sysfs or procfs file) in one string; none with `error` set to strerror.
@@ -78,16 +91,9 @@ std::optional<std::string> read_all(const UniqueFd& fd, std::string* error) {
         return std::nullopt;
     }
     std::string out;
-    char buf[4096];
-    for (;;) {
-        const ssize_t n = ::read(fd.get(), buf, sizeof buf);
-        if (n < 0) {
-            if (errno == EINTR) continue;
-            if (error != nullptr) *error = std::strerror(errno);
-            return std::nullopt;
-        }
-        if (n == 0) break;
-        out.append(buf, static_cast<size_t>(n));
+    if (const int err = read_to_end(fd.get(), out); err != 0) {
+        if (error != nullptr) *error = std::strerror(err);
+        return std::nullopt;
     }
     return out;
 }

@@ -17,6 +17,10 @@ void in_netns(const std::string& netns, const std::function<void()>& body);
 /// The names in `dir` that start with `prefix` ("rx-"), sorted; none when it cannot be read.
 std::vector<std::string> directory_entries(const std::string& dir, const std::string& prefix = "");
 
+/// Reads the rest of the open file `fd` into `out`, trying a read a signal interrupted again: 0, or the
+/// errno of the read that failed.
+int read_to_end(int fd, std::string& out);
+
 /// Reads a whole small file; none with `error` set to strerror when it cannot be read.
 std::optional<std::string> read_small_file(const std::string& path, std::string* error = nullptr);
 

@@ -89,29 +89,51 @@ std::string decode_fifo(nl::Bytes opts, TcNode& n) {
     return {};
 }
 
-std::string decode_tbf(nl::Bytes opts, TcNode& n) {
-    std::optional<tc_tbf_qopt> parms;
-    std::optional<uint64_t> rate64, prate64;
-    for (const nlattr* a : attrs_of(opts, "tbf options")) {
-        switch (type_of(a)) {
-            case TCA_TBF_PARMS: {
-                tc_tbf_qopt q{};
-                if (!copy_struct(a, q)) return "tbf parameters shorter than tc_tbf_qopt";
-                parms = q;
-                break;
-            }
-            case TCA_TBF_RATE64: rate64 = u64_of(a); break;
-            case TCA_TBF_PRATE64: prate64 = u64_of(a); break;
-            case TCA_TBF_PAD: break;
-            default: return unknown("tbf", a);
+// The attribute numbers of an options nest that holds one parameters struct and two 64-bit rates beside
+// it (tbf: rate and peak rate; an htb class: rate and ceiling), with a pad attribute.
+struct ParmsAndRatesAttrs {
+    uint16_t parms, rate64, second64, pad;
+};
+
+template <typename Parms>
+struct ParmsAndRates {
+    std::optional<Parms> parms;
+    std::optional<uint64_t> rate64, second64;
+};
+
+// Reads such a nest into `out`: "" or why it cannot be rebuilt (an attribute it does not know, no parameters).
+// `kind` names the nest in messages ("tbf", "htb class"), `parms_name` its struct.
+template <typename Parms>
+std::string read_parms_and_rates(nl::Bytes opts, const std::string& kind, const char* parms_name, ParmsAndRatesAttrs at,
+                                 ParmsAndRates<Parms>& out) {
+    for (const nlattr* a : attrs_of(opts, (kind + " options").c_str())) {
+        const uint16_t type = type_of(a);
+        if (type == at.parms) {
+            Parms p{};
+            if (!copy_struct(a, p)) return kind + " parameters shorter than " + parms_name;
+            out.parms = p;
+        } else if (type == at.rate64) {
+            out.rate64 = u64_of(a);
+        } else if (type == at.second64) {
+            out.second64 = u64_of(a);
+        } else if (type != at.pad) {
+            return unknown(kind.c_str(), a);
         }
     }
-    if (!parms) return "tbf without parameters";
-    if (parms->peakrate.rate != 0 || prate64) return "tbf peakrate (not one nicmatrix can set)";
-    if (std::string why = put_rate(n, "", parms->rate, rate64); !why.empty()) return "tbf " + why;
-    n.options["limit"] = parms->limit;
-    n.options["buffer"] = parms->buffer;
-    n.options["mtu"] = parms->mtu;
+    return out.parms ? std::string() : kind + " without parameters";
+}
+
+std::string decode_tbf(nl::Bytes opts, TcNode& n) {
+    ParmsAndRates<tc_tbf_qopt> t;
+    if (std::string why = read_parms_and_rates(opts, "tbf", "tc_tbf_qopt", {TCA_TBF_PARMS, TCA_TBF_RATE64, TCA_TBF_PRATE64, TCA_TBF_PAD}, t);
+        !why.empty()) {
+        return why;
+    }
+    if (t.parms->peakrate.rate != 0 || t.second64) return "tbf peakrate (not one nicmatrix can set)";
+    if (std::string why = put_rate(n, "", t.parms->rate, t.rate64); !why.empty()) return "tbf " + why;
+    n.options["limit"] = t.parms->limit;
+    n.options["buffer"] = t.parms->buffer;
+    n.options["mtu"] = t.parms->mtu;
     return {};
 }
 
@@ -136,29 +158,17 @@ std::string decode_htb_qdisc(nl::Bytes opts, TcNode& n) {
 }
 
 std::string decode_htb_class(nl::Bytes opts, TcNode& n) {
-    std::optional<tc_htb_opt> parms;
-    std::optional<uint64_t> rate64, ceil64;
-    for (const nlattr* a : attrs_of(opts, "htb class options")) {
-        switch (type_of(a)) {
-            case TCA_HTB_PARMS: {
-                tc_htb_opt o{};
-                if (!copy_struct(a, o)) return "htb class parameters shorter than tc_htb_opt";
-                parms = o;
-                break;
-            }
-            case TCA_HTB_RATE64: rate64 = u64_of(a); break;
-            case TCA_HTB_CEIL64: ceil64 = u64_of(a); break;
-            case TCA_HTB_PAD: break;
-            default: return unknown("htb class", a);
-        }
+    ParmsAndRates<tc_htb_opt> c;
+    if (std::string why = read_parms_and_rates(opts, "htb class", "tc_htb_opt", {TCA_HTB_PARMS, TCA_HTB_RATE64, TCA_HTB_CEIL64, TCA_HTB_PAD}, c);
+        !why.empty()) {
+        return why;
     }
-    if (!parms) return "htb class without parameters";
-    if (std::string why = put_rate(n, "rate_", parms->rate, rate64); !why.empty()) return "htb class " + why;
-    if (std::string why = put_rate(n, "ceil_", parms->ceil, ceil64); !why.empty()) return "htb class " + why;
-    n.options["buffer"] = parms->buffer;
-    n.options["cbuffer"] = parms->cbuffer;
-    n.options["quantum"] = parms->quantum;
-    n.options["prio"] = parms->prio;   // level is the kernel's, from the classes below
+    if (std::string why = put_rate(n, "rate_", c.parms->rate, c.rate64); !why.empty()) return "htb class " + why;
+    if (std::string why = put_rate(n, "ceil_", c.parms->ceil, c.second64); !why.empty()) return "htb class " + why;
+    n.options["buffer"] = c.parms->buffer;
+    n.options["cbuffer"] = c.parms->cbuffer;
+    n.options["quantum"] = c.parms->quantum;
+    n.options["prio"] = c.parms->prio;   // level is the kernel's, from the classes below
     return {};
 }
 
@@ -359,6 +369,11 @@ tc_ratespec rate_of(const TcNode& n, const std::string& prefix) {
 
 // --- encoders: named options back into TCA_OPTIONS of the kind ---
 
+// A rate of 2^32 bytes/s or more also goes in its 64-bit attribute `type` (the tc_ratespec holds 32 bits).
+void put_rate64(nl::NlRequest& req, uint16_t type, const TcNode& n, const char* name) {
+    if (const uint64_t r = get(n, name); r >= (uint64_t{1} << 32)) req.put_binary(type, &r, sizeof r);
+}
+
 void put_qdisc_options(nl::NlRequest& req, const TcNode& n) {
     if (n.kind == "pfifo" || n.kind == "bfifo") {
         tc_fifo_qopt q{};
@@ -372,10 +387,7 @@ void put_qdisc_options(nl::NlRequest& req, const TcNode& n) {
         q.mtu = get32(n, "mtu");
         auto opts = req.nest(TCA_OPTIONS);
         req.put_binary(TCA_TBF_PARMS, &q, sizeof q);
-        if (get(n, "rate") >= (uint64_t{1} << 32)) {
-            const uint64_t r = get(n, "rate");
-            req.put_binary(TCA_TBF_RATE64, &r, sizeof r);
-        }
+        put_rate64(req, TCA_TBF_RATE64, n, "rate");
         opts.close();
     } else if (n.kind == "htb") {
         tc_htb_glob g{};
@@ -411,14 +423,8 @@ void put_class_options(nl::NlRequest& req, const TcNode& n) {
     o.prio = get32(n, "prio");
     auto opts = req.nest(TCA_OPTIONS);
     req.put_binary(TCA_HTB_PARMS, &o, sizeof o);
-    if (get(n, "rate") >= (uint64_t{1} << 32)) {
-        const uint64_t r = get(n, "rate");
-        req.put_binary(TCA_HTB_RATE64, &r, sizeof r);
-    }
-    if (get(n, "ceil") >= (uint64_t{1} << 32)) {
-        const uint64_t c = get(n, "ceil");
-        req.put_binary(TCA_HTB_CEIL64, &c, sizeof c);
-    }
+    put_rate64(req, TCA_HTB_RATE64, n, "rate");
+    put_rate64(req, TCA_HTB_CEIL64, n, "ceil");
     opts.close();
 }
 

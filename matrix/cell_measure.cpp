@@ -81,25 +81,20 @@ bool CellMeasure::measure_one(const TestSpec& spec, CellResult& result, std::opt
         link.reset();
         run.background = background;
         run.disturbed = disturbed;
+        // A run that ended badly is kept, and ends the cell with `status` and the run's error (else `why`).
+        const auto end_cell = [&](CellStatus status, const char* why) {
+            result.status = status;
+            result.error = rep + (run.error.empty() ? why : run.error);
+            result.runs.push_back(std::move(run));
+            return false;
+        };
         switch (run.status) {
             case RunStatus::Ok: result.runs.push_back(std::move(run)); return true;
             case RunStatus::Interrupted: return false;
-            case RunStatus::Stalled:
-                result.status = CellStatus::Stalled;
-                result.error = rep + (run.error.empty() ? "data stopped flowing" : run.error);
-                result.runs.push_back(std::move(run));
-                return false;
+            case RunStatus::Stalled: return end_cell(CellStatus::Stalled, "data stopped flowing");
             case RunStatus::PeerLost:
-            case RunStatus::Limited:
-                result.status = CellStatus::Failed;
-                result.error = rep + (run.error.empty() ? "the server end vanished" : run.error);
-                result.runs.push_back(std::move(run));
-                return false;
-            case RunStatus::Failed:
-                result.status = CellStatus::Failed;
-                result.error = rep + (run.error.empty() ? "a traffic worker failed" : run.error);
-                result.runs.push_back(std::move(run));
-                return false;
+            case RunStatus::Limited: return end_cell(CellStatus::Failed, "the server end vanished");
+            case RunStatus::Failed: return end_cell(CellStatus::Failed, "a traffic worker failed");
         }
     } catch (const Error& e) {
         result.status = CellStatus::Failed;

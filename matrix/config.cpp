@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "core/base/error.hpp"
+#include "core/base/json_text.hpp"
 #include "matrix/model/sweep_codec.hpp"
 #include "matrix/model/sweep_types.hpp"
 #include "core/base/traffic_codec.hpp"
@@ -115,20 +116,7 @@ void check_tuning_on_host(const SweepConfig& config, const std::string& source) 
 }  // namespace
 
 SweepPlan parse_sweep_plan_text(const std::string& text, const std::string& source) {
-    Json j;
-    try {
-        j = Json::parse(text);
-    } catch (const Json::exception& e) {
-        // nlohmann's message carries the line and column ("parse error at line 3, column 5: ..."); a number
-        // too big for a double is an out_of_range error (found by fuzz/sweep_config_fuzz.cpp).
-        std::string what = e.what();
-        if (const auto at = what.find("parse error"); at != std::string::npos) {
-            what = what.substr(at);
-        } else if (const auto end = what.find("] "); end != std::string::npos) {
-            what = what.substr(end + 2);
-        }
-        throw usage_error(source + ": not valid JSON: " + what);
-    }
+    const Json j = parse_json_text(text, source);
     SweepConfig config;
     try {
         config = parse_sweep_config(j);

@@ -14,16 +14,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-if [ "$(id -u)" -ne 0 ]; then
-  echo "check-package: run as root (it installs and removes the package)" >&2
-  exit 1
-fi
-# installed, config-files, half-installed, ...; nothing or not-installed when dpkg does not have it.
-package_state() { dpkg-query -W -f='${db:Status-Status}' nicmatrix 2>/dev/null || true; }
-if [ -n "$(package_state)" ] && [ "$(package_state)" != not-installed ]; then
-  echo "check-package: dpkg has nicmatrix already ($(package_state)); this check installs and purges it: purge it first" >&2
-  exit 1
-fi
+# shellcheck source=scripts/package_guard.sh
+. scripts/package_guard.sh
+package_guard check-package "it installs and removes the package" check
 
 bash scripts/install-deps.sh package-check
 version=$(sed -n 's/^project(nicmatrix VERSION \([0-9.]*\).*/\1/p' CMakeLists.txt)
@@ -38,7 +31,7 @@ installed_packages > "$work/before"
 cleanup() {
   local status=$?
   trap - EXIT
-  if [ -n "$(package_state)" ] && [ "$(package_state)" != not-installed ]; then
+  if package_present; then
     DEBIAN_FRONTEND=noninteractive apt-get purge -y -q nicmatrix >/dev/null 2>&1 || true
   fi
   # What `apt-get install ./nicmatrix.deb` pulled in (its dependencies and recommendations).

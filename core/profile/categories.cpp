@@ -4,6 +4,7 @@
 #include <sstream>
 
 #include "core/base/error.hpp"
+#include "core/base/json_text.hpp"
 #include "core/base/profile_codec.hpp"
 #include "core/profile/builtin_categories.hpp"
 
@@ -11,14 +12,7 @@ namespace nm::profile {
 namespace {
 
 CategoryTable parse_text(const std::string& text, const std::string& source) {
-    Json j;
-    try {
-        j = Json::parse(text);
-    } catch (const Json::exception& e) {
-        std::string what = e.what();
-        if (const auto at = what.find("parse error"); at != std::string::npos) what = what.substr(at);
-        throw usage_error(source + ": not valid JSON: " + what);
-    }
+    const Json j = parse_json_text(text, source);
     try {
         CategoryTable t = parse_category_table(j);
         t.source = source;

@@ -39,7 +39,7 @@
 #include "core/rr/rr_common.hpp"
 #include "core/host/socket_options.hpp"
 #include "core/workers/stream_set.hpp"
-#include "core/rr/tcp_rr_ping_pong.hpp"
+#include "core/rr/rr_ping_pong.hpp"
 #include "core/workers/window_meter.hpp"
 
 namespace nm {

@@ -10,7 +10,7 @@
 // What counts is what tcp_rr_send/tcp_rr_receive count (core/rr/rr_workers.cpp): a transaction whose request
 // went out inside the initiator's window; at the window's end the initiator waits for its answer, then
 // closes its side; the responder answers until the initiator's end of stream.
-#include "core/rr/tcp_rr_ping_pong.hpp"
+#include "core/rr/rr_ping_pong.hpp"
 
 #include <sys/socket.h>
 

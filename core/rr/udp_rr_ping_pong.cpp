@@ -10,7 +10,7 @@
 // another sequence number (a lost request's, come late) is counted late. At the window's end the
 // initiator waits for its last answer (or its timeout) and stops; the responder answers the client's
 // address only, until it is stopped, then answers what is still queued.
-#include "core/rr/udp_rr_ping_pong.hpp"
+#include "core/rr/rr_ping_pong.hpp"
 
 #include <sys/socket.h>
 

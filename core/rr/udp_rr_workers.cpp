@@ -11,7 +11,7 @@
 #include "core/host/socket_options.hpp"
 #include "core/rr/rr_common.hpp"
 #include "core/rr/rr_workers.hpp"
-#include "core/rr/udp_rr_ping_pong.hpp"
+#include "core/rr/rr_ping_pong.hpp"
 #include "core/workers/stream_set.hpp"
 #include "core/workers/window_meter.hpp"
 

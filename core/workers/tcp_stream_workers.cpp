@@ -312,15 +312,9 @@ void tcp_stream_receive(WorkerJob& job) {
         return Step::again();
     };
 
-    StreamSet set(std::move(job.streams), {.events = EPOLLIN,
-                                           .on_stop = OnStop::End,
-                                           .on_turn = on_turn,
-                                           .on_ready = on_ready,
-                                           .spin = std::chrono::microseconds(plan.socket.rx_spin_us)});
-    set.run(job.stop);
-    out.rx_spin = set.spin_stats();
-    meter.close();
-    for (const Stream& s : set) ReceiverBooks::read_path(out.streams[s.index()], s.fd());
+    run_receive_loop(job, meter, OnStop::End, on_turn, on_ready, [&](StreamSet& set) {
+        for (const Stream& s : set) ReceiverBooks::read_path(out.streams[s.index()], s.fd());
+    });
 }
 
 uint64_t tcp_stream_memory(const EnginePlan& plan, bool sender, size_t streams) {

@@ -415,14 +415,7 @@ void udp_stream_receive(WorkerJob& job) {
         return Step::again();
     };
 
-    StreamSet set(std::move(job.streams), {.events = EPOLLIN,
-                                           .on_stop = OnStop::Drain,
-                                           .on_turn = on_turn,
-                                           .on_ready = on_ready,
-                                           .spin = std::chrono::microseconds(plan.socket.rx_spin_us)});
-    set.run(job.stop);
-    out.rx_spin = set.spin_stats();
-    meter.close();
+    run_receive_loop(job, meter, OnStop::Drain, on_turn, on_ready);
     add_received_streams(got, opposite(plan.send_direction), out.streams);
 }
 

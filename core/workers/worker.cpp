@@ -40,6 +40,19 @@ std::string stream_error(uint32_t id, const char* what, int err) {
 
 bool would_block(int err) { return err == EAGAIN || err == EWOULDBLOCK || err == EINTR; }
 
+void run_receive_loop(WorkerJob& job, WindowMeter& meter, OnStop on_stop, std::function<bool(StreamSet&, TimePoint)> on_turn,
+                      std::function<Step(Stream&, TimePoint)> on_ready, const std::function<void(StreamSet&)>& after) {
+    StreamSet set(std::move(job.streams), {.events = EPOLLIN,
+                                           .on_stop = on_stop,
+                                           .on_turn = std::move(on_turn),
+                                           .on_ready = std::move(on_ready),
+                                           .spin = std::chrono::microseconds(job.plan.socket.rx_spin_us)});
+    set.run(job.stop);
+    job.out.rx_spin = set.spin_stats();
+    meter.close();
+    if (after) after(set);
+}
+
 std::vector<char> rr_payload(size_t size) {
     std::vector<char> buf(std::max<size_t>(size, 1));
     for (size_t i = 0; i < buf.size(); ++i) buf[i] = static_cast<char>('A' + i % 26);

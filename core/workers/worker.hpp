@@ -13,6 +13,7 @@
 
 #include "core/base/traffic_types.hpp"
 #include "core/workers/engine_plan.hpp"
+#include "core/workers/stream_set.hpp"
 #include "core/workers/window_meter.hpp"
 
 namespace nm {
@@ -72,6 +73,12 @@ std::string stream_error(uint32_t id, const char* what, int err);
 /// EAGAIN, EWOULDBLOCK or EINTR: a non-blocking call would have waited, or a blocking one's SO_RCVTIMEO/
 /// SO_SNDTIMEO ran out (or a signal came); the worker looks at its clock and tries again.
 bool would_block(int err);
+
+/// A stream receiver's loop: its streams on one StreamSet waiting for EPOLLIN with the plan's --rx-spin, run
+/// until they end or `job.stop` (then as `on_stop` says). Records the spin's figures in `job.out` and closes
+/// `meter`; `after` (when given) then sees the streams, before the set closes their sockets.
+void run_receive_loop(WorkerJob& job, WindowMeter& meter, OnStop on_stop, std::function<bool(StreamSet&, TimePoint)> on_turn,
+                      std::function<Step(Stream&, TimePoint)> on_ready, const std::function<void(StreamSet&)>& after = {});
 
 /// A request/response worker moves at most this much in one send() or recv().
 inline constexpr size_t kRrMaxChunk = 1 << 20;

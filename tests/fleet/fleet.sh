@@ -30,15 +30,9 @@
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/../.." && pwd)
 
-if [ "$(id -u)" -ne 0 ]; then
-  echo "fleet: run as root (it makes namespaces, runs sshd, installs and purges the package)" >&2
-  exit 1
-fi
-package_state() { dpkg-query -W -f='${db:Status-Status}' nicmatrix 2>/dev/null || true; }
-if [ -n "$(package_state)" ] && [ "$(package_state)" != not-installed ]; then
-  echo "fleet: dpkg has nicmatrix already ($(package_state)); this test installs and purges it: purge it first" >&2
-  exit 1
-fi
+# shellcheck source=scripts/package_guard.sh
+. "$repo/scripts/package_guard.sh"
+package_guard fleet "it makes namespaces, runs sshd, installs and purges the package" test
 deps_log=$(mktemp /tmp/nicmatrix-fleet-deps.XXXXXX)
 if ! bash "$repo/scripts/install-deps.sh" package-check >"$deps_log" 2>&1; then
   cat "$deps_log"; rm -f "$deps_log"; exit 1
@@ -111,7 +105,7 @@ cleanup() {
       "/run/nicmatrix/agent-$ifc.json.lock"
   done
   for pid in "${sshd_pids[@]}"; do kill "$pid" 2>/dev/null; wait "$pid" 2>/dev/null; done
-  if [ -n "$(package_state)" ] && [ "$(package_state)" != not-installed ]; then
+  if package_present; then
     DEBIAN_FRONTEND=noninteractive timeout 300 apt-get purge -y -q nicmatrix >/dev/null 2>&1
   fi
   local pulled

@@ -64,15 +64,8 @@ check() {
   shift
   if "$@" >"$work/out" 2>&1; then pass "$what"; else fail "$what"; sed 's/^/      /' "$work/out"; fi
 }
-# wait_for SECONDS DESCRIPTION CMD...: polls CMD until it succeeds; returns 1 with DESCRIPTION at the deadline.
-wait_for() {
-  local deadline=$((SECONDS + $1)) what=$2
-  shift 2
-  until "$@" >/dev/null 2>&1; do
-    if ((SECONDS >= deadline)); then echo "fleet: timed out waiting for $what" >&2; return 1; fi
-    sleep 0.1
-  done
-}
+# wait_for SECONDS DESCRIPTION CMD...
+source "$repo/tests/support/wait_for.sh"
 
 installed_packages() { dpkg-query -W -f='${db:Status-Abbrev} ${Package}\n' | awk '$1 == "ii" { print $2 }' | sort; }
 installed_packages > "$work/packages-before"
@@ -257,16 +250,21 @@ export ANSIBLE_CONFIG=$work/ansible.cfg ANSIBLE_HOME=$work/ansible-home ANSIBLE_
 playbook() {
   ip netns exec "$ctl" timeout 600 ansible-playbook -i "$work/lab/inventory.yml" "$1" >"$2" 2>&1
 }
+# play NAME LOG LINES: playbook NAME, a check that it succeeded (with the time it took); when it failed, the
+# last LINES lines of LOG.
+play() {
+  local start=$SECONDS
+  if playbook "$1" "$2"; then
+    pass "ansible-playbook $1 succeeded ($((SECONDS - start)) s)"
+  else
+    fail "ansible-playbook $1 succeeded ($((SECONDS - start)) s)"; tail -"$3" "$2" | sed 's/^/      /'
+  fi
+}
 lab_key=$work/lab/nicmatrix-lab.key
 
 # --- run 1: install, agents, two sweeps, merge ---------------------------------------------------------
 echo "== run 1: nicmatrix.lab.sweep_pairs (3 hosts, 2 pairs)"
-start=$SECONDS
-if playbook nicmatrix.lab.sweep_pairs "$work/run1.log"; then
-  pass "ansible-playbook nicmatrix.lab.sweep_pairs succeeded ($((SECONDS - start)) s)"
-else
-  fail "ansible-playbook nicmatrix.lab.sweep_pairs succeeded ($((SECONDS - start)) s)"; tail -60 "$work/run1.log" | sed 's/^/      /'
-fi
+play nicmatrix.lab.sweep_pairs "$work/run1.log" 60
 check "the role said it runs the agents as background processes (PID 1 here: $(ps -o comm= -p 1))" \
   grep -q 'so the agents run as plain background processes' "$work/run1.log"
 check "the package is installed ($deb_version, dpkg)" bash -c \
@@ -377,12 +375,7 @@ check "the lab key is unchanged by a second run" cmp "$work/lab-key-run1" "$lab_
 
 # --- run 3: remove -------------------------------------------------------------------------------------
 echo "== run 3: nicmatrix.lab.remove"
-start=$SECONDS
-if playbook nicmatrix.lab.remove "$work/run3.log"; then
-  pass "ansible-playbook nicmatrix.lab.remove succeeded ($((SECONDS - start)) s)"
-else
-  fail "ansible-playbook nicmatrix.lab.remove succeeded"; tail -40 "$work/run3.log" | sed 's/^/      /'
-fi
+play nicmatrix.lab.remove "$work/run3.log" 40
 no_agents() {
   local ifc pid
   for ifc in "${tag}2a" "${tag}2b"; do

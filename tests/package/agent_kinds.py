@@ -9,7 +9,10 @@ Prints one line per check ("ok    ..." / "FAIL  ..."); exits 1 when one failed. 
 have (rings and coalescing on a veth) must be reported by the agent's `unsupported` op, with ethtool
 agreeing that the device has none; it is then not applied.
 """
-import argparse, hashlib, hmac, json, os, socket, subprocess, sys
+import argparse, json, os, subprocess, sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
+from agent_client import AgentSession, canonical as D  # noqa: E402  (the one client of the agent's session)
 
 ap = argparse.ArgumentParser()
 ap.add_argument("host"); ap.add_argument("port", type=int); ap.add_argument("key"); ap.add_argument("ifname"); ap.add_argument("ns_pid")
@@ -34,39 +37,16 @@ def outside(*cmd):
 
 
 # The agent's session (agent/agent_protocol.hpp; core/control/message_auth.cpp), as the review's key holder's client.
-key = open(args.key, "rb").read()
-H = lambda k, s: hmac.new(k, s.encode(), hashlib.sha256).hexdigest()
-D = lambda o: json.dumps(o, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-sock = socket.create_connection((args.host, args.port), timeout=20)
-f = sock.makefile("rb")
-VERSION = 2   # core/control/control_protocol.hpp kControlVersion
-send = lambda o: sock.sendall((D(dict(o, v=VERSION)) + "\n").encode())
-recv_line = lambda: f.readline().decode().rstrip("\n")
-recv = lambda: json.loads(recv_line())
-cn = os.urandom(32).hex()
-send({"type": "control_hello", "client_nonce": cn})
-# The proofs cover the challenge's line as received (control protocol 2).
-t = recv_line()
-ch = json.loads(t)
-if ch.get("type") != "challenge":
-    sys.exit("no challenge: " + t)
-n = ch["nonce"]
-send({"type": "auth", "mac": H(key, n + cn + "nicmatrix/control/v1 client\n" + t)})
-welcome = recv()
-if welcome.get("type") != "welcome":
-    sys.exit("not welcome: " + D(welcome))
-sk = H(key, n + cn + "nicmatrix/control/v1 session").encode()
-seq = 0
+session = AgentSession(args.host, args.port, open(args.key, "rb").read(), timeout=20)
+ch = session.challenge
+if session.welcome.get("type") != "welcome":
+    sys.exit("not welcome: " + D(session.welcome))
 
 
 def request(body):
-    global seq
-    seq += 1
-    # The MAC is the line's last member, over the bytes before it (core/control/message_auth.hpp sign_text).
-    text = D(dict(body, type="request", seq=seq, v=VERSION))
-    sock.sendall((text[:-1] + ',"mac":"' + H(sk, "client->agent\n" + text) + '"}\n').encode())
+    session.send_request(body)
     while True:
-        r = recv()
+        r = session.receive()
         if r.get("type") in ("reply", "error"):
             return r
 
@@ -155,5 +135,5 @@ for kind in unavailable:
     report(r.get("type") == "error" and r.get("kind") == "refused" and (oracle is None or oracle() == before),
            f"{kind}: apply refused with nothing changed", D(r))
 
-sock.close()
+session.close()
 sys.exit(1 if failures else 0)

@@ -37,15 +37,8 @@ fail() { echo "FAIL  $*"; failures=$((failures + 1)); }
 # in_container CMD...: runs CMD in the container (its mount, network and pid namespaces: systemctl
 # reaches the container's systemd).
 in_container() { timeout 60 nsenter -t "$leader" -m -n -p -u -i "$@"; }
-# wait_for SECONDS DESCRIPTION CMD...: polls CMD until it succeeds; fails with DESCRIPTION at the deadline.
-wait_for() {
-  local deadline=$((SECONDS + $1)) what=$2
-  shift 2
-  until "$@" >/dev/null 2>&1; do
-    if ((SECONDS >= deadline)); then echo "agent_unit: timed out waiting for $what" >&2; return 1; fi
-    sleep 0.2
-  done
-}
+# wait_for SECONDS DESCRIPTION CMD...
+source "$here/../support/wait_for.sh"
 host_state() {
   ip -o link show | awk -F': ' '{ print $2 }' | sort
   sysctl -a 2>/dev/null | grep -E '^(net|kernel\.(core|sched_|printk|pid_max)|fs\.(nr_open|file-max)|vm\.)' |

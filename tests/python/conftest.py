@@ -1,3 +1,4 @@
+import contextlib
 import os
 import subprocess
 import sys
@@ -24,6 +25,34 @@ def run(*args, timeout=60, check=True):
 def unique_name(prefix="nmpy"):
     """A lab name no other test (or helper) uses: the namespaces are NAME-a and NAME-b."""
     return prefix + uuid.uuid4().hex[:8]
+
+
+@contextlib.contextmanager
+def reaped(process):
+    """`process` (a Popen) for the with-block; killed and reaped on leaving it if it still runs."""
+    try:
+        yield process
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+
+
+@contextlib.contextmanager
+def serving(netns, *args):
+    """`nicmatrix serve ARGS` in `netns` (its stdout a pipe), once it says it listens; killed and reaped
+    on leaving the with-block if it still runs."""
+    server = subprocess.Popen(["ip", "netns", "exec", netns, NM_BINARY, "serve", *args], stdout=subprocess.PIPE, text=True)
+    with reaped(server):
+        assert "listening" in server.stdout.readline()
+        yield server
+
+
+def run_script(netns, script, text, *args, timeout=30):
+    """Writes `text` to the file `script` and runs it with Debian's python3 in `netns` (the module found
+    through PYTHONPATH); its CompletedProcess."""
+    script.write_text(text)
+    return run("ip", "netns", "exec", netns, "/usr/bin/python3", str(script), *args, timeout=timeout)
 
 
 @pytest.fixture

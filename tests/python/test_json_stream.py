@@ -9,7 +9,7 @@ import time
 import jsonschema
 import pytest
 
-from conftest import NM_BINARY, SOURCE, needs_root, unique_name
+from conftest import NM_BINARY, SOURCE, needs_root, serving, unique_name
 
 CONFIG = {
     "name": "stream", "offloads": [{"name": "gro-on", "features": {"gro": "on"}}, {"name": "gro-off", "features": {"gro": "off"}}],
@@ -124,16 +124,10 @@ def stamp(event):
 @needs_root
 def test_run_json_stream_validates_and_its_run_is_what_crossed_the_wire(cli_lab):
     ns_a, ns_b = f"{cli_lab}-a", f"{cli_lab}-b"
-    server = subprocess.Popen(["ip", "netns", "exec", ns_b, NM_BINARY, "serve", "--once"], stdout=subprocess.PIPE, text=True)
-    try:
-        assert "listening" in server.stdout.readline()
+    with serving(ns_b, "--once") as server:
         out = subprocess.run(["ip", "netns", "exec", ns_a, NM_BINARY, "run", "-c", "2001:2::2", "-t", "3", "-i", "0.5", "--json-stream"],
                              capture_output=True, text=True, timeout=30)
         server.wait(timeout=10)
-    finally:
-        if server.poll() is None:
-            server.kill()
-            server.wait()
     assert out.returncode == 0, out.stderr
     v = validator()
     events = [json.loads(line) for line in out.stdout.splitlines()]

@@ -2,10 +2,9 @@
 DataFrame, `report --metric`, `compare --metric` and the plots, checked against the results file itself."""
 import json
 import os
-import subprocess
 
 import nicmatrix as nm
-from conftest import NM_BINARY, SOURCE, needs_root, run, unique_name
+from conftest import NM_BINARY, SOURCE, needs_root, run, run_script, serving, unique_name
 
 pytestmark = needs_root
 
@@ -76,18 +75,10 @@ print(json.dumps(nm.run(host="198.18.0.2", duration_s=0.7, test="rr", request_si
 
 def test_run_rr_from_python(tmp_path, cli_lab):
     ns_a, ns_b = f"{cli_lab}-a", f"{cli_lab}-b"
-    server = subprocess.Popen(["ip", "netns", "exec", ns_b, NM_BINARY, "serve", "--once", "--json"], stdout=subprocess.PIPE, text=True)
-    try:
-        assert "listening" in server.stdout.readline()
-        script = tmp_path / "rr.py"
-        script.write_text(RR_SCRIPT)
-        out = run("ip", "netns", "exec", ns_a, "/usr/bin/python3", str(script), timeout=30)
+    with serving(ns_b, "--once", "--json") as server:
+        out = run_script(ns_a, tmp_path / "rr.py", RR_SCRIPT)
         served = json.loads(server.stdout.readline())   # the server's own line for the test
         server.wait(timeout=10)
-    finally:
-        if server.poll() is None:
-            server.kill()
-            server.wait()
     result = json.loads(out.stdout)
     assert result["status"] == "ok"
     assert result["spec"]["request_size"] == 32 and result["spec"]["burst"] == 2

@@ -11,7 +11,7 @@ import time
 import pytest
 
 import nicmatrix as nm
-from conftest import NM_BINARY, needs_root, run, unique_name
+from conftest import needs_root, reaped, run, run_script, serving, unique_name
 
 pytestmark = needs_root
 
@@ -147,38 +147,37 @@ SWEEP_SCRIPT = textwrap.dedent("""
 """)
 
 
+def sweep_child(tmp_path, netns, config, out):
+    """SWEEP_SCRIPT in `netns` as a child process: `config` swept against the peer 198.18.0.2 into `out`,
+    its journal tmp_path/journal.json; stdout and stderr pipes."""
+    config_file = tmp_path / "config.json"
+    config_file.write_text(json.dumps(config))
+    script = tmp_path / "sweep.py"
+    script.write_text(SWEEP_SCRIPT)
+    return subprocess.Popen(["ip", "netns", "exec", netns, "/usr/bin/python3", str(script), str(config_file), str(out),
+                             str(tmp_path / "journal.json"), "198.18.0.2"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=os.environ.copy())
+
+
 def test_ctrl_c_restores_the_interfaces_and_keeps_finished_cells(tmp_path, cli_lab):
     # A lab that outlives the sweep (peer mode: the sweep runs in the client's namespace against a
     # `nicmatrix serve` in the server's), so its interface can be checked with ethtool and ip afterwards.
     ns_a, ns_b = f"{cli_lab}-a", f"{cli_lab}-b"
     before_features, before_mtu = ethtool_k(ns_a, "nm-a"), link_mtu(ns_a, "nm-a")
-    server = subprocess.Popen(["ip", "netns", "exec", ns_b, NM_BINARY, "serve"], stdout=subprocess.PIPE, text=True)
-    try:
-        assert "listening" in server.stdout.readline()
+    with serving(ns_b) as server:
         config = tiny_config("py-interrupt", [{"name": "off", "features": {"tso": "off", "gso": "off", "gro": "off"}},
                                               {"name": "on", "features": {}}], [1400, 1300], duration_s=2, apply_to="local",
                              order="sequential")   # the cells in turn, so the test knows which one Ctrl-C stops
-        config_file, out = tmp_path / "config.json", tmp_path / "interrupted.json"
-        config_file.write_text(json.dumps(config))
-        script = tmp_path / "sweep.py"
-        script.write_text(SWEEP_SCRIPT)
-        child = subprocess.Popen(["ip", "netns", "exec", ns_a, "/usr/bin/python3", str(script), str(config_file), str(out),
-                                  str(tmp_path / "journal.json"), "198.18.0.2"],
-                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=os.environ.copy())
-        try:
+        out = tmp_path / "interrupted.json"
+        with reaped(sweep_child(tmp_path, ns_a, config, out)) as child:
             first = child.stdout.readline()
             assert first.startswith("DONE off/mtu1400/tcp-p1"), first + child.stderr.read() if not first else first
             # The second cell (off at MTU 1300) is applied next and then measured for 2.2 s.
             wait_until(lambda: link_mtu(ns_a, "nm-a") == 1300, 5, "the second cell's MTU on nm-a")
             child.send_signal(signal.SIGINT)
             rest, err = child.communicate(timeout=30)
-        finally:
-            if child.poll() is None:
-                child.kill()
-                child.wait()
         assert child.returncode == 3, rest + err
         assert "KeyboardInterrupt" in rest
-    finally:
         server.send_signal(signal.SIGINT)
         server.wait(timeout=10)
 
@@ -199,29 +198,16 @@ def test_sigterm_and_sighup_stop_the_sweep_like_ctrl_c_and_restore(tmp_path, cli
     # process as it asked (the default action: killed by that signal).
     ns_a, ns_b = f"{cli_lab}-a", f"{cli_lab}-b"
     before_features, before_mtu = ethtool_k(ns_a, "nm-a"), link_mtu(ns_a, "nm-a")
-    server = subprocess.Popen(["ip", "netns", "exec", ns_b, NM_BINARY, "serve"], stdout=subprocess.PIPE, text=True)
-    try:
-        assert "listening" in server.stdout.readline()
+    with serving(ns_b) as server:
         config = tiny_config("py-term", [{"name": "off", "features": {"tso": "off", "gso": "off", "gro": "off"}}],
                              [1400, 1300, 1420], duration_s=2, apply_to="local")
-        config_file, out = tmp_path / "config.json", tmp_path / "term.json"
-        config_file.write_text(json.dumps(config))
-        script = tmp_path / "sweep.py"
-        script.write_text(SWEEP_SCRIPT)
-        child = subprocess.Popen(["ip", "netns", "exec", ns_a, "/usr/bin/python3", str(script), str(config_file), str(out),
-                                  str(tmp_path / "journal.json"), "198.18.0.2"],
-                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=os.environ.copy())
-        try:
+        out = tmp_path / "term.json"
+        with reaped(sweep_child(tmp_path, ns_a, config, out)) as child:
             wait_until(lambda: link_mtu(ns_a, "nm-a") == 1400, 15, "the first cell's MTU on nm-a")
             child.send_signal(signum)
             rest, err = child.communicate(timeout=30)
-        finally:
-            if child.poll() is None:
-                child.kill()
-                child.wait()
         assert child.returncode == -signum, rest + err
         assert "FINISHED" not in rest
-    finally:
         server.send_signal(signal.SIGINT)
         server.wait(timeout=10)
 
@@ -246,19 +232,11 @@ def rx_bytes(netns, iface):
 
 def test_run_one_test_from_python(tmp_path, cli_lab):
     ns_a, ns_b = f"{cli_lab}-a", f"{cli_lab}-b"
-    server = subprocess.Popen(["ip", "netns", "exec", ns_b, NM_BINARY, "serve", "--once"], stdout=subprocess.PIPE, text=True)
-    try:
-        assert "listening" in server.stdout.readline()
+    with serving(ns_b, "--once") as server:
         before = rx_bytes(ns_b, "nm-b")
-        script = tmp_path / "run.py"
-        script.write_text(RUN_SCRIPT)
-        out = run("ip", "netns", "exec", ns_a, "/usr/bin/python3", str(script), timeout=30)
+        out = run_script(ns_a, tmp_path / "run.py", RUN_SCRIPT)
         after = rx_bytes(ns_b, "nm-b")
         server.wait(timeout=10)
-    finally:
-        if server.poll() is None:
-            server.kill()
-            server.wait()
     result = json.loads(out.stdout)
     assert result["status"] == "ok"
     assert len(result["streams"]) == 2
@@ -287,16 +265,8 @@ def test_run_with_key_file_from_python(tmp_path, cli_lab):
     key = tmp_path / "key"
     key.write_bytes(os.urandom(32))
     key.chmod(0o600)
-    server = subprocess.Popen(["ip", "netns", "exec", ns_b, NM_BINARY, "serve", "--key-file", str(key)],
-                              stdout=subprocess.PIPE, text=True)
-    try:
-        assert "listening" in server.stdout.readline()
-        script = tmp_path / "keyed.py"
-        script.write_text(KEYED_RUN_SCRIPT)
-        out = run("ip", "netns", "exec", ns_a, "/usr/bin/python3", str(script), str(key), timeout=30)
-    finally:
-        server.kill()
-        server.wait()
+    with serving(ns_b, "--key-file", str(key)):
+        out = run_script(ns_a, tmp_path / "keyed.py", KEYED_RUN_SCRIPT, str(key))
     first, second = out.stdout.splitlines()[:2]
     assert first.startswith("no-key:") and "ran" not in first and "key" in first
     result = json.loads(second)

@@ -1,6 +1,6 @@
 #pragma once
-// The engine's server in-process for integration tests: a TrafficServer on its own thread inside a lab
-// namespace, serving until destroyed.
+// The engine in-process for integration tests: a TrafficServer on its own thread inside a lab namespace,
+// serving until destroyed, a lab with one, and one client run from inside the client's namespace.
 #include <catch2/catch.hpp>
 
 #include <future>
@@ -8,8 +8,12 @@
 #include <string>
 #include <thread>
 
+#include "core/base/lab_types.hpp"
+#include "core/session/traffic_client.hpp"
 #include "core/session/traffic_server.hpp"
 #include "ethtool_ctl/netns.hpp"
+#include "tests/support/require.hpp"
+#include "tests/support/scoped_lab.hpp"
 
 namespace nm::test {
 
@@ -44,5 +48,21 @@ private:
     std::jthread thread_;
     uint16_t port_ = 0;
 };
+
+/// A Catch2 fixture (TEST_CASE_METHOD): skips the test without CAP_NET_ADMIN, then makes a pair lab whose
+/// server end serves tests in-process (`server`, on a port of its own).
+struct InProcessLab : NeedsNetAdmin {
+    ScopedLab lab;
+    LabServer server{lab.server().netns};
+};
+
+/// One TrafficClient run of `spec` from inside `client`'s namespace (the calling thread enters it and
+/// leaves it on return).
+inline RunResult run_in(const LabInterface& client, const TestSpec& spec, std::stop_token stop = {},
+                        TrafficClientOptions options = {}) {
+    NetnsScope scope(client.netns);
+    TrafficClient c(std::move(options));
+    return c.run(spec, stop);
+}
 
 }  // namespace nm::test

@@ -3,6 +3,7 @@
 // directory (tests/support/temp_dir.hpp), shared by the matrix unit tests.
 #include <catch2/catch.hpp>
 
+#include <initializer_list>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -17,6 +18,23 @@
 #include "tests/support/temp_dir.hpp"
 
 namespace nm::test {
+
+/// The sweep config that `layers` make: the first a whole config's JSON, each next one a JSON merge patch
+/// (RFC 7386) over what came before.
+inline SweepConfig sweep_config(std::initializer_list<std::string> layers) {
+    Json j = Json::object();
+    for (const auto& layer : layers) j.merge_patch(Json::parse(layer));
+    return parse_sweep_config(j);
+}
+
+/// Eight cells: two profiles (every offload on, every offload off) x two MTUs x one and ten streams, each
+/// run 1 s after 0.5 s omitted (the runner tests set the repetitions and the order).
+inline const std::string kEightCellSweep = R"({
+      "offloads": [{"name": "all-on", "features": {"tx": "on", "sg": "on", "tso": "on", "gso": "on", "gro": "on"}},
+                   {"name": "all-off", "features": {"tx": "off", "sg": "off", "tso": "off", "gso": "off", "gro": "off"}}],
+      "mtu": [1500, 9000],
+      "traffic": [{"streams": 1}, {"streams": 10}],
+      "duration_s": 1, "omit_s": 0.5})";
 
 /// The cell of `r` whose key is `key`; the test fails naming it when there is none.
 inline const CellResult& cell(const ResultsFile& r, const std::string& key) {

@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <string>
+#include <thread>
 
 namespace nm::test {
 
@@ -24,6 +25,13 @@ void require_tool(const char* tool) {
     const std::string probe = std::string("command -v ") + tool + " >/dev/null 2>&1";
     if (std::system(probe.c_str()) != 0) {
         std::fprintf(stderr, "SKIPPED: this test reads its oracle with %s, which is not installed (scripts/install-deps.sh)\n", tool);
+        std::exit(77);
+    }
+}
+
+void require_cpus(unsigned count, const char* what) {
+    if (std::thread::hardware_concurrency() < count) {
+        std::fprintf(stderr, "SKIPPED: %s needs %u CPUs\n", what, count);
         std::exit(77);
     }
 }

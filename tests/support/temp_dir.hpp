@@ -2,6 +2,7 @@
 // A scratch directory for a test's files (traces, captures, results), removed at scope exit, a failed
 // REQUIRE's included.
 #include <filesystem>
+#include <fstream>
 #include <string>
 
 #include "tests/support/scoped_lab.hpp"
@@ -16,5 +17,11 @@ struct TempDir {
     TempDir& operator=(const TempDir&) = delete;
     std::string file(const std::string& name) const { return (path / name).string(); }
 };
+
+/// Writes `text` and a newline to `file`, making the folders on its way: one file of a fake /sys or /proc.
+inline void put_file(const std::filesystem::path& file, const std::string& text) {
+    std::filesystem::create_directories(file.parent_path());
+    std::ofstream(file) << text << '\n';
+}
 
 }  // namespace nm::test

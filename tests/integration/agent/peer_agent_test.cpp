@@ -44,8 +44,9 @@ const std::string kKey = "0123456789abcdef0123456789abcdef";
 
 nm::Deadline soon() { return std::chrono::steady_clock::now() + 5s; }
 
-/// A lab whose server namespace runs the agent (in-process, on a thread that sits in that namespace).
-struct AgentWorld {
+/// A lab whose server namespace runs the agent (in-process, on a thread that sits in that namespace); skips
+/// the test without CAP_NET_ADMIN before the lab is made.
+struct AgentWorld : nm::test::NeedsNetAdmin {
     explicit AgentWorld(std::optional<std::string> key, std::chrono::milliseconds heartbeat = 10000ms,
                         std::vector<std::string> kinds = nm::default_agent_kinds()) {
         nm::PeerAgentOptions opts;
@@ -164,7 +165,6 @@ struct RawSession {
 
 TEST_CASE("An agent without a key refuses every settings change, says why at connect, and the interface is unchanged",
           "[integration]") {
-    nm::test::require_net_admin();
     AgentWorld w(std::nullopt);
     const auto& b = w.lab.server();
     const nm::test::EndsAsItBegan unchanged(b);
@@ -196,7 +196,6 @@ TEST_CASE("An agent without a key refuses every settings change, says why at con
 
 TEST_CASE("A wrong key is refused and logged, the right key changes the agent's interface, and disconnecting restores it",
           "[integration]") {
-    nm::test::require_net_admin();
     AgentWorld w(kKey);
     const auto& b = w.lab.server();
     const nm::test::EndsAsItBegan unchanged(b);
@@ -250,7 +249,6 @@ TEST_CASE("A wrong key is refused and logged, the right key changes the agent's 
 
 TEST_CASE("An unconfirmed change is rolled back by the agent within its window, and a confirm after that is refused",
           "[integration]") {
-    nm::test::require_net_admin();
     AgentWorld w(kKey);
     const auto& b = w.lab.server();
     const nm::test::EndsAsItBegan unchanged(b);
@@ -289,7 +287,6 @@ TEST_CASE("An unconfirmed change is rolled back by the agent within its window, 
 
 TEST_CASE("Stacked changes: a window closing rolls back every unconfirmed change, so the peer ends at its last confirmed state",
           "[integration]") {
-    nm::test::require_net_admin();
     AgentWorld w(kKey);
     const auto& b = w.lab.server();
     RawSession s(w);
@@ -358,7 +355,6 @@ TEST_CASE("Silence: the agent waits out a change's window before it ends a silen
 TEST_CASE("The client's heartbeats go on while it waits for a rollback: a heartbeat timeout shorter than the confirm window ends "
           "nothing",
           "[integration]") {
-    nm::test::require_net_admin();
     AgentWorld w(kKey, 800ms);
     const auto& b = w.lab.server();
     // Twice the agent's silence limit passes while the client holds a change and waits; its heartbeats
@@ -377,7 +373,6 @@ TEST_CASE("The client's heartbeats go on while it waits for a rollback: a heartb
 
 TEST_CASE("Replayed, altered, unsigned, malformed and oversized messages are refused and logged, the agent keeps serving",
           "[integration]") {
-    nm::test::require_net_admin();
     AgentWorld w(kKey);
     const auto& b = w.lab.server();
     {
@@ -452,7 +447,6 @@ TEST_CASE("Replayed, altered, unsigned, malformed and oversized messages are ref
 }
 
 TEST_CASE("read and validate do not take control: another client may read while one controls", "[integration]") {
-    nm::test::require_net_admin();
     AgentWorld w(kKey);
     const auto& b = w.lab.server();
     auto controller = w.connect(kKey);
@@ -468,7 +462,6 @@ TEST_CASE("read and validate do not take control: another client may read while 
 TEST_CASE("describe: the agent's host and its allowed interface's qdisc and RPS masks, as tc and sysfs show them on the peer, "
           "another interface is refused",
           "[integration]") {
-    nm::test::require_net_admin();
     AgentWorld w(kKey);
     const auto& b = w.lab.server();
     REQUIRE(nm::test::run_in_netns(b.netns, "tc qdisc replace dev " + b.ifname + " root handle 77: pfifo limit 500").exit_status == 0);
@@ -547,7 +540,6 @@ TEST_CASE("The client refuses an impostor: no authentication, a wrong proof, a t
 
 TEST_CASE("The agent changes only the kinds of setting its allow-list names: others are refused by kind with nothing changed, "
           "channels it changed are put back when the client leaves", "[integration]") {
-    nm::test::require_net_admin();
     AgentWorld w(kKey, 10000ms, {"mtu", "offloads", "channels"});
     const auto& b = w.lab.server();
     const nm::test::EndsAsItBegan unchanged(b);
@@ -586,7 +578,6 @@ TEST_CASE("The agent changes only the kinds of setting its allow-list names: oth
 }
 
 TEST_CASE("An unconfirmed change of RPS is rolled back by the agent within its window", "[integration]") {
-    nm::test::require_net_admin();
     AgentWorld w(kKey);
     const auto& b = w.lab.server();
     const nm::test::EndsAsItBegan unchanged(b);

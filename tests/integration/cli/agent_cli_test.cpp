@@ -20,6 +20,7 @@
 #include <string>
 #include <thread>
 #include <tuple>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -63,6 +64,7 @@ public:
         REQUIRE(rc == 0);
     }
     ~Spawned() { stop(SIGKILL); }
+    Spawned(Spawned&& other) noexcept : pid_(std::exchange(other.pid_, -1)), log_(std::move(other.log_)) {}
     Spawned(const Spawned&) = delete;
     Spawned& operator=(const Spawned&) = delete;
 
@@ -110,6 +112,11 @@ std::string address(const std::string& with_prefix) { return with_prefix.substr(
 
 void write_file(const std::string& path, const std::string& text) { std::ofstream(path) << text; }
 
+nlohmann::json read_json(const std::string& path) {
+    std::ifstream in(path);
+    return nlohmann::json::parse(in);
+}
+
 const std::string kKey = "0123456789abcdef0123456789abcdef";
 
 /// The key, readable by its owner only (as the agent and the sweep require).
@@ -138,30 +145,84 @@ std::unique_ptr<Spawned> start_agent(const nm::test::ScopedLab& lab, const nm::t
     return agent;
 }
 
-}  // namespace
+/// Both ends of the lab, each to end as it began (the destructors check; check() checks both now).
+struct BothEnds {
+    nm::test::EndsAsItBegan a, b;
+    BothEnds(const nm::LabInterface& client, const nm::LabInterface& server) : a(client), b(server) {}
+    void check() const {
+        a.check();
+        b.check();
+    }
+};
 
-TEST_CASE("sweep --peer: an agent without a key makes the sweep refuse before anything changes on either end", "[integration]") {
-    nm::test::require_net_admin();
+/// A lab for a test of the agent: the client end `a`, the server end `b` (where the agent runs), a scratch
+/// directory `dir` with the key in dir/key; the test is skipped without CAP_NET_ADMIN. The test writes the
+/// sweep's config to dir/sweep.json.
+struct AgentLab : nm::test::NeedsNetAdmin {
     nm::test::ScopedLab lab;
     nm::test::TempDir dir;
-    const auto& a = lab.client();
-    const auto& b = lab.server();
+    const nm::LabInterface& a = lab.client();
+    const nm::LabInterface& b = lab.server();
+
+    explicit AgentLab(nm::LabTopology topology = nm::LabTopology::Pair) : lab(topology) { write_key(dir); }
+
+    /// `sweep` of dir/sweep.json from `a` against the agent at `peer` (b's IPv4 address unless named) with
+    /// the key, its journal in dir/j.json and its results in dir/r.json; `extra` flags after those.
+    std::vector<std::string> sweep_args(const std::vector<std::string>& extra = {}, const std::string& peer = "") const {
+        std::vector<std::string> args{"sweep", dir.file("sweep.json"), "--iface", a.ifname, "--peer", peer.empty() ? address(b.ipv4) : peer,
+                                      "--key-file", dir.file("key"), "--journal", dir.file("j.json"), "-o", dir.file("r.json")};
+        args.insert(args.end(), extra.begin(), extra.end());
+        return args;
+    }
+    /// sweep_args() run to its end in `a`'s namespace, bounded by `limit`.
+    nm::test::CommandResult run_sweep(std::chrono::seconds limit, const std::vector<std::string>& extra = {},
+                                      const std::string& peer = "") const {
+        std::string command = nicmatrix_binary();
+        for (const auto& arg : sweep_args(extra, peer)) command += " " + arg;
+        return nm::test::run_in_netns(a.netns, command, limit);
+    }
+    /// run_sweep() against `fake` (an impostor or a broken agent on `b`, on a port of its own).
+    nm::test::CommandResult sweep_against(const nm::test::FakeAgent& fake) const {
+        return run_sweep(std::chrono::seconds(30), {"--port", std::to_string(fake.port())});
+    }
+    /// sweep_args() started in `a`'s namespace, its output in dir/sweep.log.
+    Spawned start_sweep() const { return Spawned(in_netns(a.netns, sweep_args()), dir.file("sweep.log")); }
+    /// start_sweep() of a config whose second cell has MTU 4000, with `agent` SIGKILLed once that cell is on
+    /// the peer (waited for at most 20 s).
+    Spawned start_sweep_and_kill_agent_in_second_cell(Spawned& agent) const {
+        Spawned sweep = start_sweep();
+        nm::wait_until([&] { return link_mtu(b.netns, b.ifname) == "4000\n"; }, std::chrono::seconds(20), "the second cell on the peer");
+        agent.stop(SIGKILL);
+        return sweep;
+    }
+    /// The agent on `b` allowed to change it for holders of the key, `extra` flags after those.
+    std::unique_ptr<Spawned> keyed_agent(const std::vector<std::string>& extra = {}, const std::string& log = "agent.log") const {
+        std::vector<std::string> args{"--allow-control", b.ifname, "--key-file", dir.file("key")};
+        args.insert(args.end(), extra.begin(), extra.end());
+        return start_agent(lab, dir, args, log);
+    }
+};
+
+/// AgentLab on the bridge topology (a 1500-byte bridge between the ends).
+struct BridgedAgentLab : AgentLab {
+    BridgedAgentLab() : AgentLab(nm::LabTopology::Bridge) {}
+};
+
+}  // namespace
+
+TEST_CASE_METHOD(AgentLab, "sweep --peer: an agent without a key makes the sweep refuse before anything changes on either end", "[integration]") {
     write_file(dir.file("sweep.json"), config("4000", 1));
-    write_key(dir);
     const auto agent = start_agent(lab, dir, {"--allow-control", b.ifname});
     CHECK(agent->output().find("settings changes refused: the agent has no key (start it with --key-file), so it changes no settings; "
                                "traffic tests are served") != std::string::npos);
-    const nm::test::EndsAsItBegan a_unchanged(a), b_unchanged(b);
+    const BothEnds unchanged(a, b);
 
-    const auto r = nm::test::run_in_netns(a.netns, nicmatrix_binary() + " sweep " + dir.file("sweep.json") + " --iface " + a.ifname +
-                                                       " --peer " + address(b.ipv4) + " --key-file " + dir.file("key") + " --journal " +
-                                                       dir.file("j.json") + " -o " + dir.file("r.json"));
+    const auto r = run_sweep(std::chrono::seconds(30));
     // A client holding a key uses only an agent that proves it holds the same key (exit 1).
     CHECK(r.exit_status == 1);
     CHECK(r.output == "nicmatrix: peer agent " + address(b.ipv4) + ":5301 does not authenticate (it was started without --key-file, or it "
                       "is not a nicmatrix agent); a client holding a key uses only an agent that proves it holds the same key\n");
-    a_unchanged.check();
-    b_unchanged.check();
+    unchanged.check();
 
     // `run --key-file` wants the server to prove it holds the key; this one cannot.
     const auto run = nm::test::run_in_netns(a.netns, nicmatrix_binary() + " run -c " + address(b.ipv4) + " -t 0.2 --key-file " + dir.file("key"));
@@ -171,20 +232,12 @@ TEST_CASE("sweep --peer: an agent without a key makes the sweep refuse before an
                             "not take figures from a server that cannot prove it holds it\n");
 }
 
-TEST_CASE("sweep --peer: a client killed with SIGKILL mid-sweep leaves the peer restored by its agent", "[integration]") {
-    nm::test::require_net_admin();
-    nm::test::ScopedLab lab;
-    nm::test::TempDir dir;
-    const auto& a = lab.client();
-    const auto& b = lab.server();
+TEST_CASE_METHOD(AgentLab, "sweep --peer: a client killed with SIGKILL mid-sweep leaves the peer restored by its agent", "[integration]") {
     write_file(dir.file("sweep.json"), config("4000", 5));
-    write_key(dir);
     const nm::test::EndsAsItBegan b_unchanged(b);
-    const auto agent = start_agent(lab, dir, {"--allow-control", b.ifname, "--key-file", dir.file("key")});
+    const auto agent = keyed_agent();
 
-    Spawned sweep(in_netns(a.netns, {"sweep", dir.file("sweep.json"), "--iface", a.ifname, "--peer", address(b.ipv4), "--key-file",
-                                     dir.file("key"), "--journal", dir.file("j.json"), "-o", dir.file("r.json")}),
-                  dir.file("sweep.log"));
+    Spawned sweep = start_sweep();
     nm::wait_until([&] { return link_mtu(b.netns, b.ifname) == "4000\n"; }, std::chrono::seconds(10), "the agent to apply the cell");
     CHECK_FALSE(ethtool_features(b.netns, b.ifname).at("tcp-segmentation-offload"));
     sweep.stop(SIGKILL);
@@ -199,28 +252,18 @@ TEST_CASE("sweep --peer: a client killed with SIGKILL mid-sweep leaves the peer 
     CHECK(run.exit_status == 0);
 }
 
-TEST_CASE("sweep --peer: a change that cuts the path (jumbo MTU through a 1500-byte bridge) is rolled back on both ends and the "
+TEST_CASE_METHOD(BridgedAgentLab, "sweep --peer: a change that cuts the path (jumbo MTU through a 1500-byte bridge) is rolled back on both ends and the "
           "sweep goes on",
           "[integration]") {
-    nm::test::require_net_admin();
-    nm::test::ScopedLab lab(nm::LabTopology::Bridge);
-    nm::test::TempDir dir;
-    const auto& a = lab.client();
-    const auto& b = lab.server();
     nm::test::wait_for_lab_path(lab.info());
     write_file(dir.file("sweep.json"), config("9000, 1500", 1));
-    write_key(dir);
-    const nm::test::EndsAsItBegan a_unchanged(a), b_unchanged(b);
-    const auto agent = start_agent(lab, dir, {"--allow-control", b.ifname, "--key-file", dir.file("key")});
+    const BothEnds unchanged(a, b);
+    const auto agent = keyed_agent();
 
-    const auto r = nm::test::run_in_netns(a.netns, nicmatrix_binary() + " sweep " + dir.file("sweep.json") + " --iface " + a.ifname +
-                                                       " --peer " + address(b.ipv4) + " --key-file " + dir.file("key") + " --journal " +
-                                                       dir.file("j.json") + " -o " + dir.file("r.json"),
-                                          std::chrono::seconds(60));
+    const auto r = run_sweep(std::chrono::seconds(60));
     INFO(r.output);
     REQUIRE(r.exit_status == 0);
-    std::ifstream in(dir.file("r.json"));
-    const auto results = nlohmann::json::parse(in);
+    const auto results = read_json(dir.file("r.json"));
     const auto& cells = results.at("cells");
     REQUIRE(cells.size() == 2);
     CHECK(cells[0].at("status") == "unreachable_after_change");
@@ -231,17 +274,11 @@ TEST_CASE("sweep --peer: a change that cuts the path (jumbo MTU through a 1500-b
     // The agent reverted its side by itself (no confirm came), not by the final restore.
     CHECK(agent->output().find("rolled back " + b.ifname + " for " + address(a.ipv4) + ": the change was not confirmed in time") !=
           std::string::npos);
-    a_unchanged.check();
-    b_unchanged.check();
+    unchanged.check();
 }
 
-TEST_CASE("sweep --peer NAME -6 through the agent: the name resolves to the peer's IPv6 address and the sweep runs over IPv6",
+TEST_CASE_METHOD(AgentLab, "sweep --peer NAME -6 through the agent: the name resolves to the peer's IPv6 address and the sweep runs over IPv6",
           "[integration]") {
-    nm::test::require_net_admin();
-    nm::test::ScopedLab lab;
-    nm::test::TempDir dir;
-    const auto& a = lab.client();
-    const auto& b = lab.server();
     nm::test::wait_for_lab_path(lab.info());
     // `ip netns exec` shows /etc/netns/NS/hosts as /etc/hosts inside NS: the name exists only there.
     const std::filesystem::path etc = "/etc/netns/" + a.netns;
@@ -252,9 +289,8 @@ TEST_CASE("sweep --peer NAME -6 through the agent: the name resolves to the peer
     } remove_etc{etc};
     write_file((etc / "hosts").string(), "127.0.0.1 localhost\n198.18.0.2 nm-peer\n" + address(b.ipv6) + " nm-peer\n");
     write_file(dir.file("sweep.json"), config("4000", 1));
-    write_key(dir);
-    const nm::test::EndsAsItBegan a_unchanged(a), b_unchanged(b);
-    const auto agent = start_agent(lab, dir, {"--allow-control", b.ifname, "--key-file", dir.file("key")});
+    const BothEnds unchanged(a, b);
+    const auto agent = keyed_agent();
     const auto counter = [&](const std::string& cmd) {
         const auto r = nm::test::run_in_netns(b.netns, cmd);
         return r.output.empty() ? 0ULL : std::stoull(r.output);
@@ -264,14 +300,10 @@ TEST_CASE("sweep --peer NAME -6 through the agent: the name resolves to the peer
     const auto v6_before = v6_octets();
     const auto v4_before = v4_packets();
 
-    const auto r = nm::test::run_in_netns(a.netns, nicmatrix_binary() + " sweep " + dir.file("sweep.json") + " --iface " + a.ifname +
-                                                       " --peer nm-peer -6 --key-file " + dir.file("key") + " --journal " + dir.file("j.json") +
-                                                       " -q -o " + dir.file("r.json"),
-                                          std::chrono::seconds(60));
+    const auto r = run_sweep(std::chrono::seconds(60), {"-6", "-q"}, "nm-peer");
     INFO(r.output << agent->output());
     REQUIRE(r.exit_status == 0);
-    std::ifstream in(dir.file("r.json"));
-    const auto results = nlohmann::json::parse(in);
+    const auto results = read_json(dir.file("r.json"));
     const auto& cells = results.at("cells");
     REQUIRE(cells.size() == 1);
     CHECK(cells[0].at("status") == "ok");
@@ -307,95 +339,60 @@ TEST_CASE("sweep --peer NAME -6 through the agent: the name resolves to the peer
         CHECK(sys.at("rps_cpus")[0].at("mask") == line(ns, "cat /sys/class/net/" + ifname + "/queues/rx-0/rps_cpus").output);
     }
     CHECK(nm::test::results_schema_errors(dir.file("r.json")) == "");
-    a_unchanged.check();
-    b_unchanged.check();
+    unchanged.check();
 }
 
-namespace {
-
-nlohmann::json read_json(const std::string& path) {
-    std::ifstream in(path);
-    return nlohmann::json::parse(in);
-}
-
-std::string sweep_command(const nm::test::ScopedLab& lab, const nm::test::TempDir& dir, uint16_t port) {
-    return nicmatrix_binary() + " sweep " + dir.file("sweep.json") + " --iface " + lab.client().ifname + " --peer " + address(lab.server().ipv4) +
-           " --port " + std::to_string(port) + " --key-file " + dir.file("key") + " --journal " + dir.file("j.json") + " -o " + dir.file("r.json");
-}
-
-}  // namespace
-
-TEST_CASE("sweep --key-file refuses an impostor agent that skips authentication or cannot prove the key: exit 1, nothing changed "
+TEST_CASE_METHOD(AgentLab, "sweep --key-file refuses an impostor agent that skips authentication or cannot prove the key: exit 1, nothing changed "
           "on either end",
           "[integration]") {
-    nm::test::require_net_admin();
-    nm::test::ScopedLab lab;
-    nm::test::TempDir dir;
-    const auto& a = lab.client();
-    const auto& b = lab.server();
     write_file(dir.file("sweep.json"), config("4000", 1));
-    write_key(dir);
-    const nm::test::EndsAsItBegan a_unchanged(a), b_unchanged(b);
-    for (const auto mode : {nm::test::FakeAgent::Mode::SkipsAuth, nm::test::FakeAgent::Mode::WrongProof}) {
+    // Each impostor, and what the sweep says of it.
+    const std::pair<nm::test::FakeAgent::Mode, const char*> impostors[] = {
+        {nm::test::FakeAgent::Mode::SkipsAuth, "does not authenticate"},
+        {nm::test::FakeAgent::Mode::WrongProof, "could not prove it holds the key"}};
+    const BothEnds unchanged(a, b);
+    for (const auto& [mode, says] : impostors) {
         nm::test::FakeAgent fake(b.netns, b.ifname, nm::SecretKey(kKey), mode);
-        const auto r = nm::test::run_in_netns(a.netns, sweep_command(lab, dir, fake.port()));
+        const auto r = sweep_against(fake);
         INFO(r.output);
         CHECK(r.exit_status == 1);
-        CHECK(r.output.find(mode == nm::test::FakeAgent::Mode::SkipsAuth ? "does not authenticate" : "could not prove it holds the key") !=
-              std::string::npos);
+        CHECK_THAT(r.output, Catch::Contains(says));
         CHECK(fake.requests().empty());   // no request was sent, signed or not
         CHECK_FALSE(std::filesystem::exists(dir.file("r.json")));
     }
-    a_unchanged.check();
-    b_unchanged.check();
+    unchanged.check();
 }
 
-TEST_CASE("sweep --peer: a tampered or malformed agent reply stops the sweep cleanly: exit 1, the local side restored, no cell "
+TEST_CASE_METHOD(AgentLab, "sweep --peer: a tampered or malformed agent reply stops the sweep cleanly: exit 1, the local side restored, no cell "
           "recorded under settings it did not have",
           "[integration]") {
-    nm::test::require_net_admin();
-    nm::test::ScopedLab lab;
-    nm::test::TempDir dir;
-    const auto& a = lab.client();
-    const auto& b = lab.server();
     write_file(dir.file("sweep.json"), config("4000", 1));
-    write_key(dir);
-    const nm::test::EndsAsItBegan a_unchanged(a), b_unchanged(b);
+    const BothEnds unchanged(a, b);
     for (const auto mode : {nm::test::FakeAgent::Mode::TampersApplyReply, nm::test::FakeAgent::Mode::MalformedApplyReply}) {
         nm::test::FakeAgent fake(b.netns, b.ifname, nm::SecretKey(kKey), mode);
-        const auto r = nm::test::run_in_netns(a.netns, sweep_command(lab, dir, fake.port()));
+        const auto r = sweep_against(fake);
         INFO(r.output);
         CHECK(r.exit_status == 1);   // not 134 (std::terminate)
         CHECK(r.output.find("nicmatrix: sweep stopped: lost the peer agent: not reconnecting to peer agent") != std::string::npos);
         CHECK(r.output.find(mode == nm::test::FakeAgent::Mode::TampersApplyReply ? "sent a message with a bad MAC" : "malformed") != std::string::npos);
         // The local end had its half of the cell applied before the peer's reply came: it is back.
-        a_unchanged.check();
+        unchanged.a.check();
         const auto results = read_json(dir.file("r.json"));
         CHECK(results.at("cells").empty());
         CHECK(results.at("run").at("finished").is_null());
         CHECK(nm::test::results_schema_errors(dir.file("r.json")) == "");
         std::filesystem::remove(dir.file("r.json"));
     }
-    b_unchanged.check();
+    unchanged.b.check();
 }
 
-TEST_CASE("sweep --peer: the agent killed with SIGKILL mid-sweep ends the sweep within 30 s with the local side restored and a "
+TEST_CASE_METHOD(AgentLab, "sweep --peer: the agent killed with SIGKILL mid-sweep ends the sweep within 30 s with the local side restored and a "
           "valid file of the finished cells",
           "[integration]") {
-    nm::test::require_net_admin();
-    nm::test::ScopedLab lab;
-    nm::test::TempDir dir;
-    const auto& a = lab.client();
-    const auto& b = lab.server();
     write_file(dir.file("sweep.json"), config("1500, 4000, 6000", 1));
-    write_key(dir);
-    const nm::test::EndsAsItBegan a_unchanged(a), b_unchanged(b);
-    auto agent = start_agent(lab, dir, {"--allow-control", b.ifname, "--key-file", dir.file("key")});
-    Spawned sweep(in_netns(a.netns, {"sweep", dir.file("sweep.json"), "--iface", a.ifname, "--peer", address(b.ipv4), "--key-file",
-                                     dir.file("key"), "--journal", dir.file("j.json"), "-o", dir.file("r.json")}),
-                  dir.file("sweep.log"));
-    nm::wait_until([&] { return link_mtu(b.netns, b.ifname) == "4000\n"; }, std::chrono::seconds(20), "the second cell on the peer");
-    agent->stop(SIGKILL);
+    const BothEnds unchanged(a, b);
+    auto agent = keyed_agent();
+    Spawned sweep = start_sweep_and_kill_agent_in_second_cell(*agent);
     const auto killed = std::chrono::steady_clock::now();
     const int status = sweep.wait_exit(std::chrono::seconds(30));
     INFO(sweep.output());
@@ -403,7 +400,7 @@ TEST_CASE("sweep --peer: the agent killed with SIGKILL mid-sweep ends the sweep 
     CHECK(status == 1);
     CHECK(sweep.output().find("nicmatrix: sweep stopped: lost the peer agent: peer agent " + address(b.ipv4) + ":5301 did not come back") !=
           std::string::npos);
-    a_unchanged.check();
+    unchanged.a.check();
     const auto results = read_json(dir.file("r.json"));
     CHECK(nm::test::results_schema_errors(dir.file("r.json")) == "");
     REQUIRE(results.at("cells").size() == 1);
@@ -412,28 +409,18 @@ TEST_CASE("sweep --peer: the agent killed with SIGKILL mid-sweep ends the sweep 
     CHECK(results.at("run").at("finished").is_null());
     // The dead agent could not restore its side; its journal does, at its next start.
     CHECK(link_mtu(b.netns, b.ifname) == "4000\n");
-    agent = start_agent(lab, dir, {"--allow-control", b.ifname, "--key-file", dir.file("key")}, "agent2.log");
+    agent = keyed_agent({}, "agent2.log");
     CHECK(agent->output().find("restored " + b.ifname + " from the journal a previous agent left") != std::string::npos);
-    b_unchanged.check();
+    unchanged.b.check();
 }
 
-TEST_CASE("sweep --peer: the agent killed and restarted mid-sweep: the sweep reconnects, runs the cut cell again and finishes",
+TEST_CASE_METHOD(AgentLab, "sweep --peer: the agent killed and restarted mid-sweep: the sweep reconnects, runs the cut cell again and finishes",
           "[integration]") {
-    nm::test::require_net_admin();
-    nm::test::ScopedLab lab;
-    nm::test::TempDir dir;
-    const auto& a = lab.client();
-    const auto& b = lab.server();
     write_file(dir.file("sweep.json"), config("1500, 4000, 6000", 1));
-    write_key(dir);
-    const nm::test::EndsAsItBegan a_unchanged(a), b_unchanged(b);
-    auto agent = start_agent(lab, dir, {"--allow-control", b.ifname, "--key-file", dir.file("key")});
-    Spawned sweep(in_netns(a.netns, {"sweep", dir.file("sweep.json"), "--iface", a.ifname, "--peer", address(b.ipv4), "--key-file",
-                                     dir.file("key"), "--journal", dir.file("j.json"), "-o", dir.file("r.json")}),
-                  dir.file("sweep.log"));
-    nm::wait_until([&] { return link_mtu(b.netns, b.ifname) == "4000\n"; }, std::chrono::seconds(20), "the second cell on the peer");
-    agent->stop(SIGKILL);
-    agent = start_agent(lab, dir, {"--allow-control", b.ifname, "--key-file", dir.file("key")}, "agent2.log");
+    const BothEnds unchanged(a, b);
+    auto agent = keyed_agent();
+    Spawned sweep = start_sweep_and_kill_agent_in_second_cell(*agent);
+    agent = keyed_agent({}, "agent2.log");
     const int status = sweep.wait_exit(std::chrono::seconds(60));
     INFO(sweep.output());
     INFO(agent->output());
@@ -448,8 +435,7 @@ TEST_CASE("sweep --peer: the agent killed and restarted mid-sweep: the sweep rec
         CHECK(c.at("applied").at("remote").at("mtu") == c.at("params").at("mtu"));
     }
     CHECK(results.at("run").at("finished").is_string());
-    a_unchanged.check();
-    b_unchanged.check();
+    unchanged.check();
 }
 
 namespace {
@@ -472,24 +458,16 @@ std::string queues_seen(const std::string& netns, const std::string& ifname) {
 
 }  // namespace
 
-TEST_CASE("sweep --peer: the agent changes the peer's channels and RPS cell by cell, as ethtool -l and rps_cpus in its namespace "
+TEST_CASE_METHOD(AgentLab, "sweep --peer: the agent changes the peer's channels and RPS cell by cell, as ethtool -l and rps_cpus in its namespace "
           "show, and puts them back", "[integration]") {
-    nm::test::require_net_admin();
-    nm::test::ScopedLab lab;
-    nm::test::TempDir dir;
-    const auto& a = lab.client();
-    const auto& b = lab.server();
     write_file(dir.file("sweep.json"), peer_tuning_config(1.5));
-    write_key(dir);
-    const nm::test::EndsAsItBegan a_unchanged(a), b_unchanged(b);
+    const BothEnds unchanged(a, b);
     const auto before_b = queues_seen(b.netns, b.ifname);
     REQUIRE(before_b == "RX: 2 TX: 2 | 0 0");
-    const auto agent = start_agent(lab, dir, {"--allow-control", b.ifname, "--key-file", dir.file("key")});
+    const auto agent = keyed_agent();
     CHECK(agent->output().find("of the kinds mtu, offloads, channels, rings, coalesce, rps, xps, napi, qdisc") != std::string::npos);
 
-    Spawned sweep(in_netns(a.netns, {"sweep", dir.file("sweep.json"), "--iface", a.ifname, "--peer", address(b.ipv4), "--key-file",
-                                     dir.file("key"), "--journal", dir.file("j.json"), "-o", dir.file("r.json")}),
-                  dir.file("sweep.log"));
+    Spawned sweep = start_sweep();
     // An outside reader in the peer's namespace, while the sweep runs: every state it passes through.
     const unsigned cpus = std::thread::hardware_concurrency();
     std::ostringstream all_mask;
@@ -529,31 +507,21 @@ TEST_CASE("sweep --peer: the agent changes the peer's channels and RPS cell by c
     }
     // Afterwards both ends are as they were.
     nm::wait_until([&] { return queues_seen(b.netns, b.ifname) == before_b; }, std::chrono::seconds(5), "the peer's queues to be back");
-    a_unchanged.check();
-    b_unchanged.check();
+    unchanged.check();
 }
 
-TEST_CASE("sweep --peer: an agent whose allow-list does not name channels and RPS refuses the sweep (exit 2, the kind named) "
+TEST_CASE_METHOD(AgentLab, "sweep --peer: an agent whose allow-list does not name channels and RPS refuses the sweep (exit 2, the kind named) "
           "before anything changes", "[integration]") {
-    nm::test::require_net_admin();
-    nm::test::ScopedLab lab;
-    nm::test::TempDir dir;
-    const auto& a = lab.client();
-    const auto& b = lab.server();
     write_file(dir.file("sweep.json"), peer_tuning_config(0.5));
-    write_key(dir);
-    const nm::test::EndsAsItBegan a_unchanged(a), b_unchanged(b);
-    const auto agent = start_agent(lab, dir, {"--allow-control", b.ifname, "--key-file", dir.file("key"), "--allow-kinds", "mtu,offloads"});
+    const BothEnds unchanged(a, b);
+    const auto agent = keyed_agent({"--allow-kinds", "mtu,offloads"});
 
-    const auto r = nm::test::run_in_netns(a.netns, nicmatrix_binary() + " sweep " + dir.file("sweep.json") + " --iface " + a.ifname +
-                                                       " --peer " + address(b.ipv4) + " --key-file " + dir.file("key") + " --journal " +
-                                                       dir.file("j.json") + " -o " + dir.file("r.json"));
+    const auto r = run_sweep(std::chrono::seconds(30));
     CHECK(r.exit_status == 2);
     CHECK(r.output == "nicmatrix: sweep peer-queues: the config changes channels on the peer, which its agent does not let a client change "
                       "(it allows mtu, offloads); start the agent with --allow-kinds naming channels, or set \"apply_to\" for channels to "
                       "\"local\"\n");
-    a_unchanged.check();
-    b_unchanged.check();
+    unchanged.check();
     CHECK_FALSE(std::filesystem::exists(dir.file("r.json")));
 
     // An unknown kind is a usage error of serve itself.
@@ -593,18 +561,12 @@ std::string nested(size_t levels) { return std::string(levels, '[') + std::strin
 
 }  // namespace
 
-TEST_CASE("JSON nested 30000 deep before authentication gets an error or a close, the agent keeps running and a sweep against "
+TEST_CASE_METHOD(AgentLab, "JSON nested 30000 deep before authentication gets an error or a close, the agent keeps running and a sweep against "
           "it works (review finding 9)",
           "[integration]") {
-    nm::test::require_net_admin();
-    nm::test::ScopedLab lab;
-    nm::test::TempDir dir;
-    const auto& a = lab.client();
-    const auto& b = lab.server();
     write_file(dir.file("sweep.json"), config("4000", 0.5));
-    write_key(dir);
     // The key makes tests authenticate too: the second message of a test is checked under its key.
-    auto agent = start_agent(lab, dir, {"--allow-control", b.ifname, "--key-file", dir.file("key")});
+    auto agent = keyed_agent();
     const std::string v = std::to_string(nm::kControlVersion);
     const std::string nonce(64, 'a');
     REQUIRE(nested(30000).size() + 100 < nm::kMaxControlMessage);
@@ -633,10 +595,7 @@ TEST_CASE("JSON nested 30000 deep before authentication gets an error or a close
     CHECK_THAT(agent->output(), Catch::Contains("nested deeper than 32 levels"));
     // And a sweep through it works, the peer put back at its end.
     const nm::test::EndsAsItBegan b_unchanged(b);
-    const auto sweep = nm::test::run_in_netns(a.netns, nicmatrix_binary() + " sweep " + dir.file("sweep.json") + " --iface " + a.ifname +
-                                                           " --peer " + address(b.ipv4) + " --key-file " + dir.file("key") + " --journal " +
-                                                           dir.file("j.json") + " -o " + dir.file("r.json"),
-                                              std::chrono::seconds(60));
+    const auto sweep = run_sweep(std::chrono::seconds(60));
     INFO(sweep.output);
     CHECK(sweep.exit_status == 0);
     b_unchanged.check();
@@ -644,14 +603,9 @@ TEST_CASE("JSON nested 30000 deep before authentication gets an error or a close
     REQUIRE_FALSE(agent->poll_exit(status));
 }
 
-TEST_CASE("serve --allow-control, a key holder's setting names that would form paths are refused, and nothing outside the "
+TEST_CASE_METHOD(AgentLab, "serve --allow-control, a key holder's setting names that would form paths are refused, and nothing outside the "
           "interface changes (canary files, lo's MTU, ip_forward, core_pattern)",
           "[integration]") {
-    nm::test::require_net_admin();
-    nm::test::ScopedLab lab;
-    nm::test::TempDir dir;
-    const auto& b = lab.server();
-    write_key(dir);
     write_file(dir.file("canary"), "XXXXXXXX");
     write_file(dir.file("rps_cpus"), "XXXXXXXX");
     const auto outside = [&] {
@@ -660,7 +614,7 @@ TEST_CASE("serve --allow-control, a key holder's setting names that would form p
                                                "/gro_flush_timeout; ip link show dev " + b.ifname + "'").output;
     };
     const std::string before = outside();
-    const auto agent = start_agent(lab, dir, {"--allow-control", b.ifname, "--key-file", dir.file("key")});
+    const auto agent = keyed_agent();
     const std::string up = "../../../../../../../..";
     const auto apply = [&](const std::string& tuning) {
         return R"({"op": "apply", "ifname": ")" + b.ifname + R"(", "confirm_ms": 60000, "settings": {"tuning": )" + tuning + "}}\n";
@@ -696,16 +650,10 @@ TEST_CASE("serve --allow-control, a key holder's setting names that would form p
     CHECK(outside() == before);
 }
 
-TEST_CASE("sweep --peer: an agent whose /sys is read-only (as under the packaged unit's ProtectKernelTunables) does not offer RPS, "
+TEST_CASE_METHOD(AgentLab, "sweep --peer: an agent whose /sys is read-only (as under the packaged unit's ProtectKernelTunables) does not offer RPS, "
           "names it unavailable, and the sweep makes the RPS cells infeasible before anything changes on either end", "[integration]") {
-    nm::test::require_net_admin();
-    nm::test::ScopedLab lab;
-    nm::test::TempDir dir;
-    const auto& a = lab.client();
-    const auto& b = lab.server();
     write_file(dir.file("sweep.json"), peer_tuning_config(0.5));
-    write_key(dir);
-    const nm::test::EndsAsItBegan a_unchanged(a), b_unchanged(b);
+    const BothEnds unchanged(a, b);
     const auto before_b = queues_seen(b.netns, b.ifname);
     // The agent in a mount namespace of its own whose /sys mount is read-only, the rest as start_agent.
     const std::string serve = nicmatrix_binary() + " serve --journal " + dir.file("agent-journal.json") + " --heartbeat-timeout 1 --allow-control " +
@@ -719,9 +667,7 @@ TEST_CASE("sweep --peer: an agent whose /sys is read-only (as under the packaged
     CHECK(agent.output().find("rps is allowed but cannot be changed here, so it is not offered: " + b.ifname + ": /sys/class/net/" + b.ifname +
                               "/queues/rx-0/rps_cpus: Read-only file system") != std::string::npos);
 
-    Spawned sweep(in_netns(a.netns, {"sweep", dir.file("sweep.json"), "--iface", a.ifname, "--peer", address(b.ipv4), "--key-file",
-                                     dir.file("key"), "--journal", dir.file("j.json"), "-o", dir.file("r.json")}),
-                  dir.file("sweep.log"));
+    Spawned sweep = start_sweep();
     // An outside reader in the peer's namespace, while the sweep runs: the peer's queues never move.
     std::set<std::string> seen;
     int status = -1;
@@ -734,8 +680,7 @@ TEST_CASE("sweep --peer: an agent whose /sys is read-only (as under the packaged
     INFO(sweep.output());
     CHECK(status == 0);
     CHECK(seen == std::set<std::string>{before_b});
-    a_unchanged.check();
-    b_unchanged.check();
+    unchanged.check();
     const auto results = nm::load_results(dir.file("r.json"));
     REQUIRE(results.cells.size() == 4);
     for (const auto& c : results.cells) {

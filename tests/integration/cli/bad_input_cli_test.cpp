@@ -11,6 +11,7 @@
 
 #include "tests/support/command.hpp"
 #include "tests/support/ends_as_it_began.hpp"
+#include "tests/support/lab_fixture.hpp"
 #include "tests/support/matrix_world.hpp"
 #include "tests/support/oracles.hpp"
 #include "tests/support/require.hpp"
@@ -32,11 +33,7 @@ std::string read_text(const std::filesystem::path& p) {
 
 }  // namespace
 
-TEST_CASE("Every bad config gives its exact error, exit 2, and changes nothing", "[integration]") {
-    nm::test::require_net_admin();
-    nm::test::ScopedLab lab;
-    nm::test::TempDir dir;
-    const auto& a = lab.client();
+TEST_CASE_METHOD(nm::test::LabFixture, "Every bad config gives its exact error, exit 2, and changes nothing", "[integration]") {
     const nm::test::EndsAsItBegan unchanged(a);
     size_t checked = 0;
     for (const auto& entry : std::filesystem::directory_iterator(kSource + "/tests/fixtures/bad_configs")) {
@@ -56,11 +53,7 @@ TEST_CASE("Every bad config gives its exact error, exit 2, and changes nothing",
     CHECK(std::filesystem::is_empty(dir.path));
 }
 
-TEST_CASE("Bad invocations of sweep and serve give their exact error, exit 2, and change nothing", "[integration]") {
-    nm::test::require_net_admin();
-    nm::test::ScopedLab lab;
-    nm::test::TempDir dir;
-    const auto& a = lab.client();
+TEST_CASE_METHOD(nm::test::LabFixture, "Bad invocations of sweep and serve give their exact error, exit 2, and change nothing", "[integration]") {
     // Key files: too short (but private), readable by everyone, too long, not a file.
     const auto key_file = [&](const std::string& name, const std::string& bytes, std::filesystem::perms mode) {
         std::ofstream(dir.file(name)) << bytes;

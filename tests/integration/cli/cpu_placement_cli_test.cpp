@@ -101,20 +101,25 @@ struct Server {
     }
 };
 
+/// Skips the test on a machine with fewer than two CPUs (-A 0,1 pins to CPU 0 and CPU 1).
+struct NeedsTwoCpus {
+    NeedsTwoCpus() { nm::test::require_cpus(2, "-A 0,1"); }
+};
+
+/// A Catch2 fixture for a run pinned with -A 0,1: a lab whose server end runs `nicmatrix serve`; skips the
+/// test without CAP_NET_ADMIN or two CPUs, before the lab is made.
+struct PinnedLab : nm::test::NeedsNetAdmin, NeedsTwoCpus {
+    nm::test::ScopedLab lab;
+    Server server{lab};
+};
+
 std::string run_command_line(const nm::test::ScopedLab& lab, const std::string& args) {
     return "ip netns exec " + lab.client().netns + " " + nicmatrix_binary() + " run -c " + nm::strip_prefix(lab.server().ipv4) + " " + args;
 }
 
 }  // namespace
 
-TEST_CASE("run -A 0,1 pins the client's engine threads to CPU 0 and the server's to 1, as /proc/PID/task says", "[integration]") {
-    nm::test::require_net_admin();
-    if (std::thread::hardware_concurrency() < 2) {
-        std::fputs("SKIPPED: -A 0,1 needs two CPUs\n", stderr);
-        std::exit(77);
-    }
-    nm::test::ScopedLab lab;
-    Server server(lab);
+TEST_CASE_METHOD(PinnedLab, "run -A 0,1 pins the client's engine threads to CPU 0 and the server's to 1, as /proc/PID/task says", "[integration]") {
     nm::test::TempDir dir;
     nm::test::Background client(run_command_line(lab, "-t 1.5 -P 2 -A 0,1 --json"), dir.file("run.json"));
     const pid_t client_pid = client.pid();
@@ -315,14 +320,7 @@ std::map<unsigned, uint64_t> read_net_rx() {
 
 }  // namespace
 
-TEST_CASE("receive_path against /proc/softirqs read by the test around the same run, the socket's softirq CPU among those that ran NET_RX", "[integration]") {
-    nm::test::require_net_admin();
-    if (std::thread::hardware_concurrency() < 2) {
-        std::fputs("SKIPPED: -A 0,1 needs two CPUs\n", stderr);
-        std::exit(77);
-    }
-    nm::test::ScopedLab lab;
-    Server server(lab);
+TEST_CASE_METHOD(PinnedLab, "receive_path against /proc/softirqs read by the test around the same run, the socket's softirq CPU among those that ran NET_RX", "[integration]") {
     const auto before = read_net_rx();
     const auto r = nm::test::run_command(run_command_line(lab, "-t 1.5 -A 0,1 --json"));
     const auto after = read_net_rx();

@@ -142,6 +142,16 @@ struct TempJournal {
     }
 };
 
+/// A test that changes the lab's client end `a` through `nicmatrix set`, with a journal of its own: the
+/// test checks `unchanged` (the end as it began) where it expects it back.
+struct ClientUnderChange : nm::test::NeedsNetAdmin {
+    nm::test::ScopedLab lab;
+    const nm::LabInterface& a = lab.client();
+    const TempJournal temp_journal;
+    const std::string journal = temp_journal.path;
+    const nm::test::EndsAsItBegan unchanged{a};
+};
+
 const json* change_of(const json& report, const std::string& name) {
     for (const auto& c : report.at("features")) {
         if (c.at("name") == name) return &c;
@@ -164,14 +174,8 @@ TEST_CASE("show --json matches ethtool -k for every feature and ip -d link for t
     CHECK(text.output.substr(text.output.find("Features for")) == eth);
 }
 
-TEST_CASE("set tx=off takes TCP segmentation along as side effects, and ethtool -k agrees", "[integration]") {
-    nm::test::require_net_admin();
-    nm::test::ScopedLab lab;
-    const auto& a = lab.client();
+TEST_CASE_METHOD(ClientUnderChange, "set tx=off takes TCP segmentation along as side effects, and ethtool -k agrees", "[integration]") {
     const std::string path = GENERATE(as<std::string>{}, "", " --ioctl");
-    const TempJournal temp_journal;
-    const std::string journal = temp_journal.path;
-    const nm::test::EndsAsItBegan unchanged(a);
 
     const json report = run_json(nm_cmd(a, "set", "--feature tx=off --json --journal " + journal + path));
     CHECK(report.at("path") == (path.empty() ? "netlink" : "ioctl"));
@@ -207,14 +211,8 @@ TEST_CASE("set tx=off takes TCP segmentation along as side effects, and ethtool 
     unchanged.check();
 }
 
-TEST_CASE("set applies several features and the MTU at once, ethtool -k and ip -d link agree", "[integration]") {
-    nm::test::require_net_admin();
-    nm::test::ScopedLab lab;
-    const auto& a = lab.client();
+TEST_CASE_METHOD(ClientUnderChange, "set applies several features and the MTU at once, ethtool -k and ip -d link agree", "[integration]") {
     const std::string path = GENERATE(as<std::string>{}, "", " --ioctl");
-    const TempJournal temp_journal;
-    const std::string journal = temp_journal.path;
-    const nm::test::EndsAsItBegan unchanged(a);
 
     const json report = run_json(nm_cmd(a, "set", "--mtu 9000 --feature gso=off --feature generic-receive-offload=on "
                                                   "--feature rx-gro-list=on --feature sg=on --json --journal " + journal + path));
@@ -238,14 +236,8 @@ TEST_CASE("set applies several features and the MTU at once, ethtool -k and ip -
     unchanged.check();
 }
 
-TEST_CASE("A process SIGKILLed after changing offloads and MTU leaves a journal that restore undoes", "[integration]") {
-    nm::test::require_net_admin();
-    nm::test::ScopedLab lab;
-    const auto a = lab.client();
-    const TempJournal temp_journal;
-    const std::string journal = temp_journal.path;
-    const nm::test::EndsAsItBegan unchanged(a);
-
+TEST_CASE_METHOD(ClientUnderChange, "A process SIGKILLed after changing offloads and MTU leaves a journal that restore undoes",
+                 "[integration]") {
     int ready[2];
     REQUIRE(::pipe(ready) == 0);
     const pid_t child = ::fork();
@@ -292,13 +284,7 @@ TEST_CASE("A process SIGKILLed after changing offloads and MTU leaves a journal 
     CHECK(run_command("test -e " + journal).exit_status != 0);
 }
 
-TEST_CASE("Bad input gets a clear error, the right exit status, and changes nothing", "[integration]") {
-    nm::test::require_net_admin();
-    nm::test::ScopedLab lab;
-    const auto& a = lab.client();
-    const TempJournal temp_journal;
-    const std::string journal = temp_journal.path;
-    const nm::test::EndsAsItBegan unchanged(a);
+TEST_CASE_METHOD(ClientUnderChange, "Bad input gets a clear error, the right exit status, and changes nothing", "[integration]") {
     const auto expect = [&](const std::string& cmd, int status, const std::vector<std::string>& words) {
         const auto r = run_command(cmd);
         INFO(cmd << "\n" << r.output);

@@ -94,14 +94,22 @@ json run_json(const nm::test::ScopedLab& lab, const std::string& args) {
     return json::parse(r.output);
 }
 
-}  // namespace
+/// Skips the test without Debian's iperf3 installed.
+struct NeedsIperf3 {
+    NeedsIperf3() { nm::test::require_tool("iperf3"); }
+};
 
-TEST_CASE("run --peer-kind iperf3 against Debian's iperf3 -s, figures checked against its own log and the kernel's counters", "[integration]") {
-    nm::test::require_net_admin();
-    nm::test::require_tool("iperf3");
+/// A Catch2 fixture: a lab whose path carries packets and a scratch directory `dir`; skips the test without
+/// CAP_NET_ADMIN or iperf3 before the lab is made.
+struct Iperf3Lab : nm::test::NeedsNetAdmin, NeedsIperf3 {
     nm::test::ScopedLab lab;
     nm::test::TempDir dir;
-    nm::test::wait_for_lab_path(lab.info());
+    Iperf3Lab() { nm::test::wait_for_lab_path(lab.info()); }
+};
+
+}  // namespace
+
+TEST_CASE_METHOD(Iperf3Lab, "run --peer-kind iperf3 against Debian's iperf3 -s, figures checked against its own log and the kernel's counters", "[integration]") {
     Iperf3Server server(lab.server().netns, dir.file("iperf3.json"), true);
     const uint64_t rx_before = rx_bytes(lab.server());
     const json res = run_json(lab, "-t 1.5 -P 2");
@@ -138,12 +146,7 @@ TEST_CASE("run --peer-kind iperf3 against Debian's iperf3 -s, figures checked ag
     CHECK(res.at("packets_source") == "estimate");
 }
 
-TEST_CASE("run --peer-kind iperf3 -R, the server sending, and --bidir, with iperf3's -V log free of errors", "[integration]") {
-    nm::test::require_net_admin();
-    nm::test::require_tool("iperf3");
-    nm::test::ScopedLab lab;
-    nm::test::TempDir dir;
-    nm::test::wait_for_lab_path(lab.info());
+TEST_CASE_METHOD(Iperf3Lab, "run --peer-kind iperf3 -R, the server sending, and --bidir, with iperf3's -V log free of errors", "[integration]") {
     Iperf3Server server(lab.server().netns, dir.file("iperf3.log"), false);
     const json rev = run_json(lab, "-t 1 -R");
     INFO(rev.dump(1));
@@ -195,12 +198,7 @@ TEST_CASE("run --peer-kind iperf3 to a wrong port, to a nicmatrix server and wit
     CHECK_THAT(r.output, Catch::Contains("-u (UDP): not with --peer-kind iperf3"));
 }
 
-TEST_CASE("sweep --peer-kind iperf3 changes only the local interface, writes a valid results file, refuses --peer-iface", "[integration]") {
-    nm::test::require_net_admin();
-    nm::test::require_tool("iperf3");
-    nm::test::ScopedLab lab;
-    nm::test::TempDir dir;
-    nm::test::wait_for_lab_path(lab.info());
+TEST_CASE_METHOD(Iperf3Lab, "sweep --peer-kind iperf3 changes only the local interface, writes a valid results file, refuses --peer-iface", "[integration]") {
     const auto& a = lab.client();
     const auto& b = lab.server();
     Iperf3Server server(b.netns, dir.file("iperf3.json"), true);

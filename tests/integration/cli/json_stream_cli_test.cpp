@@ -26,21 +26,14 @@
 #include "tests/support/oracles.hpp"
 #include "tests/support/require.hpp"
 #include "tests/support/scoped_lab.hpp"
+#include "tests/support/served_lab.hpp"
 #include "tests/support/temp_dir.hpp"
 
 using nm::test::Background;
 using nm::test::nicmatrix_binary;
 
-TEST_CASE("sweep --json-stream to a pipe nobody reads: SIGTERM still ends it within seconds, the interface restored, the losses recorded",
+TEST_CASE_METHOD(nm::test::ServedLab, "sweep --json-stream to a pipe nobody reads: SIGTERM still ends it within seconds, the interface restored, the losses recorded",
           "[integration]") {
-    nm::test::require_net_admin();
-    nm::test::ScopedLab lab;
-    nm::test::TempDir dir;
-    Background server("ip netns exec " + lab.server().netns + " " + nicmatrix_binary() + " serve", dir.file("serve.log"),
-                      std::chrono::seconds(300));
-    nm::wait_until([&] { return server.output().find("listening") != std::string::npos; }, std::chrono::seconds(10), "serve to listen");
-    nm::test::wait_for_lab_path(lab.info());
-    const auto& a = lab.client();
     const nm::test::EndsAsItBegan unchanged(a);
 
     // Four cells of 3 s with an interval every 0.2 s: events keep coming while the first cell runs.
@@ -102,16 +95,8 @@ TEST_CASE("sweep --json-stream to a pipe nobody reads: SIGTERM still ends it wit
     CHECK(results.run.json_stream->queue_lines == 8);
 }
 
-TEST_CASE("sweep --json-stream whose reader goes away: the sweep finishes (exit 0), says so, and the results record it",
+TEST_CASE_METHOD(nm::test::ServedLab, "sweep --json-stream whose reader goes away: the sweep finishes (exit 0), says so, and the results record it",
           "[integration]") {
-    nm::test::require_net_admin();
-    nm::test::ScopedLab lab;
-    nm::test::TempDir dir;
-    Background server("ip netns exec " + lab.server().netns + " " + nicmatrix_binary() + " serve", dir.file("serve.log"),
-                      std::chrono::seconds(300));
-    nm::wait_until([&] { return server.output().find("listening") != std::string::npos; }, std::chrono::seconds(10), "serve to listen");
-    nm::test::wait_for_lab_path(lab.info());
-    const auto& a = lab.client();
     const nm::test::EndsAsItBegan unchanged(a);
     const std::string cfg = dir.file("stream.json");
     std::ofstream(cfg) << R"({"name": "stream", "offloads": [{"name": "off", "features": {"tso": "off", "gro": "on"}}],

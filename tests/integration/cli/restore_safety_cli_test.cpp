@@ -19,10 +19,12 @@
 #include "tests/support/background.hpp"
 #include "tests/support/command.hpp"
 #include "tests/support/ends_as_it_began.hpp"
+#include "tests/support/lab_fixture.hpp"
 #include "tests/support/matrix_world.hpp"
 #include "tests/support/oracles.hpp"
 #include "tests/support/require.hpp"
 #include "tests/support/scoped_lab.hpp"
+#include "tests/support/served_lab.hpp"
 
 using nm::test::Background;
 using nm::test::nicmatrix_binary;
@@ -52,25 +54,6 @@ std::string local_config(const nm::test::TempDir& dir, int duration, const std::
     return path;
 }
 
-// Waits (at most 10 s) until `process` has printed `text`; fails showing what it printed instead.
-void wait_for_output(Background& process, const std::string& text) {
-    try {
-        nm::wait_until([&] { return process.output().find(text) != std::string::npos; }, std::chrono::seconds(10), "\"" + text + "\"");
-    } catch (const nm::Error& e) {
-        FAIL(e.what() << "; it printed:\n" << process.output());
-    }
-}
-
-// The lab's traffic server, serving until the test ends.
-struct Server {
-    Background process;
-    Server(const nm::test::ScopedLab& lab, const nm::test::TempDir& dir)
-        : process("ip netns exec " + lab.server().netns + " " + nicmatrix_binary() + " serve", dir.file("serve.log"), std::chrono::seconds(300)) {
-        wait_for_output(process, "listening");
-        nm::test::wait_for_lab_path(lab.info());
-    }
-};
-
 std::string sweep_cmd(const nm::test::ScopedLab& lab, const std::string& cfg, const nm::test::TempDir& dir, const std::string& out,
                       const std::string& extra = "") {
     return "ip netns exec " + lab.client().netns + " " + nicmatrix_binary() + " sweep " + cfg + " --iface " + lab.client().ifname +
@@ -86,12 +69,7 @@ bool exists(const std::string& path) { return ::access(path.c_str(), F_OK) == 0;
 
 }  // namespace
 
-TEST_CASE("restore during a running sweep leaves the sweep's entries alone, the sweep restores its interface at the end", "[integration]") {
-    nm::test::require_net_admin();
-    nm::test::ScopedLab lab;
-    nm::test::TempDir dir;
-    Server server(lab, dir);
-    const auto& a = lab.client();
+TEST_CASE_METHOD(nm::test::ServedLab, "restore during a running sweep leaves the sweep's entries alone, the sweep restores its interface at the end", "[integration]") {
     const nm::test::EndsAsItBegan unchanged(a);
     const Seen before = seen(a.netns, a.ifname);
     Background sweep(sweep_cmd(lab, local_config(dir, 2), dir, "r.json"), dir.file("sweep.log"));
@@ -126,12 +104,7 @@ TEST_CASE("restore during a running sweep leaves the sweep's entries alone, the 
     }
 }
 
-TEST_CASE("A second sweep or set on an interface a running sweep holds is refused before it changes anything, naming the owner", "[integration]") {
-    nm::test::require_net_admin();
-    nm::test::ScopedLab lab;
-    nm::test::TempDir dir;
-    Server server(lab, dir);
-    const auto& a = lab.client();
+TEST_CASE_METHOD(nm::test::ServedLab, "A second sweep or set on an interface a running sweep holds is refused before it changes anything, naming the owner", "[integration]") {
     const nm::test::EndsAsItBegan unchanged(a);
     Background first(sweep_cmd(lab, local_config(dir, 2), dir, "r1.json"), dir.file("first.log"));
     wait_for_mtu(a, "1400", "the first sweep's first cell on " + a.ifname);
@@ -159,12 +132,7 @@ TEST_CASE("A second sweep or set on an interface a running sweep holds is refuse
     CHECK_FALSE(exists(dir.file("j.json")));
 }
 
-TEST_CASE("sweep | head -1: the closed stdout stops the printing, the sweep finishes and restores (exit 0, not 141)", "[integration]") {
-    nm::test::require_net_admin();
-    nm::test::ScopedLab lab;
-    nm::test::TempDir dir;
-    Server server(lab, dir);
-    const auto& a = lab.client();
+TEST_CASE_METHOD(nm::test::ServedLab, "sweep | head -1: the closed stdout stops the printing, the sweep finishes and restores (exit 0, not 141)", "[integration]") {
     const nm::test::EndsAsItBegan unchanged(a);
     const auto r = run_command("bash -c '" + sweep_cmd(lab, local_config(dir, 1), dir, "r.json") +
                                    " 2>" + dir.file("err") + " | head -1; exit ${PIPESTATUS[0]}'",
@@ -180,12 +148,7 @@ TEST_CASE("sweep | head -1: the closed stdout stops the printing, the sweep fini
     CHECK_FALSE(exists(dir.file("j.json")));
 }
 
-TEST_CASE("A foreign SIGUSR2 does not disable the stop: SIGTERM after it still stops and restores, a second SIGINT never cuts the restore", "[integration]") {
-    nm::test::require_net_admin();
-    nm::test::ScopedLab lab;
-    nm::test::TempDir dir;
-    Server server(lab, dir);
-    const auto& a = lab.client();
+TEST_CASE_METHOD(nm::test::ServedLab, "A foreign SIGUSR2 does not disable the stop: SIGTERM after it still stops and restores, a second SIGINT never cuts the restore", "[integration]") {
     const nm::test::EndsAsItBegan unchanged(a);
     // Four cells of 3 s: a stop in the first ends the sweep long before its natural end.
     const std::string cfg = local_config(dir, 3, "[1400, 1300, 1420, 1320]");
@@ -246,12 +209,7 @@ TEST_CASE("restore run from another namespace acts on the journalled interface, 
     CHECK_FALSE(exists(dir.file("j.json")));
 }
 
-TEST_CASE("An interface renamed while its owner was killed is still restored under its new name", "[integration]") {
-    nm::test::require_net_admin();
-    nm::test::ScopedLab lab;
-    nm::test::TempDir dir;
-    Server server(lab, dir);
-    const auto& a = lab.client();
+TEST_CASE_METHOD(nm::test::ServedLab, "An interface renamed while its owner was killed is still restored under its new name", "[integration]") {
     const Seen before = seen(a.netns, a.ifname);
     {
         Background sweep(sweep_cmd(lab, local_config(dir, 3), dir, "r.json"), dir.file("sweep.log"));
@@ -274,11 +232,7 @@ TEST_CASE("An interface renamed while its owner was killed is still restored und
     run_in_netns(a.netns, "ip link set " + renamed + " name " + a.ifname);
 }
 
-TEST_CASE("An interface whose name is not UTF-8 is set, journalled and restored, not an abort", "[integration]") {
-    nm::test::require_net_admin();
-    nm::test::ScopedLab lab;
-    nm::test::TempDir dir;
-    const auto& a = lab.client();
+TEST_CASE_METHOD(nm::test::LabFixture, "An interface whose name is not UTF-8 is set, journalled and restored, not an abort", "[integration]") {
     const std::string odd = "\"$(printf 'nm\\377')\"";   // "nm" and the byte 0xff, made by the shell
     REQUIRE(run_in_netns(a.netns, "ip link add " + odd + " type veth peer name nmpeer").exit_status == 0);
     const auto mtu = [&] { return run_in_netns(a.netns, "cat /sys/class/net/" + odd + "/mtu").output; };
@@ -296,11 +250,7 @@ TEST_CASE("An interface whose name is not UTF-8 is set, journalled and restored,
     CHECK_FALSE(exists(dir.file("j.json")));
 }
 
-TEST_CASE("The agent's start restores the entries of an agent that is gone and leaves those of one that runs", "[integration]") {
-    nm::test::require_net_admin();
-    nm::test::ScopedLab lab;
-    nm::test::TempDir dir;
-    const auto& b = lab.server();
+TEST_CASE_METHOD(nm::test::LabFixture, "The agent's start restores the entries of an agent that is gone and leaves those of one that runs", "[integration]") {
     const nm::test::EndsAsItBegan unchanged(b);
     const std::string journal = dir.file("agent.json");
     REQUIRE(run_command("head -c 32 /dev/urandom > " + dir.file("key") + " && chmod 600 " + dir.file("key")).exit_status == 0);
@@ -323,7 +273,7 @@ TEST_CASE("The agent's start restores the entries of an agent that is gone and l
                               " --key-file " + dir.file("key") + " --journal " + journal;
     {
         Background agent(serve, dir.file("agent1.log"));
-        wait_for_output(agent, "listening");
+        nm::test::wait_for_output(agent, "listening");
         CHECK_THAT(agent.output(), Catch::Contains("left alone: held by pid " + std::to_string(owner.pid())));
         CHECK(nm::test::link_mtu(b.netns, b.ifname) == "2000\n");
     }
@@ -331,7 +281,7 @@ TEST_CASE("The agent's start restores the entries of an agent that is gone and l
     REQUIRE(owner.wait(std::chrono::seconds(5)));
     {
         Background agent(serve, dir.file("agent2.log"));
-        wait_for_output(agent, "listening");
+        nm::test::wait_for_output(agent, "listening");
         CHECK_THAT(agent.output(), Catch::Contains("restored " + b.ifname));
     }
     unchanged.check();

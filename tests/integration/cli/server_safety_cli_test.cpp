@@ -277,6 +277,17 @@ ControlProbe control_probe(const std::string& netns, const std::string& from, co
     return p;
 }
 
+/// `count` addresses BLOCK1, BLOCK2, ... of the /64 `block` on the client's veth (no duplicate address
+/// detection), and the route back to them in the server's namespace.
+void add_client_block(const nm::test::ScopedLab& lab, const std::string& block, int count) {
+    for (int i = 1; i <= count; ++i) {
+        REQUIRE(nm::test::run_command("ip -n " + lab.client().netns + " -6 addr add " + block + std::to_string(i) + "/64 dev " +
+                                      lab.client().ifname + " nodad")
+                    .exit_status == 0);
+    }
+    REQUIRE(nm::test::run_command("ip -n " + lab.server().netns + " -6 route add " + block + "/64 dev " + lab.server().ifname).exit_status == 0);
+}
+
 }  // namespace
 
 TEST_CASE("serve: ten IPv6 addresses of one /64 count as one source, and cannot take the control slots of another /64 or an IPv4 client", "[integration]") {
@@ -285,12 +296,7 @@ TEST_CASE("serve: ten IPv6 addresses of one /64 count as one source, and cannot 
     // One host's /64 that is not the lab's own (2001:2::/64), ten addresses of it on the client's veth,
     // routed back by the server's namespace.
     const std::string block = "2001:2:0:36::";
-    for (int i = 1; i <= 10; ++i) {
-        REQUIRE(nm::test::run_command("ip -n " + lab.client().netns + " -6 addr add " + block + std::to_string(i) + "/64 dev " +
-                                      lab.client().ifname + " nodad")
-                    .exit_status == 0);
-    }
-    REQUIRE(nm::test::run_command("ip -n " + lab.server().netns + " -6 route add " + block + "/64 dev " + lab.server().ifname).exit_status == 0);
+    add_client_block(lab, block, 10);
     // The lab's own IPv6 addresses may still be in duplicate address detection: wait until none is tentative.
     nm::wait_until([&] {
         return nm::test::run_command("ip -n " + lab.server().netns + " -6 addr show tentative").output.empty() &&
@@ -325,12 +331,7 @@ TEST_CASE("serve --ipv6-source-prefix 128: each IPv6 address is a source of its 
     nm::test::require_net_admin();
     nm::test::ScopedLab lab;
     const std::string block = "2001:2:0:37::";
-    for (int i = 1; i <= 2; ++i) {
-        REQUIRE(nm::test::run_command("ip -n " + lab.client().netns + " -6 addr add " + block + std::to_string(i) + "/64 dev " +
-                                      lab.client().ifname + " nodad")
-                    .exit_status == 0);
-    }
-    REQUIRE(nm::test::run_command("ip -n " + lab.server().netns + " -6 route add " + block + "/64 dev " + lab.server().ifname).exit_status == 0);
+    add_client_block(lab, block, 2);
     nm::wait_until([&] { return nm::test::run_command("ip -n " + lab.server().netns + " -6 addr show tentative").output.empty(); }, seconds(10),
                    "the server's IPv6 address to leave DAD");
     Server server(lab, {"--ipv6-source-prefix", "128", "--max-control-per-source", "1"});

@@ -16,12 +16,15 @@
 #include "matrix/model/results_codec.hpp"
 #include "core/base/wait_until.hpp"
 #include "matrix/results_store.hpp"
+#include "tests/support/background.hpp"
 #include "tests/support/command.hpp"
 #include "tests/support/ends_as_it_began.hpp"
+#include "tests/support/lab_fixture.hpp"
 #include "tests/support/matrix_world.hpp"
 #include "tests/support/oracles.hpp"
 #include "tests/support/require.hpp"
 #include "tests/support/scoped_lab.hpp"
+#include "tests/support/sweep_progress.hpp"
 
 using nm::test::nicmatrix_binary;
 using nm::test::run_command;
@@ -83,11 +86,7 @@ TEST_CASE("sweep without -o writes nicmatrix-results/NAME-STAMP.json in its curr
     CHECK(std::distance(std::filesystem::directory_iterator(cwd / "nicmatrix-results"), std::filesystem::directory_iterator()) == 1);
 }
 
-TEST_CASE("sweep --iface --peer without a key refuses a config that changes the peer, before changing anything", "[integration]") {
-    nm::test::require_net_admin();
-    nm::test::ScopedLab lab;
-    nm::test::TempDir dir;
-    const auto& a = lab.client();
+TEST_CASE_METHOD(nm::test::LabFixture, "sweep --iface --peer without a key refuses a config that changes the peer, before changing anything", "[integration]") {
     const nm::test::EndsAsItBegan unchanged(a);
     const auto r = run_in_netns(a.netns, nicmatrix_binary() + " sweep " + kSource + "/configs/offload-mtu.json --iface nm-a --peer 198.18.0.2 -o " +
                                              dir.file("r.json") + " --journal " + dir.file("j.json"));
@@ -98,11 +97,7 @@ TEST_CASE("sweep --iface --peer without a key refuses a config that changes the 
     CHECK(std::filesystem::is_empty(dir.path));
 }
 
-TEST_CASE("sweep --peer: an unreachable peer is found before the first change, exit 2", "[integration]") {
-    nm::test::require_net_admin();
-    nm::test::ScopedLab lab;
-    nm::test::TempDir dir;
-    const auto& a = lab.client();
+TEST_CASE_METHOD(nm::test::LabFixture, "sweep --peer: an unreachable peer is found before the first change, exit 2", "[integration]") {
     nm::test::wait_for_lab_path(lab.info());
     const auto cfg = write_config(dir, "local.json", R"({"offloads": [{"name": "tso-off", "features": {"tso": "off"}}], "mtu": [1500],
         "traffic": [{}], "apply_to": "local"})");
@@ -159,25 +154,17 @@ TEST_CASE("sweep --lab: every cell ok, recorded settings match ethtool -k during
     const std::string name = nm::test::unique_name("nmsw");
     const std::string ns = name + "-a";
     // Read the progress as it comes: when a cell starts, wait until its MTU shows and take ethtool -k.
-    const std::string cmd = nicmatrix_binary() + " sweep " + cfg + " --lab --lab-name " + name + " -o " + dir.file("r.json") +
-                            " --journal " + dir.file("j.json") + " 2>&1";
-    FILE* out = ::popen(("timeout 120 " + cmd).c_str(), "r");
-    REQUIRE(out != nullptr);
-    std::string text, pending;
     std::map<std::string, std::map<std::string, bool>> seen;   // cell key -> ethtool -k during it
-    int c = 0;
-    while ((c = std::fgetc(out)) != EOF) {
-        text += static_cast<char>(c);
-        pending += static_cast<char>(c);
-        if (c == '\n') pending.clear();
-        if (pending.size() > 5 && pending.compare(pending.size() - 5, 5, " ... ") == 0 && pending[0] == '[') {
-            const auto key = pending.substr(pending.find("] ") + 2, pending.find("  local:") - pending.find("] ") - 2);
-            const std::string mtu = key.substr(key.find("/mtu") + 4, key.find('/', key.find("/mtu") + 1) - key.find("/mtu") - 4);
-            nm::wait_until([&] { return nm::test::link_mtu(ns, "nm-a") == mtu + "\n"; }, std::chrono::seconds(5), "MTU " + mtu + " on nm-a");
-            seen[key] = nm::test::ethtool_features(ns, "nm-a");
-        }
-    }
-    const int status = ::pclose(out);
+    const auto sweep = nm::test::follow_sweep(nicmatrix_binary() + " sweep " + cfg + " --lab --lab-name " + name + " -o " + dir.file("r.json") +
+                                                  " --journal " + dir.file("j.json"),
+                                              std::chrono::seconds(120), [&](const std::string& key) {
+                                                  const std::string mtu = nm::test::mtu_of_key(key);
+                                                  nm::wait_until([&] { return nm::test::link_mtu(ns, "nm-a") == mtu + "\n"; },
+                                                                 std::chrono::seconds(5), "MTU " + mtu + " on nm-a");
+                                                  seen[key] = nm::test::ethtool_features(ns, "nm-a");
+                                              });
+    const std::string& text = sweep.output;
+    const int status = sweep.wait_status;
     INFO(text);
     REQUIRE(WIFEXITED(status));
     REQUIRE(WEXITSTATUS(status) == 0);
@@ -351,11 +338,8 @@ TEST_CASE("SIGKILL mid-sweep: the file keeps every finished cell, restore puts t
     const std::string name = nm::test::unique_name("nmsw");
     const std::string file = dir.file("r.json");
     const std::string journal = dir.file("j.json");
-    FILE* out = ::popen(("echo $$; exec " + nicmatrix_binary() + " sweep " + cfg + " --lab --lab-name " + name + " -o " + file +
-                         " --journal " + journal + " >" + dir.file("log") + " 2>&1").c_str(), "r");
-    REQUIRE(out != nullptr);
-    int pid = 0;
-    REQUIRE(std::fscanf(out, "%d", &pid) == 1);
+    nm::test::Background sweep(nicmatrix_binary() + " sweep " + cfg + " --lab --lab-name " + name + " -o " + file + " --journal " + journal,
+                               dir.file("log"));
     // Kill it once a cell is in the file and the next one is measuring.
     nm::wait_until([&] {
         try {
@@ -364,8 +348,8 @@ TEST_CASE("SIGKILL mid-sweep: the file keeps every finished cell, restore puts t
             return false;
         }
     }, std::chrono::seconds(60), "the first finished cell in " + file);
-    REQUIRE(::kill(pid, SIGKILL) == 0);
-    ::pclose(out);
+    REQUIRE(::kill(sweep.pid(), SIGKILL) == 0);
+    REQUIRE(sweep.wait(std::chrono::seconds(10)) == 128 + SIGKILL);
     const auto partial = nm::load_results(file);   // valid JSON, a complete v1 file
     CHECK(partial.run.finished.empty());
     REQUIRE(partial.cells.size() < 4);

@@ -17,11 +17,13 @@
 #include "matrix/model/sweep_codec.hpp"
 #include "core/base/wait_until.hpp"
 #include "matrix/results_store.hpp"
+#include "tests/support/background.hpp"
 #include "tests/support/command.hpp"
 #include "tests/support/matrix_world.hpp"
 #include "tests/support/oracles.hpp"
 #include "tests/support/require.hpp"
 #include "tests/support/scoped_lab.hpp"
+#include "tests/support/sweep_progress.hpp"
 
 using nm::test::nicmatrix_binary;
 using nm::test::run_command;
@@ -66,29 +68,20 @@ TEST_CASE("sweep --lab in shuffled rounds: every visit runs under its cell's set
     const auto cfg = write_config(dir, "shuffled.json", kShuffled);
     const std::string name = nm::test::unique_name("nmso");
     const std::string ns = name + "-a";
-    const std::string cmd = nicmatrix_binary() + " sweep " + cfg + " --lab --lab-name " + name + " --seed 1234 -o " + dir.file("r.json") +
-                            " --journal " + dir.file("j.json") + " 2>&1";
-    FILE* out = ::popen(("timeout 180 " + cmd).c_str(), "r");
-    REQUIRE(out != nullptr);
-    std::string text, pending;
     std::vector<std::pair<std::string, std::map<std::string, bool>>> seen;   // per visit: key, ethtool -k while it measured
-    int c = 0;
-    while ((c = std::fgetc(out)) != EOF) {
-        text += static_cast<char>(c);
-        pending += static_cast<char>(c);
-        if (c == '\n') pending.clear();
-        if (pending.size() > 5 && pending.compare(pending.size() - 5, 5, " ... ") == 0 && pending[0] == '[') {
-            const auto key = visit_key(pending);
-            const std::string mtu = key.substr(key.find("/mtu") + 4, key.find('/', key.find("/mtu") + 1) - key.find("/mtu") - 4);
+    const auto sweep = nm::test::follow_sweep(
+        nicmatrix_binary() + " sweep " + cfg + " --lab --lab-name " + name + " --seed 1234 -o " + dir.file("r.json") + " --journal " + dir.file("j.json"),
+        std::chrono::seconds(180), [&](const std::string& key) {
+            const std::string mtu = nm::test::mtu_of_key(key);
             // The visit has applied its settings once its MTU shows and its traffic flows (the previous
             // visit may have had the same MTU, and its traffic has ended).
             const uint64_t before = tx_bytes(ns);
             nm::wait_until([&] { return nm::test::link_mtu(ns, "nm-a") == mtu + "\n" && tx_bytes(ns) > before + (1u << 20); },
                            std::chrono::seconds(20), "the traffic of " + key + " on nm-a");
             seen.emplace_back(key, nm::test::ethtool_features(ns, "nm-a"));
-        }
-    }
-    const int status = ::pclose(out);
+        });
+    const std::string& text = sweep.output;
+    const int status = sweep.wait_status;
     INFO(text);
     REQUIRE(WIFEXITED(status));
     REQUIRE(WEXITSTATUS(status) == 0);
@@ -150,11 +143,8 @@ TEST_CASE("SIGKILL mid-round: the file keeps every run, restore puts the lab bac
     const std::string name = nm::test::unique_name("nmsk");
     const std::string file = dir.file("r.json");
     const std::string journal = dir.file("j.json");
-    FILE* out = ::popen(("echo $$; exec " + nicmatrix_binary() + " sweep " + cfg + " --lab --lab-name " + name + " -o " + file +
-                         " --journal " + journal + " >" + dir.file("log") + " 2>&1").c_str(), "r");
-    REQUIRE(out != nullptr);
-    int pid = 0;
-    REQUIRE(std::fscanf(out, "%d", &pid) == 1);
+    nm::test::Background sweep(nicmatrix_binary() + " sweep " + cfg + " --lab --lab-name " + name + " -o " + file + " --journal " + journal,
+                               dir.file("log"), std::chrono::seconds(300));
     const auto runs_in = [](const nm::ResultsFile& f) {
         size_t n = 0;
         for (const auto& c : f.cells) n += c.runs.size();
@@ -168,8 +158,8 @@ TEST_CASE("SIGKILL mid-round: the file keeps every run, restore puts the lab bac
             return false;
         }
     }, std::chrono::seconds(120), "five runs in " + file);
-    REQUIRE(::kill(pid, SIGKILL) == 0);
-    ::pclose(out);
+    REQUIRE(::kill(sweep.pid(), SIGKILL) == 0);
+    REQUIRE(sweep.wait(std::chrono::seconds(10)) == 128 + SIGKILL);
     const auto partial = nm::load_results(file);
     CHECK(partial.run.finished.empty());
     REQUIRE(partial.cells.size() == 4);

@@ -44,6 +44,14 @@ struct OwnNetns {
     std::string sh(const std::string& command) const { return run_in_netns(name, command).output; }
 };
 
+/// A test's own namespace with the veth pair nmtr-a/nmtr-b and a journal file in a scratch directory; the
+/// test is skipped without CAP_NET_ADMIN.
+struct NetnsWithJournal : nm::test::NeedsNetAdmin {
+    OwnNetns ns{"nmtr-a", "nmtr-b"};
+    nm::test::TempDir dir;
+    const std::string journal = dir.file("j.json");
+};
+
 /// The name of a host interrupt handler of the form NAME-SOMETHING ("virtio2-input.0", "eth0-TxRx-0"): a
 /// device name an interface in a namespace may take. "" when this host has none.
 std::string host_irq_device_name() {
@@ -102,13 +110,9 @@ TEST_CASE("set --mtu 1200 on an interface with IPv6 addresses is refused before 
     CHECK(ns.sh("cat /sys/class/net/nmtr-a/mtu") == "1500\n");
 }
 
-TEST_CASE("restore takes back only what nicmatrix wrote, an administrator's MTU change after `set` is reported and kept, "
+TEST_CASE_METHOD(NetnsWithJournal, "restore takes back only what nicmatrix wrote, an administrator's MTU change after `set` is reported and kept, "
           "the offload put back",
           "[integration]") {
-    nm::test::require_net_admin();
-    OwnNetns ns("nmtr-a", "nmtr-b");
-    nm::test::TempDir dir;
-    const std::string journal = dir.file("j.json");
     REQUIRE(nm::test::ethtool_features(ns.name, "nmtr-a").at("tcp-segmentation-offload"));
     const auto set = run_command(nicmatrix_binary() + " set nmtr-a --netns " + ns.name + " --mtu 9000 --feature tso=off --journal " + journal);
     INFO(set.output);
@@ -124,11 +128,7 @@ TEST_CASE("restore takes back only what nicmatrix wrote, an administrator's MTU 
     CHECK_FALSE(std::ifstream(journal).good());   // nothing more to do: the entry is gone
 }
 
-TEST_CASE("restore refuses a journal writable by others (it names files root writes), and changes nothing", "[integration]") {
-    nm::test::require_net_admin();
-    OwnNetns ns("nmtr-a", "nmtr-b");
-    nm::test::TempDir dir;
-    const std::string journal = dir.file("j.json");
+TEST_CASE_METHOD(NetnsWithJournal, "restore refuses a journal writable by others (it names files root writes), and changes nothing", "[integration]") {
     const nm::test::EndsAsItBegan unchanged(ns.name, "nmtr-a");
     REQUIRE(run_command(nicmatrix_binary() + " set nmtr-a --netns " + ns.name + " --mtu 9000 --journal " + journal).exit_status == 0);
     REQUIRE(::chmod(journal.c_str(), 0666) == 0);
@@ -142,13 +142,9 @@ TEST_CASE("restore refuses a journal writable by others (it names files root wri
     unchanged.check();
 }
 
-TEST_CASE("Two interfaces of one namespace change a sysctl, one namespace entry keeps the value from before either, and a "
+TEST_CASE_METHOD(NetnsWithJournal, "Two interfaces of one namespace change a sysctl, one namespace entry keeps the value from before either, and a "
           "restore after the process died puts that back (sysctl judges)",
           "[integration]") {
-    nm::test::require_net_admin();
-    OwnNetns ns("nmtr-a", "nmtr-b");
-    nm::test::TempDir dir;
-    const std::string journal = dir.file("j.json");
     const std::string original = ns.sh("sysctl -n net.ipv4.tcp_rmem");
     // A process that changes both interfaces and the namespace's tcp_rmem twice, then dies without restoring.
     const pid_t child = ::fork();

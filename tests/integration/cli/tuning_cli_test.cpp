@@ -5,13 +5,13 @@
 
 #include <signal.h>
 
-#include <cstdio>
 #include <filesystem>
 #include <fstream>
 
 #include "matrix/model/results_codec.hpp"
 #include "core/base/wait_until.hpp"
 #include "matrix/results_store.hpp"
+#include "tests/support/background.hpp"
 #include "tests/support/command.hpp"
 #include "tests/support/matrix_world.hpp"
 #include "tests/support/require.hpp"
@@ -87,19 +87,16 @@ TEST_CASE("SIGKILL mid-sweep with every kind of tuning: nicmatrix restore puts e
     REQUIRE(run_command(nicmatrix_binary() + " lab up --name " + name).exit_status == 0);
     const std::string before_a = outside(name + "-a", "nm-a"), before_b = outside(name + "-b", "nm-b");
     REQUIRE(run_command(nicmatrix_binary() + " lab down --name " + name).exit_status == 0);
-    FILE* out = ::popen(("echo $$; exec " + nicmatrix_binary() + " sweep " + cfg + " --lab --lab-name " + name + " -o " + file +
-                         " --journal " + journal + " >" + dir.file("log") + " 2>&1").c_str(), "r");
-    REQUIRE(out != nullptr);
-    int pid = 0;
-    REQUIRE(std::fscanf(out, "%d", &pid) == 1);
+    nm::test::Background sweep(nicmatrix_binary() + " sweep " + cfg + " --lab --lab-name " + name + " -o " + file + " --journal " + journal,
+                               dir.file("log"));
     // Kill it while the first cell measures: its settings are on both ends then.
     nm::wait_until([&] {
         const auto r = run_in_netns(name + "-a", "tc qdisc show dev nm-a root");
         return r.exit_status == 0 && r.output.find("tbf") != std::string::npos;
     }, std::chrono::seconds(60), "the first cell's tbf on nm-a");
     CHECK(outside(name + "-a", "nm-a") != before_a);
-    REQUIRE(::kill(pid, SIGKILL) == 0);
-    ::pclose(out);
+    REQUIRE(::kill(sweep.pid(), SIGKILL) == 0);
+    REQUIRE(sweep.wait(std::chrono::seconds(10)) == 128 + SIGKILL);
     const auto r = run_command(nicmatrix_binary() + " restore --journal " + journal);
     INFO(r.output);
     CHECK(r.exit_status == 0);

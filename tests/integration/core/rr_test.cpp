@@ -25,15 +25,10 @@
 #include "tests/support/scoped_lab.hpp"
 
 using nm::test::LabServer;
+using nm::test::run_in;
 using nm::test::run_in_netns;
 
 namespace {
-
-nm::RunResult run_in(const nm::LabInterface& client, const nm::TestSpec& spec) {
-    nm::NetnsScope scope(client.netns);
-    nm::TrafficClient c;
-    return c.run(spec, {});
-}
 
 /// One counter of /proc/net/snmp6 in `netns` ("Udp6InDatagrams"): a name and a value per line.
 uint64_t snmp6(const std::string& netns, const std::string& field) {
@@ -106,10 +101,7 @@ nm::test::NftInputCounter drop_every(const std::string& netns, const std::string
 
 }  // namespace
 
-TEST_CASE("TCP_RR over IPv4 and IPv6: both ends count the same transactions, and the server's interface saw a packet for each", "[integration]") {
-    nm::test::require_net_admin();
-    nm::test::ScopedLab lab;
-    LabServer server(lab.server().netns);
+TEST_CASE_METHOD(nm::test::InProcessLab, "TCP_RR over IPv4 and IPv6: both ends count the same transactions, and the server's interface saw a packet for each", "[integration]") {
     for (const auto& host : {nm::strip_prefix(lab.server().ipv4), nm::strip_prefix(lab.server().ipv6)}) {
         INFO(host);
         const auto before = rx_packets(lab.server());
@@ -122,10 +114,7 @@ TEST_CASE("TCP_RR over IPv4 and IPv6: both ends count the same transactions, and
     }
 }
 
-TEST_CASE("UDP_RR over IPv4 and IPv6: one datagram each way per transaction, as the kernel's UDP counters see it", "[integration]") {
-    nm::test::require_net_admin();
-    nm::test::ScopedLab lab;
-    LabServer server(lab.server().netns);
+TEST_CASE_METHOD(nm::test::InProcessLab, "UDP_RR over IPv4 and IPv6: one datagram each way per transaction, as the kernel's UDP counters see it", "[integration]") {
     for (const auto& host : {nm::strip_prefix(lab.server().ipv4), nm::strip_prefix(lab.server().ipv6)}) {
         INFO(host);
         const bool v6 = host.find(':') != std::string::npos;
@@ -138,10 +127,7 @@ TEST_CASE("UDP_RR over IPv4 and IPv6: one datagram each way per transaction, as 
     }
 }
 
-TEST_CASE("UDP_RR counts what the path drops as lost: every 40th answer dropped by nftables, one and two in flight", "[integration]") {
-    nm::test::require_net_admin();
-    nm::test::ScopedLab lab;
-    LabServer server(lab.server().netns);
+TEST_CASE_METHOD(nm::test::InProcessLab, "UDP_RR counts what the path drops as lost: every 40th answer dropped by nftables, one and two in flight", "[integration]") {
     const std::string host = nm::strip_prefix(lab.server().ipv4);
     for (const uint32_t burst : {1u, 2u}) {   // the ping-pong loop, and the epoll skeleton's flow
         INFO("--rr-burst " << burst);
@@ -231,10 +217,7 @@ TEST_CASE("UDP_RR's responder answers the test's client only: requests from anot
     CHECK(res.rr->transactions > 1000);
 }
 
-TEST_CASE("TCP_CRR over IPv4 and IPv6: a connection per transaction, as the client's TCP ActiveOpens counts", "[integration]") {
-    nm::test::require_net_admin();
-    nm::test::ScopedLab lab;
-    LabServer server(lab.server().netns);
+TEST_CASE_METHOD(nm::test::InProcessLab, "TCP_CRR over IPv4 and IPv6: a connection per transaction, as the client's TCP ActiveOpens counts", "[integration]") {
     for (const auto& host : {nm::strip_prefix(lab.server().ipv4), nm::strip_prefix(lab.server().ipv6)}) {
         INFO(host);
         const auto opens_before = nm::test::snmp_counter(lab.client().netns, "Tcp", "ActiveOpens");
@@ -248,10 +231,7 @@ TEST_CASE("TCP_CRR over IPv4 and IPv6: a connection per transaction, as the clie
     }
 }
 
-TEST_CASE("RR with -P 3 and --rr-burst 4, 64-byte requests and 1000-byte answers: flows over threads, counts agree", "[integration]") {
-    nm::test::require_net_admin();
-    nm::test::ScopedLab lab;
-    LabServer server(lab.server().netns);
+TEST_CASE_METHOD(nm::test::InProcessLab, "RR with -P 3 and --rr-burst 4, 64-byte requests and 1000-byte answers: flows over threads, counts agree", "[integration]") {
     for (auto protocol : {nm::Protocol::Tcp, nm::Protocol::Udp}) {
         auto spec = rr_spec(nm::strip_prefix(lab.server().ipv4), server.port(), protocol, nm::TrafficPattern::Rr);
         spec.streams = 3;
@@ -268,10 +248,7 @@ TEST_CASE("RR with -P 3 and --rr-burst 4, 64-byte requests and 1000-byte answers
     }
 }
 
-TEST_CASE("TCP_RR ping-pong with messages larger than a socket call (100 kB requests, 300 kB answers): every byte of every transaction, as the server's interface counts", "[integration]") {
-    nm::test::require_net_admin();
-    nm::test::ScopedLab lab;
-    LabServer server(lab.server().netns);
+TEST_CASE_METHOD(nm::test::InProcessLab, "TCP_RR ping-pong with messages larger than a socket call (100 kB requests, 300 kB answers): every byte of every transaction, as the server's interface counts", "[integration]") {
     auto spec = rr_spec(nm::strip_prefix(lab.server().ipv4), server.port(), nm::Protocol::Tcp, nm::TrafficPattern::Rr);
     spec.request_size = 100'000;
     spec.response_size = 300'000;

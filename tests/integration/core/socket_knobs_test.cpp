@@ -25,16 +25,11 @@
 #include "tests/support/watched_server.hpp"
 
 using nm::test::LabServer;
+using nm::test::run_in;
 using nm::test::run_against_watched_server;
 using nm::test::run_in_netns;
 
 namespace {
-
-nm::RunResult run_in(const nm::LabInterface& client, const nm::TestSpec& spec) {
-    nm::NetnsScope scope(client.netns);
-    nm::TrafficClient c;
-    return c.run(spec, {});
-}
 
 nm::TestSpec stream_spec(const std::string& host, uint16_t port) {
     nm::TestSpec s;
@@ -77,10 +72,7 @@ std::vector<std::string> busy_sockets(const std::string& netns) {
 
 }  // namespace
 
-TEST_CASE("Knobs -C and -M: ss -tin shows the congestion control on the sender and the MSS on both ends", "[integration]") {
-    nm::test::require_net_admin();
-    nm::test::ScopedLab lab;
-    LabServer server(lab.server().netns);
+TEST_CASE_METHOD(nm::test::InProcessLab, "Knobs -C and -M: ss -tin shows the congestion control on the sender and the MSS on both ends", "[integration]") {
     const std::string cc = other_congestion(lab.client().netns);
     if (cc.empty()) {
         std::fputs("SKIPPED: the namespace offers no congestion control besides its default\n", stderr);
@@ -118,10 +110,7 @@ TEST_CASE("Knobs -C and -M: ss -tin shows the congestion control on the sender a
     CHECK(res.spec.socket.congestion == cc);
 }
 
-TEST_CASE("Knob -C with a congestion control the namespace lacks: a usage error naming the kernel's list, nothing run", "[integration]") {
-    nm::test::require_net_admin();
-    nm::test::ScopedLab lab;
-    LabServer server(lab.server().netns);
+TEST_CASE_METHOD(nm::test::InProcessLab, "Knob -C with a congestion control the namespace lacks: a usage error naming the kernel's list, nothing run", "[integration]") {
     auto spec = stream_spec(nm::strip_prefix(lab.server().ipv4), server.port());
     spec.socket.congestion = "nosuchcc";
     const auto avail = run_in_netns(lab.client().netns, "cat /proc/sys/net/ipv4/tcp_available_congestion_control").output;
@@ -185,10 +174,7 @@ TEST_CASE("Knob --dscp EF: a capture on the server's veth sees TOS 0xb8 on the d
     }
 }
 
-TEST_CASE("Knob --bind-dev: ss shows the client's data socket bound to its veth, a device that is not there is a usage error", "[integration]") {
-    nm::test::require_net_admin();
-    nm::test::ScopedLab lab;
-    LabServer server(lab.server().netns);
+TEST_CASE_METHOD(nm::test::InProcessLab, "Knob --bind-dev: ss shows the client's data socket bound to its veth, a device that is not there is a usage error", "[integration]") {
     auto spec = stream_spec(nm::strip_prefix(lab.server().ipv4), server.port());
     spec.socket.bind_dev = lab.client().ifname;
     auto running = std::async(std::launch::async, [&] { return run_in(lab.client(), spec); });
@@ -204,10 +190,7 @@ TEST_CASE("Knob --bind-dev: ss shows the client's data socket bound to its veth,
     CHECK_THROWS_WITH(run_in(lab.client(), spec), Catch::Contains("bind-dev") && Catch::Contains("nm-none"));
 }
 
-TEST_CASE("Knob -Z: zerocopy sends and their completions from the error queue, on veth the kernel copies, and it says so", "[integration]") {
-    nm::test::require_net_admin();
-    nm::test::ScopedLab lab;
-    LabServer server(lab.server().netns);
+TEST_CASE_METHOD(nm::test::InProcessLab, "Knob -Z: zerocopy sends and their completions from the error queue, on veth the kernel copies, and it says so", "[integration]") {
     auto spec = stream_spec(nm::strip_prefix(lab.server().ipv4), server.port());
     spec.socket.zerocopy = true;
     const auto res = run_in(lab.client(), spec);

@@ -19,6 +19,7 @@
 #include "tests/support/scoped_lab.hpp"
 
 using nm::test::LabServer;
+using nm::test::run_in;
 using nm::test::run_command;
 
 namespace {
@@ -35,12 +36,6 @@ Stats64 ip_link_stats(const nm::LabInterface& itf) {
     return {j.at("rx").at("bytes"), j.at("rx").at("packets"), j.at("tx").at("bytes"), j.at("tx").at("packets")};
 }
 
-nm::RunResult run_in(const nm::LabInterface& client, nm::TestSpec spec, std::stop_token stop = {}, nm::TrafficClientOptions options = {}) {
-    nm::NetnsScope scope(client.netns);
-    nm::TrafficClient c(std::move(options));
-    return c.run(spec, stop);
-}
-
 nm::TestSpec spec_for(const nm::test::ScopedLab& lab, const LabServer& server) {
     nm::TestSpec s;
     s.host = nm::strip_prefix(lab.server().ipv4);
@@ -49,6 +44,12 @@ nm::TestSpec spec_for(const nm::test::ScopedLab& lab, const LabServer& server) {
     s.interval_s = 0.5;
     return s;
 }
+
+/// A Catch2 fixture: a lab whose server end serves tests in-process, and `spec`, a test against it
+/// (spec_for) for the test to adjust; skips the test without CAP_NET_ADMIN.
+struct ServedEngine : nm::test::InProcessLab {
+    nm::TestSpec spec = spec_for(lab, server);
+};
 
 void set_offloads(const nm::LabInterface& itf, const std::string& state) {
     const auto r = run_command("ip netns exec " + itf.netns + " ethtool -K " + itf.ifname + " tx " + state + " sg " + state +
@@ -108,11 +109,7 @@ TEST_CASE("TCP: received payload plus headers matches the receiving veth's rx_by
     check_tcp_bytes_against_interface("off");
 }
 
-TEST_CASE("UDP paced: lands within 5% of the rate with zero loss, datagrams match rx_packets", "[integration]") {
-    nm::test::require_net_admin();
-    nm::test::ScopedLab lab;
-    LabServer server(lab.server().netns);
-    auto spec = spec_for(lab, server);
+TEST_CASE_METHOD(ServedEngine, "UDP paced: lands within 5% of the rate with zero loss, datagrams match rx_packets", "[integration]") {
     spec.protocol = nm::Protocol::Udp;
     spec.rate_bps = 50e6;
     spec.write_size = 1472;
@@ -132,11 +129,7 @@ TEST_CASE("UDP paced: lands within 5% of the rate with zero loss, datagrams matc
     CHECK(res.loss->jitter_ms < 5);
 }
 
-TEST_CASE("UDP 18-byte payload unlimited: the default is one batched sender per core", "[integration]") {
-    nm::test::require_net_admin();
-    nm::test::ScopedLab lab;
-    LabServer server(lab.server().netns);
-    auto spec = spec_for(lab, server);
+TEST_CASE_METHOD(ServedEngine, "UDP 18-byte payload unlimited: the default is one batched sender per core", "[integration]") {
     spec.protocol = nm::Protocol::Udp;
     spec.write_size = 18;
     spec.duration_s = 1;
@@ -153,11 +146,7 @@ TEST_CASE("UDP 18-byte payload unlimited: the default is one batched sender per 
     CHECK(static_cast<double>(res.receiver_rx_packets) >= static_cast<double>(res.loss->received) * 0.99);
 }
 
-TEST_CASE("UDP GSO and GRO: datagrams are still counted one by one", "[integration]") {
-    nm::test::require_net_admin();
-    nm::test::ScopedLab lab;
-    LabServer server(lab.server().netns);
-    auto spec = spec_for(lab, server);
+TEST_CASE_METHOD(ServedEngine, "UDP GSO and GRO: datagrams are still counted one by one", "[integration]") {
     spec.protocol = nm::Protocol::Udp;
     spec.write_size = 1000;
     spec.rate_pps = 20000;
@@ -180,11 +169,7 @@ TEST_CASE("UDP GSO and GRO: datagrams are still counted one by one", "[integrati
     CHECK(res.bytes == res.loss->received * 1000);
 }
 
-TEST_CASE("Ten streams (-P 10) sum to the total", "[integration]") {
-    nm::test::require_net_admin();
-    nm::test::ScopedLab lab;
-    LabServer server(lab.server().netns);
-    auto spec = spec_for(lab, server);
+TEST_CASE_METHOD(ServedEngine, "Ten streams (-P 10) sum to the total", "[integration]") {
     spec.streams = 10;
     spec.duration_s = 1;
     const auto res = run_in(lab.client(), spec);
@@ -203,11 +188,7 @@ TEST_CASE("Ten streams (-P 10) sum to the total", "[integration]") {
     CHECK(bps == Approx(res.throughput_bps).epsilon(0.01));
 }
 
-TEST_CASE("Reverse (-R) moves data server to client and bidir both ways, as ip -s link sees it", "[integration]") {
-    nm::test::require_net_admin();
-    nm::test::ScopedLab lab;
-    LabServer server(lab.server().netns);
-    auto spec = spec_for(lab, server);
+TEST_CASE_METHOD(ServedEngine, "Reverse (-R) moves data server to client and bidir both ways, as ip -s link sees it", "[integration]") {
     spec.duration_s = 1;
     spec.direction = nm::Direction::Reverse;
     auto a0 = ip_link_stats(lab.client());
@@ -236,11 +217,7 @@ TEST_CASE("Reverse (-R) moves data server to client and bidir both ways, as ip -
     CHECK(a2.rx_bytes - a1.rx_bytes >= down);
 }
 
-TEST_CASE("A busy server refuses a second client and the running test is undisturbed", "[integration]") {
-    nm::test::require_net_admin();
-    nm::test::ScopedLab lab;
-    LabServer server(lab.server().netns);
-    auto spec = spec_for(lab, server);
+TEST_CASE_METHOD(ServedEngine, "A busy server refuses a second client and the running test is undisturbed", "[integration]") {
     spec.duration_s = 2;
     auto first = std::async(std::launch::async, [&] { return run_in(lab.client(), spec); });
     // The second client tries while the first one's data flows (the server has its session by then).
@@ -262,11 +239,7 @@ TEST_CASE("A busy server refuses a second client and the running test is undistu
     CHECK(run_in(lab.client(), second).status == nm::RunStatus::Ok);
 }
 
-TEST_CASE("A path that stops passing packets ends the run as Stalled, not a hang", "[integration]") {
-    nm::test::require_net_admin();
-    nm::test::ScopedLab lab;
-    LabServer server(lab.server().netns);
-    auto spec = spec_for(lab, server);
+TEST_CASE_METHOD(ServedEngine, "A path that stops passing packets ends the run as Stalled, not a hang", "[integration]") {
     spec.duration_s = 20;
     spec.stall_timeout_s = 1;
     const auto t0 = std::chrono::steady_clock::now();
@@ -282,11 +255,7 @@ TEST_CASE("A path that stops passing packets ends the run as Stalled, not a hang
     CHECK(took < std::chrono::seconds(10));
 }
 
-TEST_CASE("Stopping the client (Ctrl-C) ends the run as Interrupted within a moment", "[integration]") {
-    nm::test::require_net_admin();
-    nm::test::ScopedLab lab;
-    LabServer server(lab.server().netns);
-    auto spec = spec_for(lab, server);
+TEST_CASE_METHOD(ServedEngine, "Stopping the client (Ctrl-C) ends the run as Interrupted within a moment", "[integration]") {
     spec.duration_s = 30;
     std::stop_source stop;
     auto run = std::async(std::launch::async, [&] { return run_in(lab.client(), spec, stop.get_token()); });
@@ -302,11 +271,7 @@ TEST_CASE("Stopping the client (Ctrl-C) ends the run as Interrupted within a mom
     CHECK(run_in(lab.client(), spec).status == nm::RunStatus::Ok);
 }
 
-TEST_CASE("IPv6 works the same way", "[integration]") {
-    nm::test::require_net_admin();
-    nm::test::ScopedLab lab;
-    LabServer server(lab.server().netns);
-    auto spec = spec_for(lab, server);
+TEST_CASE_METHOD(ServedEngine, "IPv6 works the same way", "[integration]") {
     spec.host = nm::strip_prefix(lab.server().ipv6);
     spec.duration_s = 0.5;
     const auto tcp = run_in(lab.client(), spec);
@@ -320,11 +285,7 @@ TEST_CASE("IPv6 works the same way", "[integration]") {
     CHECK(udp.loss->received == Approx(5000).epsilon(0.05));
 }
 
-TEST_CASE("Many tests in a row against one server, each starting right after the last", "[integration]") {
-    nm::test::require_net_admin();
-    nm::test::ScopedLab lab;
-    LabServer server(lab.server().netns);
-    auto spec = spec_for(lab, server);
+TEST_CASE_METHOD(ServedEngine, "Many tests in a row against one server, each starting right after the last", "[integration]") {
     spec.duration_s = 0.2;
     spec.interval_s = 0;
     for (int i = 0; i < 6; ++i) {

@@ -23,6 +23,40 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
+/// A probe from the lab's client end to `to` larger than the client's MTU (1500) fails at once, saying so;
+/// one that fits passes.
+void check_oversized_probe_fails_at_once(const nm::test::ScopedLab& lab, const std::string& to) {
+    nm::IcmpPathProbe probe(lab.client().netns, to);
+    nm::test::wait_for_lab_path(lab.info());
+    // "At once": well before the probe's own timeout, which is long here so that a loaded machine cannot
+    // make waiting for it look like an immediate answer.
+    const auto t0 = std::chrono::steady_clock::now();
+    const auto r = probe.probe(9000, std::chrono::milliseconds(10000), {});
+    CHECK_FALSE(r.passed);
+    CHECK_THAT(r.detail, Catch::EndsWith("larger than the sending interface's MTU"));
+    CHECK(seconds_since(t0) < 5.0);
+    CHECK(probe.probe(1500, std::chrono::milliseconds(1500), {}).passed);
+}
+
+/// check_peer_reachable from the lab's client end: against `to`, the server end (which it names `shown`),
+/// with nothing listening on port 5301, then against `nobody` (an address no one has), then against `to`
+/// once an iperf3 listens there.
+void check_peer_checks(const nm::test::ScopedLab& lab, const std::string& to, const std::string& shown, const std::string& nobody) {
+    const auto& a = lab.client();
+    nm::test::wait_for_lab_path(lab.info());   // this test is about the checks, not a lab coming up
+    CHECK_THROWS_WITH(nm::check_peer_reachable(a.netns, to, 5301, std::chrono::milliseconds(1000)),
+                      Catch::StartsWith("peer " + shown + " port 5301: cannot connect (Connection refused)") ||
+                          Catch::StartsWith("peer " + shown + " port 5301: no traffic server answers"));
+    CHECK_THROWS_WITH(nm::check_peer_reachable(a.netns, nobody, 5301, std::chrono::milliseconds(500)),
+                      "peer " + nobody + " is unreachable: no answer to ping within 500 ms");
+    // With something listening on the server end, both checks pass.
+    const auto listen = nm::test::run_command("ip netns exec " + lab.server().netns + " timeout 5 iperf3 -s -1 -p 5301 >/dev/null 2>&1 & sleep 0");
+    REQUIRE(listen.exit_status == 0);
+    nm::wait_until([&] { return run_in_netns(lab.server().netns, "ss -ltn 'sport = :5301' | grep -q 5301").exit_status == 0; },
+                   std::chrono::seconds(3), "iperf3 listening in the server namespace");
+    CHECK_NOTHROW(nm::check_peer_reachable(a.netns, to, 5301, std::chrono::milliseconds(1000)));
+}
+
 }  // namespace
 
 TEST_CASE("The path probe finds a middle hop that drops jumbo frames within its timeout, and passes when it carries them", "[integration]") {
@@ -59,34 +93,13 @@ TEST_CASE("The path probe finds a middle hop that drops jumbo frames within its 
 TEST_CASE("A probe larger than the sending interface's MTU fails at once, saying so", "[integration]") {
     nm::test::require_net_admin();
     nm::test::ScopedLab lab;
-    nm::IcmpPathProbe probe(lab.client().netns, nm::strip_prefix(lab.server().ipv4));
-    nm::test::wait_for_lab_path(lab.info());
-    // "At once": well before the probe's own timeout, which is long here so that a loaded machine cannot
-    // make waiting for it look like an immediate answer.
-    const auto t0 = std::chrono::steady_clock::now();
-    const auto r = probe.probe(9000, std::chrono::milliseconds(10000), {});
-    CHECK_FALSE(r.passed);
-    CHECK_THAT(r.detail, Catch::EndsWith("larger than the sending interface's MTU"));
-    CHECK(seconds_since(t0) < 5.0);
-    CHECK(probe.probe(1500, std::chrono::milliseconds(1500), {}).passed);
+    check_oversized_probe_fails_at_once(lab, nm::strip_prefix(lab.server().ipv4));
 }
 
 TEST_CASE("check_peer_reachable: a peer that answers ping but has no server, and one that does not answer", "[integration]") {
     nm::test::require_net_admin();
     nm::test::ScopedLab lab;
-    const auto& a = lab.client();
-    nm::test::wait_for_lab_path(lab.info());   // this test is about the checks, not a lab coming up
-    CHECK_THROWS_WITH(nm::check_peer_reachable(a.netns, nm::strip_prefix(lab.server().ipv4), 5301, std::chrono::milliseconds(1000)),
-                      Catch::StartsWith("peer 198.18.0.2 port 5301: cannot connect (Connection refused)") ||
-                          Catch::StartsWith("peer 198.18.0.2 port 5301: no traffic server answers"));
-    CHECK_THROWS_WITH(nm::check_peer_reachable(a.netns, "198.18.0.77", 5301, std::chrono::milliseconds(500)),
-                      "peer 198.18.0.77 is unreachable: no answer to ping within 500 ms");
-    // With something listening on the server end, both checks pass.
-    const auto listen = nm::test::run_command("ip netns exec " + lab.server().netns + " timeout 5 iperf3 -s -1 -p 5301 >/dev/null 2>&1 & sleep 0");
-    REQUIRE(listen.exit_status == 0);
-    nm::wait_until([&] { return run_in_netns(lab.server().netns, "ss -ltn 'sport = :5301' | grep -q 5301").exit_status == 0; },
-                   std::chrono::seconds(3), "iperf3 listening in the server namespace");
-    CHECK_NOTHROW(nm::check_peer_reachable(a.netns, nm::strip_prefix(lab.server().ipv4), 5301, std::chrono::milliseconds(1000)));
+    check_peer_checks(lab, nm::strip_prefix(lab.server().ipv4), "198.18.0.2", "198.18.0.77");
 }
 
 TEST_CASE("Over IPv6 the probe is ICMPv6 with don't-fragment: a 1500-byte bridge drops jumbo probes, a 9000-byte one carries them",
@@ -124,14 +137,7 @@ TEST_CASE("Over IPv6 the probe is ICMPv6 with don't-fragment: a 1500-byte bridge
 TEST_CASE("Over IPv6 a probe larger than the sending interface's MTU fails at once, and a bad target is named", "[integration]") {
     nm::test::require_net_admin();
     nm::test::ScopedLab lab;
-    nm::IcmpPathProbe probe(lab.client().netns, nm::strip_prefix(lab.server().ipv6));
-    nm::test::wait_for_lab_path(lab.info());
-    const auto t0 = std::chrono::steady_clock::now();
-    const auto r = probe.probe(9000, std::chrono::milliseconds(10000), {});
-    CHECK_FALSE(r.passed);
-    CHECK_THAT(r.detail, Catch::EndsWith("larger than the sending interface's MTU"));
-    CHECK(seconds_since(t0) < 5.0);
-    CHECK(probe.probe(1500, std::chrono::milliseconds(1500), {}).passed);
+    check_oversized_probe_fails_at_once(lab, nm::strip_prefix(lab.server().ipv6));
     CHECK_THROWS_WITH(nm::IcmpPathProbe(lab.client().netns, "peer.example"),
                       "path probe target: expected an IPv4 or IPv6 address like 198.18.0.2 or 2001:2::2, got \"peer.example\"");
 }
@@ -139,17 +145,5 @@ TEST_CASE("Over IPv6 a probe larger than the sending interface's MTU fails at on
 TEST_CASE("check_peer_reachable over IPv6: no server, no answer, and a listener found", "[integration]") {
     nm::test::require_net_admin();
     nm::test::ScopedLab lab;
-    const auto& a = lab.client();
-    const std::string to = nm::strip_prefix(lab.server().ipv6);
-    nm::test::wait_for_lab_path(lab.info());
-    CHECK_THROWS_WITH(nm::check_peer_reachable(a.netns, to, 5301, std::chrono::milliseconds(1000)),
-                      Catch::StartsWith("peer 2001:2::2 port 5301: cannot connect (Connection refused)") ||
-                          Catch::StartsWith("peer 2001:2::2 port 5301: no traffic server answers"));
-    CHECK_THROWS_WITH(nm::check_peer_reachable(a.netns, "2001:2::77", 5301, std::chrono::milliseconds(500)),
-                      "peer 2001:2::77 is unreachable: no answer to ping within 500 ms");
-    const auto listen = nm::test::run_command("ip netns exec " + lab.server().netns + " timeout 5 iperf3 -s -1 -p 5301 >/dev/null 2>&1 & sleep 0");
-    REQUIRE(listen.exit_status == 0);
-    nm::wait_until([&] { return run_in_netns(lab.server().netns, "ss -ltn 'sport = :5301' | grep -q 5301").exit_status == 0; },
-                   std::chrono::seconds(3), "iperf3 listening in the server namespace");
-    CHECK_NOTHROW(nm::check_peer_reachable(a.netns, to, 5301, std::chrono::milliseconds(1000)));
+    check_peer_checks(lab, nm::strip_prefix(lab.server().ipv6), "2001:2::2", "2001:2::77");
 }

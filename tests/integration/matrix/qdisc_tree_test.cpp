@@ -19,6 +19,7 @@
 #include "matrix/icmp_path_probe.hpp"
 #include "matrix/runner.hpp"
 #include "tests/support/command.hpp"
+#include "tests/support/lab_sweep.hpp"
 #include "tests/support/matrix_fakes.hpp"
 #include "tests/support/oracles.hpp"
 #include "tests/support/require.hpp"
@@ -108,39 +109,28 @@ private:
     const nm::LabInterface& a_;
 };
 
-struct TreeSweep {
-    nm::test::ScopedLab lab;
-    const nm::LabInterface& a = lab.client();
-    const nm::LabInterface& b = lab.server();
-    nm::NetlinkDeviceControl dev_a{a.netns}, dev_b{b.netns};
-    nm::test::FakeJournal journal{{&dev_a, &dev_b}};
-    RootWatcher traffic{a};
-    nm::IcmpPathProbe probe{a.netns, nm::strip_prefix(b.ipv4)};
-    nm::SteadyClock clock;
-    nm::SweepTarget target;
-
-    TreeSweep() {
-        target.local = {&dev_a, a.ifname, ""};
-        target.remote = {&dev_b, b.ifname, ""};
-        target.base.host = nm::strip_prefix(b.ipv4);
-        nm::test::wait_for_lab_path(lab.info());
-    }
-    nm::SweepOutcome run(const char* config_text) {
-        const auto config = nm::parse_sweep_config_text(config_text, "trees");
-        nm::SweepServices services{journal, traffic, probe, clock, nullptr, {}, {}};
-        return nm::run_sweep(config, target, services, {}, {});
-    }
-};
-
 const char* kTbfAxis = R"({"offloads": [{"name": "o", "features": {}}], "mtu": [1500],
   "qdisc": [{"name": "tbf", "kind": "tbf", "rate": "1gbit", "burst": 65536, "latency_ms": 20}],
   "traffic": [{"name": "tcp", "protocol": "tcp"}], "duration_s": 0.1, "omit_s": 0, "repetitions": 1,
   "order": "sequential", "interference": {"sample_ms": 0}, "apply_to": {"offloads": "both", "mtu": "both", "qdisc": "local"}})";
 
+/// Skips the test without CAP_NET_ADMIN before the lab is made.
+struct TreeSweep : nm::test::NeedsNetAdmin {
+    nm::test::ScopedLab lab;
+    const nm::LabInterface& a = lab.client();
+    const nm::LabInterface& b = lab.server();
+    nm::NetlinkDeviceControl dev_a{a.netns}, dev_b{b.netns};
+    RootWatcher traffic{a};
+
+    TreeSweep() { nm::test::wait_for_lab_path(lab.info()); }
+    nm::SweepOutcome run(const char* config_text) {
+        return nm::test::run_lab_sweep(lab, nm::parse_sweep_config_text(config_text, "trees"), dev_a, dev_b, traffic);
+    }
+};
+
 }  // namespace
 
 TEST_CASE("An htb tree (classes, leaf qdiscs, u32 filters) replaced by the sweep's tbf is back afterwards, as tc shows it", "[integration]") {
-    nm::test::require_net_admin();
     TreeSweep k;
     build_htb_tree(k.a.netns, k.a.ifname);
     const std::string before = tree_view(k.a.netns, k.a.ifname);
@@ -172,7 +162,6 @@ TEST_CASE("An htb tree (classes, leaf qdiscs, u32 filters) replaced by the sweep
 }
 
 TEST_CASE("put_back rebuilds an htb tree from the journal's JSON after its root was replaced by hand, and only when it moved", "[integration]") {
-    nm::test::require_net_admin();
     TreeSweep k;
     build_htb_tree(k.a.netns, k.a.ifname);
     const std::string before = tree_view(k.a.netns, k.a.ifname);
@@ -199,7 +188,6 @@ TEST_CASE("put_back rebuilds an htb tree from the journal's JSON after its root 
 }
 
 TEST_CASE("A tree nicmatrix cannot rebuild (a cls_bpf filter, a kind off the allow-list) makes the qdisc axis refuse the interface before any change", "[integration]") {
-    nm::test::require_net_admin();
     TreeSweep k;
     const std::string dev = " dev " + k.a.ifname + " ";
     std::string expect;

@@ -17,6 +17,7 @@
 #include "matrix/icmp_path_probe.hpp"
 #include "matrix/runner.hpp"
 #include "tests/support/command.hpp"
+#include "tests/support/lab_sweep.hpp"
 #include "tests/support/command_device.hpp"
 #include "tests/support/ends_as_it_began.hpp"
 #include "tests/support/matrix_fakes.hpp"
@@ -53,22 +54,12 @@ struct KernelSweep {
     const nm::LabInterface& a = lab.client();
     const nm::LabInterface& b = lab.server();
     nm::test::CommandDeviceControl dev_a{a.netns}, dev_b{b.netns};
-    nm::test::FakeJournal journal{{&dev_a, &dev_b}};
     OracleRunner traffic{a.netns, a.ifname};
-    nm::IcmpPathProbe probe{a.netns, nm::strip_prefix(b.ipv4)};
-    nm::SteadyClock clock;
-    nm::SweepTarget target;
 
     explicit KernelSweep(nm::LabTopology topology) : lab(topology) {
-        target.local = {&dev_a, a.ifname, ""};
-        target.remote = {&dev_b, b.ifname, ""};
-        target.base.host = nm::strip_prefix(b.ipv4);
         nm::test::wait_for_lab_path(lab.info());   // a lab just made may drop its first packets
     }
-    nm::SweepOutcome run(const nm::SweepConfig& config) {
-        nm::SweepServices services{journal, traffic, probe, clock, nullptr, {}, {}};
-        return nm::run_sweep(config, target, services, {}, {});
-    }
+    nm::SweepOutcome run(const nm::SweepConfig& config) { return nm::test::run_lab_sweep(lab, config, dev_a, dev_b, traffic); }
 };
 
 }  // namespace

@@ -18,6 +18,7 @@
 #include "matrix/icmp_path_probe.hpp"
 #include "matrix/runner.hpp"
 #include "tests/support/command.hpp"
+#include "tests/support/lab_sweep.hpp"
 #include "tests/support/matrix_fakes.hpp"
 #include "tests/support/oracles.hpp"
 #include "tests/support/require.hpp"
@@ -143,28 +144,17 @@ private:
     nm::DeviceControl& d_;
 };
 
-struct TuningSweep {
+/// Skips the test without CAP_NET_ADMIN before the lab is made.
+struct TuningSweep : nm::test::NeedsNetAdmin {
     nm::test::ScopedLab lab;
     const nm::LabInterface& a = lab.client();
     const nm::LabInterface& b = lab.server();
     nm::NetlinkDeviceControl real_a{a.netns}, real_b{b.netns};
     CountingDevice dev_a{real_a}, dev_b{real_b};
-    nm::test::FakeJournal journal{{&dev_a, &dev_b}};
     OutsideRunner traffic{a, b};
-    nm::IcmpPathProbe probe{a.netns, nm::strip_prefix(b.ipv4)};
-    nm::SteadyClock clock;
-    nm::SweepTarget target;
 
-    TuningSweep() {
-        target.local = {&dev_a, a.ifname, ""};
-        target.remote = {&dev_b, b.ifname, ""};
-        target.base.host = nm::strip_prefix(b.ipv4);
-        nm::test::wait_for_lab_path(lab.info());
-    }
-    nm::SweepOutcome run(const nm::SweepConfig& config) {
-        nm::SweepServices services{journal, traffic, probe, clock, nullptr, {}, {}};
-        return nm::run_sweep(config, target, services, {}, {});
-    }
+    TuningSweep() { nm::test::wait_for_lab_path(lab.info()); }
+    nm::SweepOutcome run(const nm::SweepConfig& config) { return nm::test::run_lab_sweep(lab, config, dev_a, dev_b, traffic); }
 };
 
 const char* kAxes = R"({"name": "axes", "offloads": [{"name": "o", "features": {}}], "mtu": [1500],
@@ -180,7 +170,6 @@ const char* kAxes = R"({"name": "axes", "offloads": [{"name": "o", "features": {
 }  // namespace
 
 TEST_CASE("Tuning axes on real veth: outside tools see what each cell records, and every kind is back afterwards", "[integration]") {
-    nm::test::require_net_admin();
     TuningSweep k;
     const OutsideView before_a = look(k.a.netns, k.a.ifname);
     const OutsideView before_b = look(k.b.netns, k.b.ifname);
@@ -209,7 +198,6 @@ TEST_CASE("Tuning axes on real veth: outside tools see what each cell records, a
 }
 
 TEST_CASE("Rings and coalescing on veth are infeasible with the kernel's reason, found before any change", "[integration]") {
-    nm::test::require_net_admin();
     TuningSweep k;
     const auto config = nm::parse_sweep_config_text(R"({"offloads": [{"name": "o", "features": {}}], "mtu": [1500],
       "rings": [{"rx": 256, "tx": 256}], "coalesce": [{"rx-usecs": 8, "adaptive-rx": "off"}],
@@ -228,7 +216,6 @@ TEST_CASE("Rings and coalescing on veth are infeasible with the kernel's reason,
 }
 
 TEST_CASE("A channel count above the device's maximum is infeasible before any change", "[integration]") {
-    nm::test::require_net_admin();
     TuningSweep k;
     const auto config = nm::parse_sweep_config_text(R"({"offloads": [{"name": "o", "features": {}}], "mtu": [1500],
       "channels": [{"rx": 3, "tx": 3}], "traffic": [{"protocol": "tcp"}], "duration_s": 0.1, "omit_s": 0, "repetitions": 1,

@@ -1,44 +1,36 @@
 #include <catch2/catch.hpp>
 
 #include <filesystem>
-#include <fstream>
 
 #include "core/host/host_codec.hpp"
 #include "core/host/cpu_idle.hpp"
 #include "tests/support/matrix_world.hpp"
 
-namespace {
-
-void put(const std::filesystem::path& file, const std::string& text) {
-    std::filesystem::create_directories(file.parent_path());
-    std::ofstream(file) << text << '\n';
-}
-
-}  // namespace
+using nm::test::put_file;
 
 TEST_CASE("read_cpu_idle reads the driver, governor, each state with the CPUs that disable it, and the driver's parameters",
           "[unit]") {
     nm::test::TempDir dir;
     const std::filesystem::path sys = dir.path / "system";
     const std::filesystem::path mod = dir.path / "module";
-    put(sys / "cpu/online", "0-1");
-    put(sys / "cpu/cpuidle/current_driver", "intel_idle");
-    put(sys / "cpu/cpuidle/current_governor_ro", "menu");
+    put_file(sys / "cpu/online", "0-1");
+    put_file(sys / "cpu/cpuidle/current_driver", "intel_idle");
+    put_file(sys / "cpu/cpuidle/current_governor_ro", "menu");
     const char* names[] = {"POLL", "C1", "C6"};
     const char* latency[] = {"0", "2", "170"};
     for (int cpu = 0; cpu < 2; ++cpu) {
         for (int k = 0; k < 3; ++k) {
             const auto d = sys / ("cpu/cpu" + std::to_string(cpu)) / ("cpuidle/state" + std::to_string(k));
-            put(d / "name", names[k]);
-            put(d / "latency", latency[k]);
+            put_file(d / "name", names[k]);
+            put_file(d / "latency", latency[k]);
             // C6 off on both CPUs, C1 on CPU 1 only (cpupower idle-set -d).
-            put(d / "disable", (k == 2 || (k == 1 && cpu == 1)) ? "1" : "0");
+            put_file(d / "disable", (k == 2 || (k == 1 && cpu == 1)) ? "1" : "0");
         }
     }
-    put(mod / "intel_idle/parameters/max_cstate", "9");
-    put(mod / "intel_idle/parameters/states_off", "0");
+    put_file(mod / "intel_idle/parameters/max_cstate", "9");
+    put_file(mod / "intel_idle/parameters/states_off", "0");
     std::filesystem::create_directories(mod / "intel_idle/parameters/not_a_file");
-    put(mod / "haltpoll/parameters/guest_halt_poll_ns", "200000");   // another driver's: not this host's
+    put_file(mod / "haltpoll/parameters/guest_halt_poll_ns", "200000");   // another driver's: not this host's
 
     auto idle = nm::read_cpu_idle(sys.string(), mod.string());
     REQUIRE(idle.has_value());
@@ -55,8 +47,8 @@ TEST_CASE("read_cpu_idle reads the driver, governor, each state with the CPUs th
     CHECK(idle->driver_parameters == std::map<std::string, std::string>{{"max_cstate", "9"}, {"states_off", "0"}});
 
     // current_governor, where the governor may be switched, wins over _ro; a latency that is not a number is none.
-    put(sys / "cpu/cpuidle/current_governor", "teo");
-    put(sys / "cpu/cpu0/cpuidle/state1/latency", "");
+    put_file(sys / "cpu/cpuidle/current_governor", "teo");
+    put_file(sys / "cpu/cpu0/cpuidle/state1/latency", "");
     idle = nm::read_cpu_idle(sys.string(), mod.string());
     REQUIRE(idle.has_value());
     CHECK(idle->governor == "teo");

@@ -1,37 +1,29 @@
 #include <catch2/catch.hpp>
 
 #include <filesystem>
-#include <fstream>
 
 #include "core/host/host_codec.hpp"
 #include "core/host/cpu_layout.hpp"
 #include "tests/support/matrix_world.hpp"
 
-namespace {
-
-void put(const std::filesystem::path& file, const std::string& text) {
-    std::filesystem::create_directories(file.parent_path());
-    std::ofstream(file) << text << '\n';
-}
-
-}  // namespace
+using nm::test::put_file;
 
 TEST_CASE("read_cpu_layout reads SMT, NUMA nodes, each CPU's core, package, node and cpufreq, what is absent is none", "[unit]") {
     nm::test::TempDir dir;
     const std::filesystem::path root = dir.path;
-    put(root / "cpu/online", "0-2");
-    put(root / "cpu/smt/active", "1");
-    put(root / "node/online", "0-1");
-    put(root / "node/node0/cpulist", "0-1");
-    put(root / "node/node1/cpulist", "2");
+    put_file(root / "cpu/online", "0-2");
+    put_file(root / "cpu/smt/active", "1");
+    put_file(root / "node/online", "0-1");
+    put_file(root / "node/node0/cpulist", "0-1");
+    put_file(root / "node/node1/cpulist", "2");
     for (int cpu = 0; cpu < 3; ++cpu) {
         const auto d = root / ("cpu/cpu" + std::to_string(cpu));
-        put(d / "topology/core_id", std::to_string(cpu / 2));
-        put(d / "topology/physical_package_id", std::to_string(cpu / 2));
+        put_file(d / "topology/core_id", std::to_string(cpu / 2));
+        put_file(d / "topology/physical_package_id", std::to_string(cpu / 2));
         std::filesystem::create_directories(d / ("node" + std::to_string(cpu / 2)));
     }
-    put(root / "cpu/cpu0/cpufreq/scaling_governor", "performance");
-    put(root / "cpu/cpu0/cpufreq/scaling_cur_freq", "3500000");
+    put_file(root / "cpu/cpu0/cpufreq/scaling_governor", "performance");
+    put_file(root / "cpu/cpu0/cpufreq/scaling_cur_freq", "3500000");
     const auto l = nm::read_cpu_layout(root.string());
     REQUIRE(l.smt_active == true);
     CHECK(l.numa_nodes == std::map<int, std::string>{{0, "0-1"}, {1, "2"}});

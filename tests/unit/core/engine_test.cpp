@@ -24,6 +24,24 @@ nm::Timeline byte_count_timeline() {
     return tl;
 }
 
+/// One UDP sender of 1000-byte writes with UDP_SEGMENT, stream `id`, on an AF_UNIX socket (the kernel
+/// refuses UDP_SEGMENT there): the engine's report once the sender gave up, finished as `status`, `error`.
+nm::EndReport finish_refused_sender(uint32_t id, nm::RunStatus status, const std::string& error) {
+    nm::EnginePlan plan;
+    plan.protocol = nm::Protocol::Udp;
+    plan.write_size = 1000;
+    plan.udp_gso = true;
+    plan.stream_count = id + 1;
+    auto [a, b] = socket_pair(id);
+    std::vector<nm::DataStream> group;
+    group.push_back(std::move(a));
+    plan.send_groups.push_back(std::move(group));
+    nm::EndEngine engine(std::move(plan));
+    engine.start(byte_count_timeline());
+    nm::wait_until([&] { return engine.senders_done(); }, 10s, "the sender to give up");
+    return engine.finish(status, error);
+}
+
 }  // namespace
 
 TEST_CASE("EndEngine: TCP stream workers move each stream's byte count and the receiver reads it all", "[unit]") {
@@ -69,34 +87,11 @@ TEST_CASE("EndEngine: TCP stream workers move each stream's byte count and the r
 }
 
 TEST_CASE("EndEngine: a worker's error makes an ok end failed, with the worker's message", "[unit]") {
-    nm::EnginePlan plan;
-    plan.protocol = nm::Protocol::Udp;
-    plan.write_size = 1000;
-    plan.udp_gso = true;   // UDP_SEGMENT on an AF_UNIX socket: the kernel refuses it
-    plan.stream_count = 1;
-    auto [a, b] = socket_pair(0);
-    std::vector<nm::DataStream> group;
-    group.push_back(std::move(a));
-    plan.send_groups.push_back(std::move(group));
-    nm::EndEngine engine(std::move(plan));
-    engine.start(byte_count_timeline());
-    nm::wait_until([&] { return engine.senders_done(); }, 10s, "the sender to give up");
-    const auto r = engine.finish(nm::RunStatus::Ok, "");
+    const auto r = finish_refused_sender(0, nm::RunStatus::Ok, "");
     CHECK(r.status == nm::RunStatus::Failed);
     CHECK_THAT(r.error, Catch::Contains("stream 0") && Catch::Contains("UDP_SEGMENT"));
     // A status the session already decided stays: the worker's error only explains it when none was given.
-    nm::EnginePlan again;
-    again.protocol = nm::Protocol::Udp;
-    again.write_size = 1000;
-    again.udp_gso = true;
-    auto [c, d] = socket_pair(1);
-    std::vector<nm::DataStream> g2;
-    g2.push_back(std::move(c));
-    again.send_groups.push_back(std::move(g2));
-    nm::EndEngine second(std::move(again));
-    second.start(byte_count_timeline());
-    nm::wait_until([&] { return second.senders_done(); }, 10s, "the sender to give up");
-    const auto s = second.finish(nm::RunStatus::Interrupted, "interrupted");
+    const auto s = finish_refused_sender(1, nm::RunStatus::Interrupted, "interrupted");
     CHECK(s.status == nm::RunStatus::Interrupted);
     CHECK(s.error == "interrupted");
 }

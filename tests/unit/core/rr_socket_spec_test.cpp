@@ -2,6 +2,10 @@
 // kernel's congestion-control list, both ends' counts combined, and JSON round trips.
 #include <catch2/catch.hpp>
 
+#include <string>
+#include <utility>
+#include <vector>
+
 #include "core/base/dscp.hpp"
 #include "core/base/error.hpp"
 #include "core/base/rr_codec.hpp"
@@ -53,32 +57,38 @@ TEST_CASE("RR spec: one flow of 1-byte messages by default, what does not fit a 
     CHECK(s.response_size == 1);
     CHECK(s.rr_burst == 1);
 
-    auto t = rr_spec();
-    t.direction = nm::Direction::Reverse;
-    CHECK_THAT(usage_message(t), Catch::Contains("--rr") && Catch::Contains("-R"));
-    t = rr_spec();
-    t.bytes = 1000;
-    CHECK_THAT(usage_message(t), Catch::Contains("-n"));
-    t = rr_spec();
-    t.rate_bps = 1e6;
-    CHECK_THAT(usage_message(t), Catch::Contains("-b"));
-    t = rr_spec();
-    t.protocol = nm::Protocol::Udp;
-    t.request_size = 65508;
-    CHECK_THAT(usage_message(t), Catch::Contains("rr-size") && Catch::Contains("65507"));
-    t = rr_spec();
-    t.response_size = 0;
-    CHECK_THAT(usage_message(t), Catch::Contains("rr-size"));
-    t = rr_spec();
-    t.rr_burst = 129;
-    CHECK_THAT(usage_message(t), Catch::Contains("rr-burst") && Catch::Contains("1..128"));
-    t = rr_spec();
-    t.pattern = nm::TrafficPattern::Crr;
-    t.protocol = nm::Protocol::Udp;
-    CHECK_THAT(usage_message(t), Catch::Contains("--crr") && Catch::Contains("-u"));
-    t.protocol = nm::Protocol::Tcp;
-    t.rr_burst = 2;
-    CHECK_THAT(usage_message(t), Catch::Contains("--crr"));
+    // A default RR spec with one change: the words the usage error must hold.
+    using Change = void (*)(nm::TestSpec&);
+    const std::vector<std::pair<Change, std::vector<std::string>>> refused{
+        {[](nm::TestSpec& t) { t.direction = nm::Direction::Reverse; }, {"--rr", "-R"}},
+        {[](nm::TestSpec& t) { t.bytes = 1000; }, {"-n"}},
+        {[](nm::TestSpec& t) { t.rate_bps = 1e6; }, {"-b"}},
+        {[](nm::TestSpec& t) {
+             t.protocol = nm::Protocol::Udp;
+             t.request_size = 65508;
+         },
+         {"rr-size", "65507"}},
+        {[](nm::TestSpec& t) { t.response_size = 0; }, {"rr-size"}},
+        {[](nm::TestSpec& t) { t.rr_burst = 129; }, {"rr-burst", "1..128"}},
+        {[](nm::TestSpec& t) {
+             t.pattern = nm::TrafficPattern::Crr;
+             t.protocol = nm::Protocol::Udp;
+         },
+         {"--crr", "-u"}},
+        {[](nm::TestSpec& t) {
+             t.pattern = nm::TrafficPattern::Crr;
+             t.protocol = nm::Protocol::Tcp;
+             t.rr_burst = 2;
+         },
+         {"--crr"}},
+    };
+    for (size_t i = 0; i < refused.size(); ++i) {
+        auto t = rr_spec();
+        refused[i].first(t);
+        const auto message = usage_message(t);
+        INFO("change " << i << ": " << message);
+        for (const auto& word : refused[i].second) CHECK_THAT(message, Catch::Contains(word));
+    }
 }
 
 TEST_CASE("Socket knobs: TCP-only knobs with -u, -Z with RR, MSS and names out of range are usage errors", "[unit]") {

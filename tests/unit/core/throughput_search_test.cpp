@@ -26,6 +26,22 @@ struct FakePath {
     }
 };
 
+/// A trial at `offered` frames/s that sent `sent` frames and saw `received` of them arrive.
+nm::TrialOutcome trial(double offered, uint64_t sent, uint64_t received) {
+    nm::TrialOutcome t;
+    t.sent_fps = offered;
+    t.sent = sent;
+    t.received = received;
+    return t;
+}
+
+/// Notes `offered` in `offered_rates`; true when that rate had been offered before.
+bool offered_again(std::vector<double>& offered_rates, double offered) {
+    const bool seen = std::find(offered_rates.begin(), offered_rates.end(), offered) != offered_rates.end();
+    offered_rates.push_back(offered);
+    return seen;
+}
+
 }  // namespace
 
 TEST_CASE("The search finds a known limit within the resolution and confirms it", "[unit]") {
@@ -122,14 +138,9 @@ TEST_CASE("A rate that passed by luck fails its confirmation and the search back
     constexpr double limit = 1000;
     std::vector<double> offered_rates;
     const auto lucky_edge = [&](double offered) {
-        const bool seen = std::find(offered_rates.begin(), offered_rates.end(), offered) != offered_rates.end();
-        offered_rates.push_back(offered);
-        nm::TrialOutcome t;
-        t.sent_fps = offered;
-        t.sent = static_cast<uint64_t>(offered);
-        const bool lucky = !seen && offered <= limit * 1.025;
-        t.received = offered <= limit || lucky ? t.sent : static_cast<uint64_t>(limit);
-        return t;
+        const bool lucky = !offered_again(offered_rates, offered) && offered <= limit * 1.025;
+        const auto sent = static_cast<uint64_t>(offered);
+        return trial(offered, sent, offered <= limit || lucky ? sent : static_cast<uint64_t>(limit));
     };
     nm::SearchOptions o;
     o.max_fps = 2000;
@@ -164,11 +175,7 @@ TEST_CASE("A failed step below a failed confirmation does not end the search", "
     int calls = 0;
     const auto slowing = [&](double offered) {
         const double limit = ++calls <= static_cast<int>(bisection_trials) ? 1000.0 : 975.0;
-        nm::TrialOutcome t;
-        t.sent_fps = offered;
-        t.sent = static_cast<uint64_t>(offered);
-        t.received = static_cast<uint64_t>(std::min(offered, limit));
-        return t;
+        return trial(offered, static_cast<uint64_t>(offered), static_cast<uint64_t>(std::min(offered, limit)));
     };
     const auto r = nm::find_throughput(slowing, o);
     REQUIRE(r.found);
@@ -185,13 +192,8 @@ TEST_CASE("A failed step below a failed confirmation does not end the search", "
 TEST_CASE("A path that never holds a rate twice ends the back-off after four steps, not found", "[unit]") {
     std::vector<double> offered_rates;
     const auto only_once = [&](double offered) {
-        const bool seen = std::find(offered_rates.begin(), offered_rates.end(), offered) != offered_rates.end();
-        offered_rates.push_back(offered);
-        nm::TrialOutcome t;
-        t.sent_fps = offered;
-        t.sent = 1000;
-        t.received = seen || offered > 1500 ? 900 : 1000;
-        return t;
+        const bool seen = offered_again(offered_rates, offered);
+        return trial(offered, 1000, seen || offered > 1500 ? 900 : 1000);
     };
     nm::SearchOptions o;
     o.max_fps = 2000;

@@ -273,25 +273,20 @@ TEST_CASE("resolve_spec bounds every rate and time before anything converts it (
         INFO(field);
         CHECK_THROWS_WITH(nm::resolve_spec(s, 2), Contains(field));
     };
+    // Each field from a plain spec of its protocol, and the word the refusal names it by.
+    const struct {
+        nm::TestSpec (*spec)();
+        double nm::TestSpec::*field;
+        const char* named;
+    } bounded[] = {{udp, &nm::TestSpec::rate_bps, "rate"},      {udp, &nm::TestSpec::rate_pps, "pps"},
+                   {tcp, &nm::TestSpec::stall_timeout_s, "stall timeout"}, {tcp, &nm::TestSpec::duration_s, "duration"},
+                   {tcp, &nm::TestSpec::omit_s, "omit"},         {tcp, &nm::TestSpec::interval_s, "interval"}};
     for (double bad : {inf, nan, 3e20, -1.0}) {
-        auto b = udp();
-        b.rate_bps = bad;
-        refused(b, "rate");
-        auto p = udp();
-        p.rate_pps = bad;
-        refused(p, "pps");
-        auto st = tcp();
-        st.stall_timeout_s = bad;
-        refused(st, "stall timeout");
-        auto d = tcp();
-        d.duration_s = bad;
-        refused(d, "duration");
-        auto o = tcp();
-        o.omit_s = bad;
-        refused(o, "omit");
-        auto i = tcp();
-        i.interval_s = bad;
-        refused(i, "interval");
+        for (const auto& b : bounded) {
+            auto s = b.spec();
+            s.*b.field = bad;
+            refused(s, b.named);
+        }
     }
     auto bytes = tcp();
     bytes.bytes = 1'000'000'000'000'000'001ull;

@@ -19,13 +19,17 @@ nm::Timeline timeline(nm::TimePoint t0) {
     return tl;
 }
 
+/// A meter of timeline(t0) that counts into `out` and reads the thread CPU from g_cpu.
+struct Meter {
+    const nm::TimePoint t0{};
+    const nm::Timeline tl = timeline(t0);
+    nm::WindowCounts out;
+    nm::WindowMeter m{tl, out, fake_cpu};
+};
+
 }  // namespace
 
-TEST_CASE("WindowMeter: before, in and after the window, began() only on the entering tick", "[unit]") {
-    const nm::TimePoint t0{};
-    const auto tl = timeline(t0);
-    nm::WindowCounts out;
-    nm::WindowMeter m(tl, out, fake_cpu);
+TEST_CASE_METHOD(Meter, "WindowMeter: before, in and after the window, began() only on the entering tick", "[unit]") {
     CHECK_FALSE(m.tick(t0 + 500ms));
     CHECK_FALSE(m.began());
     CHECK(m.tick(t0 + 1s));
@@ -38,11 +42,7 @@ TEST_CASE("WindowMeter: before, in and after the window, began() only on the ent
     CHECK_FALSE(m.tick(t0 + 1s));   // a closed window stays closed
 }
 
-TEST_CASE("WindowMeter: the CPU figure is the thread CPU between entering and closing the window", "[unit]") {
-    const nm::TimePoint t0{};
-    const auto tl = timeline(t0);
-    nm::WindowCounts out;
-    nm::WindowMeter m(tl, out, fake_cpu);
+TEST_CASE_METHOD(Meter, "WindowMeter: the CPU figure is the thread CPU between entering and closing the window", "[unit]") {
     g_cpu = {5.0, 7.0};
     m.tick(t0);                     // before the window: not read
     g_cpu = {10.0, 20.0};
@@ -56,11 +56,7 @@ TEST_CASE("WindowMeter: the CPU figure is the thread CPU between entering and cl
     CHECK(out.cpu.user_s == Approx(0.5));
 }
 
-TEST_CASE("WindowMeter: close() before window_end ends the window early (a worker stopped)", "[unit]") {
-    const nm::TimePoint t0{};
-    const auto tl = timeline(t0);
-    nm::WindowCounts out;
-    nm::WindowMeter m(tl, out, fake_cpu);
+TEST_CASE_METHOD(Meter, "WindowMeter: close() before window_end ends the window early (a worker stopped)", "[unit]") {
     g_cpu = {1, 1};
     m.tick(t0 + 1s);
     g_cpu = {2, 4};
@@ -70,11 +66,7 @@ TEST_CASE("WindowMeter: close() before window_end ends the window early (a worke
     CHECK(out.cpu.sys_s == Approx(3));
 }
 
-TEST_CASE("WindowMeter: counts land in the interval of their time after window_start", "[unit]") {
-    const nm::TimePoint t0{};
-    const auto tl = timeline(t0);
-    nm::WindowCounts out;
-    nm::WindowMeter m(tl, out, fake_cpu);
+TEST_CASE_METHOD(Meter, "WindowMeter: counts land in the interval of their time after window_start", "[unit]") {
     m.count(t0 + 1s, 100, 1);               // interval 0 starts at window_start
     m.count(t0 + 1s + 499ms, 50, 2);        // still interval 0
     m.count(t0 + 1s + 500ms, 7, 3);         // interval 1

@@ -152,6 +152,20 @@ nm::FileSettingsJournal journal_in(const TempDir& dir, FakeWorld& w) {
     return nm::FileSettingsJournal(dir.path + "/sub/journal.json", std::make_shared<FakeSystem>(w));
 }
 
+/// The fake world with one veth, nm-a (ifindex 7, MTU 1500, TSO on), in namespace lab-a, and a scratch
+/// directory for the journal.
+struct NmA {
+    TempDir dir;
+    FakeWorld w;
+    NmA() { w.add(11, "lab-a", "nm-a", 7, 1500, true); }
+    /// A journal of this process in `dir` that has remembered nm-a as it is now.
+    nm::FileSettingsJournal claimed() {
+        auto j = journal_in(dir, w);
+        j.remember(w.link(11, "nm-a"));
+        return j;
+    }
+};
+
 // A change nicmatrix makes: `change` applied to the interface, journalled as written.
 template <typename F>
 void wrote(nm::SettingsJournal& j, FakeWorld& w, uint64_t ino, const std::string& name, F change) {
@@ -170,12 +184,8 @@ nm::JournalReport only(const std::vector<nm::JournalReport>& r) {
 
 }  // namespace
 
-TEST_CASE("The journal keeps the first state with its owner and identity, a restore after the owner died puts it back", "[unit]") {
-    TempDir dir;
-    FakeWorld w;
-    w.add(11, "lab-a", "nm-a", 7, 1500, true);
-    auto journal = journal_in(dir, w);
-    journal.remember(w.link(11, "nm-a"));
+TEST_CASE_METHOD(NmA, "The journal keeps the first state with its owner and identity, a restore after the owner died puts it back", "[unit]") {
+    auto journal = claimed();
     wrote(journal, w, 11, "nm-a", [](nm::LinkState& s) {   // the change
         s.mtu = 9000;
         s.features["tx-tcp-segmentation"] = {false, false, false};
@@ -209,12 +219,8 @@ TEST_CASE("The journal keeps the first state with its owner and identity, a rest
     CHECK(w.applied.size() == 1);
 }
 
-TEST_CASE("A live owner's entries are left alone by restore, refused to a second claimer, and taken only with force", "[unit]") {
-    TempDir dir;
-    FakeWorld w;
-    w.add(11, "lab-a", "nm-a", 7, 1500, true);
-    auto sweep = journal_in(dir, w);
-    sweep.remember(w.link(11, "nm-a"));
+TEST_CASE_METHOD(NmA, "A live owner's entries are left alone by restore, refused to a second claimer, and taken only with force", "[unit]") {
+    auto sweep = claimed();
     w.alive.insert(w.self.pid);
     wrote(sweep, w, 11, "nm-a", [](nm::LinkState& s) { s.mtu = 9000; });   // a cell of the running sweep
 
@@ -247,12 +253,8 @@ TEST_CASE("A live owner's entries are left alone by restore, refused to a second
     CHECK(other.entries().empty());
 }
 
-TEST_CASE("An owner that is gone: its entry is restored by others, and taken over with its original by a new claimer", "[unit]") {
-    TempDir dir;
-    FakeWorld w;
-    w.add(11, "lab-a", "nm-a", 7, 1500, true);
-    auto crashed = journal_in(dir, w);
-    crashed.remember(w.link(11, "nm-a"));
+TEST_CASE_METHOD(NmA, "An owner that is gone: its entry is restored by others, and taken over with its original by a new claimer", "[unit]") {
+    auto crashed = claimed();
     w.link(11, "nm-a").mtu = 9000;   // left changed by a sweep that was killed
 
     as_other_process(w, 400);
@@ -263,12 +265,8 @@ TEST_CASE("An owner that is gone: its entry is restored by others, and taken ove
     CHECK(set.entries()[0].original.mtu == 1500);   // ... and the truer original stays
 }
 
-TEST_CASE("An entry from an earlier boot is dropped with a note, never applied over the new boot's state", "[unit]") {
-    TempDir dir;
-    FakeWorld w;
-    w.add(11, "lab-a", "nm-a", 7, 1500, true);
-    auto before = journal_in(dir, w);
-    before.remember(w.link(11, "nm-a"));
+TEST_CASE_METHOD(NmA, "An entry from an earlier boot is dropped with a note, never applied over the new boot's state", "[unit]") {
+    auto before = claimed();
     w.boot = "boot-3";   // a reboot
     as_other_process(w, 100);
     auto after = journal_in(dir, w);
@@ -289,12 +287,8 @@ TEST_CASE("An entry from an earlier boot is dropped with a note, never applied o
     CHECK(after.entries()[0].owner.pid == 500);
 }
 
-TEST_CASE("A renamed interface is found by its ifindex and restored, the note says its new name", "[unit]") {
-    TempDir dir;
-    FakeWorld w;
-    w.add(11, "lab-a", "nm-a", 7, 1500, true);
-    auto j = journal_in(dir, w);
-    j.remember(w.link(11, "nm-a"));
+TEST_CASE_METHOD(NmA, "A renamed interface is found by its ifindex and restored, the note says its new name", "[unit]") {
+    auto j = claimed();
     wrote(j, w, 11, "nm-a", [](nm::LinkState& s) { s.mtu = 9000; });
     w.rename(11, "nm-a", "nm-x");
     as_other_process(w, 200);
@@ -306,12 +300,8 @@ TEST_CASE("A renamed interface is found by its ifindex and restored, the note sa
     CHECK(j.entries().empty());
 }
 
-TEST_CASE("Another interface under the journalled name is never touched: the entry stays, --forget drops it", "[unit]") {
-    TempDir dir;
-    FakeWorld w;
-    w.add(11, "lab-a", "nm-a", 7, 1500, true);
-    auto j = journal_in(dir, w);
-    j.remember(w.link(11, "nm-a"));
+TEST_CASE_METHOD(NmA, "Another interface under the journalled name is never touched: the entry stays, --forget drops it", "[unit]") {
+    auto j = claimed();
     // nm-a deleted and another made under its name: same name, another ifindex.
     w.netns.at(11).links.erase("nm-a");
     w.add(11, "lab-a", "nm-a", 9, 4000, false);
@@ -328,13 +318,9 @@ TEST_CASE("Another interface under the journalled name is never touched: the ent
     CHECK(j.entries().empty());
 }
 
-TEST_CASE("Same-named interfaces in two namespaces: the restore acts in the journalled one, wherever it runs", "[unit]") {
-    TempDir dir;
-    FakeWorld w;
-    w.add(11, "lab-a", "nm-a", 7, 1500, true);
+TEST_CASE_METHOD(NmA, "Same-named interfaces in two namespaces: the restore acts in the journalled one, wherever it runs", "[unit]") {
     w.add(12, "other", "nm-a", 7, 1400, true);   // same name, same ifindex, another namespace
-    auto j = journal_in(dir, w);
-    j.remember(w.link(11, "nm-a"));
+    auto j = claimed();
     wrote(j, w, 11, "nm-a", [](nm::LinkState& s) { s.mtu = 9000; });
     as_other_process(w, 200);
     const auto r = only(j.restore(nm::RestoreOptions{}));
@@ -345,14 +331,10 @@ TEST_CASE("Same-named interfaces in two namespaces: the restore acts in the jour
     CHECK(w.applied[0].first == "lab-a/nm-a");
 }
 
-TEST_CASE("A namespace that is gone: its veth went with it (dropped), a physical NIC is found back in init by its address", "[unit]") {
-    TempDir dir;
-    FakeWorld w;
-    w.add(11, "lab-a", "nm-a", 7, 1500, true);
+TEST_CASE_METHOD(NmA, "A namespace that is gone: its veth went with it (dropped), a physical NIC is found back in init by its address", "[unit]") {
     w.add(13, "nic", "eth1", 3, 1500, true, "", "00:1b:21:aa:bb:cc", "0000:03:00.0");
     w.add(14, "nic2", "eth2", 4, 1500, true, "", "00:1b:21:aa:bb:dd", "0000:04:00.0");
-    auto j = journal_in(dir, w);
-    j.remember(w.link(11, "nm-a"));
+    auto j = claimed();
     j.remember(w.link(13, "eth1"));
     j.remember(w.link(14, "eth2"));
     REQUIRE(j.entries().size() == 3);
@@ -383,10 +365,7 @@ TEST_CASE("A namespace that is gone: its veth went with it (dropped), a physical
     CHECK(j.entries()[0].original.name == "eth2");
 }
 
-TEST_CASE("A restore that does not hold keeps the entry with the differences", "[unit]") {
-    TempDir dir;
-    FakeWorld w;
-    w.add(11, "lab-a", "nm-a", 7, 1500, true);
+TEST_CASE_METHOD(NmA, "A restore that does not hold keeps the entry with the differences", "[unit]") {
     auto system = std::make_shared<FakeSystem>(w);
     nm::FileSettingsJournal j(dir.path + "/j.json", system);
     j.remember(w.link(11, "nm-a"));
@@ -399,13 +378,9 @@ TEST_CASE("A restore that does not hold keeps the entry with the differences", "
     CHECK(j.entries().size() == 1);
 }
 
-TEST_CASE("release drops only this process's entry for that interface", "[unit]") {
-    TempDir dir;
-    FakeWorld w;
-    w.add(11, "lab-a", "nm-a", 7, 1500, true);
+TEST_CASE_METHOD(NmA, "release drops only this process's entry for that interface", "[unit]") {
     w.add(11, "lab-a", "nm-b", 8, 1500, true);
-    auto mine = journal_in(dir, w);
-    mine.remember(w.link(11, "nm-a"));
+    auto mine = claimed();
     const auto me = w.self;
     as_other_process(w, 300);
     auto theirs = journal_in(dir, w);
@@ -464,10 +439,7 @@ TEST_CASE("A name that is not UTF-8 is journalled (as U+FFFD) and still restored
     CHECK(w.link(11, odd).mtu == 1500);
 }
 
-TEST_CASE("A lock held too long is an error naming the holder, a planted symbolic link is refused, not followed", "[unit]") {
-    TempDir dir;
-    FakeWorld w;
-    w.add(11, "lab-a", "nm-a", 7, 1500, true);
+TEST_CASE_METHOD(NmA, "A lock held too long is an error naming the holder, a planted symbolic link is refused, not followed", "[unit]") {
     const std::string path = dir.path + "/j.json";
     nm::FileSettingsJournal j(path, std::make_shared<FakeSystem>(w));
     j.set_lock_wait(std::chrono::milliseconds(100));
@@ -610,12 +582,8 @@ TEST_CASE("Identity rules: same interface needs namespace, ifindex, kind and any
     CHECK(nm::same_link(unknown, unknown));   // no identity: by names
 }
 
-TEST_CASE("A setting someone else changed after nicmatrix wrote it is reported and left, the rest put back", "[unit]") {
-    TempDir dir;
-    FakeWorld w;
-    w.add(11, "lab-a", "nm-a", 7, 1500, true);
-    auto j = journal_in(dir, w);
-    j.remember(w.link(11, "nm-a"));
+TEST_CASE_METHOD(NmA, "A setting someone else changed after nicmatrix wrote it is reported and left, the rest put back", "[unit]") {
+    auto j = claimed();
     wrote(j, w, 11, "nm-a", [](nm::LinkState& s) {
         s.mtu = 9000;
         s.features["tx-tcp-segmentation"] = {false, false, false};
@@ -632,12 +600,8 @@ TEST_CASE("A setting someone else changed after nicmatrix wrote it is reported a
     CHECK(j.entries().empty());
 }
 
-TEST_CASE("A setting nicmatrix never wrote is never put back, whatever moved since the claim", "[unit]") {
-    TempDir dir;
-    FakeWorld w;
-    w.add(11, "lab-a", "nm-a", 7, 1500, true);
-    auto j = journal_in(dir, w);
-    j.remember(w.link(11, "nm-a"));
+TEST_CASE_METHOD(NmA, "A setting nicmatrix never wrote is never put back, whatever moved since the claim", "[unit]") {
+    auto j = claimed();
     wrote(j, w, 11, "nm-a", [](nm::LinkState& s) { s.features["tx-tcp-segmentation"] = {false, false, false}; });
     w.link(11, "nm-a").mtu = 4000;   // not nicmatrix's
     as_other_process(w, 200);
@@ -647,10 +611,7 @@ TEST_CASE("A setting nicmatrix never wrote is never put back, whatever moved sin
     CHECK(w.link(11, "nm-a").features.at("tx-tcp-segmentation").wanted);
 }
 
-TEST_CASE("A journal writable by others, owned by another user or naming a path is refused, never acted on", "[unit]") {
-    TempDir dir;
-    FakeWorld w;
-    w.add(11, "lab-a", "nm-a", 7, 1500, true);
+TEST_CASE_METHOD(NmA, "A journal writable by others, owned by another user or naming a path is refused, never acted on", "[unit]") {
     const std::string path = dir.path + "/j.json";
     nm::FileSettingsJournal j(path, std::make_shared<FakeSystem>(w));
     j.remember(w.link(11, "nm-a"));
@@ -670,10 +631,7 @@ TEST_CASE("A journal writable by others, owned by another user or naming a path 
     CHECK(w.applied.empty());
 }
 
-TEST_CASE("A rolled-back change among several is journalled too, so the final restore still puts back the first value", "[unit]") {
-    TempDir dir;
-    FakeWorld w;
-    w.add(11, "lab-a", "nm-a", 7, 1500, true);
+TEST_CASE_METHOD(NmA, "A rolled-back change among several is journalled too, so the final restore still puts back the first value", "[unit]") {
     auto j = journal_in(dir, w);
     FakeControl device(w, 11);
     j.remember(device.read("nm-a"));

@@ -1,7 +1,6 @@
 #include <catch2/catch.hpp>
 
 #include <filesystem>
-#include <fstream>
 
 #include "core/base/error.hpp"
 #include "core/base/device_types.hpp"
@@ -9,14 +8,7 @@
 #include "ethtool_ctl/interface_system.hpp"
 #include "tests/support/matrix_world.hpp"
 
-namespace {
-
-void put(const std::filesystem::path& file, const std::string& text) {
-    std::filesystem::create_directories(file.parent_path());
-    std::ofstream(file) << text << '\n';
-}
-
-}  // namespace
+using nm::test::put_file;
 
 // A PCI NIC's layout, which the lab's veth cannot show: MSI IRQs with their affinity, a NUMA node,
 // queues ordered by number (rx-10 after rx-2). The real-kernel test is in tests/integration/ethtool_ctl.
@@ -24,13 +16,13 @@ TEST_CASE("read_interface_sysfs: MSI IRQs with affinity, NUMA node, RPS/XPS per 
     nm::test::TempDir dir;
     const std::filesystem::path sys = dir.path / "sys", irq = dir.path / "irq";
     const auto dev = sys / "class/net/eth9";
-    for (const char* q : {"rx-0", "rx-2", "rx-10"}) put(dev / "queues" / q / "rps_cpus", "00000000,0000000f");
-    put(dev / "queues/tx-0/xps_cpus", "1");
+    for (const char* q : {"rx-0", "rx-2", "rx-10"}) put_file(dev / "queues" / q / "rps_cpus", "00000000,0000000f");
+    put_file(dev / "queues/tx-0/xps_cpus", "1");
     std::filesystem::create_directories(dev / "queues/tx-1");   // no xps_cpus shown: none
-    put(dev / "device/numa_node", "1");
-    for (const char* n : {"41", "40", "140"}) put(dev / "device/msi_irqs" / n, "msi");
-    put(irq / "40/smp_affinity_list", "0-3");
-    put(irq / "41/smp_affinity_list", "2");
+    put_file(dev / "device/numa_node", "1");
+    for (const char* n : {"41", "40", "140"}) put_file(dev / "device/msi_irqs" / n, "msi");
+    put_file(irq / "40/smp_affinity_list", "0-3");
+    put_file(irq / "41/smp_affinity_list", "2");
     const auto s = nm::read_interface_sysfs(sys, "eth9", irq);
     REQUIRE(s.rps.size() == 3);
     CHECK(s.rps[0].queue == "rx-0");
@@ -49,9 +41,9 @@ TEST_CASE("read_interface_sysfs: MSI IRQs with affinity, NUMA node, RPS/XPS per 
     CHECK(s.irqs[2].affinity == "");   // unreadable: empty, the IRQ still listed
 
     // numa_node -1 (no affinity) is none; a legacy IRQ comes from device/irq.
-    put(dev / "device/numa_node", "-1");
+    put_file(dev / "device/numa_node", "-1");
     std::filesystem::remove_all(dev / "device/msi_irqs");
-    put(dev / "device/irq", "17");
+    put_file(dev / "device/irq", "17");
     const auto legacy = nm::read_interface_sysfs(sys, "eth9", irq);
     CHECK_FALSE(legacy.numa_node.has_value());
     REQUIRE(legacy.irqs.size() == 1);

@@ -112,12 +112,24 @@ struct AgentWorld : World {
 };
 
 nm::SweepConfig config(const std::string& patch = "{}") {
-    auto j = nm::Json::parse(R"({
+    return nm::test::sweep_config({R"({
       "offloads": [{"name": "tso-off", "features": {"tso": "off"}}, {"name": "gro-on", "features": {"gro": "on"}}],
       "mtu": [1500, 4000], "traffic": [{"streams": 1}], "duration_s": 1, "omit_s": 0, "repetitions": 2, "cooldown_s": 0,
-      "order": "sequential"})");
-    j.merge_patch(nm::Json::parse(patch));
-    return nm::parse_sweep_config(j);
+      "order": "sequential"})", patch});
+}
+
+/// The sweep went on after one reconnect and finished: every cell of config() recorded ok, with its two
+/// repetitions, under the MTU the agent applied.
+void check_finished_after_one_reconnect(const AgentWorld& w, const nm::SweepOutcome& out) {
+    CHECK_FALSE(out.interrupted);
+    CHECK(w.agent.reconnects == 1);
+    REQUIRE(out.results.cells.size() == 4);
+    for (const auto& c : out.results.cells) {
+        INFO(c.spec.key);
+        CHECK(c.status == CellStatus::Ok);
+        CHECK(c.runs.size() == 2);
+        CHECK(c.applied_remote->mtu == c.spec.mtu);
+    }
 }
 
 }  // namespace
@@ -155,16 +167,8 @@ TEST_CASE("Peer agent: a control connection lost mid-cell is reconnected, the ce
         if (n == 3) w.agent.lose();   // the first repetition of the second cell: the agent restores its side
     };
     const auto out = w.run(config());
-    CHECK_FALSE(out.interrupted);
     CHECK(out.stopped_because.empty());
-    CHECK(w.agent.reconnects == 1);
-    REQUIRE(out.results.cells.size() == 4);
-    for (const auto& c : out.results.cells) {
-        INFO(c.spec.key);
-        CHECK(c.status == CellStatus::Ok);
-        CHECK(c.runs.size() == 2);
-        CHECK(c.applied_remote->mtu == c.spec.mtu);
-    }
+    check_finished_after_one_reconnect(w, out);
     // 4 cells x 2, plus the cut cell's first try (the fake engine does not notice the loss).
     CHECK(w.traffic.specs.size() == 10);
     CHECK(std::find(w.observer.notes.begin(), w.observer.notes.end(), "reconnected to the peer agent; its side is at its original state") !=
@@ -237,16 +241,8 @@ TEST_CASE("Peer agent: shuffled rounds: a loss during a later visit of a recorde
     options.seed = 7;
     const auto out = w.run(config(R"({"order": "shuffled"})"), options);
     REQUIRE(lost_at == 6);
-    CHECK_FALSE(out.interrupted);
-    CHECK(w.agent.reconnects == 1);
-    REQUIRE(out.results.cells.size() == 4);
-    for (const auto& c : out.results.cells) {
-        INFO(c.spec.key);
-        CHECK(c.status == CellStatus::Ok);
-        // Not 3: the repetition taken while the peer was being restored is not kept.
-        CHECK(c.runs.size() == 2);
-        CHECK(c.applied_remote->mtu == c.spec.mtu);
-    }
+    // Two runs a cell, not 3: the repetition taken while the peer was being restored is not kept.
+    check_finished_after_one_reconnect(w, out);
     // 4 cells x 2, plus the cut visit's first try.
     CHECK(w.traffic.specs.size() == 9);
     CHECK(out.cells_run == 4);

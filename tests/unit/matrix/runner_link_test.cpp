@@ -19,13 +19,11 @@ namespace {
 using Steady = std::chrono::steady_clock;
 
 nm::SweepConfig link_config(const std::string& patch = "{}") {
-    auto j = nm::Json::parse(R"({
+    return nm::test::sweep_config({R"({
       "offloads": [{"name": "original", "features": {}}],
       "mtu": [1500, 9000],
       "traffic": [{"streams": 1}],
-      "duration_s": 1, "omit_s": 0, "repetitions": 2, "order": "sequential"})");
-    j.merge_patch(nm::Json::parse(patch));
-    return nm::parse_sweep_config(j);
+      "duration_s": 1, "omit_s": 0, "repetitions": 2, "order": "sequential"})", patch});
 }
 
 // A NIC that drops its carrier for `down` (real time) whenever its MTU changes; `forever_at` an MTU at

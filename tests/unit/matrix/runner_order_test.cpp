@@ -24,14 +24,7 @@ namespace {
 
 // Two profiles x two MTUs x two tests = 8 cells, 3 repetitions, the shuffled order by default.
 nm::SweepConfig make_config(const std::string& patch = "{}") {
-    auto j = nm::Json::parse(R"({
-      "offloads": [{"name": "all-on", "features": {"tx": "on", "sg": "on", "tso": "on", "gso": "on", "gro": "on"}},
-                   {"name": "all-off", "features": {"tx": "off", "sg": "off", "tso": "off", "gso": "off", "gro": "off"}}],
-      "mtu": [1500, 9000],
-      "traffic": [{"streams": 1}, {"streams": 10}],
-      "duration_s": 1, "omit_s": 0.5, "repetitions": 3})");
-    j.merge_patch(nm::Json::parse(patch));
-    return nm::parse_sweep_config(j);
+    return nm::test::sweep_config({nm::test::kEightCellSweep, R"({"repetitions": 3})", patch});
 }
 
 nm::SweepOptions seeded(uint64_t seed) {

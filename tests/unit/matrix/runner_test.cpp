@@ -30,14 +30,21 @@ namespace {
 // sequential order (each cell's repetitions back to back), whose steps they can name in turn; the
 // shuffled rounds are in runner_order_test.cpp.
 nm::SweepConfig make_config(const std::string& patch = "{}") {
-    auto j = nm::Json::parse(R"({
-      "offloads": [{"name": "all-on", "features": {"tx": "on", "sg": "on", "tso": "on", "gso": "on", "gro": "on"}},
-                   {"name": "all-off", "features": {"tx": "off", "sg": "off", "tso": "off", "gso": "off", "gro": "off"}}],
-      "mtu": [1500, 9000],
-      "traffic": [{"streams": 1}, {"streams": 10}],
-      "duration_s": 1, "omit_s": 0.5, "repetitions": 2, "order": "sequential"})");
-    j.merge_patch(nm::Json::parse(patch));
-    return nm::parse_sweep_config(j);
+    return nm::test::sweep_config({nm::test::kEightCellSweep, R"({"repetitions": 2, "order": "sequential"})", patch});
+}
+
+/// Every cell at MTU 9000 of `r` has `status` and `error` and was not measured; every other cell is ok.
+void check_jumbo_cells(const nm::ResultsFile& r, CellStatus status, const std::string& error) {
+    for (const auto& c : r.cells) {
+        INFO(c.spec.key);
+        if (c.spec.mtu == 9000) {
+            CHECK(c.status == status);
+            CHECK(c.error == error);
+            CHECK(c.runs.empty());
+        } else {
+            CHECK(c.status == CellStatus::Ok);
+        }
+    }
 }
 
 std::vector<std::string> keys(const nm::ResultsFile& r) {
@@ -201,16 +208,7 @@ TEST_CASE("A path that drops jumbo frames gives path_mtu_blackhole for those cel
     World w;
     w.probe.max_mtu = 1500;
     const auto out = w.run(make_config(R"({"repetitions": 1})"));
-    for (const auto& c : out.results.cells) {
-        INFO(c.spec.key);
-        if (c.spec.mtu == 9000) {
-            CHECK(c.status == CellStatus::PathMtuBlackhole);
-            CHECK(c.error == "9000-byte probe: no echo within 1000 ms");
-            CHECK(c.runs.empty());
-        } else {
-            CHECK(c.status == CellStatus::Ok);
-        }
-    }
+    check_jumbo_cells(out.results, CellStatus::PathMtuBlackhole, "9000-byte probe: no echo within 1000 ms");
     CHECK(w.traffic.specs.size() == 4);
     w.check_restored();
 }
@@ -228,16 +226,8 @@ TEST_CASE("Bad input is found before the first change: unknown feature and unkno
         World w;
         w.remote.set_mtu_range("nm-b", 68, 1500);
         const auto out = w.run(make_config());
-        for (const auto& c : out.results.cells) {
-            INFO(c.spec.key);
-            if (c.spec.mtu == 9000) {
-                CHECK(c.status == CellStatus::Infeasible);
-                CHECK(c.error == "nm-b (netns lab-b): mtu 9000 outside the device's range 68..1500 (IFLA_MIN_MTU..IFLA_MAX_MTU)");
-                CHECK(c.runs.empty());
-            } else {
-                CHECK(c.status == CellStatus::Ok);
-            }
-        }
+        check_jumbo_cells(out.results, CellStatus::Infeasible,
+                          "nm-b (netns lab-b): mtu 9000 outside the device's range 68..1500 (IFLA_MIN_MTU..IFLA_MAX_MTU)");
         // No end was ever asked for 9000.
         for (const auto* d : {&w.local, &w.remote}) {
             for (const auto& call : d->calls()) CHECK_FALSE((call.op == "apply" && call.settings.mtu == 9000u));

@@ -1,17 +1,14 @@
 #pragma once
 // JSON of where CPU time went (json_codec_cpu.cpp): one CPU over a window, and a host's CPU-time accounting
 // ({source, irq_time_accounting, cputime, no_hz_full, softirq_in_task_time}; "yes"/"no"/"unknown").
-// One to_json/from_json pair per value type, found by nlohmann::json through ADL.
+// PerCpu's codec is its field list's (cpu_types.hpp, field_json.hpp); the others are hand-written pairs,
+// found by nlohmann::json through ADL.
 #include "core/base/cpu_types.hpp"
-#include "core/base/json.hpp"
+#include "core/base/field_json.hpp"
 
 namespace nm {
 
-void to_json(Json& j, const PerCpu& v);
-void from_json(const Json& j, PerCpu& v);
-void to_json(Json& j, const KernelOption& v);
-void from_json(const Json& j, KernelOption& v);
-void to_json(Json& j, const CpuAccounting& v);
-void from_json(const Json& j, CpuAccounting& v);
+NM_JSON_CODEC(KernelOption);
+NM_JSON_CODEC(CpuAccounting);
 
 }  // namespace nm

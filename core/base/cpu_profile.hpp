@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "core/base/field_list.hpp"
+
 namespace nm {
 
 /// One rule of a category table: a symbol matching any of `patterns` belongs to `category`. Patterns are
@@ -41,6 +43,11 @@ struct ProfileCpu {
     std::map<std::string, double> categories;
 };
 
+constexpr auto json_fields(const ProfileCpu*) {
+    using S = ProfileCpu;
+    return field_list(field("cpu", &S::cpu), field("samples", &S::samples), field("categories", &S::categories));
+}
+
 /// One class of tasks: its share of all samples, and its own breakdown (percent of its samples).
 struct ProfileTaskClass {
     double pct = 0;
@@ -48,11 +55,21 @@ struct ProfileTaskClass {
     std::map<std::string, double> categories;
 };
 
+constexpr auto json_fields(const ProfileTaskClass*) {
+    using S = ProfileTaskClass;
+    return field_list(field("pct", &S::pct), field("samples", &S::samples), field("categories", &S::categories));
+}
+
 /// A task by name (/proc/PID/comm) and its share.
 struct ProfileTask {
     std::string comm;
     double pct = 0;
 };
+
+constexpr auto json_fields(const ProfileTask*) {
+    using S = ProfileTask;
+    return field_list(field("comm", &S::comm), field("pct", &S::pct));
+}
 
 /// The kernel profile of one host over one end's measured window.
 struct CpuProfile {
@@ -77,6 +94,16 @@ struct CpuProfile {
     std::vector<ProfileSymbol> top;         ///< the hottest symbols (20)
     std::vector<ProfileSymbol> unmatched;   ///< the hottest kernel symbols no rule matched (category other)
 };
+
+/// The codec adds "top" and "unmatched" (symbols; an unmatched one has no "category" and reads back as "other").
+constexpr auto json_fields_and_more(const CpuProfile*) {
+    using S = CpuProfile;
+    return field_list(field("host", &S::host), field("shared_with", &S::shared_with, kFieldNullIfEmpty), field("samples", &S::samples),
+                      field("lost", &S::lost), field("hz", &S::hz), field("cpus", &S::cpus), field("window_s", &S::window_s),
+                      field("start_monotonic_s", &S::start_monotonic_s), field("end_monotonic_s", &S::end_monotonic_s), field("table", &S::table),
+                      field("categories", &S::categories), field("by_cpu", &S::by_cpu, kFieldIfTyped), field("by_task", &S::by_task, kFieldIfTyped),
+                      field("other_tasks", &S::other_tasks, kFieldIfTyped));
+}
 
 /// The task classes of CpuProfile::by_task, in display order.
 inline constexpr std::array<const char*, 5> kProfileTaskClasses{"sender", "receiver", "ksoftirqd", "other", "idle"};

@@ -5,6 +5,8 @@
 #include <cstdint>
 #include <string>
 
+#include "core/base/field_list.hpp"
+
 namespace nm {
 
 /// One CPU over the measured window, from its "cpuN" line of /proc/stat. Percent of that one CPU.
@@ -17,6 +19,12 @@ struct PerCpu {
     double softirq_pct = 0;
     double steal_pct = 0;
 };
+
+constexpr auto json_fields(const PerCpu*) {
+    using S = PerCpu;
+    return field_list(field("cpu", &S::cpu), field("busy_pct", &S::busy_pct), field("user_pct", &S::user_pct), field("sys_pct", &S::sys_pct),
+                      field("irq_pct", &S::irq_pct), field("softirq_pct", &S::softirq_pct), field("steal_pct", &S::steal_pct));
+}
 
 /// A yes/no the kernel's config answers, or "unknown" when the config could not be read.
 enum class KernelOption { Yes, No, Unknown };
@@ -40,5 +48,12 @@ struct CpuAccounting {
         return irq_time == KernelOption::Yes ? KernelOption::No : KernelOption::Yes;
     }
 };
+
+/// The codec adds the computed "softirq_in_task_time" (written, not read).
+constexpr auto json_fields_and_more(const CpuAccounting*) {
+    using S = CpuAccounting;
+    return field_list(field("source", &S::source, kFieldNullIfEmpty), field("irq_time_accounting", &S::irq_time), field("cputime", &S::cputime),
+                      field("no_hz_full", &S::no_hz_full));
+}
 
 }  // namespace nm

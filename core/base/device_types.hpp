@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "core/base/field_list.hpp"
 #include "core/base/tuning_types.hpp"
 
 namespace nm {
@@ -18,12 +19,23 @@ struct FeatureState {
     bool fixed = false;   ///< cannot be changed: not in the hw (changeable) set, or in the nochange set
 };
 
+constexpr auto json_fields(const FeatureState*) {
+    using S = FeatureState;
+    return field_list(field("active", &S::active, kFieldRequired), field("wanted", &S::wanted, kFieldRequired),
+                      field("fixed", &S::fixed, kFieldRequired));
+}
+
 struct DriverInfo {
     std::string driver;
     std::string version;
     std::string firmware;
     std::string bus_info;
 };
+
+constexpr auto json_fields(const DriverInfo*) {
+    using S = DriverInfo;
+    return field_list(field("driver", &S::driver), field("version", &S::version), field("firmware", &S::firmware), field("bus_info", &S::bus_info));
+}
 
 /// The link layer's state as rtnetlink reports it (RTM_GETLINK), cheap enough to read every few
 /// milliseconds while a change settles.
@@ -47,6 +59,12 @@ struct LinkSettle {
     bool back = true;            ///< carrier and operstate up again within the bound
     std::string state;           ///< when not back: what the link showed at the bound ("no carrier, operstate down")
 };
+
+constexpr auto json_fields(const LinkSettle*) {
+    using S = LinkSettle;
+    return field_list(field("link_down_s", &S::link_down_s, kFieldRequired), field("carrier_drops", &S::carrier_drops), field("wait_s", &S::wait_s),
+                      field("back", &S::back), field("state", &S::state, kFieldOmitEmpty));
+}
 
 /// What the links of a sweep's ends did after one cell's change (set by a sweep on the first run measured
 /// after each change; the runs after it in the same visit had no change before them).
@@ -77,6 +95,20 @@ struct LinkCounters {
     uint64_t rx_nohandler = 0;
 };
 
+constexpr auto json_fields(const LinkCounters*) {
+    using S = LinkCounters;
+    return field_list(field("rx_packets", &S::rx_packets), field("tx_packets", &S::tx_packets), field("rx_bytes", &S::rx_bytes),
+                      field("tx_bytes", &S::tx_bytes), field("rx_errors", &S::rx_errors), field("tx_errors", &S::tx_errors),
+                      field("rx_dropped", &S::rx_dropped), field("tx_dropped", &S::tx_dropped), field("multicast", &S::multicast),
+                      field("collisions", &S::collisions), field("rx_length_errors", &S::rx_length_errors),
+                      field("rx_over_errors", &S::rx_over_errors), field("rx_crc_errors", &S::rx_crc_errors),
+                      field("rx_frame_errors", &S::rx_frame_errors), field("rx_fifo_errors", &S::rx_fifo_errors),
+                      field("rx_missed_errors", &S::rx_missed_errors), field("tx_aborted_errors", &S::tx_aborted_errors),
+                      field("tx_carrier_errors", &S::tx_carrier_errors), field("tx_fifo_errors", &S::tx_fifo_errors),
+                      field("tx_heartbeat_errors", &S::tx_heartbeat_errors), field("tx_window_errors", &S::tx_window_errors),
+                      field("rx_nohandler", &S::rx_nohandler));
+}
+
 /// Which interface this is, whatever it is called now: names change (`ip link set X name Y`), and the same
 /// name can exist in every network namespace. The restore journal finds an interface again by these.
 struct LinkIdentity {
@@ -93,6 +125,12 @@ struct LinkIdentity {
         return netns_ino != 0 && netns_ino == other.netns_ino && netns_dev == other.netns_dev;
     }
 };
+
+constexpr auto json_fields(const LinkIdentity*) {
+    using S = LinkIdentity;
+    return field_list(field("netns_dev", &S::netns_dev), field("netns_ino", &S::netns_ino), field("ifindex", &S::ifindex),
+                      field("perm_address", &S::perm_address), field("kind", &S::kind));
+}
 
 /// Everything nicmatrix knows about one interface at one moment.
 struct LinkState {
@@ -115,11 +153,26 @@ struct LinkState {
     LinkCounters counters;
 };
 
+constexpr auto json_fields(const LinkState*) {
+    using S = LinkState;
+    return field_list(field("name", &S::name, kFieldRequired), field("netns", &S::netns), field("identity", &S::identity),
+                      field("driver", &S::driver), field("speed_mbps", &S::speed_mbps), field("duplex", &S::duplex),
+                      field("operstate", &S::operstate), field("mtu", &S::mtu, kFieldRequired), field("mtu_min", &S::mtu_min),
+                      field("mtu_max", &S::mtu_max), field("features", &S::features), field("feature_order", &S::feature_order),
+                      field("rings", &S::rings), field("coalesce", &S::coalesce), field("channels", &S::channels), field("tuning", &S::tuning),
+                      field("counters", &S::counters));
+}
+
 /// One interrupt of an interface (/proc/irq/N), with the CPUs it may run on.
 struct IrqAffinity {
     uint32_t irq = 0;
     std::string affinity;   ///< /proc/irq/N/smp_affinity_list ("0-3"); "" when unreadable
 };
+
+constexpr auto json_fields(const IrqAffinity*) {
+    using S = IrqAffinity;
+    return field_list(field("irq", &S::irq, kFieldRequired), field("affinity", &S::affinity));
+}
 
 /// One queue of an interface and the CPU mask steering it (/sys/class/net/X/queues/NAME): rps_cpus of an
 /// rx queue, xps_cpus of a tx queue, as the kernel prints it (hex words joined by ','); none when the
@@ -128,6 +181,11 @@ struct QueueMask {
     std::string queue;                 ///< "rx-0", "tx-3"
     std::optional<std::string> mask;
 };
+
+constexpr auto json_fields(const QueueMask*) {
+    using S = QueueMask;
+    return field_list(field("queue", &S::queue, kFieldRequired), field("mask", &S::mask));
+}
 
 /// How the kernel runs one interface beyond its ethtool settings, read when a sweep starts.
 struct InterfaceSystem {
@@ -139,6 +197,12 @@ struct InterfaceSystem {
     std::optional<int> numa_node;     ///< the device's NUMA node; none without a device or when it reports -1
 };
 
+constexpr auto json_fields(const InterfaceSystem*) {
+    using S = InterfaceSystem;
+    return field_list(field_group("qdisc", field("kind", &S::qdisc), field("handle", &S::qdisc_handle)), field("irqs", &S::irqs, kFieldIfTyped),
+                      field("rps_cpus", &S::rps, kFieldIfTyped), field("xps_cpus", &S::xps, kFieldIfTyped), field("numa_node", &S::numa_node));
+}
+
 /// What a user asks of an interface. Feature names are as typed: ethtool's group names
 /// ("tx-checksumming"), short aliases ("tso") or kernel names ("tx-tcp-segmentation"); ethtool_ctl
 /// resolves them against the kernel's string set. Anything not named is left as it is.
@@ -149,6 +213,11 @@ struct LinkSettings {
 
     bool empty() const { return !mtu && features.empty() && tuning.empty(); }
 };
+
+constexpr auto json_fields(const LinkSettings*) {
+    using S = LinkSettings;
+    return field_list(field("mtu", &S::mtu), field("features", &S::features), field("tuning", &S::tuning, kFieldOmitEmpty));
+}
 
 /// What became of one setting, in the words `ethtool -K` uses.
 enum class SettingOutcome {
@@ -169,12 +238,25 @@ struct FeatureChange {
     SettingOutcome outcome = SettingOutcome::Applied;
 };
 
+constexpr auto json_fields(const FeatureChange*) {
+    using S = FeatureChange;
+    return field_list(field("name", &S::name, kFieldRequired), field("requested_as", &S::requested_as), field("requested", &S::requested),
+                      field("before", &S::before, kFieldRequired), field("after", &S::after, kFieldRequired),
+                      field("outcome", &S::outcome, kFieldRequired));
+}
+
 struct MtuChange {
     uint32_t requested = 0;
     uint32_t before = 0;
     uint32_t after = 0;               ///< as read back
     SettingOutcome outcome = SettingOutcome::Applied;
 };
+
+constexpr auto json_fields(const MtuChange*) {
+    using S = MtuChange;
+    return field_list(field("requested", &S::requested, kFieldRequired), field("before", &S::before, kFieldRequired),
+                      field("after", &S::after, kFieldRequired), field("outcome", &S::outcome, kFieldRequired));
+}
 
 /// One setting of a TuningRequest touched by an apply: "channels.rx", "rps.rx-0", "sysctl.net.ipv4.tcp_congestion_control", "qdisc".
 struct TuningChange {
@@ -184,6 +266,12 @@ struct TuningChange {
     std::string after;                ///< as read back
     SettingOutcome outcome = SettingOutcome::Applied;
 };
+
+constexpr auto json_fields(const TuningChange*) {
+    using S = TuningChange;
+    return field_list(field("setting", &S::setting, kFieldRequired), field("requested", &S::requested), field("before", &S::before),
+                      field("after", &S::after), field("outcome", &S::outcome, kFieldRequired));
+}
 
 /// The result of applying LinkSettings to one interface: every setting touched, and the state read back.
 struct ApplyReport {
@@ -203,6 +291,15 @@ struct ApplyReport {
     /// True when every requested setting ended as requested (Applied or AlreadySet).
     bool all_requested_hold() const;
 };
+
+/// The codec adds the computed "all_requested_hold" (written, not read).
+constexpr auto json_fields_and_more(const ApplyReport*) {
+    using S = ApplyReport;
+    return field_list(field("ifname", &S::ifname, kFieldRequired), field("netns", &S::netns), field("path", &S::path),
+                      field("features", &S::features), field("mtu", &S::mtu), field("active_after", &S::active_after),
+                      field("mtu_after", &S::mtu_after), field("tuning", &S::tuning, kFieldOmitEmpty), field("note", &S::note),
+                      field("link", &S::link, kFieldOmitEmpty));
+}
 
 /// What puts an interface that is now in `now` back to `before`: the MTU when it differs, and the wanted
 /// state of every feature `before` could change whose wanted state differs (in kernel names), and every

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "core/base/device_types.hpp"
+#include "core/base/field_list.hpp"
 
 namespace nm {
 
@@ -22,6 +23,11 @@ struct JournalOwner {
     bool operator==(const JournalOwner& o) const { return pid == o.pid && start_time == o.start_time && boot_id == o.boot_id; }
 };
 
+constexpr auto json_fields(const JournalOwner*) {
+    using S = JournalOwner;
+    return field_list(field("pid", &S::pid), field("start_time", &S::start_time), field("boot_id", &S::boot_id), field("command", &S::command));
+}
+
 /// One setting nicmatrix changed, keyed as setting_values() keys them ("mtu", "features.rx-gro-hw",
 /// "rps.rx-0", "sysctl.net.ipv4.tcp_rmem", "qdisc"), each value in its canonical text.
 struct SettingWrite {
@@ -31,6 +37,12 @@ struct SettingWrite {
 
     bool operator==(const SettingWrite& o) const { return before == o.before && written == o.written && writing == o.writing; }
 };
+
+constexpr auto json_fields(const SettingWrite*) {
+    using S = SettingWrite;
+    return field_list(field("before", &S::before, kFieldRequired), field("written", &S::written, kFieldOmitEmpty),
+                      field("writing", &S::writing, kFieldOmitEmpty));
+}
 using SettingWrites = std::map<std::string, SettingWrite>;
 
 /// What an entry journals: one interface's own settings, or the namespace-wide settings (sysctls) of one
@@ -46,6 +58,13 @@ struct JournalEntry {
     SettingWrites writes; ///< every setting this entry's owner changed: restore puts back only these
     bool legacy = false;  ///< read from a v2 file (no writes): restored by comparing with `original`
 };
+
+/// The codec adds "scope" ("interface" or "netns", checked) and "legacy" (written only when true).
+constexpr auto json_fields_and_more(const JournalEntry*) {
+    using S = JournalEntry;
+    return field_list(field("owner", &S::owner), field("where", &S::where), field("original", &S::original, kFieldRequired),
+                      field("writes", &S::writes));
+}
 
 /// What a restore did with one entry.
 enum class JournalAction {
@@ -65,5 +84,11 @@ struct JournalReport {
     std::string note;                    ///< why, in words; empty for a plain Restored
     std::optional<ApplyReport> applied;  ///< what was sent, when the restore got that far
 };
+
+constexpr auto json_fields(const JournalReport*) {
+    using S = JournalReport;
+    return field_list(field("action", &S::action, kFieldRequired), field("ifname", &S::ifname, kFieldRequired), field("where", &S::where),
+                      field("owner", &S::owner), field("note", &S::note), field("applied", &S::applied));
+}
 
 }  // namespace nm

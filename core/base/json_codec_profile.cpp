@@ -54,72 +54,16 @@ std::vector<ProfileSymbol> symbols_from(const Json& j) {
 
 }  // namespace
 
+// The listed fields (cpu_profile.hpp) and the symbol lists: "top" with each symbol's category,
+// "unmatched" without (every one is "other").
 void to_json(Json& j, const CpuProfile& v) {
-    Json by_cpu = Json::array();
-    for (const auto& c : v.by_cpu) by_cpu.push_back({{"cpu", c.cpu}, {"samples", c.samples}, {"categories", c.categories}});
-    Json by_task = Json::object();
-    for (const auto& [name, t] : v.by_task) by_task[name] = {{"pct", t.pct}, {"samples", t.samples}, {"categories", t.categories}};
-    Json others = Json::array();
-    for (const auto& t : v.other_tasks) others.push_back({{"comm", t.comm}, {"pct", t.pct}});
-    j = Json{{"host", v.host},
-             {"shared_with", v.shared_with.empty() ? Json(nullptr) : Json(v.shared_with)},
-             {"samples", v.samples},
-             {"lost", v.lost},
-             {"hz", v.hz},
-             {"cpus", v.cpus},
-             {"window_s", v.window_s},
-             {"start_monotonic_s", v.start_monotonic_s},
-             {"end_monotonic_s", v.end_monotonic_s},
-             {"table", v.table},
-             {"categories", v.categories},
-             {"by_cpu", by_cpu},
-             {"by_task", by_task},
-             {"other_tasks", others},
-             {"top", symbols_json(v.top, true)},
-             {"unmatched", symbols_json(v.unmatched, false)}};
+    write_fields(j, v, json_fields_and_more(&v));
+    j["top"] = symbols_json(v.top, true);
+    j["unmatched"] = symbols_json(v.unmatched, false);
 }
 
 void from_json(const Json& j, CpuProfile& v) {
-    opt(j, "host", v.host);
-    opt(j, "shared_with", v.shared_with);
-    opt(j, "samples", v.samples);
-    opt(j, "lost", v.lost);
-    opt(j, "hz", v.hz);
-    opt(j, "cpus", v.cpus);
-    opt(j, "window_s", v.window_s);
-    opt(j, "start_monotonic_s", v.start_monotonic_s);
-    opt(j, "end_monotonic_s", v.end_monotonic_s);
-    opt(j, "table", v.table);
-    opt(j, "categories", v.categories);
-    v.by_cpu.clear();
-    if (const auto it = j.find("by_cpu"); it != j.end() && it->is_array()) {
-        for (const auto& e : *it) {
-            ProfileCpu c;
-            opt(e, "cpu", c.cpu);
-            opt(e, "samples", c.samples);
-            opt(e, "categories", c.categories);
-            v.by_cpu.push_back(std::move(c));
-        }
-    }
-    v.by_task.clear();
-    if (const auto it = j.find("by_task"); it != j.end() && it->is_object()) {
-        for (const auto& [name, e] : it->items()) {
-            ProfileTaskClass t;
-            opt(e, "pct", t.pct);
-            opt(e, "samples", t.samples);
-            opt(e, "categories", t.categories);
-            v.by_task[name] = std::move(t);
-        }
-    }
-    v.other_tasks.clear();
-    if (const auto it = j.find("other_tasks"); it != j.end() && it->is_array()) {
-        for (const auto& e : *it) {
-            ProfileTask t;
-            opt(e, "comm", t.comm);
-            opt(e, "pct", t.pct);
-            v.other_tasks.push_back(std::move(t));
-        }
-    }
+    read_fields(j, v, json_fields_and_more(&v));
     v.top = symbols_from(j.value("top", Json::array()));
     v.unmatched = symbols_from(j.value("unmatched", Json::array()));
     for (auto& s : v.unmatched) s.category = "other";

@@ -53,39 +53,14 @@ constexpr std::array<std::pair<RunStatus, const char*>, 6> kStatuses{{{RunStatus
                                                                       {RunStatus::Limited, "limited"},
                                                                       {RunStatus::Failed, "failed"}}};
 
-// The stats64 fields by their rtnl_link_stats64 names.
-#define NM_COUNTER_FIELDS(X)                                                                                   \
-    X(rx_packets) X(tx_packets) X(rx_bytes) X(tx_bytes) X(rx_errors) X(tx_errors) X(rx_dropped) X(tx_dropped) \
-    X(multicast) X(collisions) X(rx_length_errors) X(rx_over_errors) X(rx_crc_errors) X(rx_frame_errors)      \
-    X(rx_fifo_errors) X(rx_missed_errors) X(tx_aborted_errors) X(tx_carrier_errors) X(tx_fifo_errors)         \
-    X(tx_heartbeat_errors) X(tx_window_errors) X(rx_nohandler)
-
-Json counters_json(const LinkCounters& c) {
-    Json j = Json::object();
-#define NM_PUT(f) j[#f] = c.f;
-    NM_COUNTER_FIELDS(NM_PUT)
-#undef NM_PUT
-    return j;
-}
-
-LinkCounters counters_from(const Json& j) {
-    LinkCounters c;
-#define NM_GET(f) opt(j, #f, c.f);
-    NM_COUNTER_FIELDS(NM_GET)
-#undef NM_GET
-    return c;
-}
-
 Json end_nic_json(const EndMeasurement& m) {
-    return Json{{"iface", m.iface},
-                {"before", counters_json(m.counters_before)},
-                {"after", counters_json(m.counters_after)}};
+    return Json{{"iface", m.iface}, {"before", m.counters_before}, {"after", m.counters_after}};
 }
 
 void end_nic_from(const Json& j, EndMeasurement& m) {
     opt(j, "iface", m.iface);
-    if (j.contains("before")) m.counters_before = counters_from(j.at("before"));
-    if (j.contains("after")) m.counters_after = counters_from(j.at("after"));
+    opt(j, "before", m.counters_before);
+    opt(j, "after", m.counters_after);
 }
 
 }  // namespace
@@ -109,11 +84,7 @@ void to_json(Json& j, const TestSpec& v) {
     if (v.profile_categories.empty()) j.erase("profile_categories");   // written only when set
     // iperf3's -A: which CPUs each end pins its engine threads to; written only when asked.
     if (!v.client_cpus.empty() || !v.server_cpus.empty()) j["affinity"] = Json{{"client", v.client_cpus}, {"server", v.server_cpus}};
-    if (!v.payload_mix.empty()) {
-        Json mix = Json::array();
-        for (const auto& m : v.payload_mix) mix.push_back({{"payload_bytes", m.payload_bytes}, {"weight", m.weight}});
-        j["payload_mix"] = mix;
-    }
+    if (!v.payload_mix.empty()) j["payload_mix"] = v.payload_mix;
 }
 
 void from_json(const Json& j, TestSpec& v) {
@@ -139,161 +110,15 @@ void from_json(const Json& j, TestSpec& v) {
     }
 }
 
-void to_json(Json& j, const ProcessCpu& v) { j = Json{{"user_s", v.user_s}, {"sys_s", v.sys_s}, {"util_pct", v.util_pct}}; }
-
-void from_json(const Json& j, ProcessCpu& v) {
-    opt(j, "user_s", v.user_s);
-    opt(j, "sys_s", v.sys_s);
-    opt(j, "util_pct", v.util_pct);
-}
-
+// The listed fields (traffic_types.hpp) and the busiest CPU's busy_pct, null when no CPU was read.
 void to_json(Json& j, const SystemCpu& v) {
-    j = Json{{"busy_pct", v.busy_pct},
-             {"user_pct", v.user_pct},
-             {"sys_pct", v.sys_pct},
-             {"irq_pct", v.irq_pct},
-             {"softirq_pct", v.softirq_pct},
-             {"steal_pct", v.steal_pct},
-             {"busy_cpu_s", v.busy_cpu_s},
-             {"per_cpu", v.per_cpu},
-             {"busiest_cpu", v.busiest_cpu >= 0 ? Json(v.busiest_cpu) : Json(nullptr)},
-             {"busiest_cpu_busy_pct", v.busiest_cpu >= 0 ? Json(v.busiest_cpu_busy_pct) : Json(nullptr)}};
+    write_fields(j, v, json_fields_and_more(&v));
+    j["busiest_cpu_busy_pct"] = v.busiest_cpu >= 0 ? Json(v.busiest_cpu_busy_pct) : Json(nullptr);
 }
 
 void from_json(const Json& j, SystemCpu& v) {
-    opt(j, "busy_pct", v.busy_pct);
-    opt(j, "user_pct", v.user_pct);
-    opt(j, "sys_pct", v.sys_pct);
-    opt(j, "irq_pct", v.irq_pct);
-    opt(j, "softirq_pct", v.softirq_pct);
-    opt(j, "steal_pct", v.steal_pct);
-    opt(j, "busy_cpu_s", v.busy_cpu_s);
-    opt(j, "per_cpu", v.per_cpu);
-    opt(j, "busiest_cpu", v.busiest_cpu);
+    read_fields(j, v, json_fields_and_more(&v));
     opt(j, "busiest_cpu_busy_pct", v.busiest_cpu_busy_pct);
-}
-
-void to_json(Json& j, const NapiStats& v) {
-    j = Json{{"processed", v.processed},
-             {"dropped", v.dropped},
-             {"time_squeeze", v.time_squeeze},
-             {"interrupts", v.interrupts},
-             {"packets", v.packets},
-             {"interrupts_per_s", v.interrupts_per_s},
-             {"interrupts_per_packet", v.interrupts_per_packet},
-             {"processed_per_s", v.processed_per_s},
-             {"processed_per_interrupt", v.processed_per_interrupt}};
-}
-
-void from_json(const Json& j, NapiStats& v) {
-    opt(j, "processed", v.processed);
-    opt(j, "dropped", v.dropped);
-    opt(j, "time_squeeze", v.time_squeeze);
-    opt(j, "interrupts", v.interrupts);
-    opt(j, "packets", v.packets);
-    opt(j, "interrupts_per_s", v.interrupts_per_s);
-    opt(j, "interrupts_per_packet", v.interrupts_per_packet);
-    opt(j, "processed_per_s", v.processed_per_s);
-    opt(j, "processed_per_interrupt", v.processed_per_interrupt);
-}
-
-void to_json(Json& j, const EndMeasurement& v) {
-    j = Json{{"iface", v.iface},
-             {"cpu", v.cpu},
-             {"system", v.system},
-             {"napi", v.napi},
-             {"counters_before", counters_json(v.counters_before)},
-             {"counters_after", counters_json(v.counters_after)},
-             {"duration_s", v.duration_s},
-             {"io_calls", v.io_calls},
-             {"placement", v.placement},
-             {"receive_path", v.receive_path},
-             {"socket", v.socket}};
-    if (v.profile) j["cpu_profile"] = *v.profile;
-}
-
-void from_json(const Json& j, EndMeasurement& v) {
-    opt(j, "iface", v.iface);
-    opt(j, "cpu", v.cpu);
-    opt(j, "system", v.system);
-    opt(j, "napi", v.napi);
-    if (j.contains("counters_before")) v.counters_before = counters_from(j.at("counters_before"));
-    if (j.contains("counters_after")) v.counters_after = counters_from(j.at("counters_after"));
-    opt(j, "duration_s", v.duration_s);
-    opt(j, "io_calls", v.io_calls);
-    if (const auto it = j.find("cpu_profile"); it != j.end() && it->is_object()) v.profile = it->get<CpuProfile>();
-    opt(j, "placement", v.placement);
-    opt(j, "receive_path", v.receive_path);
-    opt(j, "socket", v.socket);
-}
-
-void to_json(Json& j, const ReceivePath& v) {
-    j = Json{{"net_rx_per_cpu", v.net_rx_per_cpu}, {"incoming_cpus", v.incoming_cpus}, {"incoming_napi_ids", v.incoming_napi_ids}};
-}
-
-void from_json(const Json& j, ReceivePath& v) {
-    opt(j, "net_rx_per_cpu", v.net_rx_per_cpu);
-    opt(j, "incoming_cpus", v.incoming_cpus);
-    opt(j, "incoming_napi_ids", v.incoming_napi_ids);
-}
-
-void to_json(Json& j, const LossStats& v) {
-    j = Json{{"sent", v.sent},
-             {"received", v.received},
-             {"lost", v.lost},
-             {"percent", v.percent},
-             {"reordered", v.reordered},
-             {"jitter_ms", v.jitter_ms},
-             {"duplicates", v.duplicates}};
-}
-
-void from_json(const Json& j, LossStats& v) {
-    opt(j, "sent", v.sent);
-    opt(j, "received", v.received);
-    opt(j, "lost", v.lost);
-    opt(j, "percent", v.percent);
-    opt(j, "reordered", v.reordered);
-    opt(j, "jitter_ms", v.jitter_ms);
-    opt(j, "duplicates", v.duplicates);
-}
-
-void to_json(Json& j, const StreamResult& v) {
-    j = Json{{"id", v.id},
-             {"direction", v.direction},
-             {"bytes", v.bytes},
-             {"packets", v.packets},
-             {"throughput_bps", v.throughput_bps},
-             {"retransmits", v.retransmits},
-             {"retrans_bytes", v.retrans_bytes},
-             {"cwnd", v.cwnd},
-             {"rtt_us", v.rtt_us},
-             {"pmtu", v.pmtu},
-             {"mss", v.mss}};
-    if (v.loss) j["loss"] = *v.loss;
-}
-
-void from_json(const Json& j, StreamResult& v) {
-    opt(j, "id", v.id);
-    opt(j, "direction", v.direction);
-    opt(j, "bytes", v.bytes);
-    opt(j, "packets", v.packets);
-    opt(j, "throughput_bps", v.throughput_bps);
-    opt(j, "retransmits", v.retransmits);
-    opt(j, "retrans_bytes", v.retrans_bytes);
-    opt(j, "cwnd", v.cwnd);
-    opt(j, "rtt_us", v.rtt_us);
-    opt(j, "pmtu", v.pmtu);
-    opt(j, "mss", v.mss);
-    if (j.contains("loss") && !j.at("loss").is_null()) v.loss = j.at("loss").get<LossStats>();
-}
-
-void to_json(Json& j, const IntervalSample& v) {
-    j = Json{{"start_s", v.start_s},
-             {"end_s", v.end_s},
-             {"bytes", v.bytes},
-             {"packets", v.packets},
-             {"throughput_bps", v.throughput_bps},
-             {"packets_per_s", v.packets_per_s}};
 }
 
 void to_json(Json& j, const LiveInterval& v) {
@@ -308,84 +133,13 @@ void to_json(Json& j, const LiveInterval& v) {
              {"received_bps", bps(v.received_bytes)}};
 }
 
-void from_json(const Json& j, IntervalSample& v) {
-    opt(j, "start_s", v.start_s);
-    opt(j, "end_s", v.end_s);
-    opt(j, "bytes", v.bytes);
-    opt(j, "packets", v.packets);
-    opt(j, "throughput_bps", v.throughput_bps);
-    opt(j, "packets_per_s", v.packets_per_s);
-}
-
-void to_json(Json& j, const BackgroundLoad& v) {
-    j = Json{{"busy_pct", v.busy_pct}, {"steal_pct", v.steal_pct}, {"window_s", v.window_s}, {"waited_s", v.waited_s}};
-}
-
-void from_json(const Json& j, BackgroundLoad& v) {
-    opt(j, "busy_pct", v.busy_pct);
-    opt(j, "steal_pct", v.steal_pct);
-    opt(j, "window_s", v.window_s);
-    opt(j, "waited_s", v.waited_s);
-}
-
-void to_json(Json& j, const Iperf3StreamFigures& v) {
-    j = Json{{"id", v.id},
-             {"stream", v.stream},
-             {"peer_sent", v.peer_sent},
-             {"bytes", v.bytes},
-             {"retransmits", v.retransmits ? Json(*v.retransmits) : Json(nullptr)},
-             {"duration_s", v.duration_s}};
-}
-
-void from_json(const Json& j, Iperf3StreamFigures& v) {
-    opt(j, "id", v.id);
-    opt(j, "stream", v.stream);
-    opt(j, "peer_sent", v.peer_sent);
-    opt(j, "bytes", v.bytes);
-    opt(j, "retransmits", v.retransmits);
-    opt(j, "duration_s", v.duration_s);
-}
-
+// The listed fields (traffic_types.hpp) and the constant "kind", written for the reader, not read.
 void to_json(Json& j, const Iperf3PeerFigures& v) {
-    const auto text_or_null = [](const std::string& s) { return s.empty() ? Json(nullptr) : Json(s); };
-    j = Json{{"kind", "iperf3"},
-             {"version", text_or_null(v.version)},
-             {"system_info", text_or_null(v.system_info)},
-             {"cpu", Json{{"total_pct", v.cpu_total_pct}, {"user_pct", v.cpu_user_pct}, {"system_pct", v.cpu_system_pct}}},
-             {"bytes_received", v.bytes_received},
-             {"bytes_sent", v.bytes_sent},
-             {"duration_s", v.duration_s},
-             {"received_bps", v.received_bps},
-             {"sent_bps", v.sent_bps},
-             {"retransmits", v.retransmits ? Json(*v.retransmits) : Json(nullptr)},
-             {"congestion", text_or_null(v.congestion)},
-             {"told", Json{{"omit_s", v.omit_s}, {"time_s", v.time_s}}},
-             {"streams", v.streams},
-             {"figures_from_peer", v.figures_from_peer}};
+    write_fields(j, v, json_fields_and_more(&v));
+    j["kind"] = "iperf3";
 }
 
-void from_json(const Json& j, Iperf3PeerFigures& v) {
-    opt(j, "version", v.version);
-    opt(j, "system_info", v.system_info);
-    if (const auto it = j.find("cpu"); it != j.end() && it->is_object()) {
-        opt(*it, "total_pct", v.cpu_total_pct);
-        opt(*it, "user_pct", v.cpu_user_pct);
-        opt(*it, "system_pct", v.cpu_system_pct);
-    }
-    opt(j, "bytes_received", v.bytes_received);
-    opt(j, "bytes_sent", v.bytes_sent);
-    opt(j, "duration_s", v.duration_s);
-    opt(j, "received_bps", v.received_bps);
-    opt(j, "sent_bps", v.sent_bps);
-    opt(j, "retransmits", v.retransmits);
-    opt(j, "congestion", v.congestion);
-    if (const auto it = j.find("told"); it != j.end() && it->is_object()) {
-        opt(*it, "omit_s", v.omit_s);
-        opt(*it, "time_s", v.time_s);
-    }
-    opt(j, "streams", v.streams);
-    opt(j, "figures_from_peer", v.figures_from_peer);
-}
+void from_json(const Json& j, Iperf3PeerFigures& v) { read_fields(j, v, json_fields_and_more(&v)); }
 
 void to_json(Json& j, const RunResult& v) {
     // A stock iperf3 far end measures nothing of its end that nicmatrix records: that end's figures are
@@ -527,47 +281,6 @@ void from_json(const Json& j, RunResult& v) {
     if (const auto it = j.find("rr"); it != j.end() && !it->is_null()) v.rr = it->get<RrStats>();
     opt(j, "socket", v.socket);
     if (const auto it = j.find("peer"); it != j.end() && it->is_object()) v.iperf3_peer = it->get<Iperf3PeerFigures>();
-}
-
-void to_json(Json& j, const EndReport& v) {
-    j = Json{{"status", v.status},
-             {"error", v.error},
-             {"measurement", v.measurement},
-             {"sent_bytes", v.sent_bytes},
-             {"sent_packets", v.sent_packets},
-             {"received_bytes", v.received_bytes},
-             {"received_packets", v.received_packets},
-             {"send_calls", v.send_calls},
-             {"recv_calls", v.recv_calls},
-             {"sent", v.sent},
-             {"received", v.received},
-             {"sent_intervals", v.sent_intervals},
-             {"received_intervals", v.received_intervals},
-             {"threads", Json{{"send", v.send_tids}, {"recv", v.recv_tids}}},
-             {"profile_shared", v.profile_shared},
-             {"rr", v.rr ? Json(*v.rr) : Json(nullptr)}};
-}
-
-void from_json(const Json& j, EndReport& v) {
-    opt(j, "status", v.status);
-    opt(j, "error", v.error);
-    opt(j, "measurement", v.measurement);
-    opt(j, "sent_bytes", v.sent_bytes);
-    opt(j, "sent_packets", v.sent_packets);
-    opt(j, "received_bytes", v.received_bytes);
-    opt(j, "received_packets", v.received_packets);
-    opt(j, "send_calls", v.send_calls);
-    opt(j, "recv_calls", v.recv_calls);
-    opt(j, "sent", v.sent);
-    opt(j, "received", v.received);
-    opt(j, "sent_intervals", v.sent_intervals);
-    opt(j, "received_intervals", v.received_intervals);
-    if (const auto it = j.find("threads"); it != j.end() && it->is_object()) {
-        opt(*it, "send", v.send_tids);
-        opt(*it, "recv", v.recv_tids);
-    }
-    opt(j, "profile_shared", v.profile_shared);
-    if (const auto it = j.find("rr"); it != j.end() && !it->is_null()) v.rr = it->get<RrEndCounts>();
 }
 
 }  // namespace nm

@@ -3,6 +3,8 @@
 #include <string>
 #include <vector>
 
+#include "core/base/field_list.hpp"
+
 namespace nm {
 
 /// Shapes of the built-in lab.
@@ -25,6 +27,14 @@ struct LabInterface {
     std::string mac{};
 };
 
+constexpr auto json_fields(const LabInterface*) {
+    using S = LabInterface;
+    return field_list(field("role", &S::role, kFieldRequired), field("netns", &S::netns, kFieldRequired),
+                      field("ifname", &S::ifname, kFieldRequired), field("ipv4", &S::ipv4, kFieldRequired), field("ipv6", &S::ipv6, kFieldRequired),
+                      field("device_model", &S::device_model, kFieldOmitEmpty), field("driver", &S::driver, kFieldOmitEmpty),
+                      field("mac", &S::mac, kFieldOmitEmpty));
+}
+
 /// The guest of a VM lab (`lab up --topology vm`): where it runs and how it is emulated.
 struct VmInfo {
     std::string emulator;         ///< "qemu 7.2.19"
@@ -34,6 +44,13 @@ struct VmInfo {
     std::string state_dir;        ///< the lab's folder on the host (console.log, the share)
     int pid = 0;                  ///< the QEMU process
 };
+
+constexpr auto json_fields(const VmInfo*) {
+    using S = VmInfo;
+    return field_list(field("emulator", &S::emulator, kFieldRequired), field("accel", &S::accel, kFieldRequired),
+                      field("virtualization", &S::virtualization, kFieldRequired), field("kernel", &S::kernel), field("state_dir", &S::state_dir),
+                      field("pid", &S::pid));
+}
 
 /// What `lab up` made; enough to address every end and to take it all down again.
 struct LabInfo {
@@ -46,6 +63,13 @@ struct LabInfo {
     /// The interface with `role`; throws nm::Error (Usage) if the lab has none.
     const LabInterface& by_role(const std::string& role) const;
 };
+
+constexpr auto json_fields(const LabInfo*) {
+    using S = LabInfo;
+    return field_list(field("name", &S::name, kFieldRequired), field("topology", &S::topology, kFieldRequired),
+                      field("namespaces", &S::namespaces, kFieldRequired), field("interfaces", &S::interfaces, kFieldRequired),
+                      field("vm", &S::vm, kFieldOmitEmpty | kFieldIfTyped));
+}
 
 /// Address without its prefix length: "198.18.0.1/24" -> "198.18.0.1".
 std::string strip_prefix(const std::string& cidr);

@@ -3,14 +3,14 @@
 // table (configs/profile-categories.json) strictly: parse_category_table throws nm::Error (Usage) starting
 // with the JSON pointer of the bad value (`/rules/3/category: expected one of ...`). to_json(CategoryTable)
 // writes the file's form without its source.
-// One to_json/from_json pair per value type, found by nlohmann::json through ADL.
+// A profile's per-CPU and per-task parts are their field lists' (cpu_profile.hpp); declared here are the
+// hand-written pairs.
 #include "core/base/cpu_profile.hpp"
-#include "core/base/json.hpp"
+#include "core/base/field_json.hpp"
 
 namespace nm {
 
-void to_json(Json& j, const CpuProfile& v);
-void from_json(const Json& j, CpuProfile& v);
+NM_JSON_CODEC(CpuProfile);
 void to_json(Json& j, const CategoryTable& v);
 CategoryTable parse_category_table(const Json& j);
 

@@ -11,6 +11,8 @@
 #include <string>
 #include <vector>
 
+#include "core/base/field_list.hpp"
+
 namespace nm {
 
 /// What a TcNode is: a qdisc, a class or a filter.
@@ -50,6 +52,13 @@ struct QdiscTree {
         return qdiscs == o.qdiscs && classes == o.classes && filters == o.filters && refused == o.refused;
     }
 };
+
+/// The codec checks the value is an object and canonicalizes what it read.
+constexpr auto json_fields_and_more(const QdiscTree*) {
+    using S = QdiscTree;
+    return field_list(field("qdiscs", &S::qdiscs), field("classes", &S::classes), field("filters", &S::filters),
+                      field("refused", &S::refused, kFieldOmitEmpty));
+}
 
 /// The qdisc kinds nicmatrix captures, rebuilds and lets a sweep or a client ask for: noqueue, mq,
 /// pfifo_fast, pfifo, bfifo, tbf, htb, fq_codel. Anything else (and so any kernel module autoload) is refused.

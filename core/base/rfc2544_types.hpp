@@ -1,13 +1,14 @@
 #pragma once
 // Value types of an RFC 2544 frame-size table: what to measure (a `run --rfc2544` or a sweep's
 // `"test": "rfc2544"` entry) and what it found, one row per frame size. Produced by core/rfc2544, stored
-// in a cell of a results file by matrix, rendered by matrix/frame_table. JSON in json_codec_rfc2544.cpp.
+// in a cell of a results file by matrix, rendered by matrix/frame_table. JSON from the field lists below (rfc2544_codec.hpp).
 #include <cstdint>
 #include <map>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "core/base/field_list.hpp"
 #include "core/base/traffic_types.hpp"
 
 namespace nm {
@@ -25,6 +26,13 @@ struct Rfc2544Spec {
     uint32_t streams = 0;             ///< generator streams (each its own thread); 0 = half the cores, 1..4
 };
 
+constexpr auto json_fields(const Rfc2544Spec*) {
+    using S = Rfc2544Spec;
+    return field_list(field("frames", &S::frames, kFieldOmitEmpty), field("trial_s", &S::trial_s), field("resolution_pct", &S::resolution_pct),
+                      field("max_trials", &S::max_trials), field("loss_tolerance_pct", &S::loss_tolerance_pct),
+                      field("line_rate_bps", &S::line_rate_bps), field("streams", &S::streams));
+}
+
 /// One trial of the search, for the row's history.
 struct TrialRecord {
     double offered_fps = 0;
@@ -34,6 +42,12 @@ struct TrialRecord {
     double loss_pct = 0;              ///< (sent - received) / sent
     bool passed = false;
 };
+
+constexpr auto json_fields(const TrialRecord*) {
+    using S = TrialRecord;
+    return field_list(field("offered_fps", &S::offered_fps), field("sent_fps", &S::sent_fps), field("sent", &S::sent),
+                      field("received", &S::received), field("loss_pct", &S::loss_pct), field("passed", &S::passed));
+}
 
 /// One frame size (or mix) of the table.
 struct FrameRow {
@@ -60,12 +74,29 @@ struct FrameRow {
     std::string error;                ///< why the row has no figures (a trial failed); "" otherwise
 };
 
+constexpr auto json_fields(const FrameRow*) {
+    using S = FrameRow;
+    return field_list(field("frame", &S::frame), field("mean_frame_bytes", &S::mean_frame_bytes), field("payload_mix", &S::payload_mix),
+                      field("line_rate_fps", &S::line_rate_fps), field("found", &S::found), field("throughput_fps", &S::throughput_fps),
+                      field("layer2_bps", &S::layer2_bps), field("line_rate_pct", &S::line_rate_pct), field("loss_pct", &S::loss_pct),
+                      field("confirmation", &S::confirmation), field("confirmed", &S::confirmed), field("trials", &S::trials),
+                      field("generator_limited", &S::generator_limited), field("generator_max_fps", &S::generator_max_fps),
+                      field_group("cpu", field("sender_pct", &S::cpu_sender_pct), field("receiver_pct", &S::cpu_receiver_pct),
+                                  field("softirq_pct", &S::softirq_pct), field("irq_pct", &S::irq_pct)),
+                      field("history", &S::history), field("run", &S::run), field("error", &S::error));
+}
+
 /// Coalescing settings of one interface involved, where the driver reports them (ethtool -c).
 struct InterfaceCoalesce {
     std::string netns;
     std::string ifname;
     std::map<std::string, uint64_t> coalesce;   ///< empty: the driver reports none (veth)
 };
+
+constexpr auto json_fields(const InterfaceCoalesce*) {
+    using S = InterfaceCoalesce;
+    return field_list(field("netns", &S::netns), field("ifname", &S::ifname), field("coalesce", &S::coalesce));
+}
 
 /// A whole frame-size table.
 struct Rfc2544Result {
@@ -76,5 +107,11 @@ struct Rfc2544Result {
     std::vector<InterfaceCoalesce> interfaces;   ///< filled by the caller that can read devices
     bool interrupted = false;
 };
+
+constexpr auto json_fields(const Rfc2544Result*) {
+    using S = Rfc2544Result;
+    return field_list(field("spec", &S::spec), field("line_rate_bps", &S::line_rate_bps), field("line_rate_source", &S::line_rate_source),
+                      field("rows", &S::rows), field("interfaces", &S::interfaces), field("interrupted", &S::interrupted));
+}
 
 }  // namespace nm

@@ -3,29 +3,15 @@
 // "sub_bucket_bits", "count", "sum", "min", "max", "buckets": [[index, count], ...]} (non-empty buckets
 // only); reading one of another layout is a usage error. SocketKnobs' tos is null when not read, with
 // "dscp" (tos >> 2) beside it.
-// One to_json/from_json pair per value type, found by nlohmann::json through ADL.
-#include "core/base/json.hpp"
+// The other rr and socket types' codecs are their field lists' (field_json.hpp); these two are by hand.
+#include "core/base/field_json.hpp"
 #include "core/base/latency_histogram.hpp"
 #include "core/base/rr_types.hpp"
 #include "core/base/socket_types.hpp"
 
 namespace nm {
 
-void to_json(Json& j, const LatencyHistogram& v);
-void from_json(const Json& j, LatencyHistogram& v);
-void to_json(Json& j, const LatencySummary& v);
-void from_json(const Json& j, LatencySummary& v);
-void to_json(Json& j, const RrInterval& v);
-void from_json(const Json& j, RrInterval& v);
-void to_json(Json& j, const RrEndCounts& v);
-void from_json(const Json& j, RrEndCounts& v);
-void to_json(Json& j, const RrStats& v);
-void from_json(const Json& j, RrStats& v);
-void to_json(Json& j, const ZeroCopyStats& v);
-void from_json(const Json& j, ZeroCopyStats& v);
-void to_json(Json& j, const RxSpinStats& v);
-void from_json(const Json& j, RxSpinStats& v);
-void to_json(Json& j, const SocketKnobs& v);
-void from_json(const Json& j, SocketKnobs& v);
+NM_JSON_CODEC(LatencyHistogram);
+NM_JSON_CODEC(SocketKnobs);
 
 }  // namespace nm

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "core/base/field_list.hpp"
 #include "core/base/latency_histogram.hpp"
 
 namespace nm {
@@ -19,6 +20,12 @@ struct LatencySummary {
     double max = 0;
 };
 
+constexpr auto json_fields(const LatencySummary*) {
+    using S = LatencySummary;
+    return field_list(field("mean", &S::mean), field("p50", &S::p50), field("p90", &S::p90), field("p99", &S::p99), field("p999", &S::p999),
+                      field("max", &S::max));
+}
+
 /// The summary of a histogram, in microseconds.
 LatencySummary summarize_latency(const LatencyHistogram& h);
 
@@ -30,6 +37,12 @@ struct RrInterval {
     double transactions_per_s = 0;
 };
 
+constexpr auto json_fields(const RrInterval*) {
+    using S = RrInterval;
+    return field_list(field("start_s", &S::start_s), field("end_s", &S::end_s), field("transactions", &S::transactions),
+                      field("transactions_per_s", &S::transactions_per_s));
+}
+
 /// What one end counted (the server sends its own in EndReport). The end that starts transactions (the
 /// client) times them; the responding end counts the responses it sent and has no latencies.
 struct RrEndCounts {
@@ -39,6 +52,12 @@ struct RrEndCounts {
     LatencyHistogram latency;    ///< initiator only: request sent -> response received (CRR: from connect())
     std::vector<RrInterval> intervals;   ///< initiator only
 };
+
+constexpr auto json_fields(const RrEndCounts*) {
+    using S = RrEndCounts;
+    return field_list(field("transactions", &S::transactions), field("lost", &S::lost), field("late", &S::late), field("latency", &S::latency),
+                      field("intervals", &S::intervals));
+}
 
 /// A request/response run, both ends merged (RunResult::rr).
 struct RrStats {
@@ -54,5 +73,14 @@ struct RrStats {
     double cpu_us_per_transaction_sender = 0;     ///< the initiator (client)
     double cpu_us_per_transaction_receiver = 0;   ///< the responder (server)
 };
+
+constexpr auto json_fields(const RrStats*) {
+    using S = RrStats;
+    return field_list(field("transactions", &S::transactions), field("transactions_per_s", &S::transactions_per_s),
+                      field("responder_transactions", &S::responder_transactions), field("lost", &S::lost), field("late", &S::late),
+                      field("latency_us", &S::latency_us), field("histogram", &S::histogram), field("intervals", &S::intervals),
+                      field_group("cpu_us_per_transaction", field("sender", &S::cpu_us_per_transaction_sender),
+                                  field("receiver", &S::cpu_us_per_transaction_receiver)));
+}
 
 }  // namespace nm

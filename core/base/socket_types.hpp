@@ -5,6 +5,8 @@
 #include <cstdint>
 #include <string>
 
+#include "core/base/field_list.hpp"
+
 namespace nm {
 
 /// What a test asks of its data sockets. Defaults leave the kernel's own choice.
@@ -32,6 +34,12 @@ struct ZeroCopyStats {
     std::string note;            ///< why it fell back, or "" 
 };
 
+constexpr auto json_fields(const ZeroCopyStats*) {
+    using S = ZeroCopyStats;
+    return field_list(field("requested", &S::requested), field("sends", &S::sends), field("completions", &S::completions),
+                      field("copied", &S::copied), field("fell_back", &S::fell_back), field("note", &S::note));
+}
+
 /// Adds `b`'s counts (two workers of one end); a fall-back or note of either is kept.
 inline ZeroCopyStats& operator+=(ZeroCopyStats& a, const ZeroCopyStats& b) {
     a.requested = a.requested || b.requested;
@@ -51,6 +59,11 @@ struct RxSpinStats {
     uint64_t spins = 0;          ///< times a receiver found nothing ready and spun
     uint64_t caught = 0;         ///< of them, spins that data (or an end of stream) ended before `us` ran out
 };
+
+constexpr auto json_fields(const RxSpinStats*) {
+    using S = RxSpinStats;
+    return field_list(field("us", &S::us), field("spins", &S::spins), field("caught", &S::caught));
+}
 
 /// Adds `b`'s counts (two workers of one end).
 inline RxSpinStats& operator+=(RxSpinStats& a, const RxSpinStats& b) {
@@ -74,5 +87,13 @@ struct SocketKnobs {
     /// TCP send units in 128 KiB for the connected MSS (core/workers/tcp_write_size.hpp); 0 when it sent no TCP stream.
     uint32_t write_size = 0;
 };
+
+/// The codec adds "dscp" (tos >> 2, null with tos; written, not read).
+constexpr auto json_fields_and_more(const SocketKnobs*) {
+    using S = SocketKnobs;
+    return field_list(field("congestion", &S::congestion), field("nodelay", &S::nodelay), field("mss", &S::mss),
+                      field("tos", &S::tos, kFieldNullIfNegative), field("zerocopy", &S::zerocopy), field("skip_rx_copy", &S::skip_rx_copy),
+                      field("bind_dev", &S::bind_dev), field("rx_spin", &S::rx_spin), field("write_size", &S::write_size));
+}
 
 }  // namespace nm

@@ -4,56 +4,28 @@
 // streams, loss, tcp{retransmits}, cpu{sender, receiver, system{sender, receiver}}, io_calls, calls_per_s,
 // ms_per_call, engine_service_demand_us_per_kb (old files: service_demand_us_per_kb), intervals, nic, napi,
 // status, error. from_json throws nm::Error (Usage) naming the key on a bad enum word; missing optional keys
-// keep their defaults. LinkCounters inside them are written with json_codec_device.cpp's field names
-// (rx_bytes, ...) by a local helper, so the device codec stays the one owner of to_json(LinkCounters).
-// One to_json/from_json pair per value type, found by nlohmann::json through ADL.
+// keep their defaults. The plain records (an end's measurement and CPU, NAPI, loss, streams, intervals,
+// an end's report) are their field lists' (traffic_types.hpp, field_json.hpp); declared here are the
+// hand-written pairs, found by nlohmann::json through ADL.
 #include "core/base/cpu_codec.hpp"
 #include "core/base/device_codec.hpp"
-#include "core/base/json.hpp"
+#include "core/base/field_json.hpp"
 #include "core/base/profile_codec.hpp"
 #include "core/base/rr_codec.hpp"
 #include "core/base/traffic_types.hpp"
 
 namespace nm {
 
-void to_json(Json& j, const Protocol& v);
-void from_json(const Json& j, Protocol& v);
-void to_json(Json& j, const Direction& v);
-void from_json(const Json& j, Direction& v);
-void to_json(Json& j, const RunStatus& v);
-void from_json(const Json& j, RunStatus& v);
-void to_json(Json& j, const TestSpec& v);
-void from_json(const Json& j, TestSpec& v);
-void to_json(Json& j, const ProcessCpu& v);
-void from_json(const Json& j, ProcessCpu& v);
-void to_json(Json& j, const SystemCpu& v);
-void from_json(const Json& j, SystemCpu& v);
-void to_json(Json& j, const NapiStats& v);
-void from_json(const Json& j, NapiStats& v);
-void to_json(Json& j, const EndMeasurement& v);
-void from_json(const Json& j, EndMeasurement& v);
-void to_json(Json& j, const ReceivePath& v);
-void from_json(const Json& j, ReceivePath& v);
-void to_json(Json& j, const LossStats& v);
-void from_json(const Json& j, LossStats& v);
-void to_json(Json& j, const StreamResult& v);
-void from_json(const Json& j, StreamResult& v);
-void to_json(Json& j, const IntervalSample& v);
+NM_JSON_CODEC(Protocol);
+NM_JSON_CODEC(Direction);
+NM_JSON_CODEC(RunStatus);
+NM_JSON_CODEC(TestSpec);
+NM_JSON_CODEC(SystemCpu);
 /// A live interval's fields, with its rates (bit/s over its own span): written only, by --json-stream.
 void to_json(Json& j, const LiveInterval& v);
-void from_json(const Json& j, IntervalSample& v);
-void to_json(Json& j, const BackgroundLoad& v);
-void from_json(const Json& j, BackgroundLoad& v);
 /// A stock iperf3 far end's figures ("peer" of a run; --peer-kind iperf3).
-void to_json(Json& j, const Iperf3StreamFigures& v);
-void from_json(const Json& j, Iperf3StreamFigures& v);
-void to_json(Json& j, const Iperf3PeerFigures& v);
-void from_json(const Json& j, Iperf3PeerFigures& v);
-void to_json(Json& j, const RunResult& v);
-void from_json(const Json& j, RunResult& v);
-void to_json(Json& j, const EndReport& v);
-void from_json(const Json& j, EndReport& v);
-void to_json(Json& j, const TrafficPattern& v);
-void from_json(const Json& j, TrafficPattern& v);
+NM_JSON_CODEC(Iperf3PeerFigures);
+NM_JSON_CODEC(RunResult);
+NM_JSON_CODEC(TrafficPattern);
 
 }  // namespace nm

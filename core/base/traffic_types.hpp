@@ -10,6 +10,7 @@
 #include "core/base/cpu_profile.hpp"
 #include "core/base/cpu_types.hpp"
 #include "core/base/device_types.hpp"
+#include "core/base/field_list.hpp"
 #include "core/base/rr_types.hpp"
 #include "core/base/socket_types.hpp"
 
@@ -46,6 +47,11 @@ struct PayloadShare {
     uint32_t payload_bytes = 0;
     uint32_t weight = 0;
 };
+
+constexpr auto json_fields(const PayloadShare*) {
+    using S = PayloadShare;
+    return field_list(field("payload_bytes", &S::payload_bytes), field("weight", &S::weight));
+}
 
 /// Where a test goes: the server and the local end it leaves from. Not what is sent (TestSpec): a sweep
 /// has one target for all its tests (test_spec_for in sweep_types.hpp puts it into each).
@@ -218,6 +224,11 @@ struct ProcessCpu {
     double util_pct = 0;              ///< (user + sys) / duration, percent of one core
 };
 
+constexpr auto json_fields(const ProcessCpu*) {
+    using S = ProcessCpu;
+    return field_list(field("user_s", &S::user_s), field("sys_s", &S::sys_s), field("util_pct", &S::util_pct));
+}
+
 /// System-wide CPU over the measured window, from /proc/stat (softirq is where received packets are
 /// processed, and getrusage misses it). Percent of all cores.
 struct SystemCpu {
@@ -235,6 +246,15 @@ struct SystemCpu {
     double busiest_cpu_busy_pct = 0;  ///< its busy_pct: one saturated core the aggregate hides
 };
 
+/// The codec adds "busiest_cpu_busy_pct", null with busiest_cpu.
+constexpr auto json_fields_and_more(const SystemCpu*) {
+    using S = SystemCpu;
+    return field_list(field("busy_pct", &S::busy_pct), field("user_pct", &S::user_pct), field("sys_pct", &S::sys_pct),
+                      field("irq_pct", &S::irq_pct), field("softirq_pct", &S::softirq_pct), field("steal_pct", &S::steal_pct),
+                      field("busy_cpu_s", &S::busy_cpu_s), field("per_cpu", &S::per_cpu),
+                      field("busiest_cpu", &S::busiest_cpu, kFieldNullIfNegative));
+}
+
 /// NAPI and interrupt figures over the measured window: /proc/net/softnet_stat and /proc/interrupts.
 struct NapiStats {
     uint64_t processed = 0;
@@ -247,6 +267,14 @@ struct NapiStats {
     double processed_per_s = 0;       ///< softnet processed per second
     double processed_per_interrupt = 0;   ///< packets NAPI polled per interrupt; 0 without interrupts
 };
+
+constexpr auto json_fields(const NapiStats*) {
+    using S = NapiStats;
+    return field_list(field("processed", &S::processed), field("dropped", &S::dropped), field("time_squeeze", &S::time_squeeze),
+                      field("interrupts", &S::interrupts), field("packets", &S::packets), field("interrupts_per_s", &S::interrupts_per_s),
+                      field("interrupts_per_packet", &S::interrupts_per_packet), field("processed_per_s", &S::processed_per_s),
+                      field("processed_per_interrupt", &S::processed_per_interrupt));
+}
 
 /// Where an end's receive work ran over the measured window: which CPU ran the NET_RX softirq that
 /// handed its sockets their packets, and from which receive queue's NAPI.
@@ -261,6 +289,12 @@ struct ReceivePath {
     /// the device has none on that path), ascending and unique.
     std::vector<uint32_t> incoming_napi_ids;
 };
+
+constexpr auto json_fields(const ReceivePath*) {
+    using S = ReceivePath;
+    return field_list(field("net_rx_per_cpu", &S::net_rx_per_cpu), field("incoming_cpus", &S::incoming_cpus),
+                      field("incoming_napi_ids", &S::incoming_napi_ids));
+}
 
 /// What one end measured about itself.
 struct EndMeasurement {
@@ -280,6 +314,15 @@ struct EndMeasurement {
     SocketKnobs socket;               ///< this end's data sockets as read back (and its zerocopy counts)
 };
 
+constexpr auto json_fields(const EndMeasurement*) {
+    using S = EndMeasurement;
+    return field_list(field("iface", &S::iface), field("cpu", &S::cpu), field("system", &S::system), field("napi", &S::napi),
+                      field("counters_before", &S::counters_before), field("counters_after", &S::counters_after),
+                      field("duration_s", &S::duration_s), field("io_calls", &S::io_calls),
+                      field("cpu_profile", &S::profile, kFieldOmitEmpty | kFieldIfTyped), field("placement", &S::placement),
+                      field("receive_path", &S::receive_path), field("socket", &S::socket));
+}
+
 /// UDP delivery: sequence numbers on every datagram.
 struct LossStats {
     uint64_t sent = 0;                ///< datagrams actually sent
@@ -290,6 +333,12 @@ struct LossStats {
     double percent = 0;               ///< lost / sent
     double jitter_ms = 0;             ///< RFC 3550
 };
+
+constexpr auto json_fields(const LossStats*) {
+    using S = LossStats;
+    return field_list(field("sent", &S::sent), field("received", &S::received), field("lost", &S::lost), field("percent", &S::percent),
+                      field("reordered", &S::reordered), field("jitter_ms", &S::jitter_ms), field("duplicates", &S::duplicates));
+}
 
 /// Adds `b`'s counts to `a` (one stream seen by two sockets, or streams summed into a run): counts add,
 /// jitter is the worse of the two, and percent is recomputed from the summed lost and sent.
@@ -319,6 +368,14 @@ struct StreamResult {
     std::optional<LossStats> loss;   ///< UDP only: this stream's delivery
 };
 
+constexpr auto json_fields(const StreamResult*) {
+    using S = StreamResult;
+    return field_list(field("id", &S::id), field("direction", &S::direction), field("bytes", &S::bytes), field("packets", &S::packets),
+                      field("throughput_bps", &S::throughput_bps), field("retransmits", &S::retransmits), field("retrans_bytes", &S::retrans_bytes),
+                      field("cwnd", &S::cwnd), field("rtt_us", &S::rtt_us), field("pmtu", &S::pmtu), field("mss", &S::mss),
+                      field("loss", &S::loss, kFieldOmitEmpty));
+}
+
 
 /// What one end's workers moved in one interval of the window, read from their progress counters while
 /// the test runs (`--json-stream`'s "progress" events). Only this end's own counts: what it sent and what it
@@ -342,6 +399,12 @@ struct IntervalSample {
     double packets_per_s = 0;
 };
 
+constexpr auto json_fields(const IntervalSample*) {
+    using S = IntervalSample;
+    return field_list(field("start_s", &S::start_s), field("end_s", &S::end_s), field("bytes", &S::bytes), field("packets", &S::packets),
+                      field("throughput_bps", &S::throughput_bps), field("packets_per_s", &S::packets_per_s));
+}
+
 /// How a run ended.
 enum class RunStatus {
     Ok,
@@ -361,6 +424,12 @@ struct BackgroundLoad {
     double waited_s = 0;              ///< how long the sweep waited for a quiet moment before this run
 };
 
+constexpr auto json_fields(const BackgroundLoad*) {
+    using S = BackgroundLoad;
+    return field_list(field("busy_pct", &S::busy_pct), field("steal_pct", &S::steal_pct), field("window_s", &S::window_s),
+                      field("waited_s", &S::waited_s));
+}
+
 /// One data connection as a stock iperf3 server on the far end reported it (its results JSON).
 struct Iperf3StreamFigures {
     uint32_t id = 0;                  ///< iperf3's stream id (1, 3, 4, 5, ...: iperf3 skips 2)
@@ -370,6 +439,12 @@ struct Iperf3StreamFigures {
     std::optional<uint64_t> retransmits;   ///< the peer's TCP retransmits on a stream it sent; none when not reported
     double duration_s = 0;            ///< the peer's window for the stream (its end_time - start_time)
 };
+
+constexpr auto json_fields(const Iperf3StreamFigures*) {
+    using S = Iperf3StreamFigures;
+    return field_list(field("id", &S::id), field("stream", &S::stream), field("peer_sent", &S::peer_sent), field("bytes", &S::bytes),
+                      field("retransmits", &S::retransmits), field("duration_s", &S::duration_s));
+}
 
 /// What a stock `iperf3 -s` on the far end (--peer-kind iperf3) reported about one test, in its own terms:
 /// figures from the peer's iperf3, not measured by nicmatrix. The peer's host CPU breakdown, softirq,
@@ -399,6 +474,19 @@ struct Iperf3PeerFigures {
     /// and "streams[].retransmits" when the peer sent. Everything else of the run is this end's.
     std::vector<std::string> figures_from_peer;
 };
+
+/// The codec adds "kind": "iperf3" (written, not read).
+constexpr auto json_fields_and_more(const Iperf3PeerFigures*) {
+    using S = Iperf3PeerFigures;
+    return field_list(field("version", &S::version, kFieldNullIfEmpty), field("system_info", &S::system_info, kFieldNullIfEmpty),
+                      field_group("cpu", field("total_pct", &S::cpu_total_pct), field("user_pct", &S::cpu_user_pct),
+                                  field("system_pct", &S::cpu_system_pct)),
+                      field("bytes_received", &S::bytes_received), field("bytes_sent", &S::bytes_sent), field("duration_s", &S::duration_s),
+                      field("received_bps", &S::received_bps), field("sent_bps", &S::sent_bps), field("retransmits", &S::retransmits),
+                      field("congestion", &S::congestion, kFieldNullIfEmpty),
+                      field_group("told", field("omit_s", &S::omit_s), field("time_s", &S::time_s)), field("streams", &S::streams),
+                      field("figures_from_peer", &S::figures_from_peer));
+}
 
 /// Everything one run measured, both ends. Counts are from the receiving application's view.
 struct RunResult {
@@ -484,5 +572,16 @@ struct EndReport {
     bool profile_shared = false;
     std::optional<RrEndCounts> rr;    ///< request/response tests only
 };
+
+constexpr auto json_fields(const EndReport*) {
+    using S = EndReport;
+    return field_list(field("status", &S::status), field("error", &S::error), field("measurement", &S::measurement),
+                      field("sent_bytes", &S::sent_bytes), field("sent_packets", &S::sent_packets), field("received_bytes", &S::received_bytes),
+                      field("received_packets", &S::received_packets), field("send_calls", &S::send_calls), field("recv_calls", &S::recv_calls),
+                      field("sent", &S::sent), field("received", &S::received), field("sent_intervals", &S::sent_intervals),
+                      field("received_intervals", &S::received_intervals),
+                      field_group("threads", field("send", &S::send_tids), field("recv", &S::recv_tids)),
+                      field("profile_shared", &S::profile_shared), field("rr", &S::rr));
+}
 
 }  // namespace nm

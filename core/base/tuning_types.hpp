@@ -13,6 +13,7 @@
 #include <optional>
 #include <string>
 
+#include "core/base/field_list.hpp"
 #include "core/base/qdisc_tree.hpp"
 
 namespace nm {
@@ -32,6 +33,13 @@ struct QdiscSpec {
     }
 };
 
+constexpr auto json_fields(const QdiscSpec*) {
+    using S = QdiscSpec;
+    return field_list(field("kind", &S::kind, kFieldRequired), field("limit", &S::limit, kFieldOmitEmpty),
+                      field("rate_bps", &S::rate_bps, kFieldOmitEmpty), field("burst", &S::burst_bytes, kFieldOmitEmpty),
+                      field("latency_ms", &S::latency_ms, kFieldOmitEmpty), field("default", &S::default_class, kFieldOmitEmpty));
+}
+
 /// The root qdisc an interface has, as RTM_GETQDISC reports it, for people and for matching a QdiscSpec.
 /// Putting a qdisc back goes through the whole tree (QdiscTree), never through this summary.
 struct QdiscState {
@@ -42,6 +50,12 @@ struct QdiscState {
     bool builtin() const { return handle == 0; }
     bool operator==(const QdiscState& o) const { return kind == o.kind && handle == o.handle && params == o.params; }
 };
+
+/// The codec adds the computed "default" (handle 0: the kernel's own; written, not read).
+constexpr auto json_fields_and_more(const QdiscState*) {
+    using S = QdiscState;
+    return field_list(field("kind", &S::kind, kFieldRequired), field("handle", &S::handle), field("params", &S::params));
+}
 
 /// What a cell asks of one interface besides MTU and features. Empty fields are left as they are.
 struct TuningRequest {
@@ -63,6 +77,16 @@ struct TuningRequest {
     }
 };
 
+constexpr auto json_fields(const TuningRequest*) {
+    using S = TuningRequest;
+    return field_list(field("channels", &S::channels, kFieldOmitEmpty), field("rings", &S::rings, kFieldOmitEmpty),
+                      field("coalesce", &S::coalesce, kFieldOmitEmpty), field("rps", &S::rps, kFieldOmitEmpty),
+                      field("xps", &S::xps, kFieldOmitEmpty), field("irq_affinity", &S::irq_affinity, kFieldOmitEmpty),
+                      field("napi", &S::napi, kFieldOmitEmpty), field("sysctl", &S::sysctl, kFieldOmitEmpty),
+                      field("qdisc", &S::qdisc, kFieldOmitEmpty | kFieldIfTyped),
+                      field("qdisc_original", &S::qdisc_original, kFieldOmitEmpty | kFieldIfTyped));
+}
+
 /// What an interface and its namespace have now, in the names TuningRequest uses.
 struct TuningState {
     std::map<std::string, uint64_t> channels;      ///< current counts the driver reports (none: no channels op)
@@ -80,6 +104,14 @@ struct TuningState {
     /// Kinds this interface cannot take, with the kernel's reason: "rings" -> "Operation not supported".
     std::map<std::string, std::string> unsupported;
 };
+
+constexpr auto json_fields(const TuningState*) {
+    using S = TuningState;
+    return field_list(field("channels", &S::channels), field("rings", &S::rings), field("coalesce", &S::coalesce), field("rps", &S::rps),
+                      field("xps", &S::xps), field("irq_affinity", &S::irq_affinity), field("napi", &S::napi), field("sysctl", &S::sysctl),
+                      field("channels_max", &S::channels_max), field("qdisc", &S::qdisc, kFieldIfTyped),
+                      field("qdisc_tree", &S::qdisc_tree, kFieldOmitEmpty | kFieldIfTyped), field("unsupported", &S::unsupported));
+}
 
 /// Whether the root qdisc `now` is `original` again (a kernel-attached one: the same kind, attached by
 /// the kernel; one that was configured: the same kind, handle and options). True when nothing was known.

@@ -11,6 +11,7 @@
 
 #include "core/base/cpu_types.hpp"
 #include "core/base/device_types.hpp"
+#include "core/base/field_list.hpp"
 #include "core/base/tuning_types.hpp"
 
 namespace nm {
@@ -46,6 +47,17 @@ struct InterfaceInfo {
     std::optional<InterfaceSystem> system;   ///< none when it could not be read (an end without an agent that reports it)
 };
 
+constexpr auto json_fields(const InterfaceInfo*) {
+    using S = InterfaceInfo;
+    return field_list(field("name", &S::name, kFieldRequired), field("netns", &S::netns), field("driver", &S::driver, kFieldRequired),
+                      field("firmware", &S::firmware), field("bus_info", &S::bus_info), field("speed_mbps", &S::speed_mbps),
+                      field("mtu_min", &S::mtu_min, kFieldRequired), field("mtu_max", &S::mtu_max, kFieldRequired),
+                      field("original", &S::original, kFieldRequired), field("rings", &S::rings), field("coalesce", &S::coalesce),
+                      field("channels", &S::channels), field("tuning", &S::tuning, kFieldOmitEmpty | kFieldIfTyped),
+                      field("driver_version", &S::driver_version), field("system", &S::system), field("emulator", &S::emulator, kFieldOmitEmpty),
+                      field("device_model", &S::device_model, kFieldOmitEmpty));
+}
+
 /// One logical CPU as /sys/devices/system/cpu shows it.
 struct CpuTopology {
     uint32_t cpu = 0;
@@ -56,6 +68,12 @@ struct CpuTopology {
     std::optional<uint64_t> freq_khz;      ///< cpufreq/scaling_cur_freq when the layout was read
 };
 
+constexpr auto json_fields(const CpuTopology*) {
+    using S = CpuTopology;
+    return field_list(field("cpu", &S::cpu, kFieldRequired), field("core", &S::core), field("package", &S::package), field("node", &S::node),
+                      field("governor", &S::governor), field("freq_khz", &S::freq_khz));
+}
+
 /// SMT and NUMA layout of a host, and each CPU's frequency governor.
 struct CpuLayout {
     std::optional<bool> smt_active;         ///< /sys/devices/system/cpu/smt/active; none when absent
@@ -63,12 +81,24 @@ struct CpuLayout {
     std::vector<CpuTopology> cpus;          ///< the online CPUs, by number
 };
 
+/// The codec adds "numa_nodes" (an object by node number).
+constexpr auto json_fields_and_more(const CpuLayout*) {
+    using S = CpuLayout;
+    return field_list(field("smt_active", &S::smt_active), field("cpus", &S::cpus, kFieldIfTyped));
+}
+
 /// One idle state of a CPU as cpuidle shows it (/sys/devices/system/cpu/cpuN/cpuidle/stateK).
 struct CpuIdleState {
     std::string name;                      ///< stateK/name: "POLL", "C1", "haltpoll idle"
     std::optional<uint32_t> latency_us;    ///< stateK/latency: the exit latency the governor weighs
     std::vector<uint32_t> disabled_cpus;   ///< the online CPUs whose stateK/disable is 1 (cpupower idle-set -d)
 };
+
+/// The codec adds "disabled_cpus" (read leniently: a non-array is none).
+constexpr auto json_fields_and_more(const CpuIdleState*) {
+    using S = CpuIdleState;
+    return field_list(field("name", &S::name), field("latency_us", &S::latency_us));
+}
 
 /// How a host's idle CPUs wait: the cpuidle driver and governor, the idle states, and the driver's module
 /// parameters. It sets what waking a sleeping receiver costs the CPU that wakes it (in a VM, a vCPU
@@ -83,11 +113,22 @@ struct CpuIdle {
     std::map<std::string, std::string> driver_parameters;
 };
 
+constexpr auto json_fields(const CpuIdle*) {
+    using S = CpuIdle;
+    return field_list(field("driver", &S::driver), field("governor", &S::governor), field("states", &S::states, kFieldIfTyped),
+                      field("driver_parameters", &S::driver_parameters));
+}
+
 struct ToolInfo {
     std::string name = "nicmatrix";
     std::string version;
     std::string commit;   ///< the source commit it was built from (nm::source_commit()); "" when unknown
 };
+
+constexpr auto json_fields(const ToolInfo*) {
+    using S = ToolInfo;
+    return field_list(field("name", &S::name), field("version", &S::version), field("commit", &S::commit, kFieldOmitEmpty));
+}
 
 struct HostInfo {
     std::string hostname;
@@ -114,5 +155,17 @@ struct HostInfo {
     /// The nicmatrix build that described this host (for a peer, its agent's); no version when not read.
     ToolInfo tool;
 };
+
+/// The codec adds "cpu_layout" (when it has CPUs) and "tool" (when it has a version).
+constexpr auto json_fields_and_more(const HostInfo*) {
+    using S = HostInfo;
+    return field_list(field("hostname", &S::hostname), field("kernel", &S::kernel),
+                      field_group("cpu", field("model", &S::cpu_model), field("count", &S::cpu_count)),
+                      field("cpu_accounting", &S::cpu_accounting, kFieldIfTyped), field("interface", &S::interface),
+                      field("sysctls", &S::sysctls, kFieldOmitEmpty), field("kernel_cmdline", &S::kernel_cmdline, kFieldOmitEmpty),
+                      field("cpu_vulnerabilities", &S::cpu_vulnerabilities, kFieldOmitEmpty),
+                      field("cpu_idle", &S::cpu_idle, kFieldOmitEmpty | kFieldIfTyped),
+                      field("virtualization", &S::virtualization, kFieldOmitEmpty));
+}
 
 }  // namespace nm

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "core/base/field_list.hpp"
 #include "matrix/model/sweep_types.hpp"
 
 namespace nm {
@@ -66,6 +67,21 @@ struct CompareRow {
     std::string why;                      ///< for TooFew and NotTestable, in words
 };
 
+constexpr auto json_fields(const CompareRow*) {
+    using S = CompareRow;
+    return field_list(field("profile", &S::profile), field("traffic", &S::traffic), field("mtu", &S::mtu), field("key_a", &S::key_a),
+                      field("key_b", &S::key_b), field("features_requested", &S::features_requested), field("test", &S::test),
+                      field("status_a", &S::status_a), field("status_b", &S::status_b), field("a", &S::a), field("b", &S::b),
+                      field("precision_met_a", &S::precision_met_a), field("precision_met_b", &S::precision_met_b),
+                      field("disturbed_a", &S::disturbed_a), field("disturbed_b", &S::disturbed_b), field("ratio", &S::ratio),
+                      field("ratio_ci_low", &S::ratio_ci_low), field("ratio_ci_high", &S::ratio_ci_high),
+                      field("ratio_ci_confidence", &S::ratio_ci_confidence), field("verdict", &S::verdict),
+                      field("verdict_unadjusted", &S::verdict_unadjusted), field("significant", &S::significant),
+                      field("equivalent", &S::equivalent), field("p_value", &S::p_value), field("p_adjusted", &S::p_adjusted),
+                      field("equivalence_p_value", &S::equivalence_p_value), field("equivalence_p_adjusted", &S::equivalence_p_adjusted),
+                      field("why", &S::why));
+}
+
 /// Two results files cell by cell, or one file against a reference profile.
 struct Comparison {
     std::string metric;
@@ -82,5 +98,14 @@ struct Comparison {
     /// kernel, CPU model, driver, firmware, congestion control, on each end both files know.
     std::vector<std::string> host_differences;
 };
+
+/// The codec adds "method" (words) and "adjustment" (its name); written only.
+constexpr auto json_fields_and_more(const Comparison*) {
+    using S = Comparison;
+    return field_list(field("metric", &S::metric), field("a", &S::label_a), field("b", &S::label_b), field("confidence", &S::confidence),
+                      field("tested_cells", &S::tested_cells), field("margin_pct", &S::margin_pct),
+                      field("reference", &S::reference, kFieldNullIfEmpty), field("rows", &S::rows), field("only_a", &S::only_a),
+                      field("only_b", &S::only_b), field("host_differences", &S::host_differences));
+}
 
 }  // namespace nm

@@ -33,37 +33,6 @@ constexpr std::pair<CellStatus, const char*> kCellStatuses[] = {{CellStatus::Ok,
 void to_json(Json& j, const CellStatus& v) { j = sweep_json::enum_name(v, kCellStatuses); }
 void from_json(const Json& j, CellStatus& v) { v = sweep_json::enum_value(sweep_json::Node(j, "/status"), kCellStatuses); }
 
-void to_json(Json& j, const MetricSummary& v) {
-    const auto maybe = [](const std::optional<double>& x) { return x ? Json(*x) : Json(nullptr); };
-    j = Json{{"n", v.n},
-             {"median", v.median},
-             {"median_ci_low", maybe(v.median_ci_low)},
-             {"median_ci_high", maybe(v.median_ci_high)},
-             {"median_ci_confidence", maybe(v.median_ci_confidence)},
-             {"mean", v.mean},
-             {"stddev", v.stddev},
-             {"min", v.min},
-             {"max", v.max},
-             {"ci95", v.ci95}};
-}
-
-void from_json(const Json& j, MetricSummary& v) {
-    opt(j, "n", v.n);
-    j.at("median").get_to(v.median);
-    j.at("mean").get_to(v.mean);
-    j.at("stddev").get_to(v.stddev);
-    j.at("min").get_to(v.min);
-    j.at("max").get_to(v.max);
-    j.at("ci95").get_to(v.ci95);
-    // Files written before the median's interval was recorded have none: it reads back as unknown.
-    const auto maybe = [&](const char* key, std::optional<double>& out) {
-        if (const auto it = j.find(key); it != j.end() && it->is_number()) out = it->get<double>();
-    };
-    maybe("median_ci_low", v.median_ci_low);
-    maybe("median_ci_high", v.median_ci_high);
-    maybe("median_ci_confidence", v.median_ci_confidence);
-}
-
 void to_json(Json& j, const CellResult& v) {
     Json applied = Json::object();
     if (v.applied_local) applied["local"] = *v.applied_local;
@@ -162,14 +131,6 @@ void from_json(const Json& j, CellModes& v) {
     v.explanation = j.value("explanation", "");
 }
 
-void to_json(Json& j, const ResumeInfo& v) { j = Json{{"started", v.started}, {"command", v.command}, {"tool", v.tool}}; }
-
-void from_json(const Json& j, ResumeInfo& v) {
-    j.at("started").get_to(v.started);
-    v.command = j.value("command", "");
-    if (const auto it = j.find("tool"); it != j.end() && it->is_object()) it->get_to(v.tool);
-}
-
 void to_json(Json& j, const ResultsFile& v) {
     j = Json{{"schema", v.schema},
              {"tool", v.tool},
@@ -185,13 +146,7 @@ void to_json(Json& j, const ResultsFile& v) {
              {"hosts", {{"local", v.local}, {"remote", v.remote}}},
              {"cells", v.cells}};
     if (!v.run.resumed.empty()) j["run"]["resumed"] = v.run.resumed;
-    if (const auto& s = v.run.json_stream) {
-        j["run"]["json_stream"] = Json{{"queue_lines", s->queue_lines},
-                                       {"written_lines", s->written_lines},
-                                       {"dropped_events", s->dropped_events},
-                                       {"unwritten_lines", s->unwritten_lines},
-                                       {"output_closed", s->output_closed}};
-    }
+    if (v.run.json_stream) j["run"]["json_stream"] = *v.run.json_stream;
 }
 
 void from_json(const Json& j, ResultsFile& v) {
@@ -216,15 +171,7 @@ void from_json(const Json& j, ResultsFile& v) {
     if (const auto it = run.find("time_budget_s"); it != run.end() && it->is_number()) v.run.time_budget_s = it->get<double>();
     v.run.budget_reached = run.value("budget_reached", false);
     if (const auto it = run.find("resumed"); it != run.end() && it->is_array()) it->get_to(v.run.resumed);
-    if (const auto it = run.find("json_stream"); it != run.end() && it->is_object()) {
-        JsonStreamStats s;
-        s.queue_lines = it->value("queue_lines", uint64_t{0});
-        s.written_lines = it->value("written_lines", uint64_t{0});
-        s.dropped_events = it->value("dropped_events", uint64_t{0});
-        s.unwritten_lines = it->value("unwritten_lines", uint64_t{0});
-        s.output_closed = it->value("output_closed", false);
-        v.run.json_stream = s;
-    }
+    if (const auto it = run.find("json_stream"); it != run.end() && it->is_object()) v.run.json_stream = it->get<JsonStreamStats>();
     j.at("hosts").at("local").get_to(v.local);
     j.at("hosts").at("remote").get_to(v.remote);
     j.at("cells").get_to(v.cells);

@@ -12,15 +12,12 @@
 
 namespace nm {
 
-void to_json(Json& j, const ApplyTo& v);
-void from_json(const Json& j, ApplyTo& v);
+NM_JSON_CODEC(ApplyTo);
 void to_json(Json& j, const TrafficEntry& v);
-void to_json(Json& j, const SweepOrder& v);
-void from_json(const Json& j, SweepOrder& v);
+NM_JSON_CODEC(SweepOrder);
 void to_json(Json& j, const PrecisionSpec& v);
 void to_json(Json& j, const InterferenceSpec& v);
-void to_json(Json& j, const SweepConfig& v);
-void from_json(const Json& j, SweepConfig& v);
+NM_JSON_CODEC(SweepConfig);
 /// The same as from_json, for callers that want the value returned.
 SweepConfig parse_sweep_config(const Json& j);
 

@@ -10,10 +10,11 @@
 
 #include <nlohmann/json.hpp>
 
-#include "core/host/host_types.hpp"
+#include "core/base/field_list.hpp"
 #include "core/base/rfc2544_types.hpp"
 #include "core/base/traffic_types.hpp"
 #include "core/base/tuning_types.hpp"
+#include "core/host/host_types.hpp"
 
 namespace nm {
 
@@ -172,6 +173,15 @@ struct MetricSummary {
     double ci95 = 0;     ///< half-width of the 95% confidence interval of the MEAN (Student's t); 0 when n < 2
 };
 
+constexpr auto json_fields(const MetricSummary*) {
+    using S = MetricSummary;
+    return field_list(field("n", &S::n), field("median", &S::median, kFieldRequired), field("mean", &S::mean, kFieldRequired),
+                      field("stddev", &S::stddev, kFieldRequired), field("min", &S::min, kFieldRequired), field("max", &S::max, kFieldRequired),
+                      field("ci95", &S::ci95, kFieldRequired), field("median_ci_low", &S::median_ci_low, kFieldIfTyped),
+                      field("median_ci_high", &S::median_ci_high, kFieldIfTyped),
+                      field("median_ci_confidence", &S::median_ci_confidence, kFieldIfTyped));
+}
+
 /// One mode of a cell's repetitions (matrix/modes.hpp find_modes): its runs and their summary.
 struct ValueMode {
     MetricSummary summary;               ///< of the mode's runs: its median is the mode's centre, with its interval
@@ -225,6 +235,11 @@ struct ResumeInfo {
     ToolInfo tool;          ///< the build that continued the file (the file's `tool` is the first run's)
 };
 
+constexpr auto json_fields(const ResumeInfo*) {
+    using S = ResumeInfo;
+    return field_list(field("started", &S::started, kFieldRequired), field("command", &S::command), field("tool", &S::tool, kFieldIfTyped));
+}
+
 /// What `sweep --json-stream` could not deliver: its lines go through a bounded queue and are written
 /// without blocking, so a reader that stops reading costs events, never the sweep or its restore.
 struct JsonStreamStats {
@@ -234,6 +249,12 @@ struct JsonStreamStats {
     uint64_t unwritten_lines = 0;   ///< lines queued but not written (yet, or ever: the output closed)
     bool output_closed = false;     ///< the reader went away (EPIPE); later events are dropped
 };
+
+constexpr auto json_fields(const JsonStreamStats*) {
+    using S = JsonStreamStats;
+    return field_list(field("queue_lines", &S::queue_lines), field("written_lines", &S::written_lines), field("dropped_events", &S::dropped_events),
+                      field("unwritten_lines", &S::unwritten_lines), field("output_closed", &S::output_closed));
+}
 
 struct RunInfo {
     std::string started;    ///< ISO 8601 UTC

@@ -34,10 +34,10 @@ bool running(pid_t pid) {
 
 }  // namespace
 
-bool proc_net_tcp_listens(const std::string& text, uint16_t port) {
+bool proc_net_tcp_listens(const std::string& proc_net_tcp, uint16_t port) {
     // Each line: "  sl  local_address rem_address   st ...", the local address as HEXADDR:HEXPORT and the
     // state 0A for LISTEN.
-    std::istringstream lines(text);
+    std::istringstream lines(proc_net_tcp);
     std::string line;
     char want[8];
     std::snprintf(want, sizeof want, ":%04X", port);
@@ -50,7 +50,7 @@ bool proc_net_tcp_listens(const std::string& text, uint16_t port) {
     return false;
 }
 
-Iperf3LabServer::Iperf3LabServer(uint16_t port, std::string log_path, std::chrono::milliseconds start_timeout) : port_(port) {
+Iperf3LabServer::Iperf3LabServer(uint16_t port, const std::string& log_path, std::chrono::milliseconds start_timeout) : port_(port) {
     const std::string port_text = std::to_string(port);
     std::vector<std::string> args{"iperf3", "-s", "-p", port_text, "--json"};
     if (!log_path.empty()) {
@@ -58,6 +58,7 @@ Iperf3LabServer::Iperf3LabServer(uint16_t port, std::string log_path, std::chron
         args.push_back(log_path);
     }
     std::vector<char*> argv;
+    argv.reserve(args.size() + 1);
     for (auto& a : args) argv.push_back(a.data());
     argv.push_back(nullptr);
     posix_spawn_file_actions_t actions;

@@ -21,7 +21,7 @@ namespace nm {
 /// same when serve() never ran.
 class Iperf3LabServer final : public LabServer {
 public:
-    explicit Iperf3LabServer(uint16_t port, std::string log_path = {},
+    explicit Iperf3LabServer(uint16_t port, const std::string& log_path = {},
                              std::chrono::milliseconds start_timeout = std::chrono::milliseconds(4000));
     ~Iperf3LabServer() override;
     Iperf3LabServer(const Iperf3LabServer&) = delete;

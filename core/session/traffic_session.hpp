@@ -112,7 +112,7 @@ void cap_intervals(EndReport& report);
 
 /// A report travels as JSON text cut into parts of at most this many characters, one message each, so
 /// every message stays within kMaxControlMessage (the text is ASCII; escaping at most doubles it).
-inline constexpr size_t kReportPartChars = 24 * 1024;
+inline constexpr size_t kReportPartChars = size_t{24} * 1024;
 /// The most parts a report may come in (6 MiB of JSON; a capped report of 256 streams each way needs ~60).
 inline constexpr size_t kMaxReportParts = 256;
 

@@ -81,7 +81,7 @@ public:
     // A name that can be part of a cell key: letters, digits, '.', '_', '-', '+', '='.
     std::string name() const {
         const std::string expected = "a non-empty name of letters, digits, '.', '_', '-', '+', '='";
-        const auto s = string(expected);
+        auto s = string(expected);
         const bool ok = !s.empty() && s.size() <= 64 && std::all_of(s.begin(), s.end(), [](char c) {
             return std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' || c == '-' || c == '+' || c == '=';
         });

@@ -97,6 +97,7 @@ std::string render_frame_table(const FrameTable& table, TableFormat format) {
         return o.str();
     }
     std::vector<size_t> width;
+    width.reserve(kHeader.size());
     for (const auto& h : kHeader) width.push_back(h.size());
     for (const auto& r : table.rows) {
         const auto c = cells_of(r);

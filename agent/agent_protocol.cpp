@@ -1,11 +1,11 @@
 #include "agent/agent_protocol.hpp"
 
 #include <algorithm>
+#include <initializer_list>
+#include <iterator>
 #include <map>
 #include <set>
 #include <sstream>
-#include <initializer_list>
-#include <iterator>
 #include <type_traits>
 #include <utility>
 
@@ -26,8 +26,8 @@ struct OpRow {
     AgentOp op;
     std::string_view name;
     bool takes_control;
-    std::initializer_list<const char*> fields;   // what the op takes besides type, v, seq and mac
-    std::initializer_list<const char*> optional = {};   // what it may take besides those
+    std::initializer_list<const char*> fields;         // what the op takes besides type, v, seq and mac
+    std::initializer_list<const char*> optional = {};  // what it may take besides those
 };
 
 // THE table of request operations.
@@ -51,14 +51,13 @@ const OpRow& row(AgentOp op) {
 
 [[noreturn]] void refuse(WireError kind, std::string message) { throw AgentRefusal{kind, std::move(message)}; }
 
-
 // settings.tuning, every field checked: {channels|rings|coalesce: {name: uint32}, rps|xps|irq_affinity:
 // {queue: text}, napi: {name: uint64}, sysctl: {allow-listed name: text}, qdisc: QdiscSpec of an allow-listed
 // kind}; qdisc_original is refused (the agent restores from what it captured). Whether the device takes the values (a CPU list, a count) is the device's check.
 TuningRequest parse_tuning(const Json& j) {
     const auto bad = [](const std::string& field, const std::string& expected, const Json& got) {
-        refuse(WireError::Usage, "bad request: \"settings.tuning" + (field.empty() ? "" : "." + field) + "\" must be " + expected + ", got " +
-                                     quoted_value(got));
+        refuse(WireError::Usage,
+               "bad request: \"settings.tuning" + (field.empty() ? "" : "." + field) + "\" must be " + expected + ", got " + quoted_value(got));
     };
     if (!j.is_object()) bad("", "an object", j);
     const auto counts = [&](const std::string& kind, const Json& v, uint64_t max, auto& out) {
@@ -89,7 +88,8 @@ TuningRequest parse_tuning(const Json& j) {
             texts(kind, v, t.sysctl);
             for (const auto& [name, value] : t.sysctl) {
                 if (find_sysctl(name) == nullptr) {
-                    refuse(WireError::Refused, "settings control refused: sysctl " + quoted_value(name) + " is not on the allow-list of network sysctls");
+                    refuse(WireError::Refused,
+                           "settings control refused: sysctl " + quoted_value(name) + " is not on the allow-list of network sysctls");
                 }
             }
         } else if (kind == "qdisc") {
@@ -107,7 +107,9 @@ TuningRequest parse_tuning(const Json& j) {
             }
         } else if (kind == "qdisc_original") {
             // The agent puts its qdisc tree back from its own snapshot and journal, never from a client's bytes.
-            refuse(WireError::Refused, "settings control refused: \"settings.tuning.qdisc_original\" is not taken from clients; the agent restores the qdisc tree it captured itself");
+            refuse(WireError::Refused,
+                   "settings control refused: \"settings.tuning.qdisc_original\" is not taken from clients; the agent restores the qdisc tree it "
+                   "captured itself");
         } else {
             refuse(WireError::Usage, "bad request: unknown field " + quoted_value("settings.tuning." + kind));
         }
@@ -136,10 +138,11 @@ LinkSettings parse_settings(const Json& j) {
         } else if (key == "features") {
             if (!value.is_object()) refuse(WireError::Usage, "bad request: \"settings.features\" must be an object of name: true|false");
             for (const auto& [name, on] : value.items()) {
-                if (!on.is_boolean()) refuse(WireError::Usage, "bad request: feature " + quoted_value(name) + " must be true or false, got " + quoted_value(on));
+                if (!on.is_boolean())
+                    refuse(WireError::Usage, "bad request: feature " + quoted_value(name) + " must be true or false, got " + quoted_value(on));
                 if (!agent_allows_feature(name)) {
-                    refuse(WireError::Refused, "settings control refused: feature " + quoted_value(name) +
-                                                   " is not an offload the agent lets a client change");
+                    refuse(WireError::Refused,
+                           "settings control refused: feature " + quoted_value(name) + " is not an offload the agent lets a client change");
                 }
                 s.features[name] = on.get<bool>();
             }
@@ -226,11 +229,17 @@ std::vector<std::string> parse_agent_kinds(const std::vector<std::string>& words
 
 std::vector<std::string> setting_kinds(const LinkSettings& settings) {
     const TuningRequest& t = settings.tuning;
-    const std::map<std::string_view, bool> touched = {
-        {"mtu", settings.mtu.has_value()}, {"offloads", !settings.features.empty()}, {"channels", !t.channels.empty()},
-        {"rings", !t.rings.empty()}, {"coalesce", !t.coalesce.empty()}, {"rps", !t.rps.empty()}, {"xps", !t.xps.empty()},
-        {"napi", !t.napi.empty()}, {"qdisc", t.qdisc.has_value() || t.qdisc_original.has_value()},
-        {"irq_affinity", !t.irq_affinity.empty()}, {"sysctl", !t.sysctl.empty()}};
+    const std::map<std::string_view, bool> touched = {{"mtu", settings.mtu.has_value()},
+                                                      {"offloads", !settings.features.empty()},
+                                                      {"channels", !t.channels.empty()},
+                                                      {"rings", !t.rings.empty()},
+                                                      {"coalesce", !t.coalesce.empty()},
+                                                      {"rps", !t.rps.empty()},
+                                                      {"xps", !t.xps.empty()},
+                                                      {"napi", !t.napi.empty()},
+                                                      {"qdisc", t.qdisc.has_value() || t.qdisc_original.has_value()},
+                                                      {"irq_affinity", !t.irq_affinity.empty()},
+                                                      {"sysctl", !t.sysctl.empty()}};
     std::vector<std::string> out;
     for (const auto& k : kAgentSettingKinds) {
         if (touched.at(k.name)) out.emplace_back(k.name);
@@ -268,16 +277,16 @@ AgentRequest parse_agent_request(const Json& message) {
     if (const auto it = message.find(agent_field::kConfirmMs); it != message.end()) {
         const auto ms = as_unsigned(*it);
         if (!ms || *ms < static_cast<uint64_t>(kMinConfirmWindow.count()) || *ms > static_cast<uint64_t>(kMaxConfirmWindow.count())) {
-            refuse(WireError::Usage, "bad request: \"confirm_ms\" must be an integer from " + std::to_string(kMinConfirmWindow.count()) +
-                                         " to " + std::to_string(kMaxConfirmWindow.count()) + ", got " + quoted_value(*it));
+            refuse(WireError::Usage, "bad request: \"confirm_ms\" must be an integer from " + std::to_string(kMinConfirmWindow.count()) + " to " +
+                                         std::to_string(kMaxConfirmWindow.count()) + ", got " + quoted_value(*it));
         }
         req.confirm_window = std::chrono::milliseconds(static_cast<int64_t>(*ms));
     }
     if (const auto it = message.find(agent_field::kLinkWaitMs); it != message.end()) {
         const auto ms = as_unsigned(*it);
         if (!ms || *ms > static_cast<uint64_t>(kMaxLinkWait.count())) {
-            refuse(WireError::Usage, "bad request: \"link_wait_ms\" must be an integer from 0 to " + std::to_string(kMaxLinkWait.count()) +
-                                         ", got " + quoted_value(*it));
+            refuse(WireError::Usage, "bad request: \"link_wait_ms\" must be an integer from 0 to " + std::to_string(kMaxLinkWait.count()) + ", got " +
+                                         quoted_value(*it));
         }
         req.link_wait = std::chrono::milliseconds(static_cast<int64_t>(*ms));
     }

@@ -39,11 +39,11 @@
 #include <string_view>
 #include <vector>
 
-#include "core/base/device_types.hpp"
 #include "core/base/device_codec.hpp"
-#include "core/host/host_codec.hpp"
+#include "core/base/device_types.hpp"
 #include "core/base/traffic_codec.hpp"
 #include "core/control/control_protocol.hpp"
+#include "core/host/host_codec.hpp"
 
 namespace nm {
 
@@ -78,14 +78,14 @@ bool is(const Json& message, AgentMsg type);
 
 /// What a request asks.
 enum class AgentOp {
-    Ping,       ///< {} -> {}: is the control path alive
-    Read,       ///< {ifname} -> {state}
-    Validate,   ///< {ifname, settings} -> {}: would the device take these (nothing changes)
-    Apply,      ///< {ifname, settings, confirm_ms[, link_wait_ms]} -> {report, change (0: rolled back already, the link did not come back)}
-    Confirm,    ///< {change} -> {change}
-    Restore,    ///< {} -> {reports}: everything back to the originals the agent journalled
-    Describe,   ///< {ifname} -> {host, system}: the agent's host (HostInfo) and how its kernel runs ifname (InterfaceSystem or null)
-    Unsupported,   ///< {ifname, settings} -> {why}: why these cannot be had there ("" = nothing stands in the way); nothing changes
+    Ping,         ///< {} -> {}: is the control path alive
+    Read,         ///< {ifname} -> {state}
+    Validate,     ///< {ifname, settings} -> {}: would the device take these (nothing changes)
+    Apply,        ///< {ifname, settings, confirm_ms[, link_wait_ms]} -> {report, change (0: rolled back already, the link did not come back)}
+    Confirm,      ///< {change} -> {change}
+    Restore,      ///< {} -> {reports}: everything back to the originals the agent journalled
+    Describe,     ///< {ifname} -> {host, system}: the agent's host (HostInfo) and how its kernel runs ifname (InterfaceSystem or null)
+    Unsupported,  ///< {ifname, settings} -> {why}: why these cannot be had there ("" = nothing stands in the way); nothing changes
 };
 
 /// The op's name on the wire ("ping", "apply", ...).
@@ -102,18 +102,18 @@ inline constexpr const char* kOp = "op";
 inline constexpr const char* kIfname = "ifname";
 inline constexpr const char* kSettings = "settings";
 inline constexpr const char* kConfirmMs = "confirm_ms";
-inline constexpr const char* kLinkWaitMs = "link_wait_ms";   ///< apply: how long to wait for the link after the change (0: not at all)
-inline constexpr const char* kChange = "change";       ///< a change id (apply's reply, confirm)
-inline constexpr const char* kChanges = "changes";     ///< change ids (rolled_back)
-inline constexpr const char* kState = "state";         ///< a LinkState (read)
-inline constexpr const char* kReport = "report";       ///< an ApplyReport (apply)
-inline constexpr const char* kReports = "reports";     ///< ApplyReports (restore, rolled_back)
-inline constexpr const char* kHost = "host";           ///< a HostInfo (describe)
-inline constexpr const char* kSystem = "system";       ///< an InterfaceSystem or null (describe)
-inline constexpr const char* kReason = "reason";       ///< why a rollback happened (rolled_back)
-inline constexpr const char* kWhy = "why";             ///< why settings cannot be had (unsupported)
-inline constexpr const char* kSeq = "seq";             ///< the client's message counter
-inline constexpr const char* kAgentSeq = "aseq";       ///< the agent's message counter
+inline constexpr const char* kLinkWaitMs = "link_wait_ms";  ///< apply: how long to wait for the link after the change (0: not at all)
+inline constexpr const char* kChange = "change";            ///< a change id (apply's reply, confirm)
+inline constexpr const char* kChanges = "changes";          ///< change ids (rolled_back)
+inline constexpr const char* kState = "state";              ///< a LinkState (read)
+inline constexpr const char* kReport = "report";            ///< an ApplyReport (apply)
+inline constexpr const char* kReports = "reports";          ///< ApplyReports (restore, rolled_back)
+inline constexpr const char* kHost = "host";                ///< a HostInfo (describe)
+inline constexpr const char* kSystem = "system";            ///< an InterfaceSystem or null (describe)
+inline constexpr const char* kReason = "reason";            ///< why a rollback happened (rolled_back)
+inline constexpr const char* kWhy = "why";                  ///< why settings cannot be had (unsupported)
+inline constexpr const char* kSeq = "seq";                  ///< the client's message counter
+inline constexpr const char* kAgentSeq = "aseq";            ///< the agent's message counter
 inline constexpr const char* kMac = "mac";
 }  // namespace agent_field
 
@@ -132,12 +132,16 @@ inline constexpr unsigned kMaxRefusalsInARow = 16;
 /// names (short and long) of the checksum, scatter-gather, segmentation and receive-offload groups, and
 /// kernel feature names matching these patterns (feature_pattern_match: one '*'). Anything else
 /// (loopback, rx-fcs, rx-all, VLAN and filter features, ...) is refused by name.
-inline constexpr std::array<std::string_view, 14> kAgentFeatureGroups{
-    "rx", "rx-checksumming", "tx", "tx-checksumming", "sg", "scatter-gather", "tso", "tcp-segmentation-offload",
-    "gso", "generic-segmentation-offload", "gro", "generic-receive-offload", "lro", "large-receive-offload"};
-inline constexpr std::array<std::string_view, 9> kAgentFeaturePatterns{
-    "rx-checksum", "tx-checksum-*", "tx-scatter-gather*", "tx-*segmentation", "rx-gro", "rx-gro-list",
-    "rx-udp-gro-forwarding", "rx-gro-hw", "rx-lro"};
+inline constexpr std::array<std::string_view, 14> kAgentFeatureGroups{"rx",  "rx-checksumming",
+                                                                      "tx",  "tx-checksumming",
+                                                                      "sg",  "scatter-gather",
+                                                                      "tso", "tcp-segmentation-offload",
+                                                                      "gso", "generic-segmentation-offload",
+                                                                      "gro", "generic-receive-offload",
+                                                                      "lro", "large-receive-offload"};
+inline constexpr std::array<std::string_view, 9> kAgentFeaturePatterns{"rx-checksum",           "tx-checksum-*", "tx-scatter-gather*",
+                                                                       "tx-*segmentation",      "rx-gro",        "rx-gro-list",
+                                                                       "rx-udp-gro-forwarding", "rx-gro-hw",     "rx-lro"};
 
 /// True when a client may change the feature named `typed` through the agent.
 bool agent_allows_feature(std::string_view typed);
@@ -187,11 +191,11 @@ struct AgentRefusal {
 /// A request, every field checked.
 struct AgentRequest {
     AgentOp op = AgentOp::Ping;
-    std::string ifname;                          ///< read, validate, apply
-    LinkSettings settings;                       ///< validate, apply: not empty, allowed features only
-    std::chrono::milliseconds confirm_window{};  ///< apply: within [kMinConfirmWindow, kMaxConfirmWindow]
-    std::chrono::milliseconds link_wait{kDefaultLinkWait};   ///< apply: within [0, kMaxLinkWait]
-    uint64_t change = 0;                         ///< confirm: > 0
+    std::string ifname;                                     ///< read, validate, apply
+    LinkSettings settings;                                  ///< validate, apply: not empty, allowed features only
+    std::chrono::milliseconds confirm_window{};             ///< apply: within [kMinConfirmWindow, kMaxConfirmWindow]
+    std::chrono::milliseconds link_wait{kDefaultLinkWait};  ///< apply: within [0, kMaxLinkWait]
+    uint64_t change = 0;                                    ///< confirm: > 0
 };
 
 /// Decodes and checks a request message before anything is done with it: a known op, exactly the fields

@@ -61,7 +61,8 @@ AgentServer::AgentServer(AgentServerOptions options) : options_(std::move(option
     if (control) {
         // A kind allowed but out of this process's reach (a sandbox's read-only /sys) is not offered: a
         // client learns it from the challenge, before it changes anything, instead of at apply or restore.
-        agent.unavailable = unavailable_kinds(agent.kinds, std::vector<std::string>(agent.allowed.begin(), agent.allowed.end()), system_kind_probe_ops());
+        agent.unavailable =
+            unavailable_kinds(agent.kinds, std::vector<std::string>(agent.allowed.begin(), agent.allowed.end()), system_kind_probe_ops());
         for (const auto& [kind, why] : agent.unavailable) log(kind + " is allowed but cannot be changed here, so it is not offered: " + why);
         // The agent journals before its first change (the journal makes its directory and reports its
         // problems as nm::Error). It is touched only by an agent that may change settings.

@@ -23,11 +23,11 @@ struct AgentServerOptions {
     /// The traffic server's own options, passed through as they are; AgentServer sets `control` (and
     /// `on_refused` when it is empty: to `log`).
     ServerOptions server;
-    std::vector<std::string> allow_control;              ///< --allow-control: interfaces a client may change
-    std::vector<std::string> allow_kinds;                ///< --allow-kinds words (parse_agent_kinds); none = the default kinds
-    std::string key_file;                                ///< --key-file; "" = $NICMATRIX_KEY_FILE, else no key
-    std::string journal = FileSettingsJournal::default_agent_path();   ///< used only when settings control is on
-    std::chrono::milliseconds heartbeat_timeout{10000};  ///< --heartbeat-timeout
+    std::vector<std::string> allow_control;                           ///< --allow-control: interfaces a client may change
+    std::vector<std::string> allow_kinds;                             ///< --allow-kinds words (parse_agent_kinds); none = the default kinds
+    std::string key_file;                                             ///< --key-file; "" = $NICMATRIX_KEY_FILE, else no key
+    std::string journal = FileSettingsJournal::default_agent_path();  ///< used only when settings control is on
+    std::chrono::milliseconds heartbeat_timeout{10000};               ///< --heartbeat-timeout
     /// One line for each thing worth telling (what the agent allows, refusals, rollbacks, restores), each
     /// made safe for a log (agent/log_line.hpp). Must not throw; called from several threads, serialized.
     std::function<void(const std::string&)> log;
@@ -54,7 +54,7 @@ public:
 
 private:
     AgentServerOptions options_;
-    std::function<void(const std::string&)> log_;   // options_.log, made safe and serialized
+    std::function<void(const std::string&)> log_;  // options_.log, made safe and serialized
     SteadyClock clock_;
     NetlinkDeviceControl device_;
     std::unique_ptr<SettingsJournal> journal_;

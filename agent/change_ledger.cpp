@@ -52,8 +52,8 @@ bool ChangeLedger::silent(Clock::time_point now) const {
 
 Clock::time_point ChangeLedger::next_due() const {
     Clock::time_point due = last_heard_ + heartbeat_timeout_;
-    for (const auto& c : pending_) due = std::max(due, c.deadline);   // silence waits for every window
-    for (const auto& c : pending_) due = std::min(due, c.deadline);   // a window closing comes first
+    for (const auto& c : pending_) due = std::max(due, c.deadline);  // silence waits for every window
+    for (const auto& c : pending_) due = std::min(due, c.deadline);  // a window closing comes first
     return due;
 }
 

@@ -28,10 +28,10 @@ public:
     };
 
     enum class Confirmation {
-        Confirmed,          ///< it (and every older pending change) now stands
-        AlreadyConfirmed,   ///< it stood already; nothing changes
-        RolledBack,         ///< its window had passed (or a restore came): it was reverted; refuse the confirm
-        Unknown,            ///< no change of this session has the id
+        Confirmed,         ///< it (and every older pending change) now stands
+        AlreadyConfirmed,  ///< it stood already; nothing changes
+        RolledBack,        ///< its window had passed (or a restore came): it was reverted; refuse the confirm
+        Unknown,           ///< no change of this session has the id
     };
 
     /// `heartbeat_timeout`: silence after the last handled message that ends the session. `now`: the
@@ -71,8 +71,8 @@ private:
 
     std::chrono::milliseconds heartbeat_timeout_;
     Clock::time_point last_heard_;
-    std::vector<Change> pending_;           // oldest first
-    std::map<uint64_t, Fate> fate_;         // every id this session made
+    std::vector<Change> pending_;    // oldest first
+    std::map<uint64_t, Fate> fate_;  // every id this session made
 };
 
 }  // namespace nm

@@ -13,8 +13,8 @@ namespace nm {
 class ConfirmedEnd {
 public:
     enum class Confirmation {
-        Confirmed,    ///< every change since the last confirm now stands
-        RolledBack,   ///< the end had already reverted them (the confirm came after their window)
+        Confirmed,   ///< every change since the last confirm now stands
+        RolledBack,  ///< the end had already reverted them (the confirm came after their window)
     };
 
     virtual ~ConfirmedEnd() = default;

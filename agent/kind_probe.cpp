@@ -31,7 +31,6 @@ std::string open_for_write(const std::string& path) {
     return {};
 }
 
-
 std::string replace_qdisc() {
     try {
         // The loopback of a namespace made for it and gone after: nothing of this host changes.

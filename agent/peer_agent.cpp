@@ -7,8 +7,8 @@
 #include "core/base/error.hpp"
 #include "core/base/thread_entry.hpp"
 #include "core/base/version.hpp"
-#include "core/host/host_info.hpp"
 #include "core/control/message_auth.hpp"
+#include "core/host/host_info.hpp"
 #include "core/host/net.hpp"
 #include "ethtool_ctl/setting_writes.hpp"
 
@@ -23,7 +23,6 @@ std::string joined(const std::vector<std::string>& items) {
     for (const auto& i : items) out += (out.empty() ? "" : ", ") + i;
     return out;
 }
-
 
 std::optional<uint64_t> seq_of(const Json& message) {
     const auto it = message.find(agent_field::kSeq);
@@ -40,12 +39,12 @@ struct PeerAgent::Session {
     Session& operator=(const Session&) = delete;
 
     ControlChannel& ch;
-    std::string client;           // the client's address, for the log
-    std::string key;              // the session key; empty when the agent has no key
-    uint64_t last_seq = 0;        // the client's last verified message
-    uint64_t agent_seq = 0;       // the agent's last signed message
+    std::string client;      // the client's address, for the log
+    std::string key;         // the session key; empty when the agent has no key
+    uint64_t last_seq = 0;   // the client's last verified message
+    uint64_t agent_seq = 0;  // the agent's last signed message
     unsigned refusals_in_a_row = 0;
-    bool controls = false;        // this session holds the agent's control
+    bool controls = false;  // this session holds the agent's control
     ChangeLedger ledger;
 };
 
@@ -198,10 +197,12 @@ void PeerAgent::check_kinds(const LinkSettings& settings, bool unavailable_ok) c
     for (const auto& kind : setting_kinds(settings)) {
         if (const auto u = options_.unavailable.find(kind); u != options_.unavailable.end()) {
             if (unavailable_ok) continue;
-            throw AgentRefusal{WireError::Refused, "settings control refused: this agent cannot change " + kind + " where it runs (" + u->second + ")"};
+            throw AgentRefusal{WireError::Refused,
+                               "settings control refused: this agent cannot change " + kind + " where it runs (" + u->second + ")"};
         }
         if (std::find(options_.kinds.begin(), options_.kinds.end(), kind) == options_.kinds.end()) {
-            throw AgentRefusal{WireError::Refused, "settings control refused: " + kind + " is not a kind of setting this agent lets a client change (it allows " +
+            throw AgentRefusal{WireError::Refused, "settings control refused: " + kind +
+                                                       " is not a kind of setting this agent lets a client change (it allows " +
                                                        (options_.kinds.empty() ? std::string("none") : joined(options_.kinds)) +
                                                        "; start it with --allow-kinds to change that)"};
         }
@@ -274,7 +275,7 @@ Json PeerAgent::dispatch(Session& session, const AgentRequest& request) {
             }
             break;
         case AgentOp::Restore: {
-            session.ledger.take_for_rollback();   // whatever was pending is undone with the rest
+            session.ledger.take_for_rollback();  // whatever was pending is undone with the rest
             std::lock_guard lock(device_mutex_);
             return Json{{agent_field::kReports, restore_journal()}};
         }
@@ -311,8 +312,8 @@ Json PeerAgent::apply(Session& session, const AgentRequest& request) {
     if (report.link && !report.link->back) {
         // A link that did not come back is not left so until a confirm window runs out: the change is
         // taken back now (and the link waited for again), and the reply's change 0 says so.
-        const std::string why = request.ifname + ": the link was not back " + std::to_string(request.link_wait.count()) +
-                                " ms after the change (" + report.link->state + ")";
+        const std::string why = request.ifname + ": the link was not back " + std::to_string(request.link_wait.count()) + " ms after the change (" +
+                                report.link->state + ")";
         try {
             const UndoResult undo = undo_writes(device_, request.ifname, done.writes, &journal_);
             if (!undo.foreign.empty()) log(request.ifname + ": left as it is, changed by someone else: " + undo.foreign);
@@ -340,12 +341,14 @@ void PeerAgent::rollback(Session& session, const std::string& reason) {
     std::vector<ApplyReport> reports;
     {
         std::lock_guard lock(device_mutex_);
-        for (const auto& c : changes) {   // newest first: the last one leaves the last confirmed state
+        for (const auto& c : changes) {  // newest first: the last one leaves the last confirmed state
             ids.push_back(c.id);
             if (std::find(ifnames.begin(), ifnames.end(), c.ifname) == ifnames.end()) ifnames.push_back(c.ifname);
             try {
                 UndoResult undo = undo_writes(device_, c.ifname, c.writes, &journal_);
-                if (!undo.foreign.empty()) log("rolling back change " + std::to_string(c.id) + " on " + c.ifname + ": left as it is, changed by someone else: " + undo.foreign);
+                if (!undo.foreign.empty())
+                    log("rolling back change " + std::to_string(c.id) + " on " + c.ifname +
+                        ": left as it is, changed by someone else: " + undo.foreign);
                 undo.report.ifname = c.ifname;
                 reports.push_back(std::move(undo.report));
             } catch (const Error& e) {
@@ -357,7 +360,8 @@ void PeerAgent::rollback(Session& session, const std::string& reason) {
     for (const auto id : ids) id_list += (id_list.empty() ? "" : ", ") + std::to_string(id);
     log("rolled back " + joined(ifnames) + " for " + session.client + ": " + reason + " (change " + id_list + ")");
     try {
-        send_signed(session, msg_name(AgentMsg::RolledBack), Json{{agent_field::kChanges, ids}, {agent_field::kReports, reports}, {agent_field::kReason, reason}});
+        send_signed(session, msg_name(AgentMsg::RolledBack),
+                    Json{{agent_field::kChanges, ids}, {agent_field::kReports, reports}, {agent_field::kReason, reason}});
     } catch (const Error&) {
         // The client is gone; the session ends at its next receive and restores the rest.
     }

@@ -26,14 +26,14 @@
 namespace nm {
 
 struct PeerAgentOptions {
-    std::set<std::string> allowed;                  ///< interfaces a client may change (--allow-control)
+    std::set<std::string> allowed;  ///< interfaces a client may change (--allow-control)
     /// Kinds of setting a client may change on them (--allow-kinds; agent_protocol.hpp kAgentSettingKinds).
     std::vector<std::string> kinds = default_agent_kinds();
     /// Kinds of `kinds` this agent cannot change where it runs, with the reason (unavailable_kinds(), at
     /// start): not offered, refused with the reason, named in the challenge.
     std::map<std::string, std::string> unavailable;
-    std::optional<SecretKey> key;                   ///< the pre-shared key; none = every settings change is refused
-    std::chrono::milliseconds heartbeat_timeout{10000};   ///< silence after which the controller is gone
+    std::optional<SecretKey> key;                        ///< the pre-shared key; none = every settings change is refused
+    std::chrono::milliseconds heartbeat_timeout{10000};  ///< silence after which the controller is gone
     /// One line per refusal, restore or rollback (the CLI prints them on stderr); already made safe
     /// (safe_log_line). Must not throw; called from connection threads (the agent serializes the calls).
     std::function<void(const std::string&)> log;
@@ -43,10 +43,10 @@ struct PeerAgentOptions {
 struct PeerCapabilities {
     bool control = false;
     std::vector<std::string> interfaces;
-    std::vector<std::string> kinds;   ///< the kinds of setting a client may change there (kAgentSettingKinds names)
+    std::vector<std::string> kinds;  ///< the kinds of setting a client may change there (kAgentSettingKinds names)
     /// Kinds the agent allows but cannot change where it runs (its sandbox), each with the reason.
     std::map<std::string, std::string> unavailable;
-    std::string why;   ///< when !control
+    std::string why;  ///< when !control
 };
 
 /// The ControlHandler of `nicmatrix serve`. Thread-safe: one controlling client at a time (a second gets
@@ -93,10 +93,10 @@ private:
     SettingsJournal& journal_;
     Clock& clock_;
     PeerAgentOptions options_;
-    std::mutex device_mutex_;    // the device, the journal, controller_ and next_change_
+    std::mutex device_mutex_;  // the device, the journal, controller_ and next_change_
     std::mutex log_mutex_;
-    bool controller_ = false;    // a session holds control
-    uint64_t next_change_ = 0;   // change ids, unique for the agent's lifetime
+    bool controller_ = false;   // a session holds control
+    uint64_t next_change_ = 0;  // change ids, unique for the agent's lifetime
 };
 
 }  // namespace nm

@@ -91,18 +91,18 @@ private:
     PeerCapabilities caps_;
     std::chrono::milliseconds heartbeat_timeout_{10000};
 
-    std::mutex write_mutex_;   // held for one write: the sequence number and the bytes go out together
+    std::mutex write_mutex_;  // held for one write: the sequence number and the bytes go out together
     uint64_t seq_ = 0;
 
     mutable std::mutex state_mutex_;
     std::condition_variable cv_;
-    std::map<uint64_t, std::optional<Json>> waiting_;   // a request's seq -> its answer once it came
-    std::set<uint64_t> rolled_back_;                    // change ids the agent reported reverted
+    std::map<uint64_t, std::optional<Json>> waiting_;  // a request's seq -> its answer once it came
+    std::set<uint64_t> rolled_back_;                   // change ids the agent reported reverted
     std::optional<Error> failure_;
     bool violation_ = false;
     bool started_ = false;
 
-    uint64_t agent_seq_ = 0;   // the reader's: the agent's last message
+    uint64_t agent_seq_ = 0;  // the reader's: the agent's last message
     std::jthread reader_;
     std::jthread heartbeat_;
 };
@@ -133,7 +133,8 @@ PeerControlClient::Connection::Connection(const PeerClientOptions& options, std:
         caps_.unavailable = challenge.at("unavailable").get<std::map<std::string, std::string>>();
         caps_.why = challenge.at("why").get<std::string>();
         const auto hb = field<int64_t>(challenge, "heartbeat_timeout_ms", who + ": malformed challenge");
-        if (hb < 100 || hb > int64_t{3600} * 1000) throw Error(ErrorKind::Failed, who + ": malformed challenge (heartbeat_timeout_ms " + std::to_string(hb) + ")");
+        if (hb < 100 || hb > int64_t{3600} * 1000)
+            throw Error(ErrorKind::Failed, who + ": malformed challenge (heartbeat_timeout_ms " + std::to_string(hb) + ")");
         heartbeat_timeout_ = std::chrono::milliseconds(hb);
         const bool auth_required = challenge.at("auth_required").get<bool>();
         // The proofs cover the challenge's line as the agent sent it: this end checks the bytes it received.
@@ -141,8 +142,9 @@ PeerControlClient::Connection::Connection(const PeerClientOptions& options, std:
         if (options.key) {
             // No downgrade: a client holding a key talks only to an agent that proves it holds it too.
             if (!auth_required) {
-                throw Error(ErrorKind::Refused, who + " does not authenticate (it was started without --key-file, or it is not a nicmatrix "
-                                                       "agent); a client holding a key uses only an agent that proves it holds the same key");
+                throw Error(ErrorKind::Refused, who +
+                                                    " does not authenticate (it was started without --key-file, or it is not a nicmatrix "
+                                                    "agent); a client holding a key uses only an agent that proves it holds the same key");
             }
             const std::string_view key = options.key->bytes();
             ch_.send(Msg::Auth, Json{{agent_field::kMac, handshake_proof(key, nonce, client_nonce, "client", transcript)}}, step());
@@ -159,7 +161,7 @@ PeerControlClient::Connection::Connection(const PeerClientOptions& options, std:
         } else if (auth_required) {
             caps_.control = false;
             caps_.why = "the agent requires a key and none was given (--key-file or NICMATRIX_KEY_FILE)";
-            return;   // no session: the agent waits for a key that will not come
+            return;  // no session: the agent waits for a key that will not come
         } else {
             const Json welcome = ch_.expect(step(), "the peer agent's welcome");
             if (!is(welcome, AgentMsg::Welcome)) throw Error(ErrorKind::Failed, who + ": unexpected reply to control_hello");
@@ -182,7 +184,7 @@ PeerControlClient::Connection::Connection(const PeerClientOptions& options, std:
 PeerControlClient::Connection::~Connection() {
     heartbeat_.request_stop();
     reader_.request_stop();
-    ::shutdown(ch_.fd(), SHUT_RDWR);   // the agent sees the end at once and restores
+    ::shutdown(ch_.fd(), SHUT_RDWR);  // the agent sees the end at once and restores
     if (heartbeat_.joinable()) heartbeat_.join();
     if (reader_.joinable()) reader_.join();
     wipe(session_key_);
@@ -292,7 +294,8 @@ void PeerControlClient::Connection::take(ReceivedMessage received) {
         return;
     }
     const bool error = is(message, Msg::Error);
-    if (!error && !is(message, AgentMsg::Reply)) throw Error(ErrorKind::Failed, who + " sent an unexpected " + message.value("type", std::string("?")));
+    if (!error && !is(message, AgentMsg::Reply))
+        throw Error(ErrorKind::Failed, who + " sent an unexpected " + message.value("type", std::string("?")));
     const auto seq = message.find(agent_field::kSeq);
     if (seq == message.end()) {
         // The agent refused something it could not attribute to a request: the session is out of step.
@@ -306,7 +309,7 @@ void PeerControlClient::Connection::take(ReceivedMessage received) {
     {
         std::lock_guard lock(state_mutex_);
         const auto it = waiting_.find(seq->get<uint64_t>());
-        if (it == waiting_.end() || it->second) return;   // the answer to a request that gave up waiting
+        if (it == waiting_.end() || it->second) return;  // the answer to a request that gave up waiting
         it->second = std::move(message);
     }
     cv_.notify_all();
@@ -325,7 +328,7 @@ void PeerControlClient::Connection::heartbeat_loop(std::stop_token stop) {
         try {
             send_numbered(AgentMsg::Heartbeat, Json::object(), deadline_in(kNoticeTimeout));
         } catch (const Error&) {
-            return;   // send_numbered closed the connection; the next request reports it
+            return;  // send_numbered closed the connection; the next request reports it
         }
     }
 }
@@ -390,15 +393,14 @@ HostInfo PeerControlClient::host_info(std::string_view ifname) {
 
 std::string PeerControlClient::unsupported(std::string_view ifname, const LinkSettings& wanted) {
     if (wanted.tuning.empty()) return {};
-    const Json reply = request(Json{{agent_field::kOp, op_name(AgentOp::Unsupported)}, {agent_field::kIfname, ifname}, {agent_field::kSettings, wanted}},
-                               kRequestTimeout);
+    const Json reply = request(
+        Json{{agent_field::kOp, op_name(AgentOp::Unsupported)}, {agent_field::kIfname, ifname}, {agent_field::kSettings, wanted}}, kRequestTimeout);
     const auto why = field<std::string>(reply, agent_field::kWhy, "peer agent " + where() + ": reply to unsupported");
     return why.empty() ? why : "peer " + where() + ": " + why;
 }
 
 void PeerControlClient::validate(std::string_view ifname, const LinkSettings& wanted) {
-    request(Json{{agent_field::kOp, op_name(AgentOp::Validate)}, {agent_field::kIfname, ifname}, {agent_field::kSettings, wanted}},
-            kRequestTimeout);
+    request(Json{{agent_field::kOp, op_name(AgentOp::Validate)}, {agent_field::kIfname, ifname}, {agent_field::kSettings, wanted}}, kRequestTimeout);
 }
 
 ApplyReport PeerControlClient::apply(std::string_view ifname, const LinkSettings& wanted) {
@@ -483,14 +485,15 @@ void PeerControlClient::reconnect(std::chrono::milliseconds within) {
     if (old && old->violated()) {
         throw Error(ErrorKind::Failed, "not reconnecting to peer agent " + where() + ": " + std::string(old->failure()->what()));
     }
-    old.reset();   // closes it: the agent restores everything when its controller goes away
+    old.reset();  // closes it: the agent restores everything when its controller goes away
     unconfirmed_.clear();
     const auto deadline = deadline_in(within);
     std::string last = "no attempt";
     while (std::chrono::steady_clock::now() < deadline) {
         try {
             auto conn = std::make_shared<Connection>(options_, where(), deadline);
-            if (!conn->capabilities().control) throw Error(ErrorKind::Refused, "peer agent " + where() + " came back without settings control: " + conn->capabilities().why);
+            if (!conn->capabilities().control)
+                throw Error(ErrorKind::Refused, "peer agent " + where() + " came back without settings control: " + conn->capabilities().why);
             // Take control and put the peer at its originals. The old session may hold control until the
             // agent notices it is gone (at once after a reset, after its heartbeat timeout otherwise).
             for (;;) {
@@ -509,7 +512,7 @@ void PeerControlClient::reconnect(std::chrono::milliseconds within) {
             return;
         } catch (const Error& e) {
             last = e.what();
-            if (e.kind() == ErrorKind::Refused || e.kind() == ErrorKind::Usage) break;   // a key or a setup problem: retrying will not help
+            if (e.kind() == ErrorKind::Refused || e.kind() == ErrorKind::Usage) break;  // a key or a setup problem: retrying will not help
         }
         const auto left = deadline - std::chrono::steady_clock::now();
         if (left <= std::chrono::milliseconds(0)) break;

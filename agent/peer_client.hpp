@@ -18,20 +18,20 @@
 #include "agent/key_file.hpp"
 #include "agent/peer_agent.hpp"
 #include "core/base/device_codec.hpp"
-#include "core/host/host_codec.hpp"
 #include "core/base/traffic_types.hpp"
+#include "core/host/host_codec.hpp"
 #include "core/host/net.hpp"
 #include "ethtool_ctl/device_control.hpp"
 
 namespace nm {
 
 struct PeerClientOptions {
-    std::string host;                        ///< the agent's address
+    std::string host;  ///< the agent's address
     uint16_t port = kDefaultPort;
-    std::string bind;                        ///< local address to connect from; "" = any
-    std::optional<SecretKey> key;            ///< the pre-shared key; none = capabilities only
-    std::chrono::milliseconds confirm_window{3000};   ///< an applied change not confirmed in this time is reverted by the agent
-    std::chrono::milliseconds link_wait{10000};       ///< how long the agent waits for its link after a change (the sweep's link_wait_s)
+    std::string bind;                                ///< local address to connect from; "" = any
+    std::optional<SecretKey> key;                    ///< the pre-shared key; none = capabilities only
+    std::chrono::milliseconds confirm_window{3000};  ///< an applied change not confirmed in this time is reverted by the agent
+    std::chrono::milliseconds link_wait{10000};      ///< how long the agent waits for its link after a change (the sweep's link_wait_s)
 };
 
 /// One authenticated control connection to a peer agent (and a new one after reconnect()). Closing it
@@ -93,9 +93,9 @@ private:
 
     PeerClientOptions options_;
     PeerCapabilities caps_;
-    mutable std::mutex mutex_;            // conn_
+    mutable std::mutex mutex_;  // conn_
     std::shared_ptr<Connection> conn_;
-    std::vector<uint64_t> unconfirmed_;   // ids of the changes applied since the last confirm
+    std::vector<uint64_t> unconfirmed_;  // ids of the changes applied since the last confirm
 };
 
 }  // namespace nm

@@ -5,35 +5,35 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <pthread.h>
 #include <csignal>
 #include <exception>
 #include <future>
 #include <optional>
-#include <pthread.h>
 #include <stop_token>
 #include <thread>
 
 #include "agent/key_file.hpp"
 #include "core/base/error.hpp"
 #include "core/base/lab_codec.hpp"
+#include "core/base/latency_histogram.hpp"
+#include "core/base/rr_codec.hpp"
+#include "core/base/test_spec_fields.hpp"
+#include "core/base/traffic_codec.hpp"
+#include "core/base/version.hpp"
+#include "core/iperf3/iperf3_client.hpp"
+#include "core/iperf3/iperf3_protocol.hpp"
+#include "core/profile/categories.hpp"
+#include "core/session/traffic_client.hpp"
+#include "ethtool_ctl/lab.hpp"
 #include "matrix/model/comparison_codec.hpp"
 #include "matrix/model/report_types.hpp"
 #include "matrix/model/results_codec.hpp"
-#include "core/base/rr_codec.hpp"
-#include "core/base/traffic_codec.hpp"
-#include "core/base/latency_histogram.hpp"
-#include "core/base/test_spec_fields.hpp"
-#include "core/base/version.hpp"
-#include "core/session/traffic_client.hpp"
-#include "ethtool_ctl/lab.hpp"
+#include "matrix/profile_metrics.hpp"
 #include "matrix/real_backends.hpp"
 #include "matrix/report/report.hpp"
-#include "core/iperf3/iperf3_client.hpp"
-#include "core/iperf3/iperf3_protocol.hpp"
 #include "matrix/results_store.hpp"
 #include "matrix/runner.hpp"
-#include "matrix/profile_metrics.hpp"
-#include "core/profile/categories.hpp"
 #include "matrix/stats.hpp"
 #include "matrix/sweep_request.hpp"
 
@@ -60,7 +60,7 @@ py::object to_python(const nm::Json& j) {
             for (const auto& [k, v] : j.items()) out[py::str(k)] = to_python(v);
             return out;
         }
-        default: return py::none();   // binary and discarded values never come out of the codec
+        default: return py::none();  // binary and discarded values never come out of the codec
     }
 }
 
@@ -91,8 +91,7 @@ nm::Json to_json_value(const py::handle& o) {
 // with SIGINT, SIGTERM and SIGHUP blocked (its threads inherit that), so the engine's system calls are
 // never interrupted by Python's handler; the signals reach this thread, where Python handles them.
 template <typename Result>
-Result run_interruptible(std::stop_source& stop, std::function<Result(std::stop_token)> work,
-                         std::optional<py::error_already_set>& callback_error) {
+Result run_interruptible(std::stop_source& stop, std::function<Result(std::stop_token)> work, std::optional<py::error_already_set>& callback_error) {
     std::packaged_task<Result(std::stop_token)> task(std::move(work));
     auto done = task.get_future();
     std::optional<py::error_already_set> interrupt;
@@ -109,7 +108,7 @@ Result run_interruptible(std::stop_source& stop, std::function<Result(std::stop_
         while (done.wait_for(std::chrono::milliseconds(100)) != std::future_status::ready) {
             py::gil_scoped_acquire gil;
             if (PyErr_CheckSignals() != 0) {
-                if (!interrupt) interrupt.emplace();   // fetches the KeyboardInterrupt; later ones are dropped
+                if (!interrupt) interrupt.emplace();  // fetches the KeyboardInterrupt; later ones are dropped
                 else PyErr_Clear();
                 stop.request_stop();
             }
@@ -131,7 +130,9 @@ public:
         callback_ = py::object();
     }
 
-    void on_note(const std::string& text) override { call([&] { return py::dict(py::arg("event") = "note", py::arg("text") = text); }); }
+    void on_note(const std::string& text) override {
+        call([&] { return py::dict(py::arg("event") = "note", py::arg("text") = text); });
+    }
     void on_cell_start(const nm::CellProgress& p) override {
         call([&] {
             py::dict d = progress(p);
@@ -235,23 +236,26 @@ PYBIND11_MODULE(_nicmatrix, m) {
         }
     });
 
-    m.def("lab_describe_json", [](const std::string& name) { return nm::Json(nm::lab_describe(name)).dump(); },
-          py::arg("name"), "The lab NAME as a JSON string; raises Error if there is none.");
+    m.def(
+        "lab_describe_json", [](const std::string& name) { return nm::Json(nm::lab_describe(name)).dump(); }, py::arg("name"),
+        "The lab NAME as a JSON string; raises Error if there is none.");
 
     py::class_<nm::ResultsFile>(m, "ResultsFile", "A results file as the C++ reader decoded it (nicmatrix/results/v1).")
-        .def("to_dict", [](const nm::ResultsFile& r) { return to_python(nm::Json(r)); },
-             "The file as the C++ codec writes it: a dict of the schema's keys.")
-        .def("run_metrics",
-             [](const nm::ResultsFile& r) {
-                 py::list cells;
-                 for (const auto& c : r.cells) {
-                     py::list runs;
-                     for (const auto& run : c.runs) runs.append(py::cast(nm::run_metrics(run)));
-                     cells.append(runs);
-                 }
-                 return cells;
-             },
-             "Per cell, per run: the figures the sweep summarizes (matrix/stats run_metrics), by metric name.")
+        .def(
+            "to_dict", [](const nm::ResultsFile& r) { return to_python(nm::Json(r)); },
+            "The file as the C++ codec writes it: a dict of the schema's keys.")
+        .def(
+            "run_metrics",
+            [](const nm::ResultsFile& r) {
+                py::list cells;
+                for (const auto& c : r.cells) {
+                    py::list runs;
+                    for (const auto& run : c.runs) runs.append(py::cast(nm::run_metrics(run)));
+                    cells.append(runs);
+                }
+                return cells;
+            },
+            "Per cell, per run: the figures the sweep summarizes (matrix/stats run_metrics), by metric name.")
         .def_property_readonly("cell_count", [](const nm::ResultsFile& r) { return r.cells.size(); });
 
     m.def("load_results", &nm::load_results, py::arg("path"), py::call_guard<py::gil_scoped_release>(),
@@ -275,8 +279,9 @@ PYBIND11_MODULE(_nicmatrix, m) {
         py::arg("histograms_json"),
         "The CDF of every transaction of the given rr.histogram objects (a JSON array), merged: (the bucket's "
         "upper bound in microseconds, the fraction of transactions in it and below), one point per non-empty bucket.");
-    m.def("profile_categories", [] { return nm::profile::builtin_category_table().categories; },
-          "The shipped category table's categories, in display order.");
+    m.def(
+        "profile_categories", [] { return nm::profile::builtin_category_table().categories; },
+        "The shipped category table's categories, in display order.");
     m.def("is_profile_metric", &nm::is_profile_metric, py::arg("name"),
           "True for the kernel profile's metrics: cpu:<category>, cpu:sender:<category>, cpu:receiver:<category>.");
     m.def("format_metric", &nm::format_metric, py::arg("metric"), py::arg("value"),
@@ -284,12 +289,12 @@ PYBIND11_MODULE(_nicmatrix, m) {
 
     m.def(
         "adjust_p_values",
-        [](const std::vector<double>& p, const std::string& method) { return nm::adjust_p_values(p, nm::parse_adjustment(method)); },
-        py::arg("p"), py::arg("method") = "holm", "matrix/stats adjust_p_values: Holm (holm), Benjamini-Hochberg (bh) or none.");
+        [](const std::vector<double>& p, const std::string& method) { return nm::adjust_p_values(p, nm::parse_adjustment(method)); }, py::arg("p"),
+        py::arg("method") = "holm", "matrix/stats adjust_p_values: Holm (holm), Benjamini-Hochberg (bh) or none.");
     m.def(
         "compare",
-        [](const nm::ResultsFile& a, const nm::ResultsFile& b, const std::string& metric, const std::string& label_a,
-           const std::string& label_b, double confidence, const std::string& adjust, std::optional<double> margin) {
+        [](const nm::ResultsFile& a, const nm::ResultsFile& b, const std::string& metric, const std::string& label_a, const std::string& label_b,
+           double confidence, const std::string& adjust, std::optional<double> margin) {
             return to_python(nm::Json(nm::compare_results(a, b, metric, label_a, label_b, comparison_options(confidence, adjust, margin))));
         },
         py::arg("a"), py::arg("b"), py::arg("metric"), py::arg("label_a"), py::arg("label_b"), py::arg("confidence") = 95.0,
@@ -302,13 +307,12 @@ PYBIND11_MODULE(_nicmatrix, m) {
            const std::string& adjust, std::optional<double> margin) {
             return to_python(nm::Json(nm::compare_to_profile(r, metric, reference, label, comparison_options(confidence, adjust, margin))));
         },
-        py::arg("results"), py::arg("metric"), py::arg("reference"), py::arg("label"), py::arg("confidence") = 95.0,
-        py::arg("adjust") = "holm", py::arg("margin") = py::none(),
+        py::arg("results"), py::arg("metric"), py::arg("reference"), py::arg("label"), py::arg("confidence") = 95.0, py::arg("adjust") = "holm",
+        py::arg("margin") = py::none(),
         "`nicmatrix report --against REFERENCE --format json`: every cell against the reference profile's cell at the same MTU "
         "and traffic.");
     m.def(
-        "summarize",
-        [](const std::vector<double>& values, double confidence) { return to_python(nm::Json(nm::summarize(values, confidence))); },
+        "summarize", [](const std::vector<double>& values, double confidence) { return to_python(nm::Json(nm::summarize(values, confidence))); },
         py::arg("values"), py::arg("confidence") = 95.0,
         "matrix/stats summarize: median with its order-statistic interval, mean, stddev, min, max, ci95 (of the mean).");
     m.def(
@@ -331,23 +335,22 @@ PYBIND11_MODULE(_nicmatrix, m) {
         "matrix/stats ratio_interval: median B / median A and the Hodges-Lehmann/Mann-Whitney interval of B/A.");
     m.def(
         "render_comparison",
-        [](const nm::ResultsFile& a, const nm::ResultsFile& b, const std::string& metric, const std::string& label_a,
-           const std::string& label_b, const std::string& format, double confidence, const std::string& adjust, std::optional<double> margin) {
+        [](const nm::ResultsFile& a, const nm::ResultsFile& b, const std::string& metric, const std::string& label_a, const std::string& label_b,
+           const std::string& format, double confidence, const std::string& adjust, std::optional<double> margin) {
             return nm::render_comparison(nm::compare_results(a, b, metric, label_a, label_b, comparison_options(confidence, adjust, margin)),
                                          nm::parse_table_format(format));
         },
-        py::arg("a"), py::arg("b"), py::arg("metric"), py::arg("label_a"), py::arg("label_b"), py::arg("format"),
-        py::arg("confidence") = 95.0, py::arg("adjust") = "holm", py::arg("margin") = py::none(), "The text `nicmatrix compare` prints (format table, md, csv or json).");
+        py::arg("a"), py::arg("b"), py::arg("metric"), py::arg("label_a"), py::arg("label_b"), py::arg("format"), py::arg("confidence") = 95.0,
+        py::arg("adjust") = "holm", py::arg("margin") = py::none(), "The text `nicmatrix compare` prints (format table, md, csv or json).");
     m.def(
         "render_against",
-        [](const nm::ResultsFile& r, const std::string& metric, const std::string& reference, const std::string& label,
-           const std::string& format, double confidence, const std::string& adjust, std::optional<double> margin) {
+        [](const nm::ResultsFile& r, const std::string& metric, const std::string& reference, const std::string& label, const std::string& format,
+           double confidence, const std::string& adjust, std::optional<double> margin) {
             return nm::render_against(nm::compare_to_profile(r, metric, reference, label, comparison_options(confidence, adjust, margin)),
                                       nm::parse_table_format(format));
         },
         py::arg("results"), py::arg("metric"), py::arg("reference"), py::arg("label"), py::arg("format"), py::arg("confidence") = 95.0,
-        py::arg("adjust") = "holm", py::arg("margin") = py::none(),
-        "The text `nicmatrix report --against REFERENCE` prints.");
+        py::arg("adjust") = "holm", py::arg("margin") = py::none(), "The text `nicmatrix report --against REFERENCE` prints.");
     m.def(
         "render_matrix",
         [](const nm::ResultsFile& r, const std::string& metric, const std::string& format) {
@@ -368,10 +371,7 @@ PYBIND11_MODULE(_nicmatrix, m) {
             std::optional<py::error_already_set> callback_error;
             PyProgress observer(progress, stop, callback_error);
             const auto outcome = run_interruptible<nm::SweepOutcome>(
-                stop,
-                [&](std::stop_token token) {
-                    return nm::execute_sweep(request, prepared, nm::real_backends(), &observer, std::move(token));
-                },
+                stop, [&](std::stop_token token) { return nm::execute_sweep(request, prepared, nm::real_backends(), &observer, std::move(token)); },
                 callback_error);
             return py::make_tuple(outcome.results, prepared.output, outcome.interrupted);
         },
@@ -389,7 +389,8 @@ PYBIND11_MODULE(_nicmatrix, m) {
             }
             const bool iperf3_peer = peer_kind == "iperf3";
             if (iperf3_peer && !spec_fields.contains("port")) spec.port = nm::iperf3::kDefaultPort;
-            if (iperf3_peer && !key_file.empty()) throw nm::usage_error("key_file: not with peer_kind iperf3: a stock iperf3 server has no nicmatrix key");
+            if (iperf3_peer && !key_file.empty())
+                throw nm::usage_error("key_file: not with peer_kind iperf3: a stock iperf3 server has no nicmatrix key");
             // As `run --key-file` (and $NICMATRIX_KEY_FILE): the test and the server prove they hold the key.
             nm::TrafficClientOptions options;
             if (!iperf3_peer) {
@@ -426,7 +427,7 @@ PYBIND11_MODULE(_nicmatrix, m) {
                 out.append(row);
             }
             for (const std::string key : {NM_TEST_SPEC_HAND_KEYS}) {
-                if (key == "payload_mix") continue;   // an RFC 2544 table's IMIX, not a test one asks for
+                if (key == "payload_mix") continue;  // an RFC 2544 table's IMIX, not a test one asks for
                 py::dict row;
                 row["key"] = key;
                 row["sweep_axis"] = false;
@@ -440,6 +441,6 @@ PYBIND11_MODULE(_nicmatrix, m) {
         "column, \"\" = none) and help; the keys coded by hand come last (payload_mix left out: an RFC 2544 table sets it).");
 
     m.def(
-        "test_spec", [](const py::dict& spec_fields) { return to_python(nm::Json(to_json_value(spec_fields).get<nm::TestSpec>())); },
-        py::arg("spec"), "A TestSpec read from these JSON fields and written back as results files record a run's spec.");
+        "test_spec", [](const py::dict& spec_fields) { return to_python(nm::Json(to_json_value(spec_fields).get<nm::TestSpec>())); }, py::arg("spec"),
+        "A TestSpec read from these JSON fields and written back as results files record a run's spec.");
 }

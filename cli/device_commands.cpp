@@ -7,26 +7,24 @@
 #include <sstream>
 
 #include "cli/commands.hpp"
-#include "core/base/error.hpp"
 #include "core/base/device_codec.hpp"
+#include "core/base/error.hpp"
 #include "core/base/journal_codec.hpp"
 #include "core/base/tuning_codec.hpp"
 #include "ethtool_ctl/capture.hpp"
 #include "ethtool_ctl/feature_names.hpp"
 #include "ethtool_ctl/file_settings_journal.hpp"
-#include "ethtool_ctl/setting_writes.hpp"
-#include "ethtool_ctl/netlink_device_control.hpp"
 #include "ethtool_ctl/netlink_attrs.hpp"
+#include "ethtool_ctl/netlink_device_control.hpp"
 #include "ethtool_ctl/qdisc.hpp"
+#include "ethtool_ctl/setting_writes.hpp"
 
 namespace nm::cli {
 namespace {
 
 const char* on_off(bool v) { return v ? "on" : "off"; }
 
-std::string where(const std::string& ifname, const std::string& netns) {
-    return netns.empty() ? ifname : ifname + " (netns " + netns + ")";
-}
+std::string where(const std::string& ifname, const std::string& netns) { return netns.empty() ? ifname : ifname + " (netns " + netns + ")"; }
 
 // "NAME=on|off", parsed once here at the edge.
 std::pair<std::string, bool> parse_feature_arg(const std::string& arg) {
@@ -57,11 +55,11 @@ Json show_json(const LinkState& s) {
 }
 
 void print_show(const LinkState& s) {
-    std::cout << "driver: " << s.driver.driver << "\nversion: " << s.driver.version
-              << "\nfirmware-version: " << s.driver.firmware << "\nbus-info: " << s.driver.bus_info << '\n';
+    std::cout << "driver: " << s.driver.driver << "\nversion: " << s.driver.version << "\nfirmware-version: " << s.driver.firmware
+              << "\nbus-info: " << s.driver.bus_info << '\n';
     std::cout << "speed: " << (s.speed_mbps ? std::to_string(*s.speed_mbps) + "Mb/s" : std::string("Unknown!"))
-              << "\nduplex: " << (s.duplex.empty() ? std::string("Unknown!") : s.duplex) << "\noperstate: " << s.operstate
-              << "\nmtu: " << s.mtu << " (min " << s.mtu_min << ", max " << s.mtu_max << ")\n";
+              << "\nduplex: " << (s.duplex.empty() ? std::string("Unknown!") : s.duplex) << "\noperstate: " << s.operstate << "\nmtu: " << s.mtu
+              << " (min " << s.mtu_min << ", max " << s.mtu_max << ")\n";
     // Like ethtool -l/-g/-c, the sysfs steering files, NAPI and `tc qdisc show dev IF root`.
     const TuningState& t = s.tuning;
     const auto unsupported = [&](const char* kind) {
@@ -225,13 +223,12 @@ void set_command(const DeviceOptions& o) {
         print_report(report);
     }
     if (!report.all_requested_hold()) {
-        throw Error(ErrorKind::Refused, "set: not every requested setting held: " + not_holding(report), {},
-                    {where(o.ifname, o.netns), "", ""});
+        throw Error(ErrorKind::Refused, "set: not every requested setting held: " + not_holding(report), {}, {where(o.ifname, o.netns), "", ""});
     }
     if (report.link && !report.link->back) {
         throw Error(ErrorKind::Failed,
-                    "set: the link of " + where(o.ifname, o.netns) + " was not back " + Json(o.link_wait_s).dump() +
-                        " s after the change (" + report.link->state + "); `nicmatrix restore` puts the interface back",
+                    "set: the link of " + where(o.ifname, o.netns) + " was not back " + Json(o.link_wait_s).dump() + " s after the change (" +
+                        report.link->state + "); `nicmatrix restore` puts the interface back",
                     {}, {where(o.ifname, o.netns), "", ""});
     }
 }
@@ -251,14 +248,14 @@ void add_set_command(CLI::App& app, const std::shared_ptr<DeviceOptions>& opts) 
                     "driver does on an MTU or ring change; 0 waits for nothing (default 10)")
         ->check(CLI::Range(0.0, 600.0));
     set->add_flag("--json", opts->json, "Print the apply report as JSON");
-    set->footer("Exit status: 0 every setting holds; 1 the system refused (a fixed feature, a setting the kernel did not keep, no "
-                "CAP_NET_ADMIN, the interface held by another running nicmatrix); 2 bad input, nothing changed.");
+    set->footer(
+        "Exit status: 0 every setting holds; 1 the system refused (a fixed feature, a setting the kernel did not keep, no "
+        "CAP_NET_ADMIN, the interface held by another running nicmatrix); 2 bad input, nothing changed.");
     set->callback([opts] { set_command(*opts); });
 }
 
 void restore_command(const DeviceOptions& o) {
-    const std::vector<std::string> paths =
-        o.journal.empty() ? FileSettingsJournal::default_paths() : std::vector<std::string>{o.journal};
+    const std::vector<std::string> paths = o.journal.empty() ? FileSettingsJournal::default_paths() : std::vector<std::string>{o.journal};
     Json all = Json::array();
     std::vector<std::string> kept_in;
     size_t count = 0;

@@ -107,8 +107,9 @@ void add_lab_commands(CLI::App& app, std::stop_token stop) {
         }
     });
 
-    auto* exec = lab->add_subcommand("exec", "Run a command inside a VM lab's guest (ethtool, ip, cat /proc/..., nicmatrix); print its output, "
-                                             "exit with its status");
+    auto* exec = lab->add_subcommand("exec",
+                                     "Run a command inside a VM lab's guest (ethtool, ip, cat /proc/..., nicmatrix); print its output, "
+                                     "exit with its status");
     exec->add_option("--name", opts->name, "Lab name")->capture_default_str();
     exec->add_option("--timeout", opts->timeout_s, "Seconds the command may run; then it gets SIGTERM and exec exits 1")
         ->check(CLI::Range(0.1, 86400.0))
@@ -116,13 +117,17 @@ void add_lab_commands(CLI::App& app, std::stop_token stop) {
     exec->add_option("command", opts->command, "The command and its arguments (after --)")->required();
     exec->callback([opts, stop] {
         const auto info = vm_lab_find(opts->name);
-        if (!info) throw usage_error("lab exec: there is no VM lab named " + opts->name + "; start one with `nicmatrix lab up --topology vm --nics ...`");
-        if (!vm_lab_running(*info)) throw Error(ErrorKind::Failed, "lab exec: the QEMU of VM lab " + opts->name + " has ended; `nicmatrix lab down --name " + opts->name + "` cleans up");
+        if (!info)
+            throw usage_error("lab exec: there is no VM lab named " + opts->name + "; start one with `nicmatrix lab up --topology vm --nics ...`");
+        if (!vm_lab_running(*info))
+            throw Error(ErrorKind::Failed,
+                        "lab exec: the QEMU of VM lab " + opts->name + " has ended; `nicmatrix lab down --name " + opts->name + "` cleans up");
         const auto r = vm_lab_channel(*info).run(
             opts->command, std::chrono::milliseconds(static_cast<int64_t>(opts->timeout_s * 1000)), stop,
             [](std::string_view c) { write_chunk(std::cout, c); }, [](std::string_view c) { write_chunk(std::cerr, c); }, std::chrono::seconds(10));
         if (r.stopped && !stop.stop_requested()) {
-            throw Error(ErrorKind::Failed, "lab exec: `" + opts->command.front() + "` still running after " + std::to_string(opts->timeout_s) + " s; stopped");
+            throw Error(ErrorKind::Failed,
+                        "lab exec: `" + opts->command.front() + "` still running after " + std::to_string(opts->timeout_s) + " s; stopped");
         }
         if (r.exit_code != 0) throw ExitStatus{r.exit_code};
     });

@@ -14,7 +14,10 @@ namespace {
 // A second Ctrl-C while the first one's stop (and restore) runs: say why nothing more happens.
 void on_repeated_signal(int sig, int count) {
     std::fprintf(stderr, "nicmatrix: %s again (%d): already stopping; the interfaces are being restored first\n",
-                 sig == SIGINT ? "SIGINT" : sig == SIGTERM ? "SIGTERM" : "SIGHUP", count);
+                 sig == SIGINT    ? "SIGINT"
+                 : sig == SIGTERM ? "SIGTERM"
+                                  : "SIGHUP",
+                 count);
 }
 
 }  // namespace
@@ -24,7 +27,7 @@ int main(int argc, char** argv) {
     // SIGPIPE ignored a write fails with EPIPE, std::cout goes bad and drops the rest, and the work (and
     // its restore) goes on to its normal end and exit status.
     std::signal(SIGPIPE, SIG_IGN);
-    nm::StopSignal stop_signal(on_repeated_signal);   // before any thread starts: every later thread inherits the blocked signals
+    nm::StopSignal stop_signal(on_repeated_signal);  // before any thread starts: every later thread inherits the blocked signals
     CLI::App app{"nicmatrix: measure what NIC offloads and MTU buy, in throughput and CPU", "nicmatrix"};
     app.set_version_flag("--version", nm::version_line());
     app.require_subcommand(1);

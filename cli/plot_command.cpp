@@ -49,8 +49,8 @@ std::string package_root() {
             }
         }
         throw Error(ErrorKind::Failed, "plot: the Python package in " + (c / "nicmatrix").string() +
-                                           " has no compiled module _nicmatrix; build it with `cmake --build " +
-                                           dir.string() + " --target _nicmatrix` (or `bash scripts/build.sh`)");
+                                           " has no compiled module _nicmatrix; build it with `cmake --build " + dir.string() +
+                                           " --target _nicmatrix` (or `bash scripts/build.sh`)");
     }
     return "";
 }
@@ -73,8 +73,14 @@ struct PlotOptions {
     std::vector<std::string> args{kPython, "-m", "nicmatrix.plot"};
     args.insert(args.end(), o.files.begin(), o.files.end());
     args.insert(args.end(), {"-o", o.output});
-    for (const auto& [flag, value] : {std::pair{"--kind", &o.kind}, {"--metric", &o.metric}, {"--cpu", &o.cpu}, {"--cells", &o.cells}, {"--of", &o.of}, {"--end", &o.end},
-                                       {"--rows", &o.rows}, {"--columns", &o.columns}}) {
+    for (const auto& [flag, value] : {std::pair{"--kind", &o.kind},
+                                      {"--metric", &o.metric},
+                                      {"--cpu", &o.cpu},
+                                      {"--cells", &o.cells},
+                                      {"--of", &o.of},
+                                      {"--end", &o.end},
+                                      {"--rows", &o.rows},
+                                      {"--columns", &o.columns}}) {
         if (!value->empty()) args.insert(args.end(), {flag, *value});
     }
 
@@ -110,18 +116,21 @@ void add_plot_command(CLI::App& app) {
                      "of chosen cells over time), box (the repetitions of each cell), cdf (per-interval figures or latency) or "
                      "breakdown (the kernel profile stacked per cell)")
         ->check(CLI::IsMember({"heatmap", "scatter", "bars", "timeseries", "box", "cdf", "breakdown"}));
-    plot->add_option("--metric", o->metric, "Metric to plot, as for report (default throughput_bps, or rr_transactions_per_s "
-                                            "when every cell is a request/response test; timeseries and cdf: throughput_bps, "
-                                            "packets_per_s or rr_transactions_per_s of the intervals)");
+    plot->add_option("--metric", o->metric,
+                     "Metric to plot, as for report (default throughput_bps, or rr_transactions_per_s "
+                     "when every cell is a request/response test; timeseries and cdf: throughput_bps, "
+                     "packets_per_s or rr_transactions_per_s of the intervals)");
     plot->add_option("--cpu", o->cpu, "scatter: the CPU metric on the x axis (default cpu_receiver_pct)");
-    plot->add_option("--cells", o->cells, "timeseries, box, cdf, breakdown: cells to draw, keys or patterns separated by commas "
-                                          "(all-on/*/tcp-p1); default every measured cell");
+    plot->add_option("--cells", o->cells,
+                     "timeseries, box, cdf, breakdown: cells to draw, keys or patterns separated by commas "
+                     "(all-on/*/tcp-p1); default every measured cell");
     plot->add_option("--of", o->of, "cdf: intervals (per-interval figures, default) or latency (request/response)")
         ->check(CLI::IsMember({"intervals", "latency"}));
     plot->add_option("--end", o->end, "breakdown: whose kernel profile, sender or receiver (default receiver)")
         ->check(CLI::IsMember({"sender", "receiver"}));
-    plot->add_option("--rows", o->rows, "heatmap: the settings that label the rows, separated by commas: profile, mtu and the "
-                                        "sweep's tuning axes (channels, rps, ...); default profile and every tuning axis");
+    plot->add_option("--rows", o->rows,
+                     "heatmap: the settings that label the rows, separated by commas: profile, mtu and the "
+                     "sweep's tuning axes (channels, rps, ...); default profile and every tuning axis");
     plot->add_option("--columns", o->columns, "heatmap: the setting along the columns (default mtu)");
     plot->callback([o] { exec_plot(*o); });
 }

@@ -13,14 +13,15 @@
 #include <tuple>
 #include <vector>
 
+#include "agent/key_file.hpp"
 #include "cli/commands.hpp"
 #include "cli/human_units.hpp"
 #include "cli/run_printing.hpp"
 #include "cli/scaled_number.hpp"
 #include "cli/test_spec_flags.hpp"
+#include "core/base/device_codec.hpp"
 #include "core/base/dscp.hpp"
 #include "core/base/error.hpp"
-#include "core/base/device_codec.hpp"
 #include "core/base/rfc2544_codec.hpp"
 #include "core/base/traffic_codec.hpp"
 #include "core/host/cpu_affinity.hpp"
@@ -29,7 +30,6 @@
 #include "core/rfc2544/rfc2544.hpp"
 #include "core/session/traffic_client.hpp"
 #include "core/session/traffic_session.hpp"
-#include "agent/key_file.hpp"
 #include "ethtool_ctl/netlink_device_control.hpp"
 #include "matrix/report/frame_table.hpp"
 #include "matrix/sweep_stream.hpp"
@@ -39,7 +39,7 @@ namespace {
 
 struct RunOptions {
     TestSpec spec;
-    std::unique_ptr<TestSpecFlags> fields;   ///< the flags of the field table, bound to spec
+    std::unique_ptr<TestSpecFlags> fields;  ///< the flags of the field table, bound to spec
     std::string key_file, affinity;
     std::string peer_kind = "nicmatrix";
     bool udp = false, reverse = false, bidir = false, json = false, json_stream = false;
@@ -82,7 +82,7 @@ void run_rfc2544_command(const RunOptions& ro, std::stop_token stop) {
     }
     validate_rfc2544(table);
     TestSpec base = ro.spec;
-    fields.apply_scaled(base);   // -w: the only one left
+    fields.apply_scaled(base);  // -w: the only one left
     const std::string iface = sending_iface(base);
     base.iface = iface;
     std::optional<double> link_bps;
@@ -119,7 +119,8 @@ void run_rfc2544_command(const RunOptions& ro, std::stop_token stop) {
 void add_output_and_rfc2544_flags(CLI::App& run, RunOptions& ro) {
     auto* json_flag = run.add_flag("--json", ro.json, "Print the result as JSON");
     run.add_flag("--json-stream", ro.json_stream,
-                 "Print JSON lines instead: run_start, progress live every -i seconds, each interval, run, run_end (results/STREAM.md, results/stream.schema.json)")
+                 "Print JSON lines instead: run_start, progress live every -i seconds, each interval, run, run_end (results/STREAM.md, "
+                 "results/stream.schema.json)")
         ->excludes(json_flag);
     run.add_option("--key-file", ro.key_file,
                    "Pre-shared key: the test proves it holds it, and the server must prove it too, on every message (default "
@@ -158,14 +159,12 @@ TestSpecFlags::HandFlags hand_flags(CLI::App& run, RunOptions& ro) {
                        "CPUs joined by '+' (0+2); the server pins its own. Each run records where the threads ran (placement)");
     };
     before["burst"] = [&] {
-        run.add_flag("--rr", ro.rr,
-                     "Request/response (netperf TCP_RR; with -u UDP_RR): transactions/s and latency percentiles per flow");
+        run.add_flag("--rr", ro.rr, "Request/response (netperf TCP_RR; with -u UDP_RR): transactions/s and latency percentiles per flow");
         run.add_flag("--crr", ro.crr, "Request/response with a new TCP connection per transaction (TCP_CRR)");
-        run.add_option("--rr-size", ro.rr_size, "--rr/--crr request and response bytes, REQ[,RESP] with K/M suffixes (default 1,1; one value sets both)");
+        run.add_option("--rr-size", ro.rr_size,
+                       "--rr/--crr request and response bytes, REQ[,RESP] with K/M suffixes (default 1,1; one value sets both)");
     };
-    before["zerocopy"] = [&] {
-        run.add_option("--dscp", ro.dscp, "DSCP on both ends' data sockets: 0..63 or a name (CS0..CS7, AF11..AF43, EF)");
-    };
+    before["zerocopy"] = [&] { run.add_option("--dscp", ro.dscp, "DSCP on both ends' data sockets: 0..63 or a name (CS0..CS7, AF11..AF43, EF)"); };
     before["profile"] = [&] { add_output_and_rfc2544_flags(run, ro); };
     return before;
 }

@@ -7,8 +7,8 @@
 #include <vector>
 
 #include "cli/human_units.hpp"
-#include "core/base/dscp.hpp"
 #include "core/base/device_types.hpp"
+#include "core/base/dscp.hpp"
 #include "core/base/profile_codec.hpp"
 #include "core/base/rr_codec.hpp"
 #include "core/base/traffic_codec.hpp"
@@ -23,11 +23,10 @@ const char* arrow(Direction d) { return d == Direction::Reverse ? "<-" : "->"; }
 
 std::string cpu_line(const char* role, const char* who, const EndMeasurement& m) {
     std::ostringstream o;
-    o << "CPU " << role << " (" << who << (m.iface.empty() ? "" : ", " + m.iface) << "): user " << fixed(m.cpu.user_s, 2)
-      << " s  sys " << fixed(m.cpu.sys_s, 2) << " s  util " << fixed(m.cpu.util_pct, 1) << "%  | system busy "
-      << fixed(m.system.busy_pct, 1) << "%  usr " << fixed(m.system.user_pct, 1) << "%  sys " << fixed(m.system.sys_pct, 1)
-      << "%  irq " << fixed(m.system.irq_pct, 1) << "%  softirq " << fixed(m.system.softirq_pct, 1) << "%  steal "
-      << fixed(m.system.steal_pct, 1) << "%";
+    o << "CPU " << role << " (" << who << (m.iface.empty() ? "" : ", " + m.iface) << "): user " << fixed(m.cpu.user_s, 2) << " s  sys "
+      << fixed(m.cpu.sys_s, 2) << " s  util " << fixed(m.cpu.util_pct, 1) << "%  | system busy " << fixed(m.system.busy_pct, 1) << "%  usr "
+      << fixed(m.system.user_pct, 1) << "%  sys " << fixed(m.system.sys_pct, 1) << "%  irq " << fixed(m.system.irq_pct, 1) << "%  softirq "
+      << fixed(m.system.softirq_pct, 1) << "%  steal " << fixed(m.system.steal_pct, 1) << "%";
     if (m.system.busiest_cpu >= 0) {
         o << "  busiest CPU " << m.system.busiest_cpu << " " << fixed(m.system.busiest_cpu_busy_pct, 1) << "%";
     }
@@ -55,7 +54,8 @@ void print_profile(const char* role, const CpuProfile& p, std::ostream& o) {
     o << "Profile " << role << " (host " << p.host << ", " << p.samples << " samples at " << p.hz << " Hz on " << p.cpus << " CPUs over "
       << fixed(p.window_s, 2) << " s, " << p.lost << " lost):" << category_line(p, order) << '\n';
     o << "  top:";
-    for (size_t i = 0; i < p.top.size() && i < 5; ++i) o << ' ' << p.top[i].symbol << ' ' << fixed(p.top[i].pct, 1) << "% (" << p.top[i].category << ')';
+    for (size_t i = 0; i < p.top.size() && i < 5; ++i)
+        o << ' ' << p.top[i].symbol << ' ' << fixed(p.top[i].pct, 1) << "% (" << p.top[i].category << ')';
     o << '\n';
 }
 
@@ -111,8 +111,8 @@ void print_socket(const RunResult& r, std::ostream& o) {
     }
     if (asked.zerocopy) {
         const auto& z = k.zerocopy;
-        o << "Zerocopy (MSG_ZEROCOPY): " << z.sends << " sends, " << z.completions << " completed, " << z.copied
-          << " of them copied by the kernel" << (z.fell_back ? "; fell back to plain sends: " + z.note : std::string()) << '\n';
+        o << "Zerocopy (MSG_ZEROCOPY): " << z.sends << " sends, " << z.completions << " completed, " << z.copied << " of them copied by the kernel"
+          << (z.fell_back ? "; fell back to plain sends: " + z.note : std::string()) << '\n';
     }
 }
 
@@ -128,8 +128,8 @@ void print_rr_result(const RunResult& r, std::ostream& o) {
               << " transactions  " << pad(fixed(iv.transactions_per_s, 1), 11) << " trans/s\n";
         }
     }
-    o << kind << ": " << r.spec.streams << " flow(s) x " << r.spec.rr_burst << " in flight, request " << r.spec.request_size
-      << " bytes, response " << r.spec.response_size << " bytes\n";
+    o << kind << ": " << r.spec.streams << " flow(s) x " << r.spec.rr_burst << " in flight, request " << r.spec.request_size << " bytes, response "
+      << r.spec.response_size << " bytes\n";
     o << "Request  Resp.    Elapsed  Trans.       Trans.\n"
       << "Size     Size     Time     Count        Rate\n"
       << "bytes    bytes    secs.                 per sec\n";
@@ -198,8 +198,8 @@ void print_live(const TestSpec& spec, const LiveInterval& i, std::ostream& o) {
     if (rr) {
         const uint64_t per = std::max<uint64_t>(uint64_t{spec.request_size} + spec.response_size, 1);
         const uint64_t transactions = (i.sent_bytes + i.received_bytes) / per;
-        o << pad(std::to_string(transactions), 10) << " transactions  "
-          << pad(fixed(secs > 0 ? static_cast<double>(transactions) / secs : 0, 1), 11) << " trans/s" << std::endl;
+        o << pad(std::to_string(transactions), 10) << " transactions  " << pad(fixed(secs > 0 ? static_cast<double>(transactions) / secs : 0, 1), 11)
+          << " trans/s" << std::endl;
         return;
     }
     const StreamLayout layout = StreamLayout::of(spec);
@@ -211,7 +211,7 @@ void print_live(const TestSpec& spec, const LiveInterval& i, std::ostream& o) {
         o << (both ? "  " : "") << pad(human_bytes(static_cast<double>(i.received_bytes)), 12) << "  " << pad(human_bits(rate(i.received_bytes)), 15)
           << "  received";
     }
-    o << std::endl;   // flushed: the line is for now, not for when the run ends
+    o << std::endl;  // flushed: the line is for now, not for when the run ends
 }
 
 void print_result(const RunResult& r, std::ostream& o) {
@@ -223,10 +223,10 @@ void print_result(const RunResult& r, std::ostream& o) {
     const std::string span = "0.00-" + fixed(r.duration_s, 2) + " sec";
     if (!r.intervals.empty()) {
         o << (r.iperf3_peer && r.spec.direction == Direction::Forward ? "Intervals (this end's senders; the far end is a stock iperf3):\n"
-                                                                       : "Intervals (receiver):\n");
+                                                                      : "Intervals (receiver):\n");
         for (const auto& iv : r.intervals) {
-            o << "[SUM] " << pad(fixed(iv.start_s, 2), 6) << "-" << fixed(iv.end_s, 2) << " sec  " << pad(human_bytes(static_cast<double>(iv.bytes)), 12)
-              << "  " << pad(human_bits(iv.throughput_bps), 15);
+            o << "[SUM] " << pad(fixed(iv.start_s, 2), 6) << "-" << fixed(iv.end_s, 2) << " sec  "
+              << pad(human_bytes(static_cast<double>(iv.bytes)), 12) << "  " << pad(human_bits(iv.throughput_bps), 15);
             if (udp) o << "  " << pad(fixed(iv.packets_per_s, 0), 10) << " datagrams/s";
             o << '\n';
         }
@@ -241,8 +241,8 @@ void print_result(const RunResult& r, std::ostream& o) {
           << pad(human_bytes(static_cast<double>(s.bytes)), 12) << "  " << pad(human_bits(s.throughput_bps), 15);
         if (udp && s.loss) {
             const double pps = r.duration_s > 0 ? static_cast<double>(s.packets) / r.duration_s : 0;
-            o << "  " << pad(fixed(pps, 0), 11) << "  " << pad(std::to_string(s.loss->lost) + "/" + std::to_string(s.loss->sent), 18)
-              << " (" << fixed(s.loss->percent, 2) << "%)  " << fixed(s.loss->jitter_ms, 3) << " ms";
+            o << "  " << pad(fixed(pps, 0), 11) << "  " << pad(std::to_string(s.loss->lost) + "/" + std::to_string(s.loss->sent), 18) << " ("
+              << fixed(s.loss->percent, 2) << "%)  " << fixed(s.loss->jitter_ms, 3) << " ms";
         } else if (!udp) {
             o << "  " << pad(std::to_string(s.retransmits), 5) << "  " << pad(std::to_string(s.cwnd), 5) << " seg  " << pad(fixed(s.rtt_us, 0), 6)
               << " us  " << pad(std::to_string(s.pmtu), 6);
@@ -258,9 +258,8 @@ void print_result(const RunResult& r, std::ostream& o) {
     }
     o << '\n';
     if (r.loss) {
-        o << "Loss: " << r.loss->lost << "/" << r.loss->sent << " (" << fixed(r.loss->percent, 3) << "%)  received "
-          << r.loss->received << "  duplicates " << r.loss->duplicates << "  reordered " << r.loss->reordered << "  jitter "
-          << fixed(r.loss->jitter_ms, 3) << " ms\n";
+        o << "Loss: " << r.loss->lost << "/" << r.loss->sent << " (" << fixed(r.loss->percent, 3) << "%)  received " << r.loss->received
+          << "  duplicates " << r.loss->duplicates << "  reordered " << r.loss->reordered << "  jitter " << fixed(r.loss->jitter_ms, 3) << " ms\n";
     }
     const bool reverse = r.spec.direction == Direction::Reverse;
     if (r.iperf3_peer) {
@@ -269,8 +268,7 @@ void print_result(const RunResult& r, std::ostream& o) {
     }
     o << cpu_line("sender  ", reverse ? "server" : "client", r.sender) << '\n';
     o << cpu_line("receiver", reverse ? "client" : "server", r.receiver) << '\n';
-    o << "I/O: " << r.io_calls << " receive calls, " << fixed(r.calls_per_s, 0) << " calls/s, " << fixed(r.ms_per_call, 4)
-      << " ms/call\n";
+    o << "I/O: " << r.io_calls << " receive calls, " << fixed(r.calls_per_s, 0) << " calls/s, " << fixed(r.ms_per_call, 4) << " ms/call\n";
     o << "Service demand (us/KB): sender host " << fixed(r.sender_service_demand_us_per_kb, 3) << ", receiver host "
       << fixed(r.receiver_service_demand_us_per_kb, 3) << " (netperf's: all CPUs of that host); engines "
       << fixed(r.engine_service_demand_us_per_kb, 3) << " (both ends' engine threads)\n";
@@ -290,8 +288,8 @@ void print_result(const RunResult& r, std::ostream& o) {
         engine_packets += s.packets;
     }
     if (!rx.iface.empty()) {
-        o << "NIC " << rx.iface << " (receiver) rx: " << r.receiver_rx_bytes << " bytes, " << r.receiver_rx_packets
-          << " packets; engine counted " << engine_bytes << " payload bytes" << (udp ? ", " + std::to_string(engine_packets) + " datagrams" : std::string())
+        o << "NIC " << rx.iface << " (receiver) rx: " << r.receiver_rx_bytes << " bytes, " << r.receiver_rx_packets << " packets; engine counted "
+          << engine_bytes << " payload bytes" << (udp ? ", " + std::to_string(engine_packets) + " datagrams" : std::string())
           << "; softnet processed " << rx.napi.processed << ", dropped " << rx.napi.dropped << ", squeezed " << rx.napi.time_squeeze << '\n';
     }
     print_profiles(r, o);

@@ -14,10 +14,11 @@ namespace nm::cli {
 void add_schema_command(CLI::App& app) {
     auto* schema = app.add_subcommand("schema", "Print a JSON Schema fragment generated from the field tables");
     auto which = std::make_shared<std::string>();
-    schema->add_option("which", *which,
-                       "spec: a run's test spec (results.schema.json's $defs/spec); traffic: a sweep's traffic entry "
-                       "fields ($defs/test_fields of configs/sweep.schema.json) and which entries take them; flags: "
-                       "the flags of `nicmatrix run` the table declares (for the man page)")
+    schema
+        ->add_option("which", *which,
+                     "spec: a run's test spec (results.schema.json's $defs/spec); traffic: a sweep's traffic entry "
+                     "fields ($defs/test_fields of configs/sweep.schema.json) and which entries take them; flags: "
+                     "the flags of `nicmatrix run` the table declares (for the man page)")
         ->required()
         ->check(CLI::IsMember({"spec", "traffic", "flags"}));
     schema->callback([which] {

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "agent/agent_server.hpp"
 #include "cli/commands.hpp"
 #include "cli/human_units.hpp"
 #include "cli/scaled_number.hpp"
@@ -14,7 +15,6 @@
 #include "core/base/traffic_types.hpp"
 #include "core/host/cidr.hpp"
 #include "core/session/traffic_server.hpp"
-#include "agent/agent_server.hpp"
 #include "ethtool_ctl/file_settings_journal.hpp"
 
 namespace nm::cli {
@@ -42,9 +42,8 @@ void print_server_record(const ServerTestRecord& t, bool json) {
                       << human_bits(d > 0 ? static_cast<double>(r.sent_bytes) * 8 / d : 0);
         }
     }
-    std::cout << " in " << fixed(d, 2) << " s; cpu user " << fixed(r.measurement.cpu.user_s, 2) << " s sys "
-              << fixed(r.measurement.cpu.sys_s, 2) << " s"
-              << (r.measurement.profile ? "; profile " + std::to_string(r.measurement.profile->samples) + " samples" : std::string())
+    std::cout << " in " << fixed(d, 2) << " s; cpu user " << fixed(r.measurement.cpu.user_s, 2) << " s sys " << fixed(r.measurement.cpu.sys_s, 2)
+              << " s" << (r.measurement.profile ? "; profile " + std::to_string(r.measurement.profile->samples) + " samples" : std::string())
               << (r.profile_shared ? "; profiled by the client (same host)" : "") << "; status " << Json(r.status).get<std::string>()
               << (r.error.empty() ? "" : " (" + r.error + ")") << std::endl;
 }
@@ -66,9 +65,10 @@ struct ServerLimitFlags {
 
 void add_server_limit_flags(CLI::App& serve, ServerLimitFlags& f) {
     const std::string group = "Limits (no client can raise them)";
-    serve.add_option("--max-duration", f.max_duration_s,
-                     "Seconds a test may last (omit included); longer timed tests are refused at hello, a byte count (-n) is "
-                     "ended there with status limited")
+    serve
+        .add_option("--max-duration", f.max_duration_s,
+                    "Seconds a test may last (omit included); longer timed tests are refused at hello, a byte count (-n) is "
+                    "ended there with status limited")
         ->check(CLI::Range(1.0, 90000.0))
         ->capture_default_str()
         ->group(group);
@@ -76,18 +76,21 @@ void add_server_limit_flags(CLI::App& serve, ServerLimitFlags& f) {
         ->check(CLI::Range(0.1, 3600.0))
         ->capture_default_str()
         ->group(group);
-    serve.add_option("--max-test-memory", f.max_test_memory,
-                     "Engine buffers one test may make the server allocate (streams x threads x write size), K/M/G suffixes")
+    serve
+        .add_option("--max-test-memory", f.max_test_memory,
+                    "Engine buffers one test may make the server allocate (streams x threads x write size), K/M/G suffixes")
         ->capture_default_str()
         ->group(group);
     serve.add_option("--max-threads", f.max_threads, "Worker threads per direction a test may use (default: the server's cores)")
         ->check(CLI::Range(1, 256))
         ->group(group);
-    serve.add_option("--allow-from", f.allow_from,
-                     "Accept connections only from these addresses or CIDR blocks (IPv4 and IPv6, repeatable; default: any)")
+    serve
+        .add_option("--allow-from", f.allow_from,
+                    "Accept connections only from these addresses or CIDR blocks (IPv4 and IPv6, repeatable; default: any)")
         ->group(group);
-    serve.add_option("--max-handshakes", f.max_handshakes,
-                     "Connections that have not sent their first message yet, in all; at the cap the oldest is closed")
+    serve
+        .add_option("--max-handshakes", f.max_handshakes,
+                    "Connections that have not sent their first message yet, in all; at the cap the oldest is closed")
         ->check(CLI::Range(1, 100000))
         ->capture_default_str()
         ->group(group);
@@ -95,8 +98,9 @@ void add_server_limit_flags(CLI::App& serve, ServerLimitFlags& f) {
         ->check(CLI::Range(1, 100000))
         ->capture_default_str()
         ->group(group);
-    serve.add_option("--handshake-timeout", f.handshake_timeout_s,
-                     "Seconds a new connection has to send its first message (and, with --key-file, a test its proof)")
+    serve
+        .add_option("--handshake-timeout", f.handshake_timeout_s,
+                    "Seconds a new connection has to send its first message (and, with --key-file, a test its proof)")
         ->check(CLI::Range(0.1, 60.0))
         ->capture_default_str()
         ->group(group);
@@ -108,9 +112,10 @@ void add_server_limit_flags(CLI::App& serve, ServerLimitFlags& f) {
         ->check(CLI::Range(1, 100000))
         ->capture_default_str()
         ->group(group);
-    serve.add_option("--ipv6-source-prefix", f.ipv6_source_prefix,
-                     "For the per-source caps, IPv6 clients count by this prefix (one host holds a /64; 128 = per address); "
-                     "IPv4 clients count by address")
+    serve
+        .add_option("--ipv6-source-prefix", f.ipv6_source_prefix,
+                    "For the per-source caps, IPv6 clients count by this prefix (one host holds a /64; 128 = per address); "
+                    "IPv4 clients count by address")
         ->check(CLI::Range(1, 128))
         ->capture_default_str()
         ->group(group);
@@ -151,8 +156,7 @@ struct ServeOptions {
 // The flags of the server itself and of the agent's settings control (the limits: add_server_limit_flags).
 void add_serve_flags(CLI::App& serve, ServeOptions& so) {
     serve.add_option("--bind", so.bind, "Local address to listen on (default: every address, IPv4 and IPv6)");
-    serve.add_option("-p,--port", so.port, "TCP port for control and data (UDP data uses the same number when free)")
-        ->capture_default_str();
+    serve.add_option("-p,--port", so.port, "TCP port for control and data (UDP data uses the same number when free)")->capture_default_str();
     serve.add_flag("-1,--once", so.once, "Exit after one test");
     serve.add_flag("--json", so.json, "Print one JSON line per test (the server's own measurements)");
     serve.add_option("--allow-control", so.allow_control,
@@ -173,13 +177,15 @@ void add_serve_flags(CLI::App& serve, ServeOptions& so) {
     serve.add_flag("--allow-profile", so.allow_profile,
                    "Sample this host's kernel for a client's `run --profile` without the key (a profile shows what runs "
                    "here); with --key-file, clients holding the key may always ask for one");
-    serve.add_option("--journal", so.journal,
-                     "Where the agent journals the originals of the interfaces it changes (`nicmatrix restore` also looks "
-                     "at the default); at start it restores the entries of an agent that is gone, never those of one that runs")
+    serve
+        .add_option("--journal", so.journal,
+                    "Where the agent journals the originals of the interfaces it changes (`nicmatrix restore` also looks "
+                    "at the default); at start it restores the entries of an agent that is gone, never those of one that runs")
         ->capture_default_str();
-    serve.add_option("--heartbeat-timeout", so.heartbeat_timeout_s,
-                     "Seconds without a message from the controlling client after which the agent restores its interfaces "
-                     "(never inside a change's confirm window: an unconfirmed change is rolled back first)")
+    serve
+        .add_option("--heartbeat-timeout", so.heartbeat_timeout_s,
+                    "Seconds without a message from the controlling client after which the agent restores its interfaces "
+                    "(never inside a change's confirm window: an unconfirmed change is rolled back first)")
         ->check(CLI::Range(0.1, 3600.0))
         ->capture_default_str();
 }

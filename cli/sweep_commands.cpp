@@ -12,19 +12,19 @@
 #include <sstream>
 
 #include "cli/commands.hpp"
-#include "core/base/sysctl_allow_list.hpp"
+#include "core/base/atomic_file.hpp"
 #include "core/base/error.hpp"
 #include "core/base/lab_codec.hpp"
+#include "core/base/sysctl_allow_list.hpp"
 #include "matrix/model/report_types.hpp"
 #include "matrix/model/results_codec.hpp"
 #include "matrix/model/sweep_codec.hpp"
+#include "matrix/profile_metrics.hpp"
 #include "matrix/real_backends.hpp"
 #include "matrix/report/frame_table.hpp"
 #include "matrix/report/profile_report.hpp"
-#include "matrix/profile_metrics.hpp"
 #include "matrix/report/report.hpp"
 #include "matrix/report/report_html.hpp"
-#include "core/base/atomic_file.hpp"
 #include "matrix/results_store.hpp"
 #include "matrix/runner.hpp"
 #include "matrix/stats.hpp"
@@ -91,7 +91,8 @@ public:
                 std::cout << " cpu sender " << format_metric("cpu_sender_pct", snd->second.median) << " receiver "
                           << format_metric("cpu_receiver_pct", rcv->second.median);
             }
-            if (!r.runs.empty() && r.runs.back().disturbed) std::cout << " [disturbed: busy " << fixed_text(r.runs.back().background->busy_pct, 0) << "%]";
+            if (!r.runs.empty() && r.runs.back().disturbed)
+                std::cout << " [disturbed: busy " << fixed_text(r.runs.back().background->busy_pct, 0) << "%]";
             if (p.final && r.precision_met) std::cout << (*r.precision_met ? " precision met" : " precision NOT met");
         }
         if (r.rfc2544) std::cout << ' ' << r.rfc2544->rows.size() << " frame sizes";
@@ -151,7 +152,8 @@ void print_plan(const std::vector<CellPlan>& plan, const SweepConfig& config) {
         }
     }
     std::cout << todo << " of " << plan.size() << " cells to run, " << planned_repetitions(config) << " repetitions each"
-              << (config.precision ? " expected (more until the precision is met, at most " + std::to_string(config.precision->max_repetitions) + ")" : "")
+              << (config.precision ? " expected (more until the precision is met, at most " + std::to_string(config.precision->max_repetitions) + ")"
+                                   : "")
               << ", about " << clock_text(seconds) << " of measuring; nothing was changed (--dry-run)\n";
 }
 
@@ -169,13 +171,13 @@ void check_metric(const std::string& metric) {
 
 struct SweepFlags {
     SweepRequest request;
-    std::string lab;   ///< --lab's value: "veth" (no value) or "vm:DUT,PEER"; "" = not given
+    std::string lab;  ///< --lab's value: "veth" (no value) or "vm:DUT,PEER"; "" = not given
     std::string topology = "pair";
     bool dry_run = false;
     bool quiet = false;
     bool json_stream = false;
     size_t json_stream_queue = kDefaultJsonStreamQueue;
-    std::string metric;   ///< empty: default_metric() of the results
+    std::string metric;  ///< empty: default_metric() of the results
     double precision = 0;
     bool precision_given = false;
     uint64_t seed = 0;
@@ -190,7 +192,7 @@ void settle_lab_flag(SweepFlags& f) {
     }
     if (f.request.config_file.empty()) throw usage_error("sweep: the config file is missing (nicmatrix sweep CONFIG ...)");
     if (f.lab == "veth") f.request.lab = true;
-    else if (!f.lab.empty()) parse_vm_lab_spec(f.lab);   // a clear error for a bad vm: list before anything else
+    else if (!f.lab.empty()) parse_vm_lab_spec(f.lab);  // a clear error for a bad vm: list before anything else
 }
 
 // `--lab vm:DUT,PEER`: the sweep runs in the guest; its output comes here as it goes.
@@ -213,7 +215,8 @@ void vm_sweep_command(SweepFlags& f, const PreparedSweep& prepared, std::stop_to
         out.write(chunk.data(), static_cast<std::streamsize>(chunk.size()));
         out.flush();
     };
-    const int status = run_vm_sweep(vm, stop, [&](std::string_view c) { write(std::cout, c); }, [&](std::string_view c) { write(std::cerr, c); });
+    const int status = run_vm_sweep(
+        vm, stop, [&](std::string_view c) { write(std::cout, c); }, [&](std::string_view c) { write(std::cerr, c); });
     if (status != 0) throw ExitStatus{status};
 }
 
@@ -271,7 +274,7 @@ void sweep_command(SweepFlags& f, std::stop_token stop) {
 }
 
 struct ReportOptions {
-    std::string file, other, format = "table", metric, against, output;   // metric empty: default_metric()
+    std::string file, other, format = "table", metric, against, output;  // metric empty: default_metric()
     double confidence = 95;
     std::string adjust = "holm";
     std::optional<double> margin_pct;
@@ -329,24 +332,32 @@ void add_sweep_command(CLI::App& app, std::stop_token stop) {
     auto& r = f->request;
     auto* sweep = app.add_subcommand("sweep", "Run a sweep: every offload profile x MTU x traffic cell of CONFIG, into a results file");
     sweep->add_option("config", r.config_file, "Sweep config (JSON, see configs/sweep.schema.json)");
-    auto* lab = sweep->add_option("--lab", f->lab,
-                                  "Run on a lab of its own (veth between two namespaces), taken down afterwards; --lab vm:DUT,PEER (e.g. "
-                                  "vm:e1000e,8139cp): run the whole sweep inside the VM lab's guest on two emulated NICs and their real "
-                                  "drivers (DUT the device under test, PEER its peer; a running VM lab with both on one hub, else one "
-                                  "booted for the sweep and ended afterwards); the results file is written here")
+    auto* lab = sweep
+                    ->add_option("--lab", f->lab,
+                                 "Run on a lab of its own (veth between two namespaces), taken down afterwards; --lab vm:DUT,PEER (e.g. "
+                                 "vm:e1000e,8139cp): run the whole sweep inside the VM lab's guest on two emulated NICs and their real "
+                                 "drivers (DUT the device under test, PEER its peer; a running VM lab with both on one hub, else one "
+                                 "booted for the sweep and ended afterwards); the results file is written here")
                     ->expected(0, 1)
                     ->default_str("veth");
     auto* iface = sweep->add_option("--iface", r.iface, "Local interface to sweep (with --peer)");
     sweep->add_option("--peer", r.peer, "The peer running `nicmatrix serve`: an IPv4 or IPv6 address, or a name (resolved once)")->needs(iface);
-    auto* v4 = sweep->add_flag_function("-4,--ipv4", [f](int64_t) { f->request.ip_version = 4; }, "Use IPv4: the lab's 198.18.0.0/24, or a --peer name's IPv4 address (the default on the lab)");
-    sweep->add_flag_function("-6,--ipv6", [f](int64_t) { f->request.ip_version = 6; }, "Use IPv6: the lab's 2001:2::/64, or a --peer name's IPv6 address; the path probe is then ICMPv6 with don't-fragment")
+    auto* v4 = sweep->add_flag_function(
+        "-4,--ipv4", [f](int64_t) { f->request.ip_version = 4; },
+        "Use IPv4: the lab's 198.18.0.0/24, or a --peer name's IPv4 address (the default on the lab)");
+    sweep
+        ->add_flag_function(
+            "-6,--ipv6", [f](int64_t) { f->request.ip_version = 6; },
+            "Use IPv6: the lab's 2001:2::/64, or a --peer name's IPv6 address; the path probe is then ICMPv6 with don't-fragment")
         ->excludes(v4);
     sweep->add_option("--port", r.port, "The peer's control port (default 5301; 5201 with --peer-kind iperf3)");
-    sweep->add_option("--peer-iface", r.peer_iface, "The peer's interface to change (default: the one its agent allows; not with --peer-kind iperf3)");
-    sweep->add_option("--peer-kind", r.peer_kind,
-                      "What runs on the far end: nicmatrix (`nicmatrix serve`, the default) or iperf3 (a stock `iperf3 -s`, driven with "
-                      "iperf3's own protocol: TCP stream tests, only the local interface changes; with --lab, Debian's iperf3 -s runs in "
-                      "the lab's server namespace). Each run records the server's own figures and version under \"peer\"")
+    sweep->add_option("--peer-iface", r.peer_iface,
+                      "The peer's interface to change (default: the one its agent allows; not with --peer-kind iperf3)");
+    sweep
+        ->add_option("--peer-kind", r.peer_kind,
+                     "What runs on the far end: nicmatrix (`nicmatrix serve`, the default) or iperf3 (a stock `iperf3 -s`, driven with "
+                     "iperf3's own protocol: TCP stream tests, only the local interface changes; with --lab, Debian's iperf3 -s runs in "
+                     "the lab's server namespace). Each run records the server's own figures and version under \"peer\"")
         ->check(CLI::IsMember({"nicmatrix", "iperf3"}));
     sweep->add_option("--key-file", r.key_file,
                       "Pre-shared key of the peer agent (default $NICMATRIX_KEY_FILE; 32 to 4096 bytes, readable by its owner only); "
@@ -354,21 +365,28 @@ void add_sweep_command(CLI::App& app, std::stop_token stop) {
                       "stops before changing anything; a lost agent is reconnected for up to 15 s, else the sweep restores this side, "
                       "saves the finished cells and exits 1");
     lab->excludes(iface);
-    sweep->add_option("--lab-from", r.lab_from, "With --lab: run on the existing lab this file describes (the JSON `nicmatrix lab show` prints; its client and server interfaces are the ends), left in place afterwards (the VM lab runs its sweeps in the guest so)");
+    sweep->add_option("--lab-from", r.lab_from,
+                      "With --lab: run on the existing lab this file describes (the JSON `nicmatrix lab show` prints; its client and server "
+                      "interfaces are the ends), left in place afterwards (the VM lab runs its sweeps in the guest so)");
     sweep->add_option("--lab-name", r.lab_name, "Name of the lab --lab makes (default nmsweep<pid>); its namespaces are NAME-a, NAME-b");
-    sweep->add_option("--topology", f->topology, "--lab shape: pair (veth between the ends) or bridge (a Linux bridge between, its ports at MTU 1500; \"apply_to\": \"dut\" sweeps the bridge's ports)")
+    sweep
+        ->add_option("--topology", f->topology,
+                     "--lab shape: pair (veth between the ends) or bridge (a Linux bridge between, its ports at MTU 1500; \"apply_to\": \"dut\" "
+                     "sweeps the bridge's ports)")
         ->check(CLI::IsMember({"pair", "bridge"}))
         ->capture_default_str();
     sweep->add_option("-o,--output", r.output, "Results file (default nicmatrix-results/<config name>-<UTC stamp>.json in the current directory)");
-    sweep->add_option("--resume", r.resume, "Continue this results file: measure only what it is missing (cells not visited, repetitions still wanted)");
+    sweep->add_option("--resume", r.resume,
+                      "Continue this results file: measure only what it is missing (cells not visited, repetitions still wanted)");
     sweep->add_flag("--dry-run", f->dry_run, "Print the cells and the settings each would apply; change nothing");
     sweep->add_flag("-q,--quiet", f->quiet, "No progress lines and no table; print only the results file");
     sweep->add_flag("--json-stream", f->json_stream,
                     "Print only JSON lines as the sweep goes: start, note, cell_start, progress (live), interval, repetition, cell, end "
                     "(results/STREAM.md, results/stream.schema.json). Written without ever blocking the sweep: a reader that "
                     "stops reading costs events, counted in the results (run.json_stream), never the sweep or its restore");
-    sweep->add_option("--json-stream-queue", f->json_stream_queue,
-                      "Lines --json-stream holds for a slow reader; an event that finds them all waiting is dropped and counted")
+    sweep
+        ->add_option("--json-stream-queue", f->json_stream_queue,
+                     "Lines --json-stream holds for a slow reader; an event that finds them all waiting is dropped and counted")
         ->check(CLI::Range(size_t{1}, size_t{1000000}))
         ->capture_default_str();
     sweep->add_option("--journal", r.journal,
@@ -378,11 +396,13 @@ void add_sweep_command(CLI::App& app, std::stop_token stop) {
                       "anything changes. At the end the sweep restores from the originals it read, then drops its entries");
     sweep->add_option("--metric", f->metric,
                       std::string("Metric of the table printed at the end (as for report; default ") + kDefaultMetricText + ")");
-    sweep->add_option("--precision", f->precision,
-                      "Repeat each cell until the interval of its median is within ±PCT% (sets the config's precision.ci_pct; "
-                      "95% confidence, 3..12 repetitions unless the config says otherwise)")
+    sweep
+        ->add_option("--precision", f->precision,
+                     "Repeat each cell until the interval of its median is within ±PCT% (sets the config's precision.ci_pct; "
+                     "95% confidence, 3..12 repetitions unless the config says otherwise)")
         ->each([f](const std::string&) { f->precision_given = true; });
-    sweep->add_option("--time-budget", r.time_budget, "Cap the whole sweep: no repetition starts that would end after DURATION (600, 90s, 15m, 1h30m)");
+    sweep->add_option("--time-budget", r.time_budget,
+                      "Cap the whole sweep: no repetition starts that would end after DURATION (600, 90s, 15m, 1h30m)");
     sweep->add_option("--seed", f->seed, "Seed of the shuffled order (run.order.seed of a results file repeats its order)")
         ->each([f](const std::string&) { f->seed_given = true; });
     sweep->add_option("--profile-categories", r.profile_categories,
@@ -392,7 +412,9 @@ void add_sweep_command(CLI::App& app, std::stop_token stop) {
     for (const auto& e : sysctl_allow_list()) sysctls += std::string("\n  ") + e.name + " - " + e.what;
     sweep->footer(
         "Tuning axes (each a list joining the product): channels, rings, coalesce, rps, xps, irq_affinity, napi, sysctl, "
-        "qdisc (see nicmatrix-sweep(1)). Sysctls a config may set (the allow-list; per namespace unless host-wide):" + sysctls + "\n\n"
+        "qdisc (see nicmatrix-sweep(1)). Sysctls a config may set (the allow-list; per namespace unless host-wide):" +
+        sysctls +
+        "\n\n"
         "Every way out restores the interfaces: the end, Ctrl-C, SIGTERM or SIGHUP (the cell being measured is dropped; a "
         "second signal is only counted, the restore is never cut short), an error, a closed stdout (`| head`: printing "
         "stops, the sweep goes on). After SIGKILL or a crash, `nicmatrix restore` does it. Exit status: 0 done; 1 "
@@ -404,10 +426,12 @@ void add_sweep_command(CLI::App& app, std::stop_token stop) {
 
 void add_report_command(CLI::App& app) {
     auto o = std::make_shared<ReportOptions>();
-    auto* report = app.add_subcommand("report", "Print a results file as the offload x traffic by MTU matrix, and the frame-size table of every rfc2544 cell; "
-                                                "--format html writes one self-contained page");
+    auto* report = app.add_subcommand("report",
+                                      "Print a results file as the offload x traffic by MTU matrix, and the frame-size table of every rfc2544 cell; "
+                                      "--format html writes one self-contained page");
     report->add_option("file", o->file, "Results file")->required();
-    report->add_option("file2", o->other, "A second results file (B): the page's compare view with html, the comparison table (as compare) otherwise");
+    report->add_option("file2", o->other,
+                       "A second results file (B): the page's compare view with html, the comparison table (as compare) otherwise");
     report->add_option("--format", o->format, "table, md (Markdown), csv, json (with --against or two files), or html (a page that opens offline)")
         ->check(CLI::IsMember({"table", "md", "csv", "json", "html"}))
         ->capture_default_str();
@@ -415,8 +439,10 @@ void add_report_command(CLI::App& app) {
     std::string metrics;
     for (const auto& name : known_metrics()) metrics += (metrics.empty() ? "" : ", ") + name;
     report->add_option("--metric", o->metric,
-                       "The figure to show: " + metrics + "; with a kernel profile cpu:<category> (cpu:copy, cpu:gro, ...; two "
-                       "hosts: cpu:sender:<category>, cpu:receiver:<category>). Default " + kDefaultMetricText);
+                       "The figure to show: " + metrics +
+                           "; with a kernel profile cpu:<category> (cpu:copy, cpu:gro, ...; two "
+                           "hosts: cpu:sender:<category>, cpu:receiver:<category>). Default " +
+                           kDefaultMetricText);
     report->add_flag("--cpu-breakdown", o->cpu_breakdown,
                      "Per cell, where the CPU went: the kernel profile's categories (median share of sampled CPU time), the "
                      "ends side by side (a sweep with \"profile\": true)");
@@ -432,12 +458,17 @@ void add_report_command(CLI::App& app) {
 
 void add_compare_command(CLI::App& app) {
     auto c = std::make_shared<ReportOptions>();
-    auto* compare = app.add_subcommand("compare", "Compare two results files cell by cell (matched by settings): A, B, B/A with its interval; * where it excludes 1");
+    auto* compare = app.add_subcommand(
+        "compare", "Compare two results files cell by cell (matched by settings): A, B, B/A with its interval; * where it excludes 1");
     compare->add_option("a", c->file, "Results file A")->required();
     compare->add_option("b", c->other, "Results file B")->required();
-    compare->add_option("--format", c->format, "table, md (Markdown), csv or json")->check(CLI::IsMember({"table", "md", "csv", "json"}))->capture_default_str();
+    compare->add_option("--format", c->format, "table, md (Markdown), csv or json")
+        ->check(CLI::IsMember({"table", "md", "csv", "json"}))
+        ->capture_default_str();
     compare->add_option("--metric", c->metric, std::string("Metric to compare (as for report; default ") + kDefaultMetricText + ", of A)");
-    compare->add_option("--confidence", c->confidence, "Confidence of the intervals of B/A, percent")->check(CLI::Range(50.0, 99.9))->capture_default_str();
+    compare->add_option("--confidence", c->confidence, "Confidence of the intervals of B/A, percent")
+        ->check(CLI::Range(50.0, 99.9))
+        ->capture_default_str();
     add_verdict_options(compare, *c);
     compare->callback([c] {
         const auto a = load_results(c->file);

@@ -37,7 +37,7 @@ public:
 
 private:
     std::map<std::string, CLI::Option*, std::less<>> options_;
-    std::map<std::string, std::string, std::less<>> texts_;   // key -> text as typed (kFlagScaled)
+    std::map<std::string, std::string, std::less<>> texts_;  // key -> text as typed (kFlagScaled)
 };
 
 /// The table's flags as `nicmatrix schema flags` prints them, for man/render.py and the tests:

@@ -20,7 +20,9 @@ class CmdBuffer {
 public:
     explicit CmdBuffer(size_t bytes) : words_((bytes + 7) / 8, 0) {}
     template <typename T>
-    T* as() noexcept { return reinterpret_cast<T*>(words_.data()); }
+    T* as() noexcept {
+        return reinterpret_cast<T*>(words_.data());
+    }
     size_t size() const noexcept { return words_.size() * 8; }
 
 private:

@@ -41,12 +41,12 @@ std::vector<uint32_t> bits_to_words(const std::vector<bool>& bits) {
 }
 
 constexpr AttrPolicy kBitset[] = {
-    {ETHTOOL_A_BITSET_NOMASK, AttrType::Flag}, {ETHTOOL_A_BITSET_SIZE, AttrType::U32},
-    {ETHTOOL_A_BITSET_BITS, AttrType::Nested}, {ETHTOOL_A_BITSET_VALUE, AttrType::Binary},
-    {ETHTOOL_A_BITSET_MASK, AttrType::Binary},
+    {ETHTOOL_A_BITSET_NOMASK, AttrType::Flag},  {ETHTOOL_A_BITSET_SIZE, AttrType::U32},    {ETHTOOL_A_BITSET_BITS, AttrType::Nested},
+    {ETHTOOL_A_BITSET_VALUE, AttrType::Binary}, {ETHTOOL_A_BITSET_MASK, AttrType::Binary},
 };
 constexpr AttrPolicy kBitsetBit[] = {
-    {ETHTOOL_A_BITSET_BIT_INDEX, AttrType::U32}, {ETHTOOL_A_BITSET_BIT_NAME, AttrType::String},
+    {ETHTOOL_A_BITSET_BIT_INDEX, AttrType::U32},
+    {ETHTOOL_A_BITSET_BIT_NAME, AttrType::String},
     {ETHTOOL_A_BITSET_BIT_VALUE, AttrType::Flag},
 };
 
@@ -101,8 +101,7 @@ Bitset decode_bitset(Bytes nest_payload) {
         if (value.size() < (out.size + 31) / 32 * 4) throw malformed("compact bitset shorter than its size");
         out.value = words_to_bits(value, out.size);
         out.has_mask = attrs[ETHTOOL_A_BITSET_MASK] != nullptr;
-        out.mask = out.has_mask ? words_to_bits(nl::attr_payload(attrs[ETHTOOL_A_BITSET_MASK]), out.size)
-                                : std::vector<bool>(out.size, false);
+        out.mask = out.has_mask ? words_to_bits(nl::attr_payload(attrs[ETHTOOL_A_BITSET_MASK]), out.size) : std::vector<bool>(out.size, false);
         return out;
     }
     // Verbose form: a list of bits. With NOMASK the listed bits are the set ones; otherwise the list is
@@ -127,13 +126,10 @@ Bitset decode_bitset(Bytes nest_payload) {
 }
 
 std::vector<std::string> decode_string_set(Bytes message, uint32_t set_id) {
-    static constexpr AttrPolicy kReply[] = {{ETHTOOL_A_STRSET_HEADER, AttrType::Nested},
-                                            {ETHTOOL_A_STRSET_STRINGSETS, AttrType::Nested}};
-    static constexpr AttrPolicy kSet[] = {{ETHTOOL_A_STRINGSET_ID, AttrType::U32},
-                                          {ETHTOOL_A_STRINGSET_COUNT, AttrType::U32},
-                                          {ETHTOOL_A_STRINGSET_STRINGS, AttrType::Nested}};
-    static constexpr AttrPolicy kString[] = {{ETHTOOL_A_STRING_INDEX, AttrType::U32},
-                                             {ETHTOOL_A_STRING_VALUE, AttrType::String}};
+    static constexpr AttrPolicy kReply[] = {{ETHTOOL_A_STRSET_HEADER, AttrType::Nested}, {ETHTOOL_A_STRSET_STRINGSETS, AttrType::Nested}};
+    static constexpr AttrPolicy kSet[] = {
+        {ETHTOOL_A_STRINGSET_ID, AttrType::U32}, {ETHTOOL_A_STRINGSET_COUNT, AttrType::U32}, {ETHTOOL_A_STRINGSET_STRINGS, AttrType::Nested}};
+    static constexpr AttrPolicy kString[] = {{ETHTOOL_A_STRING_INDEX, AttrType::U32}, {ETHTOOL_A_STRING_VALUE, AttrType::String}};
     const auto attrs = nl::parse_attrs<ETHTOOL_A_STRSET_MAX>(nl::genl_payload(message), kReply, "string sets");
     if (!attrs[ETHTOOL_A_STRSET_STRINGSETS]) throw malformed("string set reply without string sets");
     std::vector<std::string> names;
@@ -159,9 +155,8 @@ std::vector<std::string> decode_string_set(Bytes message, uint32_t set_id) {
 
 namespace {
 constexpr AttrPolicy kFeatures[] = {
-    {ETHTOOL_A_FEATURES_HEADER, AttrType::Nested}, {ETHTOOL_A_FEATURES_HW, AttrType::Nested},
-    {ETHTOOL_A_FEATURES_WANTED, AttrType::Nested}, {ETHTOOL_A_FEATURES_ACTIVE, AttrType::Nested},
-    {ETHTOOL_A_FEATURES_NOCHANGE, AttrType::Nested},
+    {ETHTOOL_A_FEATURES_HEADER, AttrType::Nested}, {ETHTOOL_A_FEATURES_HW, AttrType::Nested},       {ETHTOOL_A_FEATURES_WANTED, AttrType::Nested},
+    {ETHTOOL_A_FEATURES_ACTIVE, AttrType::Nested}, {ETHTOOL_A_FEATURES_NOCHANGE, AttrType::Nested},
 };
 }  // namespace
 
@@ -173,8 +168,7 @@ FeatureBits decode_features(Bytes message, std::vector<std::string> names) {
         if (!attrs[type]) throw malformed(std::string("features reply without ") + what);
         auto set = decode_bitset(nl::attr_payload(attrs[type]));
         if (set.size != count) {
-            throw malformed(std::string("features ") + what + " of " + std::to_string(set.size) + " bits, string set has " +
-                            std::to_string(count));
+            throw malformed(std::string("features ") + what + " of " + std::to_string(set.size) + " bits, string set has " + std::to_string(count));
         }
         return set.value;
     };
@@ -202,8 +196,7 @@ FeatureSetResult decode_features_set_reply(Bytes message, const FeatureBits& bef
 }
 
 LinkModes decode_link_modes(Bytes message) {
-    static constexpr AttrPolicy kPolicy[] = {{ETHTOOL_A_LINKMODES_SPEED, AttrType::U32},
-                                             {ETHTOOL_A_LINKMODES_DUPLEX, AttrType::U8}};
+    static constexpr AttrPolicy kPolicy[] = {{ETHTOOL_A_LINKMODES_SPEED, AttrType::U32}, {ETHTOOL_A_LINKMODES_DUPLEX, AttrType::U8}};
     const auto attrs = nl::parse_attrs<ETHTOOL_A_LINKMODES_MAX>(nl::genl_payload(message), kPolicy, "link modes");
     LinkModes out;
     if (attrs[ETHTOOL_A_LINKMODES_SPEED]) {
@@ -219,23 +212,28 @@ LinkModes decode_link_modes(Bytes message) {
 
 std::map<std::string, uint64_t> decode_rings(Bytes message) {
     static constexpr NamedAttr kTable[] = {
-        {ETHTOOL_A_RINGS_RX_MAX, AttrType::U32, "rx_max"},       {ETHTOOL_A_RINGS_RX_MINI_MAX, AttrType::U32, "rx_mini_max"},
-        {ETHTOOL_A_RINGS_RX_JUMBO_MAX, AttrType::U32, "rx_jumbo_max"}, {ETHTOOL_A_RINGS_TX_MAX, AttrType::U32, "tx_max"},
-        {ETHTOOL_A_RINGS_RX, AttrType::U32, "rx"},               {ETHTOOL_A_RINGS_RX_MINI, AttrType::U32, "rx_mini"},
-        {ETHTOOL_A_RINGS_RX_JUMBO, AttrType::U32, "rx_jumbo"},   {ETHTOOL_A_RINGS_TX, AttrType::U32, "tx"},
-        {ETHTOOL_A_RINGS_RX_BUF_LEN, AttrType::U32, "rx_buf_len"}, {ETHTOOL_A_RINGS_TCP_DATA_SPLIT, AttrType::U8, "tcp_data_split"},
-        {ETHTOOL_A_RINGS_CQE_SIZE, AttrType::U32, "cqe_size"},   {ETHTOOL_A_RINGS_TX_PUSH, AttrType::U8, "tx_push"},
+        {ETHTOOL_A_RINGS_RX_MAX, AttrType::U32, "rx_max"},
+        {ETHTOOL_A_RINGS_RX_MINI_MAX, AttrType::U32, "rx_mini_max"},
+        {ETHTOOL_A_RINGS_RX_JUMBO_MAX, AttrType::U32, "rx_jumbo_max"},
+        {ETHTOOL_A_RINGS_TX_MAX, AttrType::U32, "tx_max"},
+        {ETHTOOL_A_RINGS_RX, AttrType::U32, "rx"},
+        {ETHTOOL_A_RINGS_RX_MINI, AttrType::U32, "rx_mini"},
+        {ETHTOOL_A_RINGS_RX_JUMBO, AttrType::U32, "rx_jumbo"},
+        {ETHTOOL_A_RINGS_TX, AttrType::U32, "tx"},
+        {ETHTOOL_A_RINGS_RX_BUF_LEN, AttrType::U32, "rx_buf_len"},
+        {ETHTOOL_A_RINGS_TCP_DATA_SPLIT, AttrType::U8, "tcp_data_split"},
+        {ETHTOOL_A_RINGS_CQE_SIZE, AttrType::U32, "cqe_size"},
+        {ETHTOOL_A_RINGS_TX_PUSH, AttrType::U8, "tx_push"},
     };
     return decode_named<ETHTOOL_A_RINGS_MAX>(message, kTable, "rings");
 }
 
 std::map<std::string, uint64_t> decode_channels(Bytes message) {
     static constexpr NamedAttr kTable[] = {
-        {ETHTOOL_A_CHANNELS_RX_MAX, AttrType::U32, "rx_max"},       {ETHTOOL_A_CHANNELS_TX_MAX, AttrType::U32, "tx_max"},
-        {ETHTOOL_A_CHANNELS_OTHER_MAX, AttrType::U32, "other_max"}, {ETHTOOL_A_CHANNELS_COMBINED_MAX, AttrType::U32, "combined_max"},
-        {ETHTOOL_A_CHANNELS_RX_COUNT, AttrType::U32, "rx_count"},   {ETHTOOL_A_CHANNELS_TX_COUNT, AttrType::U32, "tx_count"},
-        {ETHTOOL_A_CHANNELS_OTHER_COUNT, AttrType::U32, "other_count"},
-        {ETHTOOL_A_CHANNELS_COMBINED_COUNT, AttrType::U32, "combined_count"},
+        {ETHTOOL_A_CHANNELS_RX_MAX, AttrType::U32, "rx_max"},           {ETHTOOL_A_CHANNELS_TX_MAX, AttrType::U32, "tx_max"},
+        {ETHTOOL_A_CHANNELS_OTHER_MAX, AttrType::U32, "other_max"},     {ETHTOOL_A_CHANNELS_COMBINED_MAX, AttrType::U32, "combined_max"},
+        {ETHTOOL_A_CHANNELS_RX_COUNT, AttrType::U32, "rx_count"},       {ETHTOOL_A_CHANNELS_TX_COUNT, AttrType::U32, "tx_count"},
+        {ETHTOOL_A_CHANNELS_OTHER_COUNT, AttrType::U32, "other_count"}, {ETHTOOL_A_CHANNELS_COMBINED_COUNT, AttrType::U32, "combined_count"},
     };
     return decode_named<ETHTOOL_A_CHANNELS_MAX>(message, kTable, "channels");
 }
@@ -266,8 +264,7 @@ EthtoolNetlink EthtoolNetlink::open() {
     return EthtoolNetlink(std::move(sock), family);
 }
 
-std::vector<uint8_t> EthtoolNetlink::get(uint8_t cmd, uint16_t header_attr, std::string_view ifname, const std::string& what,
-                                         uint32_t flags) {
+std::vector<uint8_t> EthtoolNetlink::get(uint8_t cmd, uint16_t header_attr, std::string_view ifname, const std::string& what, uint32_t flags) {
     auto req = nl::NlRequest::genl(family_, cmd, ETHTOOL_GENL_VERSION, NLM_F_ACK);
     put_header(req, header_attr, ifname, flags);
     std::vector<uint8_t> reply;
@@ -296,8 +293,7 @@ std::vector<std::string> EthtoolNetlink::feature_names() {
 
 FeatureBits EthtoolNetlink::features(std::string_view ifname, bool compact) {
     auto names = feature_names();
-    const auto reply = get(ETHTOOL_MSG_FEATURES_GET, ETHTOOL_A_FEATURES_HEADER, ifname, "features",
-                           compact ? ETHTOOL_FLAG_COMPACT_BITSETS : 0);
+    const auto reply = get(ETHTOOL_MSG_FEATURES_GET, ETHTOOL_A_FEATURES_HEADER, ifname, "features", compact ? ETHTOOL_FLAG_COMPACT_BITSETS : 0);
     return decode_features(reply, std::move(names));
 }
 
@@ -352,7 +348,7 @@ std::map<std::string, uint64_t> optional_info(Get&& get, Decode&& decode, std::s
     }
 }
 
-using FieldTable = std::map<std::string, std::pair<uint16_t, bool>>;   // name -> attribute, is u8
+using FieldTable = std::map<std::string, std::pair<uint16_t, bool>>;  // name -> attribute, is u8
 
 const FieldTable kChannelFields = {{"rx", {ETHTOOL_A_CHANNELS_RX_COUNT, false}},
                                    {"tx", {ETHTOOL_A_CHANNELS_TX_COUNT, false}},
@@ -379,11 +375,20 @@ const FieldTable kCoalesceFields = {{"rx-usecs", {ETHTOOL_A_COALESCE_RX_USECS, f
 
 // The decoders' names (ethtool's attribute names, lower case) for the names users type.
 const std::map<std::string, std::string> kDecodedName = {
-    {"rx_usecs", "rx-usecs"},          {"rx_max_frames", "rx-frames"},          {"rx_usecs_irq", "rx-usecs-irq"},
-    {"rx_max_frames_irq", "rx-frames-irq"}, {"tx_usecs", "tx-usecs"},        {"tx_max_frames", "tx-frames"},
-    {"tx_usecs_irq", "tx-usecs-irq"},  {"tx_max_frames_irq", "tx-frames-irq"}, {"stats_block_usecs", "stats-block-usecs"},
-    {"use_adaptive_rx", "adaptive-rx"}, {"use_adaptive_tx", "adaptive-tx"},   {"pkt_rate_low", "pkt-rate-low"},
-    {"pkt_rate_high", "pkt-rate-high"}, {"rate_sample_interval", "sample-interval"},
+    {"rx_usecs", "rx-usecs"},
+    {"rx_max_frames", "rx-frames"},
+    {"rx_usecs_irq", "rx-usecs-irq"},
+    {"rx_max_frames_irq", "rx-frames-irq"},
+    {"tx_usecs", "tx-usecs"},
+    {"tx_max_frames", "tx-frames"},
+    {"tx_usecs_irq", "tx-usecs-irq"},
+    {"tx_max_frames_irq", "tx-frames-irq"},
+    {"stats_block_usecs", "stats-block-usecs"},
+    {"use_adaptive_rx", "adaptive-rx"},
+    {"use_adaptive_tx", "adaptive-tx"},
+    {"pkt_rate_low", "pkt-rate-low"},
+    {"pkt_rate_high", "pkt-rate-high"},
+    {"rate_sample_interval", "sample-interval"},
 };
 
 }  // namespace

@@ -19,7 +19,7 @@ namespace nm {
 struct Bitset {
     size_t size = 0;
     std::vector<bool> value;
-    std::vector<bool> mask;   ///< all false when the kernel sent no mask (ETHTOOL_A_BITSET_NOMASK)
+    std::vector<bool> mask;  ///< all false when the kernel sent no mask (ETHTOOL_A_BITSET_NOMASK)
     bool has_mask = false;
 };
 
@@ -82,8 +82,8 @@ private:
     std::vector<uint8_t> get(uint8_t cmd, uint16_t header_attr, std::string_view ifname, const std::string& what,
                              uint32_t flags = ETHTOOL_FLAG_COMPACT_BITSETS);
 
-    void set_u32s(uint8_t cmd, uint16_t header_attr, std::string_view ifname, const std::string& what,
-                  const std::map<std::string, uint32_t>& values, const std::map<std::string, std::pair<uint16_t, bool>>& table);
+    void set_u32s(uint8_t cmd, uint16_t header_attr, std::string_view ifname, const std::string& what, const std::map<std::string, uint32_t>& values,
+                  const std::map<std::string, std::pair<uint16_t, bool>>& table);
 
     nl::NetlinkSocket sock_;
     uint16_t family_;

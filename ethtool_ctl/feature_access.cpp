@@ -18,8 +18,7 @@ std::optional<size_t> FeatureBits::index(std::string_view name) const {
     return static_cast<size_t>(it - names.begin());
 }
 
-FeatureReading read_features(const std::function<FeatureAccess&()>& netlink, FeatureAccess& ioctl, bool force_ioctl,
-                             std::string_view ifname) {
+FeatureReading read_features(const std::function<FeatureAccess&()>& netlink, FeatureAccess& ioctl, bool force_ioctl, std::string_view ifname) {
     if (!force_ioctl) {
         try {
             FeatureAccess& access = netlink();
@@ -34,8 +33,8 @@ FeatureReading read_features(const std::function<FeatureAccess&()>& netlink, Fea
         return {&ioctl, ioctl.read(ifname)};
     } catch (const Error& e) {
         if (!not_supported(e)) throw;
-        throw Error(ErrorKind::Refused, "read features: neither ethtool netlink nor the SIOCETHTOOL ioctl is supported",
-                    e.code(), {std::string(ifname), "features", ""});
+        throw Error(ErrorKind::Refused, "read features: neither ethtool netlink nor the SIOCETHTOOL ioctl is supported", e.code(),
+                    {std::string(ifname), "features", ""});
     }
 }
 

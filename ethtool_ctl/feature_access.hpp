@@ -32,8 +32,8 @@ using FeatureRequest = std::map<size_t, bool>;
 
 /// What the kernel did with a FeatureRequest.
 struct FeatureSetResult {
-    std::vector<bool> active_after;   ///< active state of every bit after the change
-    std::vector<bool> wanted_differs; ///< requested bits whose result differs from the request (kernel's diff)
+    std::vector<bool> active_after;    ///< active state of every bit after the change
+    std::vector<bool> wanted_differs;  ///< requested bits whose result differs from the request (kernel's diff)
 };
 
 /// One way of reaching the kernel's features. Implementations throw nm::Error; an Error whose code is
@@ -58,7 +58,6 @@ struct FeatureReading {
 /// switch to the ioctl path only when genetlink is missing or answers EOPNOTSUPP (getting `netlink`
 /// may itself throw that when the family is absent). Any other error propagates unchanged. When the
 /// ioctl path answers EOPNOTSUPP too, throws nm::Error (Refused) saying neither way works on `ifname`.
-FeatureReading read_features(const std::function<FeatureAccess&()>& netlink, FeatureAccess& ioctl, bool force_ioctl,
-                             std::string_view ifname);
+FeatureReading read_features(const std::function<FeatureAccess&()>& netlink, FeatureAccess& ioctl, bool force_ioctl, std::string_view ifname);
 
 }  // namespace nm

@@ -23,12 +23,10 @@ bool feature_pattern_match(std::string_view name, std::string_view pattern) {
     if (star == std::string_view::npos) return name == pattern;
     const auto head = pattern.substr(0, star);
     const auto tail = pattern.substr(star + 1);
-    return name.size() >= head.size() + tail.size() && name.substr(0, head.size()) == head &&
-           name.substr(name.size() - tail.size()) == tail;
+    return name.size() >= head.size() + tail.size() && name.substr(0, head.size()) == head && name.substr(name.size() - tail.size()) == tail;
 }
 
-ResolvedFeature resolve_feature_name(std::string_view typed, const std::vector<std::string>& kernel_names,
-                                     std::string_view ifname) {
+ResolvedFeature resolve_feature_name(std::string_view typed, const std::vector<std::string>& kernel_names, std::string_view ifname) {
     ResolvedFeature out;
     if (const FeatureGroup* g = group_named(typed)) {
         out.group = true;
@@ -36,8 +34,8 @@ ResolvedFeature resolve_feature_name(std::string_view typed, const std::vector<s
             if (!name.empty() && feature_pattern_match(name, g->pattern)) out.kernel_names.push_back(name);
         }
         if (out.kernel_names.empty()) {
-            throw usage_error("feature " + std::string(typed) + " (" + std::string(g->long_name) + ") does not exist on " +
-                              std::string(ifname) + ": this kernel has no feature matching " + std::string(g->pattern));
+            throw usage_error("feature " + std::string(typed) + " (" + std::string(g->long_name) + ") does not exist on " + std::string(ifname) +
+                              ": this kernel has no feature matching " + std::string(g->pattern));
         }
         return out;
     }

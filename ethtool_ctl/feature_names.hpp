@@ -48,8 +48,7 @@ struct ResolvedFeature {
 /// Resolves `typed` against the kernel's feature names: a group's short or long name gives every
 /// feature matching its pattern; otherwise it must be a kernel feature name. Throws nm::Error (Usage)
 /// naming the feature and `ifname` when it is neither, or a group with no feature on this kernel.
-ResolvedFeature resolve_feature_name(std::string_view typed, const std::vector<std::string>& kernel_names,
-                                     std::string_view ifname);
+ResolvedFeature resolve_feature_name(std::string_view typed, const std::vector<std::string>& kernel_names, std::string_view ifname);
 
 /// One line of `ethtool -k`.
 struct FeatureRow {
@@ -68,7 +67,6 @@ std::vector<FeatureRow> ethtool_k_rows(const std::vector<std::string>& kernel_na
 FeatureState row_state(const FeatureRow& row, const std::map<std::string, FeatureState>& features);
 
 /// Every name `ethtool -k` prints (group names included) with its state.
-std::map<std::string, FeatureState> ethtool_k_view(const std::vector<std::string>& kernel_names,
-                                                   const std::map<std::string, FeatureState>& features);
+std::map<std::string, FeatureState> ethtool_k_view(const std::vector<std::string>& kernel_names, const std::map<std::string, FeatureState>& features);
 
 }  // namespace nm

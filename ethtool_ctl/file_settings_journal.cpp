@@ -10,16 +10,16 @@
 #include <cstdlib>
 
 #include "core/base/atomic_file.hpp"
-#include "core/base/error.hpp"
 #include "core/base/device_codec.hpp"
+#include "core/base/error.hpp"
 #include "core/base/journal_codec.hpp"
+#include "core/base/setting_rules.hpp"
 #include "core/base/unique_fd.hpp"
 #include "ethtool_ctl/journal_lock.hpp"
 #include "ethtool_ctl/link_identity.hpp"
 #include "ethtool_ctl/netns_files.hpp"
 #include "ethtool_ctl/restore_settings.hpp"
 #include "ethtool_ctl/setting_writes.hpp"
-#include "core/base/setting_rules.hpp"
 
 namespace nm {
 namespace {
@@ -28,9 +28,7 @@ constexpr const char* kSchema = "nicmatrix/journal/v3";
 constexpr const char* kSchemaV2 = "nicmatrix/journal/v2";
 constexpr const char* kSchemaV1 = "nicmatrix/journal/v1";
 
-std::string label(const std::string& ifname, const std::string& where) {
-    return where.empty() ? ifname : ifname + " (netns " + where + ")";
-}
+std::string label(const std::string& ifname, const std::string& where) { return where.empty() ? ifname : ifname + " (netns " + where + ")"; }
 
 std::string label(const JournalEntry& e) {
     if (e.scope == JournalScope::Netns) return "the sysctls of " + (e.where.empty() ? std::string("the initial namespace") : "netns " + e.where);
@@ -60,11 +58,12 @@ void check_owner(int fd, const std::string& path) {
                                             std::to_string(::geteuid()) + "); refusing it (a journal names what is written as root)");
     }
     if ((st.st_mode & 022) != 0) {
-        throw Error(ErrorKind::Refused, "read journal " + path + ": writable by group or others (mode " + [&] {
-            char buf[8];
-            std::snprintf(buf, sizeof buf, "%04o", static_cast<unsigned>(st.st_mode & 07777));
-            return std::string(buf);
-        }() + "); refusing it (a journal names what is written as root)");
+        throw Error(
+            ErrorKind::Refused, "read journal " + path + ": writable by group or others (mode " + [&] {
+                char buf[8];
+                std::snprintf(buf, sizeof buf, "%04o", static_cast<unsigned>(st.st_mode & 07777));
+                return std::string(buf);
+            }() + "); refusing it (a journal names what is written as root)");
     }
 }
 
@@ -164,7 +163,8 @@ std::vector<JournalEntry> FileSettingsJournal::entries() const {
         std::vector<JournalEntry> out;
         if (schema == kSchemaV1) {
             // The first format: no owner (so none that runs) and no identity: reported, never found by name.
-            for (const auto& s : j.at("entries").get<std::vector<LinkState>>()) out.push_back(JournalEntry{{}, s, s.netns, JournalScope::Interface, {}, true});
+            for (const auto& s : j.at("entries").get<std::vector<LinkState>>())
+                out.push_back(JournalEntry{{}, s, s.netns, JournalScope::Interface, {}, true});
         } else if (schema == kSchemaV2 || schema == kSchema) {
             out = j.at("entries").get<std::vector<JournalEntry>>();
             // v2 kept the original state only, not what was written.
@@ -199,7 +199,7 @@ void FileSettingsJournal::remember(const LinkState& original) {
     const std::string where = where_of(original);
     for (auto& e : all) {
         if (e.scope != JournalScope::Interface || !same_link(e.original, original)) continue;
-        if (e.owner == self) return;   // the first state seen is the original
+        if (e.owner == self) return;  // the first state seen is the original
         switch (system_->status(e.owner)) {
             case OwnerStatus::Alive:
                 throw Error(ErrorKind::Refused, label(e) + " is held by " + describe_owner(e.owner) +
@@ -241,9 +241,7 @@ JournalEntry& FileSettingsJournal::claim(std::vector<JournalEntry>& all, const L
                                                     ", which is still running and restores " + (scope == JournalScope::Netns ? "them" : "it") +
                                                     " when it ends (journal " + path_ + "); wait for it or stop it (kill -TERM " +
                                                     std::to_string(e.owner.pid) + "), then try again");
-            case OwnerStatus::Gone:
-                e.owner = self;
-                return e;
+            case OwnerStatus::Gone: e.owner = self; return e;
             case OwnerStatus::EarlierBoot:
                 e = JournalEntry{self, scope == JournalScope::Interface ? link : netns_of(link), where_of(link), scope, {}, false};
                 return e;
@@ -291,12 +289,15 @@ void FileSettingsJournal::release(const LinkState& original) {
     auto all = entries();
     const JournalOwner self = system_->self();
     const auto before = all.size();
-    std::erase_if(all, [&](const JournalEntry& e) { return e.owner == self && e.scope == JournalScope::Interface && same_link(e.original, original); });
+    std::erase_if(all,
+                  [&](const JournalEntry& e) { return e.owner == self && e.scope == JournalScope::Interface && same_link(e.original, original); });
     // The namespace's entry goes with the last of this process's interfaces in that namespace.
     const bool others = std::any_of(all.begin(), all.end(), [&](const JournalEntry& e) {
         return e.owner == self && e.scope == JournalScope::Interface && same_netns(e.original, original);
     });
-    if (!others) std::erase_if(all, [&](const JournalEntry& e) { return e.owner == self && e.scope == JournalScope::Netns && same_netns(e.original, original); });
+    if (!others)
+        std::erase_if(all,
+                      [&](const JournalEntry& e) { return e.owner == self && e.scope == JournalScope::Netns && same_netns(e.original, original); });
     if (all.size() != before) write(all);
 }
 
@@ -336,15 +337,15 @@ std::vector<JournalReport> FileSettingsJournal::restore(const RestoreOptions& op
     return reports;
 }
 
-JournalReport FileSettingsJournal::put_back_found(const JournalEntry& e, DeviceControl& device, const LinkState& now,
-                                                  const std::string& how) {
+JournalReport FileSettingsJournal::put_back_found(const JournalEntry& e, DeviceControl& device, const LinkState& now, const std::string& how) {
     std::string note = how;
     if (how.empty() && as_journalled(now.name) != e.original.name) note = label(e) + " is now named " + now.name;
     PutBack done;
     if (e.legacy) {
         // A v2 entry knows the original state but not what was written: everything that differs goes back.
         done = put_back(device, now.name, e.original);
-        note += std::string(note.empty() ? "" : "; ") + "an entry of an older journal (v2): every setting that differed from its original was put back";
+        note +=
+            std::string(note.empty() ? "" : "; ") + "an entry of an older journal (v2): every setting that differed from its original was put back";
     } else {
         UndoResult undo = undo_writes(device, now.name, e.writes);
         done.report = std::move(undo.report);
@@ -369,8 +370,10 @@ JournalReport FileSettingsJournal::restore_entry(const JournalEntry& e) {
     if (!id.known()) {
         // The first journal format knew names only: an interface of that name now may be another one.
         return report_for(e, JournalAction::Kept,
-                          label(e) + ": an entry of the first journal format (v1), which has no identity to find the interface by; "
-                                     "not matched by name: check it by hand" + forget_hint);
+                          label(e) +
+                              ": an entry of the first journal format (v1), which has no identity to find the interface by; "
+                              "not matched by name: check it by hand" +
+                              forget_hint);
     }
 
     const std::string initial = system_->initial_netns();
@@ -406,7 +409,8 @@ JournalReport FileSettingsJournal::restore_entry(const JournalEntry& e) {
                           label(e) + ": its namespace is gone and no interface of the initial namespace has its " +
                               (id.perm_address.empty() ? "bus info " + o.driver.bus_info : "permanent address " + id.perm_address) + forget_hint);
     }
-    return report_for(e, JournalAction::Kept, label(e) + ": its namespace is gone, and it has no permanent address or bus info to find it by" + forget_hint);
+    return report_for(e, JournalAction::Kept,
+                      label(e) + ": its namespace is gone, and it has no permanent address or bus info to find it by" + forget_hint);
 }
 
 }  // namespace nm
@@ -420,7 +424,8 @@ JournalReport FileSettingsJournal::restore_netns_entry(const JournalEntry& e) {
     auto device = system_->control(*where);
     // The namespace's loopback is there as long as the namespace is: its reading has the namespace's sysctls.
     UndoResult undo = undo_writes(*device, "lo", e.writes);
-    JournalReport r = report_for(e, JournalAction::Restored, undo.foreign.empty() ? "" : "changed since by someone else, left as it is: " + undo.foreign);
+    JournalReport r =
+        report_for(e, JournalAction::Restored, undo.foreign.empty() ? "" : "changed since by someone else, left as it is: " + undo.foreign);
     r.ifname = "";
     r.applied = std::move(undo.report);
     if (!undo.differences.empty()) {

@@ -131,8 +131,8 @@ InterfaceSystem read_interface_sysfs(const fs::path& sys, std::string_view ifnam
     }
     if (irqs.empty()) {
         // A legacy (INTx) device: its one line in device/irq; 0 = none.
-        if (const auto irq = read_line(device / "irq"); irq && !irq->empty() && irq->find_first_not_of("0123456789") == std::string::npos &&
-                                                       *irq != "0") {
+        if (const auto irq = read_line(device / "irq");
+            irq && !irq->empty() && irq->find_first_not_of("0123456789") == std::string::npos && *irq != "0") {
             irqs.push_back(static_cast<uint32_t>(std::stoul(*irq)));
         }
     }

@@ -16,8 +16,7 @@ namespace nm {
 /// caller's) and `proc_irq` (/proc/irq). Devices without IRQs (veth) give an empty list; a queue whose mask
 /// the kernel does not show (xps_cpus of a single-queue device: ENOENT) gives none. Throws nm::Error
 /// (Usage) when `sys` has no such interface.
-InterfaceSystem read_interface_sysfs(const std::filesystem::path& sys, std::string_view ifname,
-                                     const std::filesystem::path& proc_irq = "/proc/irq");
+InterfaceSystem read_interface_sysfs(const std::filesystem::path& sys, std::string_view ifname, const std::filesystem::path& proc_irq = "/proc/irq");
 
 /// The interface `ifname` of `netns` ("" = the caller's). Throws nm::Error (Usage) for an unknown
 /// interface or namespace, nm::Error (Failed) when rtnetlink or the sysfs mount fails.

@@ -87,8 +87,8 @@ JournalLock::JournalLock(const std::string& journal_path, std::chrono::milliseco
             const std::string who = holders_text(fd_.get());
             char seconds[32];
             std::snprintf(seconds, sizeof seconds, "%.1f", static_cast<double>(wait.count()) / 1000.0);
-            throw Error(ErrorKind::Failed, "lock " + path + ": " + (who.empty() ? "held by another process" : who) + " for more than " +
-                                               seconds + " s; if that process is stuck, stop it and try again");
+            throw Error(ErrorKind::Failed, "lock " + path + ": " + (who.empty() ? "held by another process" : who) + " for more than " + seconds +
+                                               " s; if that process is stuck, stop it and try again");
         }
         // A journal update takes milliseconds: poll briefly until the deadline.
         std::this_thread::sleep_for(kRetry);

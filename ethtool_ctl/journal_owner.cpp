@@ -76,7 +76,7 @@ JournalOwner this_process() {
 }
 
 OwnerStatus owner_status(const JournalOwner& owner, const std::string& boot_id, const std::optional<ProcPidStat>& stat) {
-    if (owner.pid <= 0) return OwnerStatus::Gone;   // an entry without an owner (an older journal)
+    if (owner.pid <= 0) return OwnerStatus::Gone;  // an entry without an owner (an older journal)
     if (owner.boot_id != boot_id) return OwnerStatus::EarlierBoot;
     if (!stat || stat->start_time != owner.start_time) return OwnerStatus::Gone;
     // A zombie has exited: it will never restore anything.

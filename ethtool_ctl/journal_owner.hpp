@@ -11,8 +11,8 @@ namespace nm {
 
 /// The fields of /proc/PID/stat an owner check needs.
 struct ProcPidStat {
-    char state = '?';          ///< field 3: R, S, D, Z (zombie), X (dead), ...
-    uint64_t start_time = 0;   ///< field 22: clock ticks after boot
+    char state = '?';         ///< field 3: R, S, D, Z (zombie), X (dead), ...
+    uint64_t start_time = 0;  ///< field 22: clock ticks after boot
 };
 
 /// Parses the text of /proc/PID/stat. The command (field 2) is in parentheses and may itself hold spaces

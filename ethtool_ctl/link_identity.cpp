@@ -12,9 +12,7 @@ bool same_interface(const LinkState& original, const LinkState& now) {
     return original.driver.bus_info.empty() || original.driver.bus_info == now.driver.bus_info;
 }
 
-bool has_hardware_identity(const LinkState& original) {
-    return !original.identity.perm_address.empty() || !original.driver.bus_info.empty();
-}
+bool has_hardware_identity(const LinkState& original) { return !original.identity.perm_address.empty() || !original.driver.bus_info.empty(); }
 
 bool same_hardware(const LinkState& original, const LinkState& now) {
     if (!original.driver.driver.empty() && original.driver.driver != now.driver.driver) return false;
@@ -29,8 +27,7 @@ bool same_link(const LinkState& a, const LinkState& b) {
     return a.netns == b.netns && a.name == b.name;
 }
 
-std::optional<LinkState> find_link(DeviceControl& device, const LinkState& original,
-                                   bool (*match)(const LinkState&, const LinkState&)) {
+std::optional<LinkState> find_link(DeviceControl& device, const LinkState& original, bool (*match)(const LinkState&, const LinkState&)) {
     // The journalled name: absent is normal (renamed, moved), any other failure is the restore's.
     // While looking through the others, one that cannot be read (gone meanwhile, no ethtool ops) is not it.
     const auto try_read = [&](const std::string& name, bool first) -> std::optional<LinkState> {

@@ -30,7 +30,6 @@ bool same_link(const LinkState& a, const LinkState& b);
 /// Looks through `device`'s namespace for the interface `original` was: its journalled name first, then
 /// every interface (link_names) when it was renamed. `match` is same_interface or same_hardware. None when
 /// nothing matches; an interface that vanishes while looking is skipped.
-std::optional<LinkState> find_link(DeviceControl& device, const LinkState& original,
-                                   bool (*match)(const LinkState&, const LinkState&));
+std::optional<LinkState> find_link(DeviceControl& device, const LinkState& original, bool (*match)(const LinkState&, const LinkState&));
 
 }  // namespace nm

@@ -41,7 +41,7 @@ std::optional<LinkSettle> wait_for_link(DeviceControl& device, std::string_view 
     LinkSettle out;
     const SteadyTime deadline = change.ended + wait.bound;
     const SteadyTime watch_until = change.ended + (on_a_bus ? wait.late_drop_watch : std::chrono::milliseconds(0));
-    bool lost = false;         // the carrier is gone since lost_since
+    bool lost = false;  // the carrier is gone since lost_since
     SteadyTime lost_since{};
     CarrierState now = *before;
     for (bool first = true;; first = false) {
@@ -49,7 +49,7 @@ std::optional<LinkSettle> wait_for_link(DeviceControl& device, std::string_view 
         const SteadyTime t = std::chrono::steady_clock::now();
         if (!read) return std::nullopt;
         now = *read;
-        const uint32_t drops = now.carrier_down_count - before->carrier_down_count;   // wraps like the kernel's counter
+        const uint32_t drops = now.carrier_down_count - before->carrier_down_count;  // wraps like the kernel's counter
         if (drops > out.carrier_drops) {
             // A loss the kernel counted since the last poll: it started no earlier than the change (at the
             // first poll) or the previous poll.
@@ -72,7 +72,7 @@ std::optional<LinkSettle> wait_for_link(DeviceControl& device, std::string_view 
                 out.wait_s = seconds_between(change.ended, t);
                 return out;
             }
-            if (t >= watch_until) return out;   // never left: 0 down, 0 waited
+            if (t >= watch_until) return out;  // never left: 0 down, 0 waited
         }
         if (t >= deadline || wait.stop.stop_requested()) break;
         std::this_thread::sleep_for(kPoll);

@@ -12,8 +12,7 @@ namespace nm::nl {
 namespace {
 
 Error malformed(std::string_view what, const std::string& detail) {
-    return Error(ErrorKind::Failed, "decode " + std::string(what) + " from the kernel: " + detail,
-                 std::make_error_code(std::errc::bad_message));
+    return Error(ErrorKind::Failed, "decode " + std::string(what) + " from the kernel: " + detail, std::make_error_code(std::errc::bad_message));
 }
 
 // Minimum payload size per type; strings need their terminator, flags carry nothing.
@@ -33,8 +32,7 @@ bool length_ok(AttrType kind, size_t len) {
 
 }  // namespace
 
-void parse_attrs_into(Bytes payload, std::span<const AttrPolicy> policy, std::span<const nlattr*> table,
-                      std::string_view what) {
+void parse_attrs_into(Bytes payload, std::span<const AttrPolicy> policy, std::span<const nlattr*> table, std::string_view what) {
     size_t offset = 0;
     while (offset + sizeof(nlattr) <= payload.size()) {
         const auto* attr = reinterpret_cast<const nlattr*>(payload.data() + offset);
@@ -44,7 +42,8 @@ void parse_attrs_into(Bytes payload, std::span<const AttrPolicy> policy, std::sp
         const uint16_t type = attr->nla_type & NLA_TYPE_MASK;
         const auto row = std::find_if(policy.begin(), policy.end(), [&](const AttrPolicy& p) { return p.type == type; });
         if (row != policy.end() && type < table.size()) {
-            const size_t len = attr->nla_len - sizeof(nlattr);   // not NLA_HDRLEN: its NLA_ALIGN mask converts -4 to size_t (UBSan implicit-conversion)
+            const size_t len =
+                attr->nla_len - sizeof(nlattr);  // not NLA_HDRLEN: its NLA_ALIGN mask converts -4 to size_t (UBSan implicit-conversion)
             if (!length_ok(row->kind, len)) {
                 throw malformed(what, "attribute " + std::to_string(type) + " has a bad length " + std::to_string(len));
             }
@@ -66,9 +65,7 @@ Bytes genl_payload(Bytes message) {
     return message.subspan(kHeaders, len - kHeaders);
 }
 
-Bytes attr_payload(const nlattr* attr) {
-    return Bytes(static_cast<const uint8_t*>(mnl_attr_get_payload(attr)), mnl_attr_get_payload_len(attr));
-}
+Bytes attr_payload(const nlattr* attr) { return Bytes(static_cast<const uint8_t*>(mnl_attr_get_payload(attr)), mnl_attr_get_payload_len(attr)); }
 
 uint8_t attr_u8(const nlattr* attr) { return attr_payload(attr)[0]; }
 

@@ -28,8 +28,7 @@ template <uint16_t Max>
 using AttrTable = std::array<const nlattr*, Max + 1>;
 
 /// The untyped core of parse_attrs (fills `table`, whose size is the highest number kept + 1).
-void parse_attrs_into(Bytes payload, std::span<const AttrPolicy> policy, std::span<const nlattr*> table,
-                      std::string_view what);
+void parse_attrs_into(Bytes payload, std::span<const AttrPolicy> policy, std::span<const nlattr*> table, std::string_view what);
 
 /// Parses the attributes in `payload` into a table indexed by attribute number (nullptr = absent).
 /// Known attributes (in `policy`) are checked for type and length; unknown numbers and numbers above

@@ -243,7 +243,8 @@ std::string NetlinkDeviceControl::unsupported(std::string_view ifname, const Lin
             std::string key = name;
             std::replace(key.begin(), key.end(), '-', '_');
             const auto max = s.rings.find(key + "_max");
-            if (max != s.rings.end() && n > max->second) add("rings " + name + " " + std::to_string(n) + ": above the device's maximum " + std::to_string(max->second));
+            if (max != s.rings.end() && n > max->second)
+                add("rings " + name + " " + std::to_string(n) + ": above the device's maximum " + std::to_string(max->second));
         }
     }
     if (!w.coalesce.empty()) kind_missing("coalesce");
@@ -256,11 +257,13 @@ std::string NetlinkDeviceControl::unsupported(std::string_view ifname, const Lin
     // allows (tcp_allowed_congestion_control); any other is EPERM however privileged the writer.
     if (const auto cc = w.sysctl.find("net.ipv4.tcp_congestion_control"); cc != w.sysctl.end() && netns_id_of("/proc/1/ns/net") != netns_id_) {
         std::string allowed;
-        in_netns(netns_, [&] { allowed = normalize_sysctl_value(read_small_file("/proc/sys/net/ipv4/tcp_allowed_congestion_control").value_or("")); });
+        in_netns(netns_,
+                 [&] { allowed = normalize_sysctl_value(read_small_file("/proc/sys/net/ipv4/tcp_allowed_congestion_control").value_or("")); });
         const std::string padded = " " + allowed + " ";
         if (!allowed.empty() && padded.find(" " + cc->second + " ") == std::string::npos) {
-            add("sysctl net.ipv4.tcp_congestion_control " + cc->second + ": a namespace other than the host's may choose only what the host's net.ipv4.tcp_allowed_congestion_control lists (" +
-                allowed + ")");
+            add("sysctl net.ipv4.tcp_congestion_control " + cc->second +
+                ": a namespace other than the host's may choose only what the host's net.ipv4.tcp_allowed_congestion_control lists (" + allowed +
+                ")");
         }
     }
     // A sysctl the namespace shows read-only (net.core.rmem_max outside the host's on current kernels).
@@ -274,7 +277,8 @@ std::string NetlinkDeviceControl::unsupported(std::string_view ifname, const Lin
     for (const auto& [name, value] : w.sysctl) {
         if (!t.sysctl.count(name)) {
             add("sysctl " + name + ": not in the namespace of " + where(ifname, netns_) +
-                (find_sysctl(name) != nullptr && !find_sysctl(name)->per_netns ? " (a host-wide setting; only the host's own namespace has it)" : ""));
+                (find_sysctl(name) != nullptr && !find_sysctl(name)->per_netns ? " (a host-wide setting; only the host's own namespace has it)"
+                                                                               : ""));
         }
     }
     return why.empty() ? why : where(ifname, netns_) + ": " + why;
@@ -288,9 +292,7 @@ std::optional<InterfaceSystem> NetlinkDeviceControl::describe(std::string_view i
     }
 }
 
-std::optional<CarrierState> NetlinkDeviceControl::carrier(std::string_view ifname) {
-    return rtnl_.link_info(ifname).link;
-}
+std::optional<CarrierState> NetlinkDeviceControl::carrier(std::string_view ifname) { return rtnl_.link_info(ifname).link; }
 
 std::vector<std::string> NetlinkDeviceControl::link_names() {
     std::vector<std::string> names;
@@ -298,8 +300,8 @@ std::vector<std::string> NetlinkDeviceControl::link_names() {
     return names;
 }
 
-NetlinkDeviceControl::Plan NetlinkDeviceControl::plan(std::string_view ifname, const LinkSettings& wanted,
-                                                      const FeatureBits& bits, const RtnlLinkInfo& link) const {
+NetlinkDeviceControl::Plan NetlinkDeviceControl::plan(std::string_view ifname, const LinkSettings& wanted, const FeatureBits& bits,
+                                                      const RtnlLinkInfo& link) const {
     if (wanted.mtu) {
         check_mtu_range(ifname, netns_, *wanted.mtu, link);
         check_ipv6_mtu(ifname, netns_, *wanted.mtu, link);
@@ -321,8 +323,8 @@ NetlinkDeviceControl::Plan NetlinkDeviceControl::plan(std::string_view ifname, c
         for (size_t bit : targets) {
             const auto [it, inserted] = plan.request.emplace(bit, on);
             if (!inserted && it->second != on) {
-                throw usage_error("features " + plan.typed[bit] + " and " + typed + " ask opposite states of " +
-                                  bits.names[bit] + " on " + where(ifname, netns_));
+                throw usage_error("features " + plan.typed[bit] + " and " + typed + " ask opposite states of " + bits.names[bit] + " on " +
+                                  where(ifname, netns_));
             }
             plan.typed.emplace(bit, typed);
         }
@@ -373,7 +375,9 @@ ApplyReport NetlinkDeviceControl::apply(std::string_view ifname, const LinkSetti
         } catch (const Error& e) {
             throw usage_error("qdisc on " + where(ifname, netns_) + ": its qdisc tree cannot be read: " + e.what());
         }
-        if (!tree.refused.empty()) throw usage_error("qdisc on " + where(ifname, netns_) + ": its qdisc tree cannot be put back exactly, so it is left alone: " + tree.refused);
+        if (!tree.refused.empty())
+            throw usage_error("qdisc on " + where(ifname, netns_) +
+                              ": its qdisc tree cannot be put back exactly, so it is left alone: " + tree.refused);
     }
 
     ApplyReport report;
@@ -431,9 +435,7 @@ ApplyReport NetlinkDeviceControl::apply(std::string_view ifname, const LinkSetti
         m.requested = *wanted.mtu;
         m.before = link.mtu;
         m.after = link_after.mtu;
-        m.outcome = !change_mtu ? SettingOutcome::AlreadySet
-                    : link_after.mtu == *wanted.mtu ? SettingOutcome::Applied
-                                                    : SettingOutcome::Unsupported;
+        m.outcome = !change_mtu ? SettingOutcome::AlreadySet : link_after.mtu == *wanted.mtu ? SettingOutcome::Applied : SettingOutcome::Unsupported;
         report.mtu = m;
     }
     report.mtu_after = link_after.mtu;
@@ -496,13 +498,16 @@ void NetlinkDeviceControl::apply_tuning(std::string_view ifname, int32_t ifindex
         const std::string is = a.qdisc ? describe_qdisc(*a.qdisc) : "";
         const bool holds = a.qdisc && qdisc_matches(*w.qdisc, *a.qdisc);
         report.tuning.push_back({"qdisc", describe_qdisc(*w.qdisc), was, is,
-                                 !holds ? SettingOutcome::Unsupported : (b.qdisc && qdisc_matches(*w.qdisc, *b.qdisc)) ? SettingOutcome::AlreadySet : SettingOutcome::Applied});
+                                 !holds                                           ? SettingOutcome::Unsupported
+                                 : (b.qdisc && qdisc_matches(*w.qdisc, *b.qdisc)) ? SettingOutcome::AlreadySet
+                                                                                  : SettingOutcome::Applied});
     }
     if (w.qdisc_original) {
         const std::string want = describe_qdisc_tree(*w.qdisc_original);
         const std::string was = b.qdisc_tree ? describe_qdisc_tree(*b.qdisc_tree) : "";
         const bool holds = qdisc_tree_back(*w.qdisc_original, a.qdisc_tree);
-        report.tuning.push_back({"qdisc", want, was, a.qdisc_tree ? describe_qdisc_tree(*a.qdisc_tree) : "", holds ? SettingOutcome::Applied : SettingOutcome::Unsupported});
+        report.tuning.push_back({"qdisc", want, was, a.qdisc_tree ? describe_qdisc_tree(*a.qdisc_tree) : "",
+                                 holds ? SettingOutcome::Applied : SettingOutcome::Unsupported});
     }
 }
 

@@ -61,7 +61,7 @@ private:
     std::string netns_;
     DeviceControlOptions options_;
     RtnlSocket rtnl_;
-    NetnsId netns_id_;    ///< where rtnl_ (and every socket here) was opened
+    NetnsId netns_id_;  ///< where rtnl_ (and every socket here) was opened
     std::optional<EthtoolNetlink> genl_;
     std::exception_ptr genl_error_;  ///< why genl_ is empty (EOPNOTSUPP when the family is missing)
     std::unique_ptr<NetlinkFeatures> netlink_features_;

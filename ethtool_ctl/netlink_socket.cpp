@@ -89,9 +89,7 @@ Nest NlRequest::nest(uint16_t type) {
     return Nest(*this, start);
 }
 
-NetlinkSocket::NetlinkSocket(std::unique_ptr<mnl_socket, Closer> sock) : sock_(std::move(sock)) {
-    port_id_ = mnl_socket_get_portid(sock_.get());
-}
+NetlinkSocket::NetlinkSocket(std::unique_ptr<mnl_socket, Closer> sock) : sock_(std::move(sock)) { port_id_ = mnl_socket_get_portid(sock_.get()); }
 
 NetlinkSocket NetlinkSocket::open(int bus) {
     std::unique_ptr<mnl_socket, Closer> sock(mnl_socket_open2(bus, SOCK_CLOEXEC));
@@ -125,8 +123,7 @@ void NetlinkSocket::receive_until_ack(uint32_t seq, const MessageHandler& on_mes
             throw system_error("receive netlink reply", errno);
         }
         int remaining = static_cast<int>(n);
-        for (auto* hdr = reinterpret_cast<const nlmsghdr*>(buf.data()); mnl_nlmsg_ok(hdr, remaining);
-             hdr = mnl_nlmsg_next(hdr, &remaining)) {
+        for (auto* hdr = reinterpret_cast<const nlmsghdr*>(buf.data()); mnl_nlmsg_ok(hdr, remaining); hdr = mnl_nlmsg_next(hdr, &remaining)) {
             // Notifications and stale replies share the socket only by accident; ignore them.
             if (hdr->nlmsg_seq != seq || (hdr->nlmsg_pid != port_id_ && hdr->nlmsg_pid != 0)) continue;
             const Bytes message(reinterpret_cast<const uint8_t*>(hdr), hdr->nlmsg_len);
@@ -146,9 +143,7 @@ void NetlinkSocket::receive_until_ack(uint32_t seq, const MessageHandler& on_mes
     }
 }
 
-void NetlinkSocket::transact(NlRequest& req, const MessageHandler& on_message) {
-    receive_until_ack(send(req), on_message);
-}
+void NetlinkSocket::transact(NlRequest& req, const MessageHandler& on_message) { receive_until_ack(send(req), on_message); }
 
 uint16_t decode_family_id(Bytes message) {
     static constexpr AttrPolicy kPolicy[] = {{CTRL_ATTR_FAMILY_ID, AttrType::U16}, {CTRL_ATTR_FAMILY_NAME, AttrType::String}};
@@ -174,8 +169,8 @@ uint16_t resolve_genl_family(NetlinkSocket& sock, std::string_view name) {
         }
         throw;
     }
-    if (id == 0) throw Error(ErrorKind::Failed, "resolve genetlink family " + std::string(name) + ": no reply",
-                             std::make_error_code(std::errc::bad_message));
+    if (id == 0)
+        throw Error(ErrorKind::Failed, "resolve genetlink family " + std::string(name) + ": no reply", std::make_error_code(std::errc::bad_message));
     return id;
 }
 

@@ -6,9 +6,9 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
-#include <utility>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "ethtool_ctl/netlink_attrs.hpp"
@@ -93,7 +93,9 @@ public:
     void set_tap(MessageHandler tap) { tap_ = std::move(tap); }
 
 private:
-    struct Closer { void operator()(mnl_socket* s) const noexcept { mnl_socket_close(s); } };
+    struct Closer {
+        void operator()(mnl_socket* s) const noexcept { mnl_socket_close(s); }
+    };
     explicit NetlinkSocket(std::unique_ptr<mnl_socket, Closer> sock);
 
     std::unique_ptr<mnl_socket, Closer> sock_;

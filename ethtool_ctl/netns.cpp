@@ -2,8 +2,8 @@
 
 #include <dirent.h>
 #include <fcntl.h>
-#include <sched.h>
 #include <linux/sockios.h>
+#include <sched.h>
 #include <sys/ioctl.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
@@ -39,8 +39,8 @@ void prepare_run_dir() {
 }  // namespace
 
 void validate_netns_name(std::string_view name) {
-    const bool bad = name.empty() || name.size() > 200 || name == "." || name == ".." ||
-                     name.find('/') != std::string_view::npos || name.find('\0') != std::string_view::npos;
+    const bool bad = name.empty() || name.size() > 200 || name == "." || name == ".." || name.find('/') != std::string_view::npos ||
+                     name.find('\0') != std::string_view::npos;
     if (bad) throw usage_error("netns: invalid namespace name \"" + std::string(name) + "\"");
 }
 

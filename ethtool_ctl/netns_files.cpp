@@ -4,13 +4,13 @@
 #include <fcntl.h>
 #include <linux/openat2.h>
 #include <sched.h>
-#include <sys/syscall.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
-#include <cerrno>
 #include <algorithm>
+#include <cerrno>
 #include <cstring>
 #include <exception>
 #include <thread>
@@ -46,7 +46,7 @@ void in_netns(const std::string& netns, const std::function<void()>& body) {
             body();
             return;
         }
-        where = "/proc/thread-self/ns/net";   // opened below, on the calling thread
+        where = "/proc/thread-self/ns/net";  // opened below, on the calling thread
     }
     UniqueFd target = open_netns(where);
     std::exception_ptr failure;

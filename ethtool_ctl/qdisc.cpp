@@ -15,7 +15,7 @@
 namespace nm {
 namespace {
 
-constexpr uint32_t kHtbVersion = 3;   // HTB_VER >> 16: the only version htb_init accepts
+constexpr uint32_t kHtbVersion = 3;  // HTB_VER >> 16: the only version htb_init accepts
 
 const tcmsg* tc_header(nl::Bytes message) {
     if (message.size() < NLMSG_LENGTH(sizeof(tcmsg))) throw Error(ErrorKind::Failed, "qdisc message shorter than its header");
@@ -75,8 +75,10 @@ void put_options(nl::NlRequest& req, const QdiscSpec& spec) {
         // An Ethernet link layer: the kernel computes transmit times itself and needs no rate table.
         q.rate.linklayer = TC_LINKLAYER_ETHERNET;
         // As tc does it: the queue holds what the rate drains in latency_ms, plus the bucket.
-        q.limit = spec.limit ? *spec.limit
-                             : static_cast<uint32_t>(std::min<double>(UINT32_MAX, static_cast<double>(rate_Bps) * spec.latency_ms.value_or(0) / 1e3 + burst));
+        q.limit =
+            spec.limit
+                ? *spec.limit
+                : static_cast<uint32_t>(std::min<double>(UINT32_MAX, static_cast<double>(rate_Bps) * spec.latency_ms.value_or(0) / 1e3 + burst));
         auto opts = req.nest(TCA_OPTIONS);
         req.put_binary(TCA_TBF_PARMS, &q, sizeof q);
         if (rate_Bps >= UINT32_MAX) {
@@ -108,8 +110,7 @@ nl::NlRequest qdisc_request(uint16_t type, uint16_t flags, int32_t ifindex, uint
 
 Error qdisc_error(const Error& e, const std::string& action, const std::string& ifname) {
     const std::string extack = e.context().extack;
-    return Error(e.kind() == ErrorKind::Usage ? ErrorKind::Usage : ErrorKind::Failed, action + " on " + ifname, e.code(),
-                 {ifname, "qdisc", extack});
+    return Error(e.kind() == ErrorKind::Usage ? ErrorKind::Usage : ErrorKind::Failed, action + " on " + ifname, e.code(), {ifname, "qdisc", extack});
 }
 
 }  // namespace
@@ -131,13 +132,13 @@ void check_qdisc_spec(const QdiscSpec& s) {
     if (!qdisc_kind_allowed(s.kind)) {
         throw usage_error("kind: \"" + s.kind + "\" is not a qdisc kind nicmatrix sets (noqueue, mq, pfifo_fast, pfifo, bfifo, tbf, htb, fq_codel)");
     }
-    const auto refuse = [&](const char* param) {
-        throw usage_error(std::string(param) + ": the " + s.kind + " qdisc takes no such parameter");
-    };
+    const auto refuse = [&](const char* param) { throw usage_error(std::string(param) + ": the " + s.kind + " qdisc takes no such parameter"); };
     if (s.kind == "pfifo_fast") {
-        if (s.limit || s.rate_bps || s.burst_bytes || s.latency_ms || s.default_class) refuse(s.limit ? "limit" : s.rate_bps ? "rate" : s.burst_bytes ? "burst" : s.latency_ms ? "latency_ms" : "default");
+        if (s.limit || s.rate_bps || s.burst_bytes || s.latency_ms || s.default_class)
+            refuse(s.limit ? "limit" : s.rate_bps ? "rate" : s.burst_bytes ? "burst" : s.latency_ms ? "latency_ms" : "default");
     } else if (s.kind == "pfifo" || s.kind == "bfifo") {
-        if (s.rate_bps || s.burst_bytes || s.latency_ms || s.default_class) refuse(s.rate_bps ? "rate" : s.burst_bytes ? "burst" : s.latency_ms ? "latency_ms" : "default");
+        if (s.rate_bps || s.burst_bytes || s.latency_ms || s.default_class)
+            refuse(s.rate_bps ? "rate" : s.burst_bytes ? "burst" : s.latency_ms ? "latency_ms" : "default");
     } else if (s.kind == "tbf") {
         if (s.default_class) refuse("default");
         if (!s.rate_bps || *s.rate_bps == 0) throw usage_error("rate: the tbf qdisc needs a rate (\"1gbit\", \"100mbit\" or bits/s)");
@@ -145,7 +146,8 @@ void check_qdisc_spec(const QdiscSpec& s) {
         if (!s.limit && !s.latency_ms) throw usage_error("latency_ms: the tbf qdisc needs latency_ms or limit");
         if (s.limit && s.latency_ms) throw usage_error("limit: give the tbf qdisc latency_ms or limit, not both");
     } else if (s.kind == "htb") {
-        if (s.limit || s.rate_bps || s.burst_bytes || s.latency_ms) refuse(s.limit ? "limit" : s.rate_bps ? "rate" : s.burst_bytes ? "burst" : "latency_ms");
+        if (s.limit || s.rate_bps || s.burst_bytes || s.latency_ms)
+            refuse(s.limit ? "limit" : s.rate_bps ? "rate" : s.burst_bytes ? "burst" : "latency_ms");
     } else if (s.limit || s.rate_bps || s.burst_bytes || s.latency_ms || s.default_class) {
         throw usage_error("kind: parameters are known for pfifo, bfifo, tbf and htb only; give \"" + s.kind + "\" as a plain kind");
     }
@@ -186,7 +188,7 @@ std::optional<QdiscState> QdiscControl::root(int32_t ifindex) {
     auto req = nl::NlRequest::plain(RTM_GETQDISC, NLM_F_REQUEST | NLM_F_DUMP, sizeof(tcmsg));
     auto* tc = static_cast<tcmsg*>(req.extra_header());
     tc->tcm_family = AF_UNSPEC;
-    tc->tcm_ifindex = ifindex;   // kernels since 4.x filter the dump by it; the decoder checks anyway
+    tc->tcm_ifindex = ifindex;  // kernels since 4.x filter the dump by it; the decoder checks anyway
     std::optional<QdiscState> found;
     sock_.transact(req, [&](nl::Bytes message) {
         if (!found) found = decode_root_qdisc(message, ifindex);

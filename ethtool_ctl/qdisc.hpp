@@ -6,8 +6,8 @@
 #include <string>
 
 #include "core/base/tuning_types.hpp"
-#include "ethtool_ctl/qdisc_tree.hpp"
 #include "ethtool_ctl/netlink_socket.hpp"
+#include "ethtool_ctl/qdisc_tree.hpp"
 
 namespace nm {
 

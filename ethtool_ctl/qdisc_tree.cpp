@@ -24,7 +24,7 @@
 namespace nm {
 namespace {
 
-constexpr uint32_t kHtbVersion = 3;   // HTB_VER >> 16: the only version htb_init accepts
+constexpr uint32_t kHtbVersion = 3;  // HTB_VER >> 16: the only version htb_init accepts
 // Filter flags a client may set (tc_flags_valid refuses the others); IN_HW, NOT_IN_HW and VERBOSE are the
 // kernel's own report of an offload and are dumped back.
 constexpr uint32_t kSettableClsFlags = TCA_CLS_FLAGS_SKIP_HW | TCA_CLS_FLAGS_SKIP_SW;
@@ -36,7 +36,8 @@ std::vector<const nlattr*> attrs_of(nl::Bytes payload, const char* what) {
     size_t off = 0;
     while (off + sizeof(nlattr) <= payload.size()) {
         const auto* a = reinterpret_cast<const nlattr*>(payload.data() + off);
-        if (a->nla_len < sizeof(nlattr) || off + a->nla_len > payload.size()) throw Error(ErrorKind::Failed, std::string(what) + ": truncated attribute");
+        if (a->nla_len < sizeof(nlattr) || off + a->nla_len > payload.size())
+            throw Error(ErrorKind::Failed, std::string(what) + ": truncated attribute");
         out.push_back(a);
         off += NLA_ALIGN(a->nla_len);
     }
@@ -104,8 +105,7 @@ struct ParmsAndRates {
 // Reads such a nest into `out`: "" or why it cannot be rebuilt (an attribute it does not know, no parameters).
 // `kind` names the nest in messages ("tbf", "htb class"), `parms_name` its struct.
 template <typename Parms>
-std::string read_parms_and_rates(nl::Bytes opts, const std::string& kind, const char* parms_name, ParmsAndRatesAttrs at,
-                                 ParmsAndRates<Parms>& out) {
+std::string read_parms_and_rates(nl::Bytes opts, const std::string& kind, const char* parms_name, ParmsAndRatesAttrs at, ParmsAndRates<Parms>& out) {
     for (const nlattr* a : attrs_of(opts, (kind + " options").c_str())) {
         const uint16_t type = type_of(a);
         if (type == at.parms) {
@@ -145,13 +145,13 @@ std::string decode_htb_qdisc(nl::Bytes opts, TcNode& n) {
                 tc_htb_glob g{};
                 if (!copy_struct(a, g)) return "htb parameters shorter than tc_htb_glob";
                 n.options["r2q"] = g.rate2quantum;
-                n.options["default"] = g.defcls;   // direct_pkts is a counter, not an option
+                n.options["default"] = g.defcls;  // direct_pkts is a counter, not an option
                 init = true;
                 break;
             }
             case TCA_HTB_DIRECT_QLEN: n.options["direct_qlen"] = u32_of(a); break;
             case TCA_HTB_PAD: break;
-            default: return unknown("htb", a);   // TCA_HTB_OFFLOAD among them
+            default: return unknown("htb", a);  // TCA_HTB_OFFLOAD among them
         }
     }
     return init ? std::string() : "htb without parameters";
@@ -168,7 +168,7 @@ std::string decode_htb_class(nl::Bytes opts, TcNode& n) {
     n.options["buffer"] = c.parms->buffer;
     n.options["cbuffer"] = c.parms->cbuffer;
     n.options["quantum"] = c.parms->quantum;
-    n.options["prio"] = c.parms->prio;   // level is the kernel's, from the classes below
+    n.options["prio"] = c.parms->prio;  // level is the kernel's, from the classes below
     return {};
 }
 
@@ -180,11 +180,16 @@ struct U32Attr {
 
 // fq_codel: every option it dumps is one it takes back, each a u32 (two u8) attribute of the same number.
 constexpr U32Attr kFqCodel[] = {
-    {TCA_FQ_CODEL_TARGET, "target", false},       {TCA_FQ_CODEL_LIMIT, "limit", false},
-    {TCA_FQ_CODEL_INTERVAL, "interval", false},   {TCA_FQ_CODEL_ECN, "ecn", false},
-    {TCA_FQ_CODEL_FLOWS, "flows", false},         {TCA_FQ_CODEL_QUANTUM, "quantum", false},
-    {TCA_FQ_CODEL_CE_THRESHOLD, "ce_threshold", false}, {TCA_FQ_CODEL_DROP_BATCH_SIZE, "drop_batch_size", false},
-    {TCA_FQ_CODEL_MEMORY_LIMIT, "memory_limit", false}, {TCA_FQ_CODEL_CE_THRESHOLD_SELECTOR, "ce_threshold_selector", true},
+    {TCA_FQ_CODEL_TARGET, "target", false},
+    {TCA_FQ_CODEL_LIMIT, "limit", false},
+    {TCA_FQ_CODEL_INTERVAL, "interval", false},
+    {TCA_FQ_CODEL_ECN, "ecn", false},
+    {TCA_FQ_CODEL_FLOWS, "flows", false},
+    {TCA_FQ_CODEL_QUANTUM, "quantum", false},
+    {TCA_FQ_CODEL_CE_THRESHOLD, "ce_threshold", false},
+    {TCA_FQ_CODEL_DROP_BATCH_SIZE, "drop_batch_size", false},
+    {TCA_FQ_CODEL_MEMORY_LIMIT, "memory_limit", false},
+    {TCA_FQ_CODEL_CE_THRESHOLD_SELECTOR, "ce_threshold_selector", true},
     {TCA_FQ_CODEL_CE_THRESHOLD_MASK, "ce_threshold_mask", true},
 };
 
@@ -209,7 +214,7 @@ std::string decode_u32(nl::Bytes opts, TcNode& n, uint32_t& divisor) {
         switch (type_of(a)) {
             case TCA_U32_DIVISOR: divisor = u32_of(a); break;
             case TCA_U32_CLASSID: n.options["classid"] = u32_of(a); break;
-            case TCA_U32_HASH: n.options["hash"] = u32_of(a); break;   // checked against the handle, not kept
+            case TCA_U32_HASH: n.options["hash"] = u32_of(a); break;  // checked against the handle, not kept
             case TCA_U32_FLAGS: {
                 const uint32_t flags = u32_of(a) & kSettableClsFlags;
                 if (flags) n.options["flags"] = flags;
@@ -237,11 +242,11 @@ std::string decode_u32(nl::Bytes opts, TcNode& n, uint32_t& divisor) {
                 break;
             }
             case TCA_U32_PCNT:
-            case TCA_U32_PAD: break;   // counters
+            case TCA_U32_PAD: break;  // counters
             case TCA_U32_LINK: return "u32 link to another hash table (not one nicmatrix can rebuild)";
             case TCA_U32_ACT:
             case TCA_U32_POLICE: return "u32 actions (not ones nicmatrix can rebuild)";
-            default: return unknown("u32", a);   // indev and mark among them
+            default: return unknown("u32", a);  // indev and mark among them
         }
     }
     return {};
@@ -252,9 +257,9 @@ std::string decode_u32(nl::Bytes opts, TcNode& n, uint32_t& divisor) {
 struct Decoded {
     std::optional<TcNode> node;
     std::string refused;
-    bool ingress = false;     // the ingress/clsact qdisc and what hangs off it: not part of the root's tree
-    bool proto_only = false;  // a filter message naming only its priority (tcf_proto), no rule
-    uint32_t u32_divisor = 0; // a u32 hash table (no rule)
+    bool ingress = false;      // the ingress/clsact qdisc and what hangs off it: not part of the root's tree
+    bool proto_only = false;   // a filter message naming only its priority (tcf_proto), no rule
+    uint32_t u32_divisor = 0;  // a u32 hash table (no rule)
 };
 
 Decoded decode_message(nl::Bytes message, TcObject what, int32_t ifindex) {
@@ -292,7 +297,7 @@ Decoded decode_message(nl::Bytes message, TcObject what, int32_t ifindex) {
             case TCA_HW_OFFLOAD:
                 if (!nl::attr_payload(a).empty() && nl::attr_payload(a)[0] != 0) d.refused = "offloaded to hardware";
                 break;
-            default: break;   // statistics, counters, padding, dump flags
+            default: break;  // statistics, counters, padding, dump flags
         }
     }
     if (n.kind.empty()) throw Error(ErrorKind::Failed, "tc message without a kind");
@@ -383,7 +388,7 @@ void put_qdisc_options(nl::NlRequest& req, const TcNode& n) {
         tc_tbf_qopt q{};
         q.rate = rate_of(n, "");
         q.limit = get32(n, "limit");
-        q.buffer = get32(n, "buffer");   // psched ticks, as dumped: the kernel keeps the same ns
+        q.buffer = get32(n, "buffer");  // psched ticks, as dumped: the kernel keeps the same ns
         q.mtu = get32(n, "mtu");
         auto opts = req.nest(TCA_OPTIONS);
         req.put_binary(TCA_TBF_PARMS, &q, sizeof q);
@@ -482,7 +487,8 @@ std::string check_u32_ids(const std::map<std::tuple<uint32_t, uint16_t, uint16_t
         std::sort(ids.begin(), ids.end());
         for (size_t i = 0; i < ids.size(); ++i) {
             if (ids[i] != (0x800U + i) << 20) {
-                return "filter u32 under qdisc " + tc_handle(major) + ": hash table ids are not 800:, 801:, ... in order (a rebuild would number them differently)";
+                return "filter u32 under qdisc " + tc_handle(major) +
+                       ": hash table ids are not 800:, 801:, ... in order (a rebuild would number them differently)";
             }
         }
     }
@@ -525,7 +531,8 @@ QdiscTree decode_qdisc_tree(const std::vector<std::vector<uint8_t>>& qdiscs, con
         if (d.u32_divisor != 0 || !n.options.count("sel_flags")) {
             // A hash table: the root one (divisor 1, no key) comes with the priority; others are refused below.
             if (d.u32_divisor != 1 || (n.handle & 0x000FFFFFU) != 0) {
-                note(describe_tc_node(TcObject::Filter, n) + ": a hash table of divisor " + std::to_string(d.u32_divisor) + " (nicmatrix rebuilds only the root one)");
+                note(describe_tc_node(TcObject::Filter, n) + ": a hash table of divisor " + std::to_string(d.u32_divisor) +
+                     " (nicmatrix rebuilds only the root one)");
             }
             tables[proto].push_back(n.handle);
             continue;
@@ -551,7 +558,8 @@ QdiscTree decode_qdisc_tree(const std::vector<std::vector<uint8_t>>& qdiscs, con
             const bool rules_here = std::any_of(t.filters.begin(), t.filters.end(), [&](const TcNode& f) {
                 return std::tie(f.parent, f.prio, f.protocol, f.chain) == proto && (f.handle & 0xFFF00000U) == id;
             });
-            if (!rules_here && with_rules.count(proto)) note("filter u32 parent " + tc_handle(std::get<0>(proto)) + ": hash table " + tc_handle(id) + " without rules");
+            if (!rules_here && with_rules.count(proto))
+                note("filter u32 parent " + tc_handle(std::get<0>(proto)) + ": hash table " + tc_handle(id) + " without rules");
         }
     }
     if (std::string why = check_u32_ids(tables, with_rules); !why.empty()) note(why);
@@ -562,9 +570,7 @@ QdiscTree decode_qdisc_tree(const std::vector<std::vector<uint8_t>>& qdiscs, con
 
 QdiscTree QdiscControl::tree(int32_t ifindex) {
     std::vector<std::vector<uint8_t>> qdiscs, classes, filters;
-    const auto collect = [](std::vector<std::vector<uint8_t>>& into) {
-        return [&into](nl::Bytes m) { into.emplace_back(m.begin(), m.end()); };
-    };
+    const auto collect = [](std::vector<std::vector<uint8_t>>& into) { return [&into](nl::Bytes m) { into.emplace_back(m.begin(), m.end()); }; };
     auto q = tc_request(RTM_GETQDISC, NLM_F_REQUEST | NLM_F_DUMP, ifindex, 0, 0);
     sock_.transact(q, collect(qdiscs));
     auto c = tc_request(RTM_GETTCLASS, NLM_F_REQUEST | NLM_F_DUMP, ifindex, 0, 0);
@@ -670,7 +676,8 @@ void QdiscControl::rebuild(int32_t ifindex, const QdiscTree& tree, const std::st
         std::vector<const TcNode*> filters;
         for (const auto& f : tree.filters) filters.push_back(&f);
         std::stable_sort(filters.begin(), filters.end(), [](const TcNode* a, const TcNode* b) {
-            return std::make_tuple(TC_H_MAJ(a->parent), a->handle & 0xFFF00000U, a->handle) < std::make_tuple(TC_H_MAJ(b->parent), b->handle & 0xFFF00000U, b->handle);
+            return std::make_tuple(TC_H_MAJ(a->parent), a->handle & 0xFFF00000U, a->handle) <
+                   std::make_tuple(TC_H_MAJ(b->parent), b->handle & 0xFFF00000U, b->handle);
         });
         for (const TcNode* f : filters) {
             step = describe_tc_node(TcObject::Filter, *f);

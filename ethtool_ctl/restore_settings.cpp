@@ -60,7 +60,11 @@ std::string restore_differences(const LinkState& original, const LinkState& now)
     differences("sysctl", o.sysctl, n.sysctl, out);
     if (o.qdisc_tree ? !qdisc_tree_back(*o.qdisc_tree, n.qdisc_tree) : !qdisc_back(o.qdisc, n.qdisc)) {
         const std::string was = o.qdisc_tree ? describe_qdisc_tree(*o.qdisc_tree) : describe_qdisc(*o.qdisc);
-        out += " qdisc=" + (n.qdisc_tree ? describe_qdisc_tree(*n.qdisc_tree) : n.qdisc ? describe_qdisc(*n.qdisc) : std::string("(none)")) + " (was " + was + ")";
+        out += " qdisc=" +
+               (n.qdisc_tree ? describe_qdisc_tree(*n.qdisc_tree)
+                : n.qdisc    ? describe_qdisc(*n.qdisc)
+                             : std::string("(none)")) +
+               " (was " + was + ")";
     }
     return out;
 }

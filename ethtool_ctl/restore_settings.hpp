@@ -20,7 +20,7 @@ std::string restore_differences(const LinkState& original, const LinkState& now)
 /// What put_back() did.
 struct PutBack {
     ApplyReport report;
-    std::string differences;   ///< restore_differences after the change; empty = it holds
+    std::string differences;  ///< restore_differences after the change; empty = it holds
 };
 
 /// Reads `ifname`, sends what settings_to_restore says (nothing when nothing moved), and reads back.

@@ -76,14 +76,14 @@ RtnlLinkInfo decode_link_message(nl::Bytes message) {
     constexpr size_t kHeaders = NLMSG_HDRLEN + NLMSG_ALIGN(sizeof(ifinfomsg));
     const auto* hdr = reinterpret_cast<const nlmsghdr*>(message.data());
     if (message.size() < kHeaders || hdr->nlmsg_len < kHeaders || hdr->nlmsg_type != RTM_NEWLINK) {
-        throw Error(ErrorKind::Failed, "decode link message from the kernel: not an RTM_NEWLINK",
-                    std::make_error_code(std::errc::bad_message));
+        throw Error(ErrorKind::Failed, "decode link message from the kernel: not an RTM_NEWLINK", std::make_error_code(std::errc::bad_message));
     }
     static constexpr nl::AttrPolicy kPolicy[] = {
-        {IFLA_IFNAME, nl::AttrType::String}, {IFLA_MTU, nl::AttrType::U32},       {IFLA_MIN_MTU, nl::AttrType::U32},
-        {IFLA_MAX_MTU, nl::AttrType::U32},   {IFLA_OPERSTATE, nl::AttrType::U8},  {IFLA_STATS64, nl::AttrType::Binary},
-        {IFLA_PERM_ADDRESS, nl::AttrType::Binary}, {IFLA_LINKINFO, nl::AttrType::Nested}, {IFLA_CARRIER, nl::AttrType::U8},
-        {IFLA_CARRIER_DOWN_COUNT, nl::AttrType::U32},
+        {IFLA_IFNAME, nl::AttrType::String},       {IFLA_MTU, nl::AttrType::U32},
+        {IFLA_MIN_MTU, nl::AttrType::U32},         {IFLA_MAX_MTU, nl::AttrType::U32},
+        {IFLA_OPERSTATE, nl::AttrType::U8},        {IFLA_STATS64, nl::AttrType::Binary},
+        {IFLA_PERM_ADDRESS, nl::AttrType::Binary}, {IFLA_LINKINFO, nl::AttrType::Nested},
+        {IFLA_CARRIER, nl::AttrType::U8},          {IFLA_CARRIER_DOWN_COUNT, nl::AttrType::U32},
     };
     const auto attrs = nl::parse_attrs<IFLA_PERM_ADDRESS>(message.subspan(kHeaders, hdr->nlmsg_len - kHeaders), kPolicy, "link");
     RtnlLinkInfo out;

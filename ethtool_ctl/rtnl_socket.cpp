@@ -54,8 +54,7 @@ Error libnl_error(std::string action, int nle, ErrorContext context) {
 
 void RtnlSocket::SockDeleter::operator()(nl_sock* s) const noexcept { nl_socket_free(s); }
 
-RtnlSocket::RtnlSocket(std::unique_ptr<nl_sock, SockDeleter> sock, std::string netns)
-    : sock_(std::move(sock)), netns_(std::move(netns)) {}
+RtnlSocket::RtnlSocket(std::unique_ptr<nl_sock, SockDeleter> sock, std::string netns) : sock_(std::move(sock)), netns_(std::move(netns)) {}
 
 RtnlSocket RtnlSocket::open(std::string_view netns) {
     NetnsScope scope(netns);
@@ -198,7 +197,8 @@ RtnlLinkInfo RtnlSocket::link_info(std::string_view ifname, const std::function<
     if (const int err = nl_wait_for_ack(sock_.get()); err < 0) {
         throw libnl_error("read link", err, {where(ifname, netns_), "", ""});
     }
-    if (raw.empty()) throw Error(ErrorKind::Failed, "read link: no reply", std::make_error_code(std::errc::bad_message), {where(ifname, netns_), "", ""});
+    if (raw.empty())
+        throw Error(ErrorKind::Failed, "read link: no reply", std::make_error_code(std::errc::bad_message), {where(ifname, netns_), "", ""});
     if (tap) tap(raw);
     return decode_link_message(raw);
 }

@@ -59,7 +59,9 @@ public:
     void set_mtu(std::string_view ifname, uint32_t mtu) const;
 
 private:
-    struct SockDeleter { void operator()(nl_sock* s) const noexcept; };
+    struct SockDeleter {
+        void operator()(nl_sock* s) const noexcept;
+    };
     RtnlSocket(std::unique_ptr<nl_sock, SockDeleter> sock, std::string netns);
 
     std::unique_ptr<nl_sock, SockDeleter> sock_;

@@ -3,12 +3,12 @@
 #include <algorithm>
 
 #include "core/base/cpu_list.hpp"
-#include "core/base/error.hpp"
 #include "core/base/device_codec.hpp"
+#include "core/base/error.hpp"
 #include "core/base/journal_codec.hpp"
-#include "core/base/tuning_codec.hpp"
 #include "core/base/qdisc_tree.hpp"
 #include "core/base/sysctl_allow_list.hpp"
+#include "core/base/tuning_codec.hpp"
 #include "ethtool_ctl/feature_names.hpp"
 #include "ethtool_ctl/qdisc.hpp"
 #include "ethtool_ctl/tuning_files.hpp"
@@ -57,8 +57,7 @@ uint64_t number(const std::string& key, const std::string& text) {
         size_t used = 0;
         const uint64_t n = std::stoull(text, &used);
         if (used == text.size()) return n;
-    } catch (const std::exception&) {
-    }
+    } catch (const std::exception&) {}
     throw Error(ErrorKind::Failed, "journal: " + key + " was \"" + text + "\", not a number");
 }
 
@@ -94,7 +93,7 @@ SettingWrites planned_writes(const LinkState& now, const LinkSettings& wanted) {
         try {
             r = resolve_feature_name(typed, now.feature_order, now.name);
         } catch (const Error&) {
-            continue;   // apply() refuses it before changing anything
+            continue;  // apply() refuses it before changing anything
         }
         for (const auto& name : r.kernel_names) {
             const auto f = now.features.find(name);
@@ -111,7 +110,7 @@ SettingWrites planned_writes(const LinkState& now, const LinkSettings& wanted) {
             try {
                 cpus = canonical_cpus(list);
             } catch (const Error&) {
-                continue;   // refused by apply() before any change
+                continue;  // refused by apply() before any change
             }
             if (q != "*") {
                 plan(out, values, std::string(kind) + "." + q, cpus);
@@ -153,7 +152,7 @@ void merge_writes(SettingWrites& into, const SettingWrites& update) {
     for (const auto& [key, u] : update) {
         auto it = into.find(key);
         if (it == into.end()) {
-            if (u.written && *u.written == u.before) continue;   // nothing changed, nothing to take back
+            if (u.written && *u.written == u.before) continue;  // nothing changed, nothing to take back
             into[key] = u;
             continue;
         }
@@ -178,7 +177,7 @@ UndoPlan plan_undo(const SettingWrites& writes, const std::map<std::string, std:
             p.foreign += (p.foreign.empty() ? "" : "; ") + key + " is " + is + " (nicmatrix wrote " + wrote + "; it was " + w.before + " before)";
             continue;
         }
-        if (is == kGone) continue;   // a queue or IRQ that is not there now; said by the caller's second pass
+        if (is == kGone) continue;  // a queue or IRQ that is not there now; said by the caller's second pass
         p.keys.push_back(key);
         const auto dot = key.find('.');
         const std::string kind = key.substr(0, dot), name = dot == std::string::npos ? "" : key.substr(dot + 1);
@@ -269,7 +268,7 @@ RecordedApply apply_recorded(DeviceControl& device, SettingsJournal& journal, st
     if (moved) {
         out.report.link = wait_for_link(device, ifname, carrier_before, window, !before.driver.bus_info.empty(), link);
     } else if (link.bound.count() > 0 && carrier_before && carrier_before->admin_up && carrier_before->carrier) {
-        out.report.link = LinkSettle{};   // nothing moved: the link had no reason to go
+        out.report.link = LinkSettle{};  // nothing moved: the link had no reason to go
     }
     return out;
 }

@@ -41,8 +41,8 @@ void merge_writes(SettingWrites& into, const SettingWrites& update);
 /// 1500 before)"). A key already at its `before` needs nothing.
 struct UndoPlan {
     LinkSettings back;
-    std::vector<std::string> keys;      ///< the keys `back` writes
-    std::string foreign;                ///< "; "-joined, empty when nobody else changed anything
+    std::vector<std::string> keys;  ///< the keys `back` writes
+    std::string foreign;            ///< "; "-joined, empty when nobody else changed anything
 };
 UndoPlan plan_undo(const SettingWrites& writes, const std::map<std::string, std::string>& now);
 
@@ -50,8 +50,8 @@ UndoPlan plan_undo(const SettingWrites& writes, const std::map<std::string, std:
 /// "lo"): writes each setting's original where it still holds what nicmatrix wrote, then reads back.
 struct UndoResult {
     ApplyReport report;
-    std::string foreign;       ///< settings someone else changed: left as they are, said here
-    std::string differences;   ///< " key=now (was before)" for every setting put back that did not hold
+    std::string foreign;      ///< settings someone else changed: left as they are, said here
+    std::string differences;  ///< " key=now (was before)" for every setting put back that did not hold
 };
 /// With `journal`, what the undo wrote is journalled too (a rollback of one change among several keeps the
 /// journal's `written` true for the final restore).

@@ -34,18 +34,17 @@ void check_name(const char* kind, const std::string& name) {
     if (const std::string why = setting_name_problem(kind, name); !why.empty()) throw usage_error(std::string(kind) + ": " + why);
 }
 
-
 std::string trim(std::string s) {
     while (!s.empty() && (s.back() == '\n' || s.back() == ' ')) s.pop_back();
     return s;
 }
 
 // Every queue's mask as a CPU list; a queue whose file cannot be read makes the kind unsupported.
-void read_queue_masks(const std::string& ifname, const char* prefix, const char* file, const char* kind,
-                      std::map<std::string, std::string>& out, TuningState& state) {
+void read_queue_masks(const std::string& ifname, const char* prefix, const char* file, const char* kind, std::map<std::string, std::string>& out,
+                      TuningState& state) {
     for (const auto& q : directory_entries(dev_dir(ifname) + "/queues", prefix)) {
         std::string why;
-        if (!setting_name_problem(kind, q, false).empty()) continue;   // not a queue of the shape we write
+        if (!setting_name_problem(kind, q, false).empty()) continue;  // not a queue of the shape we write
         const auto text = read_beneath(dev_dir(ifname), "queues/" + q + "/" + file, &why);
         if (!text) {
             state.unsupported[kind] = q + "/" + file + ": " + why;
@@ -164,7 +163,9 @@ void write_tuning_files(const std::string& netns, const std::string& ifname, con
         if (!wanted.irq_affinity.empty()) {
             // Only this device's own interrupts (its msi_irqs or its irq), never one found by a name.
             const auto irqs = device_irqs(ifname);
-            if (!irqs || irqs->empty()) throw usage_error("irq_affinity on " + ifname + ": " + (irqs ? "its device reports no interrupts" : "a virtual device has no interrupts of its own"));
+            if (!irqs || irqs->empty())
+                throw usage_error("irq_affinity on " + ifname + ": " +
+                                  (irqs ? "its device reports no interrupts" : "a virtual device has no interrupts of its own"));
             for (const auto& [n, list] : wanted.irq_affinity) {
                 if (n != "*" && std::find(irqs->begin(), irqs->end(), n) == irqs->end()) {
                     throw usage_error("irq_affinity " + n + " on " + ifname + ": not an interrupt of this device (it has " + [&] {
@@ -185,7 +186,8 @@ void write_tuning_files(const std::string& netns, const std::string& ifname, con
         for (const auto& [name, value] : wanted.sysctl) {
             // Setting a congestion control the kernel has not loaded loads its module: only loaded ones.
             if (name == "net.ipv4.tcp_congestion_control") {
-                const std::string loaded = normalize_sysctl_value(read_beneath("/proc/sys", "net/ipv4/tcp_available_congestion_control").value_or(""));
+                const std::string loaded =
+                    normalize_sysctl_value(read_beneath("/proc/sys", "net/ipv4/tcp_available_congestion_control").value_or(""));
                 if ((" " + loaded + " ").find(" " + normalize_sysctl_value(value) + " ") == std::string::npos) {
                     throw usage_error("sysctl " + name + "=" + value + ": not a congestion control the kernel has loaded (" + loaded +
                                       "); nicmatrix loads no module (modprobe tcp_" + normalize_sysctl_value(value) + " first)");

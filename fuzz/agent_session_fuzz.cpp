@@ -47,10 +47,8 @@ nm::Deadline soon() { return nm::deadline_in(std::chrono::milliseconds(200)); }
 // What the agent sent so far, read and dropped (so its sends never block).
 void drain(nm::ControlChannel& ch) {
     try {
-        while (ch.receive(std::chrono::steady_clock::now())) {
-        }
-    } catch (const nm::Error&) {
-    }
+        while (ch.receive(std::chrono::steady_clock::now())) {}
+    } catch (const nm::Error&) {}
 }
 
 void send_raw(int fd, std::string_view bytes) {
@@ -58,8 +56,7 @@ void send_raw(int fd, std::string_view bytes) {
     line += '\n';
     try {
         nm::send_all(fd, line.data(), line.size(), soon(), "fuzz line");
-    } catch (const nm::Error&) {
-    }
+    } catch (const nm::Error&) {}
 }
 
 }  // namespace
@@ -134,8 +131,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
             drain(client);
         }
     } catch (const nm::Error&) {
-    } catch (const nlohmann::json::exception&) {
-    }
+    } catch (const nlohmann::json::exception&) {}
     // The client hangs up; the agent must end the session and put everything back.
     ::shutdown(client.fd(), SHUT_RDWR);
     server.join();

@@ -6,10 +6,10 @@
 #include <string_view>
 
 #include "agent/agent_protocol.hpp"
-#include "core/base/error.hpp"
 #include "core/base/device_codec.hpp"
-#include "core/base/traffic_codec.hpp"
+#include "core/base/error.hpp"
 #include "core/base/json_integer.hpp"
+#include "core/base/traffic_codec.hpp"
 #include "core/control/control_channel.hpp"
 #include "core/control/message_auth.hpp"
 
@@ -24,12 +24,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         if (j.contains("seq")) (void)nm::checked_integer<uint64_t>(j.at("seq"), "seq");
         try {
             (void)nm::parse_agent_request(j);
-        } catch (const nm::AgentRefusal&) {
-        }
+        } catch (const nm::AgentRefusal&) {}
         (void)nm::verify_text(line, "key", "client->agent");
         (void)nm::encode_control_message(j);
     } catch (const nm::Error&) {
-    } catch (const nlohmann::json::exception&) {
-    }
+    } catch (const nlohmann::json::exception&) {}
     return 0;
 }

@@ -20,11 +20,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
                 try {
                     const auto figures = nm::iperf3::parse_server_results(results, spec, {0, 1});
                     (void)nm::Json(figures).dump();
-                } catch (const nm::Error&) {
-                }
+                } catch (const nm::Error&) {}
             }
         }
-    } catch (const nm::Error&) {
-    }
+    } catch (const nm::Error&) {}
     return 0;
 }

@@ -18,16 +18,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         for (const char* metric : {"throughput_bps", "cpu_sender_pct", "rr_p99_us", "loss_pct"}) {
             try {
                 (void)nm::render_results(results, metric, nm::TableFormat::Text);
-            } catch (const nm::Error&) {
-            }
+            } catch (const nm::Error&) {}
         }
         try {
             const nm::Comparison self = nm::compare_results(results, results, "throughput_bps", "a", "b");
             (void)nm::render_comparison(self, nm::TableFormat::Markdown);
-        } catch (const nm::Error&) {
-        }
+        } catch (const nm::Error&) {}
         (void)nm::render_cpu_breakdown(results, nm::TableFormat::Csv);
-    } catch (const nm::Error&) {
-    }
+    } catch (const nm::Error&) {}
     return 0;
 }

@@ -11,7 +11,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     try {
         const nm::SweepConfig config = nm::parse_sweep_config_text(text, "fuzz.json");
         (void)nm::expand_cells(config);
-    } catch (const nm::Error&) {
-    }
+    } catch (const nm::Error&) {}
     return 0;
 }

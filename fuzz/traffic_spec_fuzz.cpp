@@ -11,7 +11,7 @@
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     if (size < 1) return 0;
-    const unsigned cores = 1U + data[0] % 64U;   // the server's core count
+    const unsigned cores = 1U + data[0] % 64U;  // the server's core count
     const std::string_view text(reinterpret_cast<const char*>(data + 1), size - 1);
     try {
         const nm::Json j = nm::Json::parse(text.begin(), text.end());
@@ -19,7 +19,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         (void)nm::plan_for(resolved, nm::Direction::Forward, "");
         (void)nm::plan_for(resolved, nm::Direction::Reverse, "");
     } catch (const nm::Error&) {
-    } catch (const nlohmann::json::exception&) {
-    }
+    } catch (const nlohmann::json::exception&) {}
     return 0;
 }

@@ -108,14 +108,14 @@ void CellMeasure::finish_summary(CellResult& result) const {
     result.precision_met.reset();
     result.modes.reset();
     if (result.status != CellStatus::Ok || result.runs.empty() || result.spec.traffic.rfc2544) return;
-    const std::string metric = config_.precision ? precision_metric(*config_.precision, result.spec.traffic.test)
-                                                 : headline_metric(result.spec.traffic.test);
+    const std::string metric =
+        config_.precision ? precision_metric(*config_.precision, result.spec.traffic.test) : headline_metric(result.spec.traffic.test);
     result.modes = cell_modes(result.runs, metric, confidence(), config_.precision);
     if (!config_.precision) return;
     // With modes, the precision applies to each: a median between two modes is no figure to make precise.
     if (result.modes) {
-        result.precision_met = std::all_of(result.modes->modes.begin(), result.modes->modes.end(),
-                                           [](const ValueMode& m) { return m.precision_met.value_or(false); });
+        result.precision_met =
+            std::all_of(result.modes->modes.begin(), result.modes->modes.end(), [](const ValueMode& m) { return m.precision_met.value_or(false); });
         return;
     }
     const auto it = result.summary.find(metric);

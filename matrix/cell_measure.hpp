@@ -7,8 +7,8 @@
 #include <vector>
 
 #include "core/base/rfc2544_types.hpp"
-#include "matrix/model/sweep_types.hpp"
 #include "core/base/traffic_types.hpp"
+#include "matrix/model/sweep_types.hpp"
 
 namespace nm {
 
@@ -29,8 +29,8 @@ public:
     /// A frame-size table: one measurement per cell (its trials are its repetitions). The line rate comes
     /// from `local_link_bps` (the sending interface's link speed as the cell leaves it; may throw), unless
     /// the entry sets one; `interfaces` are recorded with the table.
-    void measure_rfc2544(const CellSpec& cell, const TestSpec& base, CellResult& result,
-                         const std::function<std::optional<double>()>& local_link_bps, std::vector<InterfaceCoalesce> interfaces);
+    void measure_rfc2544(const CellSpec& cell, const TestSpec& base, CellResult& result, const std::function<std::optional<double>()>& local_link_bps,
+                         std::vector<InterfaceCoalesce> interfaces);
     /// The cell's summaries, modes and whether its precision is met, from its runs.
     void finish_summary(CellResult& result) const;
     /// Waits the config's cooldown (a stop cuts it short).

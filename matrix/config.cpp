@@ -5,17 +5,17 @@
 #include <fstream>
 #include <sstream>
 
+#include "core/base/cpu_list.hpp"
 #include "core/base/error.hpp"
 #include "core/base/json_text.hpp"
-#include "matrix/model/sweep_codec.hpp"
-#include "matrix/model/sweep_types.hpp"
 #include "core/base/traffic_codec.hpp"
 #include "core/base/tuning_codec.hpp"
-#include "core/base/cpu_list.hpp"
 #include "core/rfc2544/frame_size.hpp"
+#include "core/session/traffic_session.hpp"
 #include "ethtool_ctl/qdisc.hpp"
 #include "ethtool_ctl/tuning_files.hpp"
-#include "core/session/traffic_session.hpp"
+#include "matrix/model/sweep_codec.hpp"
+#include "matrix/model/sweep_types.hpp"
 #include "matrix/stats.hpp"
 
 namespace nm {
@@ -43,7 +43,7 @@ void check_rfc2544_entries(const SweepConfig& config, const std::string& source)
 void check_engine_limits(const SweepPlan& plan, const std::string& source) {
     const SweepConfig& config = plan.config;
     for (size_t i = 0; i < config.traffic.size(); ++i) {
-        if (config.traffic[i].rfc2544) continue;   // its trials are made by run_rfc2544, checked there
+        if (config.traffic[i].rfc2544) continue;  // its trials are made by run_rfc2544, checked there
         TestSpec spec = config.traffic[i].test;
         spec.duration_s = config.duration_s;
         spec.omit_s = config.omit_s;
@@ -99,7 +99,7 @@ void check_tuning_on_host(const SweepConfig& config, const std::string& source) 
                 try {
                     probe_qdisc(*t.qdisc);
                 } catch (const Error& e) {
-                    if (e.kind() != ErrorKind::Usage) continue;   // no CAP_NET_ADMIN: the sweep's own check says so later
+                    if (e.kind() != ErrorKind::Usage) continue;  // no CAP_NET_ADMIN: the sweep's own check says so later
                     std::string what = e.what();
                     std::string field = "kind";
                     if (const auto colon = what.find(": "); colon != std::string::npos && colon < 16) {
@@ -131,9 +131,7 @@ SweepPlan parse_sweep_plan_text(const std::string& text, const std::string& sour
     return plan;
 }
 
-SweepConfig parse_sweep_config_text(const std::string& text, const std::string& source) {
-    return parse_sweep_plan_text(text, source).config;
-}
+SweepConfig parse_sweep_config_text(const std::string& text, const std::string& source) { return parse_sweep_plan_text(text, source).config; }
 
 SweepPlan load_sweep_plan(const std::string& path) {
     std::ifstream in(path);
@@ -208,8 +206,8 @@ std::vector<CellSpec> expand_cells(const SweepConfig& config) {
                         cell.key += axes[a]->second[combo[a]].name + "/";
                     }
                     cell.key += cell.traffic.name;
-                    const bool excluded = std::any_of(config.exclude.begin(), config.exclude.end(),
-                                                      [&](const ExcludeRule& r) { return excludes(r, cell); });
+                    const bool excluded =
+                        std::any_of(config.exclude.begin(), config.exclude.end(), [&](const ExcludeRule& r) { return excludes(r, cell); });
                     if (!excluded) cells.push_back(std::move(cell));
                 }
             }

@@ -33,7 +33,8 @@ void complete_from_original(const SweepConfig& config, TuningRequest& t, const T
         for (const auto& p : it->second) {
             for (const auto& [key, value] : p.tuning.*member) {
                 if (!out.count(key)) {
-                    if (const auto o = orig.find(key); o != orig.end()) out[key] = static_cast<typename std::decay_t<decltype(out)>::mapped_type>(o->second);
+                    if (const auto o = orig.find(key); o != orig.end())
+                        out[key] = static_cast<typename std::decay_t<decltype(out)>::mapped_type>(o->second);
                 }
             }
         }
@@ -100,7 +101,8 @@ std::string infeasible_reason(const ApplyReport& r) {
         if (!c.requested) continue;
         const std::string name = c.requested_as.empty() ? c.name : c.requested_as + " (" + c.name + ")";
         if (c.outcome == SettingOutcome::Fixed) add(name + " is fixed " + (c.after ? "on" : "off"));
-        if (c.outcome == SettingOutcome::Unsupported) add(name + " requested " + (*c.requested ? "on" : "off") + " but stayed " + (c.after ? "on" : "off"));
+        if (c.outcome == SettingOutcome::Unsupported)
+            add(name + " requested " + (*c.requested ? "on" : "off") + " but stayed " + (c.after ? "on" : "off"));
     }
     if (r.mtu && r.mtu->outcome != SettingOutcome::Applied && r.mtu->outcome != SettingOutcome::AlreadySet) {
         add("mtu " + std::to_string(r.mtu->requested) + " not applied (stayed " + std::to_string(r.mtu->after) + ")");
@@ -113,8 +115,6 @@ std::string infeasible_reason(const ApplyReport& r) {
     return r.ifname + ": " + (reason.empty() ? "settings did not hold" : reason);
 }
 
-std::string end_label(const std::string& ifname, const std::string& netns) {
-    return netns.empty() ? ifname : ifname + " (netns " + netns + ")";
-}
+std::string end_label(const std::string& ifname, const std::string& netns) { return netns.empty() ? ifname : ifname + " (netns " + netns + ")"; }
 
 }  // namespace nm

@@ -4,8 +4,8 @@
 #include <map>
 #include <string>
 
-#include "matrix/model/sweep_types.hpp"
 #include "ethtool_ctl/device_control.hpp"
+#include "matrix/model/sweep_types.hpp"
 
 namespace nm {
 

@@ -23,7 +23,7 @@ namespace {
 
 constexpr size_t kIpv4Header = 20;
 constexpr size_t kIpv6Header = 40;
-constexpr size_t kIcmpHeader = 8;   // the same for ICMPv4 and ICMPv6 echo
+constexpr size_t kIcmpHeader = 8;  // the same for ICMPv4 and ICMPv6 echo
 
 uint16_t checksum(const uint8_t* data, size_t len) {
     uint32_t sum = 0;
@@ -34,7 +34,9 @@ uint16_t checksum(const uint8_t* data, size_t len) {
 }
 
 uint16_t be16(const uint8_t* p) { return static_cast<uint16_t>(p[0] << 8 | p[1]); }
-uint32_t be32(const uint8_t* p) { return static_cast<uint32_t>(p[0]) << 24 | static_cast<uint32_t>(p[1]) << 16 | static_cast<uint32_t>(p[2]) << 8 | p[3]; }
+uint32_t be32(const uint8_t* p) {
+    return static_cast<uint32_t>(p[0]) << 24 | static_cast<uint32_t>(p[1]) << 16 | static_cast<uint32_t>(p[2]) << 8 | p[3];
+}
 
 // A numeric IPv4 or IPv6 address (with a %scope for link-local IPv6), never a name: names are resolved
 // once, where the user gave them (the sweep request), so every part of a sweep talks to the same address.
@@ -58,8 +60,8 @@ bool same_host(const sockaddr_storage& a, const sockaddr_storage& b) {
     if (a.ss_family == AF_INET) {
         return reinterpret_cast<const sockaddr_in&>(a).sin_addr.s_addr == reinterpret_cast<const sockaddr_in&>(b).sin_addr.s_addr;
     }
-    return std::memcmp(&reinterpret_cast<const sockaddr_in6&>(a).sin6_addr, &reinterpret_cast<const sockaddr_in6&>(b).sin6_addr,
-                       sizeof(in6_addr)) == 0;
+    return std::memcmp(&reinterpret_cast<const sockaddr_in6&>(a).sin6_addr, &reinterpret_cast<const sockaddr_in6&>(b).sin6_addr, sizeof(in6_addr)) ==
+           0;
 }
 
 void set_option(int fd, int level, int name, const void* value, socklen_t len, const char* what) {
@@ -112,7 +114,7 @@ std::vector<uint8_t> IcmpPathProbe::echo_request(uint32_t mtu, uint16_t seq) con
     packet[6] = static_cast<uint8_t>(seq >> 8);
     packet[7] = static_cast<uint8_t>(seq);
     for (size_t i = kIcmpHeader; i < packet.size(); ++i) packet[i] = static_cast<uint8_t>(i);
-    if (!v6) {   // ICMPv6's checksum covers a pseudo-header the kernel knows; it computes it on a raw socket
+    if (!v6) {  // ICMPv6's checksum covers a pseudo-header the kernel knows; it computes it on a raw socket
         const uint16_t sum = checksum(packet.data(), packet.size());
         packet[2] = static_cast<uint8_t>(sum >> 8);
         packet[3] = static_cast<uint8_t>(sum);

@@ -49,7 +49,6 @@ private:
 /// Checks, before a sweep changes anything, that `host` (a numeric IPv4 or IPv6 address) answers a small
 /// ping (from `netns`) and, with `connect`, accepts a TCP connection on `port` within `timeout` each.
 /// Throws nm::Error (Usage) saying which of the two failed.
-void check_peer_reachable(const std::string& netns, const std::string& host, uint16_t port, std::chrono::milliseconds timeout,
-                          bool connect = true);
+void check_peer_reachable(const std::string& netns, const std::string& host, uint16_t port, std::chrono::milliseconds timeout, bool connect = true);
 
 }  // namespace nm

@@ -71,8 +71,8 @@ Iperf3LabServer::Iperf3LabServer(uint16_t port, const std::string& log_path, std
     ::posix_spawn_file_actions_destroy(&actions);
     if (rc != 0) {
         pid_ = -1;
-        throw Error(ErrorKind::Failed, std::string("start iperf3 -s: ") + std::strerror(rc) +
-                                           (rc == ENOENT ? " (install Debian's iperf3 package)" : ""));
+        throw Error(ErrorKind::Failed,
+                    std::string("start iperf3 -s: ") + std::strerror(rc) + (rc == ENOENT ? " (install Debian's iperf3 package)" : ""));
     }
     const auto deadline = std::chrono::steady_clock::now() + start_timeout;
     const std::string proc = "/proc/" + std::to_string(pid_) + "/net/";

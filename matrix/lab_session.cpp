@@ -68,7 +68,7 @@ private:
 
 constexpr auto kServerStartTimeout = std::chrono::seconds(5);
 constexpr auto kLabReadyTimeout = std::chrono::seconds(5);
-constexpr uint32_t kPingSize = 84;   // what a default `ping` sends over IPv4 (20 more over IPv6)
+constexpr uint32_t kPingSize = 84;  // what a default `ping` sends over IPv4 (20 more over IPv6)
 
 }  // namespace
 
@@ -80,8 +80,7 @@ std::unique_ptr<DeviceControl> device_in_netns(std::string netns, std::unique_pt
     return std::make_unique<NetnsDeviceControl>(std::move(netns), std::move(inner));
 }
 
-LabSession::LabSession(const std::string& name, LabTopology topology, const LabFactories& factories, bool ipv6)
-    : info_(lab_up(name, topology)) {
+LabSession::LabSession(const std::string& name, LabTopology topology, const LabFactories& factories, bool ipv6) : info_(lab_up(name, topology)) {
     start(factories, ipv6);
 }
 

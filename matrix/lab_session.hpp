@@ -86,10 +86,10 @@ private:
     void stop_and_take_down() noexcept;
 
     LabInfo info_;
-    bool owned_ = true;   ///< made by this session: taken down by it
+    bool owned_ = true;  ///< made by this session: taken down by it
     std::unique_ptr<DeviceControl> local_device_;
     std::unique_ptr<DeviceControl> remote_device_;
-    std::unique_ptr<DeviceControl> dut_device_;    ///< bridge topology: the DUT namespace's ports
+    std::unique_ptr<DeviceControl> dut_device_;  ///< bridge topology: the DUT namespace's ports
     std::unique_ptr<TrafficRunner> client_;
     std::unique_ptr<PathProbe> probe_;
     SweepTarget target_;

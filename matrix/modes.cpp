@@ -115,8 +115,8 @@ std::vector<std::pair<std::string, std::string>> run_placement(const RunResult& 
 }
 
 void explain_modes(const std::vector<RunResult>& runs, CellModes& cm) {
-    static constexpr const char* kOrder[] = {"softirq and receiver", "sender and receiver threads", "receive softirq",
-                                             "receiver thread", "sender thread", "receive queue"};
+    static constexpr const char* kOrder[] = {
+        "softirq and receiver", "sender and receiver threads", "receive softirq", "receiver thread", "sender thread", "receive queue"};
     size_t total = 0;
     for (const auto& m : cm.modes) total += m.runs.size();
     std::vector<std::map<std::string, std::string>> placed(runs.size());
@@ -127,7 +127,7 @@ void explain_modes(const std::vector<RunResult>& runs, CellModes& cm) {
     size_t best_matched = 0;
     std::vector<std::pair<std::string, size_t>> best_values;
     for (const char* feature : kOrder) {
-        std::vector<std::pair<std::string, size_t>> values;   // per mode: its commonest value and how many runs have it
+        std::vector<std::pair<std::string, size_t>> values;  // per mode: its commonest value and how many runs have it
         size_t matched = 0;
         for (const auto& m : cm.modes) {
             std::map<std::string, size_t> count;
@@ -163,16 +163,18 @@ void explain_modes(const std::vector<RunResult>& runs, CellModes& cm) {
         m.placement_runs = best.empty() ? 0 : best_values[i].second;
         if (best.empty()) continue;
         text += (text.empty() ? "" : "; ") + std::string("runs near ") + format_metric(cm.metric, m.summary.median) + ": " +
-                (i == 0 ? best + ": " : std::string()) + m.placement + ", " + std::to_string(m.placement_runs) + " of " + std::to_string(m.runs.size());
+                (i == 0 ? best + ": " : std::string()) + m.placement + ", " + std::to_string(m.placement_runs) + " of " +
+                std::to_string(m.runs.size());
     }
-    cm.explanation = best.empty() ? "no recorded placement (receive softirq CPU, engine threads' CPUs, receive queue) lines up with the modes in 90% of the runs"
-                                  : text;
+    cm.explanation =
+        best.empty() ? "no recorded placement (receive softirq CPU, engine threads' CPUs, receive queue) lines up with the modes in 90% of the runs"
+                     : text;
 }
 
 std::optional<CellModes> cell_modes(const std::vector<RunResult>& runs, const std::string& metric, double confidence,
                                     const std::optional<PrecisionSpec>& precision, const ModeTest& test) {
     std::vector<double> values;
-    std::vector<size_t> run_of;   // values[i] is runs[run_of[i]]'s
+    std::vector<size_t> run_of;  // values[i] is runs[run_of[i]]'s
     for (size_t i = 0; i < runs.size(); ++i) {
         const auto m = run_metrics(runs[i]);
         if (const auto it = m.find(metric); it != m.end()) {

@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "matrix/model/sweep_types.hpp"
 #include "core/base/traffic_types.hpp"
+#include "matrix/model/sweep_types.hpp"
 
 namespace nm {
 

@@ -9,7 +9,7 @@ namespace nm {
 /// What a path probe found.
 struct ProbeResult {
     bool passed = false;
-    std::string detail;   ///< what was sent and what came back (or did not), for the cell's error text
+    std::string detail;  ///< what was sent and what came back (or did not), for the cell's error text
 };
 
 /// The preflight before a cell is measured: does the path carry full-size frames at this MTU with the

@@ -28,7 +28,7 @@ SweepBackends real_backends() {
         f.client = [] { return std::make_unique<TrafficClient>(); };
         f.server = [] {
             ServerOptions options;
-            options.port = 0;   // any free port: the lab's server namespace is ours alone
+            options.port = 0;  // any free port: the lab's server namespace is ours alone
             // The lab's own server serves only this sweep: whatever the config asks is the user's choice.
             options.limits.max_duration = std::chrono::seconds(static_cast<int64_t>(kMaxDurationS + kMaxOmitS));
             options.limits.max_stall_timeout_s = kMaxStallTimeoutS;

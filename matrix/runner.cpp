@@ -50,9 +50,9 @@ private:
     SweepSchedule schedule_;
     CellMeasure measure_;
     const SweepOptions& options_;
-    std::map<std::string, std::string> infeasible_;   // key -> why, found by the pre-check before any change
-    std::vector<bool> visited_;                        // by index: recorded or measured by this call (cells_run)
-    std::string agent_gone_;                           // why the peer agent was lost for good; empty while it is not
+    std::map<std::string, std::string> infeasible_;  // key -> why, found by the pre-check before any change
+    std::vector<bool> visited_;                      // by index: recorded or measured by this call (cells_run)
+    std::string agent_gone_;                         // why the peer agent was lost for good; empty while it is not
 };
 
 SweepOutcome Sweep::run() {
@@ -156,7 +156,7 @@ void Sweep::visit(size_t index) {
     progress.repetition = static_cast<uint32_t>(before != nullptr ? before->runs.size() + 1 : 1);
     if (s_.observer) s_.observer->on_cell_start(progress);
     schedule_.visiting(index);
-    if (ends_.agent_lost()) ends_.recover_agent();   // lost between visits: this visit has changed nothing yet
+    if (ends_.agent_lost()) ends_.recover_agent();  // lost between visits: this visit has changed nothing yet
 
     CellResult* rec = record_.recorded(cell.key);
     const bool first = rec == nullptr;
@@ -195,8 +195,8 @@ void Sweep::visit(size_t index) {
 
     if (first) {
         // A cell cut short by the user before it had any figure is not a result: leave it for --resume.
-        const bool cut = stop_.stop_requested() && fresh.runs.empty() && fresh.status != CellStatus::Duplicate &&
-                         fresh.status != CellStatus::Infeasible;
+        const bool cut =
+            stop_.stop_requested() && fresh.runs.empty() && fresh.status != CellStatus::Duplicate && fresh.status != CellStatus::Infeasible;
         if (cut) return;
         record_.record(std::move(fresh));
     } else {
@@ -254,7 +254,8 @@ bool Sweep::attempt_visit(const CellSpec& cell, CellResult& fresh, CellResult* r
 void Sweep::measure(const CellSpec& cell, CellResult& target) {
     const TestSpec spec = measure_.test_spec(cell);
     if (cell.traffic.rfc2544) {
-        measure_.measure_rfc2544(cell, spec, target, [this] { return ends_.local_link_bps(); }, ends_.interfaces());
+        measure_.measure_rfc2544(
+            cell, spec, target, [this] { return ends_.local_link_bps(); }, ends_.interfaces());
         return;
     }
     do {
@@ -299,14 +300,13 @@ void Sweep::decide(const CellSpec& cell, CellResult& result, bool confirmed) {
 
 }  // namespace
 
-SweepOutcome run_sweep(const SweepPlan& plan, const SweepTarget& target, SweepServices& services,
-                       const SweepOptions& options, std::stop_token stop) {
+SweepOutcome run_sweep(const SweepPlan& plan, const SweepTarget& target, SweepServices& services, const SweepOptions& options, std::stop_token stop) {
     if (options.resume) check_resumable(*options.resume, plan.config, options.output_path);
     return Sweep(plan, target, services, options, std::move(stop)).run();
 }
 
-SweepOutcome run_sweep(const SweepConfig& config, const SweepTarget& target, SweepServices& services,
-                       const SweepOptions& options, std::stop_token stop) {
+SweepOutcome run_sweep(const SweepConfig& config, const SweepTarget& target, SweepServices& services, const SweepOptions& options,
+                       std::stop_token stop) {
     return run_sweep(make_sweep_plan(config), target, services, options, std::move(stop));
 }
 

@@ -7,11 +7,11 @@
 
 #include "agent/confirmed_end.hpp"
 #include "core/base/clock.hpp"
-#include "matrix/model/sweep_types.hpp"
 #include "core/session/traffic_runner.hpp"
 #include "ethtool_ctl/device_control.hpp"
 #include "ethtool_ctl/settings_journal.hpp"
 #include "matrix/load_probe.hpp"
+#include "matrix/model/sweep_types.hpp"
 #include "matrix/path_probe.hpp"
 #include "matrix/sweep_plan.hpp"
 
@@ -19,9 +19,9 @@ namespace nm {
 
 /// One end of the measured path, as the sweep reaches it.
 struct SweepEnd {
-    DeviceControl* device = nullptr;   ///< null: this end cannot be read or changed from here
+    DeviceControl* device = nullptr;  ///< null: this end cannot be read or changed from here
     std::string ifname;
-    std::string why_no_control;        ///< when device is null: why, for the refusal message
+    std::string why_no_control;  ///< when device is null: why, for the refusal message
     /// Set for the peer agent's end: not journalled here (the agent keeps its own journal), restored
     /// through it, and every cell's change on it is confirmed only after both paths are checked.
     ConfirmedEnd* agent = nullptr;
@@ -32,21 +32,21 @@ struct SweepEnd {
 
 /// Where a sweep runs: the two ends and where the traffic server listens.
 struct SweepTarget {
-    SweepEnd local;    ///< the client's interface
-    SweepEnd remote;   ///< the server's interface
+    SweepEnd local;   ///< the client's interface
+    SweepEnd remote;  ///< the server's interface
     /// The device under test's ports (the bridge lab's dut-a and dut-b); empty when the path has none.
     /// `"apply_to": "dut"` puts the axes on these, leaving sender and receiver as they are.
     std::vector<SweepEnd> dut;
-    TestSpec base;     ///< host, port, bind and iface of every test; the rest comes from the cell
+    TestSpec base;  ///< host, port, bind and iface of every test; the rest comes from the cell
 };
 
 /// Progress of a sweep, for the observer: one start and one done per visit of a cell (a visit is one
 /// repetition in the shuffled order, all of the cell's repetitions in the sequential one).
 struct CellProgress {
-    size_t number = 0;        ///< 1-based position of the cell in the config's cell order
+    size_t number = 0;  ///< 1-based position of the cell in the config's cell order
     size_t total = 0;
     const CellSpec* cell = nullptr;
-    LinkSettings local;       ///< what the cell applies on each end
+    LinkSettings local;  ///< what the cell applies on each end
     LinkSettings remote;
     LinkSettings dut;         ///< what the cell applies on each DUT port
     uint32_t round = 0;       ///< 1-based round of the shuffled order; 0 in the sequential one
@@ -83,38 +83,38 @@ struct SweepServices {
     PathProbe& probe;
     Clock& clock;
     SweepObserver* observer = nullptr;
-    HostInfo local_host;    ///< kernel and CPU of this host (interface filled in by the runner)
-    HostInfo remote_host;   ///< the server's host, as far as it is known
+    HostInfo local_host;   ///< kernel and CPU of this host (interface filled in by the runner)
+    HostInfo remote_host;  ///< the server's host, as far as it is known
     /// Samples the machine's load before each repetition (the config's "interference"); null = no check.
     LoadProbe* load = nullptr;
 };
 
 /// How a sweep records itself.
 struct SweepOptions {
-    std::string output_path;                  ///< rewritten atomically after every cell; "" = keep in memory
-    std::optional<ResultsFile> resume;        ///< a partial results file of the same config: its cells are kept
-    std::string command;                      ///< the command line, for the results file
+    std::string output_path;            ///< rewritten atomically after every cell; "" = keep in memory
+    std::optional<ResultsFile> resume;  ///< a partial results file of the same config: its cells are kept
+    std::string command;                ///< the command line, for the results file
     std::string config_file;
     std::string tool_version;
-    std::string tool_commit;                  ///< the build's source commit ("" when unknown)
-    std::chrono::milliseconds probe_timeout{1000};   ///< the path probe's wait for its echo (resent every 250 ms)
-    std::chrono::milliseconds rollback_wait{6000};   ///< how long to wait for the peer agent to report a rollback
+    std::string tool_commit;                        ///< the build's source commit ("" when unknown)
+    std::chrono::milliseconds probe_timeout{1000};  ///< the path probe's wait for its echo (resent every 250 ms)
+    std::chrono::milliseconds rollback_wait{6000};  ///< how long to wait for the peer agent to report a rollback
     /// How long the sweep tries to reach the peer agent again after losing its control connection; when
     /// it does not come back, the sweep restores this side, saves what it has and stops.
     std::chrono::milliseconds agent_reconnect{15000};
-    std::optional<uint64_t> seed;             ///< the shuffled order's seed; none = the resumed file's, or random
-    std::optional<double> time_budget_s;      ///< no repetition starts that would end after this many seconds of measuring
+    std::optional<uint64_t> seed;         ///< the shuffled order's seed; none = the resumed file's, or random
+    std::optional<double> time_budget_s;  ///< no repetition starts that would end after this many seconds of measuring
 };
 
 /// How a sweep ended.
 struct SweepOutcome {
     ResultsFile results;
-    bool interrupted = false;          ///< stopped early (the stop token, or stopped_because); unfinished cells are missing
+    bool interrupted = false;  ///< stopped early (the stop token, or stopped_because); unfinished cells are missing
     /// Why the sweep stopped on its own before the end (the peer agent was lost and did not come back);
     /// empty when it ran to its end or was stopped by the stop token.
     std::string stopped_because;
-    size_t cells_run = 0;              ///< cells visited by this call
-    std::vector<ApplyReport> restored; ///< what the final restore did
+    size_t cells_run = 0;               ///< cells visited by this call
+    std::vector<ApplyReport> restored;  ///< what the final restore did
 };
 
 /// Throws nm::Error (Usage) when `plan` changes settings on an end that cannot be changed from here
@@ -153,10 +153,9 @@ void check_sweep(const SweepPlan& plan, const SweepTarget& target);
 /// the ends (sweep_ends.hpp: apply, confirm, roll back, restore, agent recovery; end_settings.hpp: the
 /// settings of an end), measuring (cell_measure.hpp) and recording (sweep_record.hpp); runner.cpp is the
 /// loop that ties them.
-SweepOutcome run_sweep(const SweepPlan& plan, const SweepTarget& target, SweepServices& services,
-                       const SweepOptions& options, std::stop_token stop);
+SweepOutcome run_sweep(const SweepPlan& plan, const SweepTarget& target, SweepServices& services, const SweepOptions& options, std::stop_token stop);
 /// run_sweep of make_sweep_plan(config): for a config already checked (tests, a config built in code).
-SweepOutcome run_sweep(const SweepConfig& config, const SweepTarget& target, SweepServices& services,
-                       const SweepOptions& options, std::stop_token stop);
+SweepOutcome run_sweep(const SweepConfig& config, const SweepTarget& target, SweepServices& services, const SweepOptions& options,
+                       std::stop_token stop);
 
 }  // namespace nm

@@ -25,7 +25,7 @@ constexpr size_t kExactPairs = 10000;
 std::vector<double> mann_whitney_cdf(size_t m, size_t n) {
     // row[j] is the distribution for (i, j), i the current count of a's.
     std::vector<std::vector<double>> prev(n + 1), row(n + 1);
-    for (size_t j = 0; j <= n; ++j) prev[j] = {1.0};   // i = 0: U is 0
+    for (size_t j = 0; j <= n; ++j) prev[j] = {1.0};  // i = 0: U is 0
     for (size_t i = 1; i <= m; ++i) {
         row[0] = {1.0};
         for (size_t j = 1; j <= n; ++j) {
@@ -172,7 +172,7 @@ std::string adjustment_name(PAdjustment method) {
 std::string adjustment_description(PAdjustment method) {
     return method == PAdjustment::Holm                ? "Holm (family-wise error rate)"
            : method == PAdjustment::BenjaminiHochberg ? "Benjamini-Hochberg (false discovery rate)"
-                                                       : "none (each cell on its own)";
+                                                      : "none (each cell on its own)";
 }
 
 RatioEstimate ratio_interval(const std::vector<double>& a, const std::vector<double>& b, double confidence, std::optional<double> margin_pct) {
@@ -202,7 +202,7 @@ RatioEstimate ratio_interval(const std::vector<double>& a, const std::vector<dou
     const double half_alpha = (1 - confidence / 100) / 2 + 1e-12;
     const size_t pairs = m * n;
     size_t k = 0;
-    double tail = 0;   // P(U <= k-1) for the chosen k
+    double tail = 0;  // P(U <= k-1) for the chosen k
     if (pairs <= kExactPairs) {
         const auto cdf = mann_whitney_cdf(m, n);
         while (k < pairs / 2 && cdf[k] <= half_alpha) ++k;
@@ -254,7 +254,7 @@ RatioEstimate ratio_interval(const std::vector<double>& a, const std::vector<dou
 
 size_t repetitions_for_ratio(double confidence) {
     // With n and n, the widest interval [d(1), d(n n)] covers 1 - 2 / C(2n, n).
-    double choose = 6;   // C(4, 2)
+    double choose = 6;  // C(4, 2)
     for (size_t n = 2; n < 1000; ++n) {
         if (100 * (1 - 2 / choose) >= confidence) return n;
         choose = choose * static_cast<double>(2 * n + 1) * static_cast<double>(2 * n + 2) / (static_cast<double>(n + 1) * static_cast<double>(n + 1));
@@ -327,18 +327,16 @@ std::map<std::string, double> run_metrics(const RunResult& run) {
 std::vector<std::string> known_metrics() {
     RunResult udp;
     udp.loss = LossStats{};
-    udp.segments_per_packet = 1;   // not UDP's, but a name the set must hold
+    udp.segments_per_packet = 1;  // not UDP's, but a name the set must hold
     udp.rr = RrStats{};
     udp.link = ChangeLink{};
-    std::vector<std::string> names{"peer_cpu_pct"};   // only runs against a stock iperf3 far end have it
+    std::vector<std::string> names{"peer_cpu_pct"};  // only runs against a stock iperf3 far end have it
     for (const auto& [name, value] : run_metrics(udp)) names.push_back(name);
     std::sort(names.begin(), names.end());
     return names;
 }
 
-std::string headline_metric(const TestSpec& test) {
-    return test.pattern == TrafficPattern::Stream ? "throughput_bps" : "rr_transactions_per_s";
-}
+std::string headline_metric(const TestSpec& test) { return test.pattern == TrafficPattern::Stream ? "throughput_bps" : "rr_transactions_per_s"; }
 
 std::string precision_metric(const PrecisionSpec& precision, const TestSpec& test) {
     return precision.metric.empty() ? headline_metric(test) : precision.metric;

@@ -41,11 +41,11 @@ size_t repetitions_for_confidence(double confidence);
 /// U statistic; it is distribution-free under the assumption that B is A scaled (a shift on log values).
 struct RatioEstimate {
     using Verdict = RatioVerdict;
-    std::optional<double> ratio;          ///< median B / median A (none when A's median is 0)
-    std::optional<double> ci_low, ci_high;   ///< the interval of B/A; none when nothing can be claimed
-    std::optional<double> ci_confidence;  ///< its exact coverage, percent (at most what was asked)
+    std::optional<double> ratio;            ///< median B / median A (none when A's median is 0)
+    std::optional<double> ci_low, ci_high;  ///< the interval of B/A; none when nothing can be claimed
+    std::optional<double> ci_confidence;    ///< its exact coverage, percent (at most what was asked)
     Verdict verdict = Verdict::NotTestable;
-    std::string why;                      ///< for TooFew and NotTestable: what is missing, in words
+    std::string why;  ///< for TooFew and NotTestable: what is missing, in words
     /// The exact two-sided p-value of the Mann-Whitney test of "no shift" (the test the interval inverts:
     /// the interval excludes 1 exactly when p <= 1 - confidence/100); none when not testable.
     std::optional<double> p_value;
@@ -74,7 +74,6 @@ std::string adjustment_description(PAdjustment method);
 /// The smallest number of repetitions on each side for which ratio_interval can reach `confidence`
 /// percent (4 for 95%: 1 - 2 / C(8, 4) = 97.1%; 5 for 99%).
 size_t repetitions_for_ratio(double confidence);
-
 
 /// True when `s` (a summary at the precision's confidence) meets `p`: at least min_repetitions values, a
 /// median interval whose coverage reaches p.confidence, and both of its ends within ci_pct % of the median.

@@ -9,14 +9,16 @@ namespace {
 void check_dut(const SweepPlan& plan, const SweepTarget& target) {
     const SweepConfig& config = plan.config;
     if (uses_dut(config) && target.dut.empty()) {
-        throw usage_error("sweep " + config.name + ": \"apply_to\": \"dut\" needs a device under test between the ends; run it with --lab --topology bridge");
+        throw usage_error("sweep " + config.name +
+                          ": \"apply_to\": \"dut\" needs a device under test between the ends; run it with --lab --topology bridge");
     }
     for (const auto& d : target.dut) {
         if (d.device == nullptr || !uses_dut(config)) continue;
         d.device->read(d.ifname);
         try {
             for (const auto& p : config.offloads) {
-                if (applies_to(config.apply_offloads_to, EndRole::Dut) && !p.features.empty()) d.device->validate(d.ifname, LinkSettings{std::nullopt, p.features, {}});
+                if (applies_to(config.apply_offloads_to, EndRole::Dut) && !p.features.empty())
+                    d.device->validate(d.ifname, LinkSettings{std::nullopt, p.features, {}});
             }
         } catch (const Error& e) {
             throw Error(e.kind(), "device under test: " + std::string(e.what()));

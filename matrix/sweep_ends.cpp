@@ -26,14 +26,14 @@ const char* role_name(EndRole role) {
 
 // True when an end's link dropped after a change (the path must then answer again before measuring).
 bool dropped(const ChangeLink& link) {
-    return std::any_of(link.ends.begin(), link.ends.end(), [](const ChangeLink::End& e) { return e.link.carrier_drops > 0 || e.link.link_down_s > 0; });
+    return std::any_of(link.ends.begin(), link.ends.end(),
+                       [](const ChangeLink::End& e) { return e.link.carrier_drops > 0 || e.link.link_down_s > 0; });
 }
 
 // What a leftover restore at the start did, for the observer.
 std::string journal_note(const JournalReport& r) {
     switch (r.action) {
-        case JournalAction::Restored:
-            return "restored " + r.ifname + " from a leftover journal" + (r.note.empty() ? "" : " (" + r.note + ")");
+        case JournalAction::Restored: return "restored " + r.ifname + " from a leftover journal" + (r.note.empty() ? "" : " (" + r.note + ")");
         case JournalAction::LeftAlone: return end_label(r.ifname, r.where) + ": " + r.note;
         default: return "leftover journal: " + end_label(r.ifname, r.where) + ": " + r.note;
     }
@@ -82,7 +82,8 @@ void SweepEnds::open() {
         rt.remote = role == EndRole::Remote;
         rt.original = end->device->read(end->ifname);
         if (role != EndRole::Dut) rt.system = end->device->describe(end->ifname);
-        rt.changes = std::any_of(plan_.cells.begin(), plan_.cells.end(), [&, r = role](const CellSpec& c) { return !cell_settings(config_, c, r).empty(); });
+        rt.changes =
+            std::any_of(plan_.cells.begin(), plan_.cells.end(), [&, r = role](const CellSpec& c) { return !cell_settings(config_, c, r).empty(); });
         ends_.push_back(std::move(rt));
     }
 }
@@ -99,7 +100,8 @@ std::map<std::string, std::string> SweepEnds::infeasible_cells() const {
             const LinkState& o = e.original;
             if (wanted.mtu && o.mtu_max > 0 && (*wanted.mtu < o.mtu_min || *wanted.mtu > o.mtu_max)) {
                 why += (why.empty() ? "" : "; ") + end_label(e.end->ifname, o.netns) + ": mtu " + std::to_string(*wanted.mtu) +
-                       " outside the device's range " + std::to_string(o.mtu_min) + ".." + std::to_string(o.mtu_max) + " (IFLA_MIN_MTU..IFLA_MAX_MTU)";
+                       " outside the device's range " + std::to_string(o.mtu_min) + ".." + std::to_string(o.mtu_max) +
+                       " (IFLA_MIN_MTU..IFLA_MAX_MTU)";
             }
             if (wanted.tuning.empty()) continue;
             const std::string reason = e.end->device->unsupported(e.end->ifname, wanted);
@@ -156,8 +158,8 @@ std::vector<ApplyReport> SweepEnds::restore() {
                 s_.journal.release(e.original);
                 e.claimed = false;
             } else {
-                rep.note = "restore did not hold on " + where + ":" + done.differences +
-                           "; the journal keeps its original (nicmatrix restore tries again)";
+                rep.note =
+                    "restore did not hold on " + where + ":" + done.differences + "; the journal keeps its original (nicmatrix restore tries again)";
             }
         } catch (const std::exception& err) {
             rep.ifname = e.end->ifname;
@@ -196,7 +198,8 @@ bool SweepEnds::note_link(const End& end, const ApplyReport& report, CellResult&
     if (!report.link) return true;
     const LinkSettle& l = *report.link;
     if (!pending_link_) pending_link_ = ChangeLink{};
-    auto it = std::find_if(pending_link_->ends.begin(), pending_link_->ends.end(), [&](const ChangeLink::End& e) { return e.ifname == end.end->ifname && e.end == role_name(end.role); });
+    auto it = std::find_if(pending_link_->ends.begin(), pending_link_->ends.end(),
+                           [&](const ChangeLink::End& e) { return e.ifname == end.end->ifname && e.end == role_name(end.role); });
     if (it == pending_link_->ends.end()) {
         pending_link_->ends.push_back({role_name(end.role), end.end->ifname, l});
     } else {
@@ -209,7 +212,7 @@ bool SweepEnds::note_link(const End& end, const ApplyReport& report, CellResult&
     double down = 0;
     for (const auto& e : pending_link_->ends) down = std::max(down, e.link.link_down_s);
     pending_link_->link_down_s = down;
-    pending_link_->settle_s += l.wait_s;   // the ends are changed one after the other
+    pending_link_->settle_s += l.wait_s;  // the ends are changed one after the other
     if (l.back) return true;
     result.status = CellStatus::LinkLost;
     result.error = end_label(end.end->ifname, end.original.netns) + ": the link was not back " + number_text(config_.link_wait_s) +
@@ -268,9 +271,8 @@ bool SweepEnds::apply_cell(const CellSpec& cell, CellResult& result) {
     pending_link_.reset();
     try {
         std::vector<LinkState> before;
-        const bool agent = target_.remote.agent != nullptr && std::any_of(ends_.begin(), ends_.end(), [](const End& e) {
-                               return e.end->agent != nullptr && e.changes;
-                           });
+        const bool agent = target_.remote.agent != nullptr &&
+                           std::any_of(ends_.begin(), ends_.end(), [](const End& e) { return e.end->agent != nullptr && e.changes; });
         // What to go back to when the change loses the link (or the peer agent does not confirm it).
         if (agent || config_.link_wait_s > 0) {
             for (auto& end : ends_) {
@@ -319,13 +321,12 @@ bool SweepEnds::wait_for_path(const CellSpec& cell, CellResult& result, std::chr
             }
             last = probe.detail;
         } catch (const Error& e) {
-            last = e.what();   // the network unreachable a moment longer, say
+            last = e.what();  // the network unreachable a moment longer, say
         }
         std::this_thread::sleep_for(std::chrono::milliseconds(10));
     } while (!stop_.stop_requested() && std::chrono::steady_clock::now() - changed < bound);
     result.status = CellStatus::LinkLost;
-    result.error = "the link came back after the change but the path did not answer within " + number_text(config_.link_wait_s) +
-                   " s (" + last + ")";
+    result.error = "the link came back after the change but the path did not answer within " + number_text(config_.link_wait_s) + " s (" + last + ")";
     return false;
 }
 

@@ -10,10 +10,10 @@
 #include <vector>
 
 #include "core/base/rfc2544_types.hpp"
-#include "matrix/model/sweep_types.hpp"
 #include "ethtool_ctl/device_control.hpp"
 #include "ethtool_ctl/link_settle.hpp"
 #include "ethtool_ctl/setting_writes.hpp"
+#include "matrix/model/sweep_types.hpp"
 #include "matrix/sweep_plan.hpp"
 
 namespace nm {
@@ -77,12 +77,12 @@ private:
         const SweepEnd* end = nullptr;
         EndRole role = EndRole::Local;
         bool remote = false;
-        bool changes = false;            // the sweep changes something on this end
+        bool changes = false;  // the sweep changes something on this end
         LinkState original;
-        std::optional<InterfaceSystem> system;   // qdisc, IRQs, RPS/XPS as the sweep found them
-        bool features_dirty = false;     // a profile's features were applied since the last reset
-        bool claimed = false;            // journalled under this process: ours to restore at the end
-        SettingWrites writes;            // what this process wrote on this end (as journalled)
+        std::optional<InterfaceSystem> system;  // qdisc, IRQs, RPS/XPS as the sweep found them
+        bool features_dirty = false;            // a profile's features were applied since the last reset
+        bool claimed = false;                   // journalled under this process: ours to restore at the end
+        SettingWrites writes;                   // what this process wrote on this end (as journalled)
     };
 
     ApplyReport apply(End& end, const LinkSettings& wanted, const LinkWait& link = {});

@@ -55,8 +55,8 @@ struct CellPlan {
     CellSpec cell;
     LinkSettings local;
     LinkSettings remote;
-    LinkSettings dut;    ///< on each DUT port (apply_to "dut")
-    bool done = false;   ///< already in the file being resumed
+    LinkSettings dut;   ///< on each DUT port (apply_to "dut")
+    bool done = false;  ///< already in the file being resumed
 };
 std::vector<CellPlan> plan_sweep(const SweepPlan& plan, const std::optional<ResultsFile>& resume);
 

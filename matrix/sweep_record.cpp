@@ -3,10 +3,10 @@
 #include <algorithm>
 #include <ctime>
 
+#include "core/base/version.hpp"
 #include "core/host/host_codec.hpp"
 #include "matrix/model/results_codec.hpp"
 #include "matrix/model/sweep_codec.hpp"
-#include "core/base/version.hpp"
 #include "matrix/results_store.hpp"
 #include "matrix/runner.hpp"
 
@@ -71,7 +71,8 @@ void SweepRecord::begin(std::optional<uint64_t> seed, const HostInfo& local, con
     r.remote = remote;
     // A peer agent of another build measures the server's end with other code than this sweep's client.
     if (!r.remote.tool.version.empty()) {
-        const std::string peer = build_label(r.remote.tool.version, r.remote.tool.commit), ours = build_label(options_.tool_version, options_.tool_commit);
+        const std::string peer = build_label(r.remote.tool.version, r.remote.tool.commit),
+                          ours = build_label(options_.tool_version, options_.tool_commit);
         if (peer != ours) {
             note("the peer's agent is nicmatrix " + peer + " and this sweep " + ours +
                  ": the two ends' figures come from different builds (hosts.remote.tool records the agent's)");

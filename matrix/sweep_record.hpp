@@ -50,7 +50,7 @@ private:
     const SweepOptions& options_;
     SweepObserver* observer_;
     ResultsFile& results_;
-    std::map<std::string, std::string> measured_;   // fingerprint -> key of the first cell with it
+    std::map<std::string, std::string> measured_;  // fingerprint -> key of the first cell with it
 };
 
 }  // namespace nm

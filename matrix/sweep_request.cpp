@@ -17,26 +17,26 @@
 #include <optional>
 #include <set>
 
+#include "agent/key_file.hpp"
+#include "agent/peer_client.hpp"
 #include "core/base/atomic_file.hpp"
 #include "core/base/clock.hpp"
 #include "core/base/error.hpp"
-#include "core/host/host_codec.hpp"
 #include "core/base/lab_codec.hpp"
-#include "matrix/model/sweep_codec.hpp"
-#include "core/base/traffic_codec.hpp"
 #include "core/base/number_text.hpp"
+#include "core/base/traffic_codec.hpp"
 #include "core/base/version.hpp"
 #include "core/engine/end_profiler.hpp"
 #include "core/host/cpu_affinity.hpp"
-#include "matrix/config.hpp"
+#include "core/host/host_codec.hpp"
 #include "core/host/host_info.hpp"
 #include "core/iperf3/iperf3_protocol.hpp"
+#include "matrix/config.hpp"
 #include "matrix/icmp_path_probe.hpp"
 #include "matrix/load_probe.hpp"
-#include "agent/key_file.hpp"
-#include "agent/peer_client.hpp"
-#include "matrix/runner.hpp"
+#include "matrix/model/sweep_codec.hpp"
 #include "matrix/results_store.hpp"
+#include "matrix/runner.hpp"
 
 namespace nm {
 namespace {
@@ -94,7 +94,8 @@ std::unique_ptr<PeerControlClient> connect_agent(uint16_t port, const std::strin
         if (std::find(caps.kinds.begin(), caps.kinds.end(), kind) == caps.kinds.end()) {
             std::string allows;
             for (const auto& k : caps.kinds) allows += (allows.empty() ? "" : ", ") + k;
-            throw usage_error("sweep " + config.name + ": the config changes " + kind + " on the peer, which its agent does not let a client change (it allows " +
+            throw usage_error("sweep " + config.name + ": the config changes " + kind +
+                              " on the peer, which its agent does not let a client change (it allows " +
                               (allows.empty() ? std::string("none") : allows) + "); start the agent with --allow-kinds naming " + kind +
                               ", or set \"apply_to\" for " + kind + " to \"local\"");
         }
@@ -114,7 +115,8 @@ void check_iperf3_sweep(const SweepRequest& request, const SweepPlan& plan) {
         }
         if (!request.key_file.empty()) throw usage_error("--key-file: not " + why + ": a stock iperf3 server has no nicmatrix key");
         if (sweep_changes_end(plan, true)) {
-            throw usage_error("sweep " + config.name + ": the config changes the peer's side, which a stock iperf3 far end cannot do: set \"apply_to\" to \"local\"");
+            throw usage_error("sweep " + config.name +
+                              ": the config changes the peer's side, which a stock iperf3 far end cannot do: set \"apply_to\" to \"local\"");
         }
     }
     for (size_t i = 0; i < config.traffic.size(); ++i) {
@@ -127,8 +129,10 @@ void check_iperf3_sweep(const SweepRequest& request, const SweepPlan& plan) {
             throw usage_error(at + e.what());
         }
     }
-    if (config.profile) throw usage_error("sweep " + config.name + ": \"profile\": true is not " + why + ": the far end cannot be profiled through iperf3");
-    if (!config.affinity.server.empty()) throw usage_error("sweep " + config.name + ": \"affinity\".\"server\" is not " + why + ": pin the far end with its own `iperf3 -s -A N`");
+    if (config.profile)
+        throw usage_error("sweep " + config.name + ": \"profile\": true is not " + why + ": the far end cannot be profiled through iperf3");
+    if (!config.affinity.server.empty())
+        throw usage_error("sweep " + config.name + ": \"affinity\".\"server\" is not " + why + ": pin the far end with its own `iperf3 -s -A N`");
 }
 
 }  // namespace
@@ -149,7 +153,8 @@ double parse_duration_s(const std::string& text, const std::string& flag) {
         } catch (const std::exception&) {
             return fail();
         }
-        if (used == 0 || !std::isfinite(value) || value < 0 || text[i] == '+' || text[i] == '-' || std::isspace(static_cast<unsigned char>(text[i]))) return fail();
+        if (used == 0 || !std::isfinite(value) || value < 0 || text[i] == '+' || text[i] == '-' || std::isspace(static_cast<unsigned char>(text[i])))
+            return fail();
         i += used;
         const char unit = i < text.size() ? text[i] : 's';
         const double scale = unit == 'h' ? 3600 : unit == 'm' ? 60 : unit == 's' ? 1 : 0;
@@ -157,7 +162,7 @@ double parse_duration_s(const std::string& text, const std::string& flag) {
         // Units in falling order, each once: "1h30m", not "30m1h" or "1m1m".
         const auto rank = [](char u) { return u == 'h' ? 3 : u == 'm' ? 2 : 1; };
         if (last_unit != 0 && rank(unit) >= rank(last_unit)) return fail();
-        if (i == text.size() && any) return fail();   // a bare number after a unit: "1h30"
+        if (i == text.size() && any) return fail();  // a bare number after a unit: "1h30"
         if (i < text.size()) ++i;
         last_unit = unit;
         total += value * scale;
@@ -239,7 +244,8 @@ void check_request(const SweepRequest& request, const PreparedSweep& prepared) {
     }
     if (!has_net_admin()) throw usage_error("sweep: changing interface settings needs CAP_NET_ADMIN; run as root");
     if (!request.peer_kind.empty() && request.peer_kind != "nicmatrix" && request.peer_kind != "iperf3") {
-        throw usage_error("--peer-kind " + request.peer_kind + ": expected nicmatrix (`nicmatrix serve` on the far end) or iperf3 (a stock `iperf3 -s`)");
+        throw usage_error("--peer-kind " + request.peer_kind +
+                          ": expected nicmatrix (`nicmatrix serve` on the far end) or iperf3 (a stock `iperf3 -s`)");
     }
     if (request.peer_kind == "iperf3") check_iperf3_sweep(request, prepared.plan);
     // "profile": true is checked here, before a lab is made or a setting changed.
@@ -278,8 +284,8 @@ SweepOptions sweep_options(const SweepRequest& request, const PreparedSweep& pre
 
 }  // namespace
 
-SweepOutcome execute_sweep(const SweepRequest& request, const PreparedSweep& prepared, const SweepBackends& backends,
-                           SweepObserver* observer, std::stop_token stop) {
+SweepOutcome execute_sweep(const SweepRequest& request, const PreparedSweep& prepared, const SweepBackends& backends, SweepObserver* observer,
+                           std::stop_token stop) {
     const SweepConfig& config = prepared.plan.config;
     check_request(request, prepared);
     const bool iperf3_peer = request.peer_kind == "iperf3";
@@ -355,7 +361,8 @@ SweepOutcome execute_sweep(const SweepRequest& request, const PreparedSweep& pre
     const auto device = backends.device();
     IcmpPathProbe probe("", peer);
     target.local = SweepEnd{device.get(), request.iface, ""};
-    target.remote = agent ? SweepEnd{agent.get(), peer_iface, "", agent.get()} : SweepEnd{nullptr, "", "the sweep changes nothing on the peer", nullptr};
+    target.remote =
+        agent ? SweepEnd{agent.get(), peer_iface, "", agent.get()} : SweepEnd{nullptr, "", "the sweep changes nothing on the peer", nullptr};
     target.base.profile_categories = request.profile_categories;
     // The peer's host as its agent reads it; unknown without an agent (or from one that cannot say).
     HostInfo remote_host;

@@ -9,9 +9,9 @@
 #include <string>
 
 #include "core/base/lab_types.hpp"
-#include "matrix/model/sweep_types.hpp"
 #include "ethtool_ctl/settings_journal.hpp"
 #include "matrix/lab_session.hpp"
+#include "matrix/model/sweep_types.hpp"
 #include "matrix/runner.hpp"
 
 namespace nm {
@@ -19,39 +19,39 @@ namespace nm {
 /// A sweep as asked for: `nicmatrix sweep`'s flags, `nicmatrix.sweep()`'s arguments.
 struct SweepRequest {
     std::string config_file;
-    bool lab = false;                          ///< a lab of its own; else iface + peer
-    std::string lab_name;                      ///< "" = nmsweep<pid>
+    bool lab = false;      ///< a lab of its own; else iface + peer
+    std::string lab_name;  ///< "" = nmsweep<pid>
     /// With `lab`: adopt the lab this file describes (LabInfo JSON, as `lab show --json` prints; its
     /// "client" and "server" interfaces are the ends) instead of making one; it is left in place afterwards.
     /// The VM lab runs its sweeps in the guest this way. "" = make a lab of its own.
     std::string lab_from;
     LabTopology topology = LabTopology::Pair;
-    std::string iface;                         ///< local interface (peer mode)
-    std::string peer;                          ///< the host running `nicmatrix serve`: an IPv4 or IPv6 address or a name
-    int ip_version = 0;                        ///< 4 or 6: the address family to use (--lab: which of the lab's addresses; a
-                                               ///< --peer name: which of its addresses); 0 = IPv4 on the lab, the first a name resolves to
-    std::string peer_iface;                    ///< the peer's interface; "" = the only one its agent allows
-    std::string key_file;                      ///< pre-shared key for the peer agent and every test; "" = $NICMATRIX_KEY_FILE or none
-    uint16_t port = 0;                         ///< the peer's control port; 0 = the peer kind's: 5301, iperf3's 5201
+    std::string iface;       ///< local interface (peer mode)
+    std::string peer;        ///< the host running `nicmatrix serve`: an IPv4 or IPv6 address or a name
+    int ip_version = 0;      ///< 4 or 6: the address family to use (--lab: which of the lab's addresses; a
+                             ///< --peer name: which of its addresses); 0 = IPv4 on the lab, the first a name resolves to
+    std::string peer_iface;  ///< the peer's interface; "" = the only one its agent allows
+    std::string key_file;    ///< pre-shared key for the peer agent and every test; "" = $NICMATRIX_KEY_FILE or none
+    uint16_t port = 0;       ///< the peer's control port; 0 = the peer kind's: 5301, iperf3's 5201
     /// What runs on the far end: "nicmatrix" (`nicmatrix serve`, the default) or "iperf3" (a stock `iperf3 -s`,
     /// driven through iperf3's own protocol: TCP stream tests only, only the local interface changes; on the
     /// lab, Debian's iperf3 -s runs in the server namespace). "" = nicmatrix.
     std::string peer_kind;
-    std::string output;                        ///< "" = the resumed file, or nicmatrix-results/<config name>-<UTC stamp>.json (relative to the current directory)
-    std::string resume;                        ///< a results file to complete
-    std::string journal;                       ///< "" = the journal's default ($NICMATRIX_JOURNAL or /run/nicmatrix/journal.json), as `nicmatrix restore` reads
-    std::string command;                       ///< the command line, for the results file
-    std::string profile_categories;            ///< the profile's category table ("" = the shipped one), for "profile": true
-    std::optional<double> precision_pct;       ///< --precision: sets the config's precision.ci_pct (defaults for the rest)
-    std::optional<uint64_t> seed;              ///< --seed: the shuffled order's seed
-    std::string time_budget;                   ///< --time-budget DURATION ("90s", "15m", "1h30m", seconds); "" = none
+    std::string output;   ///< "" = the resumed file, or nicmatrix-results/<config name>-<UTC stamp>.json (relative to the current directory)
+    std::string resume;   ///< a results file to complete
+    std::string journal;  ///< "" = the journal's default ($NICMATRIX_JOURNAL or /run/nicmatrix/journal.json), as `nicmatrix restore` reads
+    std::string command;  ///< the command line, for the results file
+    std::string profile_categories;       ///< the profile's category table ("" = the shipped one), for "profile": true
+    std::optional<double> precision_pct;  ///< --precision: sets the config's precision.ci_pct (defaults for the rest)
+    std::optional<uint64_t> seed;         ///< --seed: the shuffled order's seed
+    std::string time_budget;              ///< --time-budget DURATION ("90s", "15m", "1h30m", seconds); "" = none
 };
 
 /// How to make the real parts; matrix/real_backends.cpp gives the ones this build has, tests give others.
 struct SweepBackends {
     std::function<std::unique_ptr<SettingsJournal>(const std::string& path)> journal;
     std::function<LabFactories()> lab;
-    std::function<std::unique_ptr<DeviceControl>()> device;    ///< for the caller's namespace (peer mode)
+    std::function<std::unique_ptr<DeviceControl>()> device;  ///< for the caller's namespace (peer mode)
     /// The engine's client (peer mode), proving it holds `key` when it is not empty (the sweep's key).
     std::function<std::unique_ptr<TrafficRunner>(const std::string& key)> traffic;
     /// The client of a stock iperf3 far end (peer mode with peer_kind "iperf3").
@@ -62,9 +62,9 @@ struct SweepBackends {
 
 /// The inputs of a request, loaded and checked without touching the system.
 struct PreparedSweep {
-    SweepPlan plan;       ///< the config (with --precision applied) and its cells
+    SweepPlan plan;  ///< the config (with --precision applied) and its cells
     std::optional<ResultsFile> resume;
-    std::string output;   ///< where the results go
+    std::string output;  ///< where the results go
     std::optional<double> time_budget_s;
 };
 
@@ -82,8 +82,8 @@ PreparedSweep prepare_sweep(const SweepRequest& request);
 /// limits: TrafficRunner::check_access) and, when the config changes the peer's side, that its agent
 /// accepts our key and allows control of its interface — all before anything is changed (nm::Error Usage
 /// or Refused) — then builds the lab or the peer's target and runs run_sweep.
-SweepOutcome execute_sweep(const SweepRequest& request, const PreparedSweep& prepared, const SweepBackends& backends,
-                           SweepObserver* observer, std::stop_token stop);
+SweepOutcome execute_sweep(const SweepRequest& request, const PreparedSweep& prepared, const SweepBackends& backends, SweepObserver* observer,
+                           std::stop_token stop);
 
 /// The numeric address a sweep talks to for `peer` (an IPv4 or IPv6 address, or a name resolved once
 /// here, so the probe, the agent and the engine all use the same address): `ip_version` 4 or 6 asks for

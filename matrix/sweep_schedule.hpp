@@ -89,7 +89,7 @@ private:
     uint32_t round_ = 0;
     bool sequential_done_ = false;
     Clock::time_point started_{};
-    size_t repetitions_done_ = 0;   // by this call, for the estimate
+    size_t repetitions_done_ = 0;  // by this call, for the estimate
 };
 
 }  // namespace nm

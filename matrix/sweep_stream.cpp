@@ -29,9 +29,7 @@ std::string utc_now() {
     return out;
 }
 
-Json where(const CellProgress& p) {
-    return Json{{"number", p.number}, {"total", p.total}, {"key", p.cell ? p.cell->key : ""}, {"round", p.round}};
-}
+Json where(const CellProgress& p) { return Json{{"number", p.number}, {"total", p.total}, {"key", p.cell ? p.cell->key : ""}, {"round", p.round}}; }
 
 }  // namespace
 
@@ -52,7 +50,7 @@ JsonLines::JsonLines(int fd, size_t queue_lines) : fd_(fd) {
         if (own_) {
             fd_ = own_.get();
         } else if (errno == ENXIO) {
-            stats_.output_closed = true;   // a pipe with no reader left
+            stats_.output_closed = true;  // a pipe with no reader left
         } else {
             guarded_ = true;
         }
@@ -79,12 +77,11 @@ void JsonLines::flush_locked() {
             }
             want = std::min<size_t>(want, PIPE_BUF);
         }
-        const ssize_t n = socket_ ? ::send(fd_, line.data() + offset_, want, MSG_DONTWAIT | MSG_NOSIGNAL)
-                                  : ::write(fd_, line.data() + offset_, want);
+        const ssize_t n = socket_ ? ::send(fd_, line.data() + offset_, want, MSG_DONTWAIT | MSG_NOSIGNAL) : ::write(fd_, line.data() + offset_, want);
         if (n < 0) {
             if (errno == EINTR) continue;
             if (errno == EAGAIN || errno == EWOULDBLOCK) return;
-            close_locked();   // EPIPE (SIGPIPE is ignored), EBADF, EIO: the reader is gone
+            close_locked();  // EPIPE (SIGPIPE is ignored), EBADF, EIO: the reader is gone
             return;
         }
         offset_ += static_cast<size_t>(n);
@@ -101,7 +98,7 @@ void JsonLines::write(Json event) {
     std::string line = event.dump(-1, ' ', false, Json::error_handler_t::replace);
     line += '\n';
     std::lock_guard lock(mutex_);
-    flush_locked();   // room first: the reader may have caught up
+    flush_locked();  // room first: the reader may have caught up
     if (stats_.output_closed || queue_.size() >= stats_.queue_lines) {
         ++stats_.dropped_events;
         return;
@@ -134,15 +131,13 @@ JsonStreamStats JsonLines::stats() const {
 
 std::string describe_stream_losses(const JsonStreamStats& s) {
     if (s.dropped_events == 0 && s.unwritten_lines == 0 && !s.output_closed) return "";
-    std::string text = "--json-stream: " + std::to_string(s.dropped_events) + " events dropped, " + std::to_string(s.unwritten_lines) +
-                       " lines not written: ";
+    std::string text =
+        "--json-stream: " + std::to_string(s.dropped_events) + " events dropped, " + std::to_string(s.unwritten_lines) + " lines not written: ";
     text += s.output_closed ? "the reader closed the stream" : "the reader did not keep up (raise --json-stream-queue)";
     return text;
 }
 
-void stream_run_start(JsonLines& out, const TestSpec& spec) {
-    out.write(Json{{"event", "run_start"}, {"schema", kStreamSchema}, {"spec", spec}});
-}
+void stream_run_start(JsonLines& out, const TestSpec& spec) { out.write(Json{{"event", "run_start"}, {"schema", kStreamSchema}, {"spec", spec}}); }
 
 void stream_run_progress(JsonLines& out, const LiveInterval& interval) {
     Json e = interval;

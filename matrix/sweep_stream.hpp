@@ -10,10 +10,10 @@
 #include <stop_token>
 #include <string>
 
-#include "matrix/model/results_codec.hpp"
 #include "core/base/traffic_codec.hpp"
-#include "matrix/model/sweep_types.hpp"
 #include "core/base/unique_fd.hpp"
+#include "matrix/model/results_codec.hpp"
+#include "matrix/model/sweep_types.hpp"
 #include "matrix/runner.hpp"
 
 namespace nm {
@@ -53,7 +53,7 @@ private:
     bool socket_ = false;   ///< send(MSG_DONTWAIT) on the caller's descriptor
     bool guarded_ = false;  ///< neither: only PIPE_BUF bytes at a time, after poll() says there is room
     std::deque<std::string> queue_;
-    size_t offset_ = 0;     ///< bytes of queue_.front() already written
+    size_t offset_ = 0;  ///< bytes of queue_.front() already written
     JsonStreamStats stats_;
 };
 
@@ -93,7 +93,7 @@ private:
     void write(Json event) { out_.write(std::move(event)); }
 
     JsonLines& out_;
-    std::map<std::string, size_t> runs_seen_;   ///< cell key -> runs already streamed
+    std::map<std::string, size_t> runs_seen_;  ///< cell key -> runs already streamed
 };
 
 }  // namespace nm

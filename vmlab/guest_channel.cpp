@@ -64,7 +64,8 @@ std::string guest_script(const std::vector<std::string>& argv) {
     if (argv.empty()) throw usage_error("lab exec: no command given");
     std::string s = "set --";
     for (const auto& a : argv) s += " " + quoted(a);
-    s += "\ncase \"$1\" in */*) ;; *) for d in /usr/sbin /usr/bin; do if [ -x \"$d/$1\" ]; then p=\"$d/$1\"; shift; set -- \"$p\" \"$@\"; break; fi; done ;; esac\n"
+    s += "\ncase \"$1\" in */*) ;; *) for d in /usr/sbin /usr/bin; do if [ -x \"$d/$1\" ]; then p=\"$d/$1\"; shift; set -- \"$p\" \"$@\"; break; fi; "
+         "done ;; esac\n"
          "exec \"$@\"\n";
     return s;
 }

@@ -16,9 +16,9 @@ namespace nm {
 /// What a command in the guest did.
 struct GuestCommandResult {
     int exit_code = 0;
-    std::string out;   ///< its stdout (what was not passed to a sink)
-    std::string err;   ///< its stderr (likewise)
-    bool stopped = false;   ///< the command was asked to stop (the stop token, or its deadline)
+    std::string out;       ///< its stdout (what was not passed to a sink)
+    std::string err;       ///< its stderr (likewise)
+    bool stopped = false;  ///< the command was asked to stop (the stop token, or its deadline)
 };
 
 /// The guest's side of `argv` as /bin/sh runs it: each argument quoted, argv[0] looked up in /usr/sbin and

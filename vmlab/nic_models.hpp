@@ -8,8 +8,8 @@ namespace nm {
 
 /// One emulated NIC: QEMU's name for the device model and the guest driver that binds it.
 struct NicModel {
-    std::string device;   ///< QEMU's -device name: "e1000e", "rtl8139", "virtio-net-pci"
-    std::string driver;   ///< the guest's driver: "e1000e", "8139cp", "virtio_net"
+    std::string device;  ///< QEMU's -device name: "e1000e", "rtl8139", "virtio-net-pci"
+    std::string driver;  ///< the guest's driver: "e1000e", "8139cp", "virtio_net"
 };
 
 /// Every model the lab knows, in the order of the table in the README.

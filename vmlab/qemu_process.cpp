@@ -10,9 +10,9 @@
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
-#include <sstream>
 #include <fstream>
 #include <regex>
+#include <sstream>
 #include <system_error>
 
 #include "core/base/error.hpp"
@@ -28,19 +28,12 @@ std::string nic_mac(size_t index) {
 }
 
 std::vector<std::string> qemu_argv(const QemuSpec& spec) {
-    std::vector<std::string> a = {spec.binary,
-                                  "-accel", spec.kvm ? "kvm" : "tcg",
-                                  "-m", std::to_string(spec.memory_mb),
-                                  "-smp", std::to_string(spec.cpus),
-                                  "-nodefaults", "-no-user-config", "-display", "none", "-no-reboot",
-                                  "-kernel", spec.kernel,
-                                  "-initrd", spec.initrd,
-                                  // panic=-1 with -no-reboot: a guest that panics ends QEMU instead of hanging.
-                                  "-append", "console=ttyS0 panic=-1 quiet",
-                                  "-serial", "file:" + spec.console_log,
-                                  "-virtfs", "local,path=" + spec.share_dir + ",mount_tag=nmshare,security_model=none,id=nmshare",
-                                  "-pidfile", spec.pid_file,
-                                  "-nic", "none"};
+    std::vector<std::string> a = {
+        spec.binary, "-accel", spec.kvm ? "kvm" : "tcg", "-m", std::to_string(spec.memory_mb), "-smp", std::to_string(spec.cpus), "-nodefaults",
+        "-no-user-config", "-display", "none", "-no-reboot", "-kernel", spec.kernel, "-initrd", spec.initrd,
+        // panic=-1 with -no-reboot: a guest that panics ends QEMU instead of hanging.
+        "-append", "console=ttyS0 panic=-1 quiet", "-serial", "file:" + spec.console_log, "-virtfs",
+        "local,path=" + spec.share_dir + ",mount_tag=nmshare,security_model=none,id=nmshare", "-pidfile", spec.pid_file, "-nic", "none"};
     const size_t hubs = spec.nics.size() / 2;
     for (size_t i = 0; i < spec.nics.size(); ++i) {
         const size_t hub = std::min(i / 2, hubs == 0 ? 0 : hubs - 1);
@@ -112,13 +105,13 @@ int start_qemu(const std::vector<std::string>& argv, const std::string& log_file
         };
         if (lifetime == QemuLifetime::Tied) {
             ::prctl(PR_SET_PDEATHSIG, SIGKILL);
-            if (::getppid() != parent) ::_exit(1);   // the parent died before the line above took effect
+            if (::getppid() != parent) ::_exit(1);  // the parent died before the line above took effect
         } else {
             ::setsid();
         }
         sigset_t all;
         sigemptyset(&all);
-        ::sigprocmask(SIG_SETMASK, &all, nullptr);   // nicmatrix blocks the stop signals in every thread
+        ::sigprocmask(SIG_SETMASK, &all, nullptr);  // nicmatrix blocks the stop signals in every thread
         ::signal(SIGPIPE, SIG_DFL);
         const int in = ::open("/dev/null", O_RDONLY);
         if (in < 0) fail(errno);

@@ -18,7 +18,7 @@ struct QemuSpec {
     std::string console_log;  ///< the guest's serial console goes here
     std::string pid_file;
     std::vector<NicModel> nics;
-    bool kvm = false;         ///< -accel kvm, else tcg
+    bool kvm = false;  ///< -accel kvm, else tcg
     int memory_mb = 512;
     int cpus = 2;
 };
@@ -40,8 +40,8 @@ std::string qemu_version(const std::string& binary);
 
 /// How the QEMU process relates to the nicmatrix that starts it.
 enum class QemuLifetime {
-    Tied,       ///< killed by the kernel when the starting thread ends, even after SIGKILL (PR_SET_PDEATHSIG)
-    Detached,   ///< a session of its own, outliving the starter (`lab up`); `lab down` ends it
+    Tied,      ///< killed by the kernel when the starting thread ends, even after SIGKILL (PR_SET_PDEATHSIG)
+    Detached,  ///< a session of its own, outliving the starter (`lab up`); `lab down` ends it
 };
 
 /// Starts QEMU with `argv` (argv[0] the binary, looked up in PATH), stdin from /dev/null and stdout and

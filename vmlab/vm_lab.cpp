@@ -159,7 +159,8 @@ LabInfo vm_lab_up(const VmLabRequest& request, std::stop_token stop) {
     remove_stale_labs();
     const fs::path dir = state_dir(request.name);
     if (fs::exists(dir)) {
-        throw usage_error("VM lab " + request.name + " already exists (" + dir.string() + "); take it down with `nicmatrix lab down --name " + request.name + "`");
+        throw usage_error("VM lab " + request.name + " already exists (" + dir.string() + "); take it down with `nicmatrix lab down --name " +
+                          request.name + "`");
     }
     const fs::path image = vm_image_dir();
     ensure_vm_image(image);
@@ -200,7 +201,8 @@ LabInfo vm_lab_up(const VmLabRequest& request, std::stop_token stop) {
             std::string driver;
             std::getline(drivers, driver);
             if (driver != itf.driver) {
-                throw Error(ErrorKind::Failed, "the guest's " + itf.ifname + " (QEMU " + itf.device_model + ") is driven by \"" + driver + "\", not " + itf.driver);
+                throw Error(ErrorKind::Failed,
+                            "the guest's " + itf.ifname + " (QEMU " + itf.device_model + ") is driven by \"" + driver + "\", not " + itf.driver);
             }
         }
         write_file_atomically((dir / "lab.json").string(), Json(info).dump(2) + "\n", 0644);

@@ -55,7 +55,8 @@ public:
     PathRewriter(const OutputSink& sink, std::string from, std::string to) : sink_(sink), from_(std::move(from)), to_(std::move(to)) {}
     void operator()(std::string_view chunk) {
         pending_ += chunk;
-        for (size_t p = pending_.find(from_); p != std::string::npos; p = pending_.find(from_, p + to_.size())) pending_.replace(p, from_.size(), to_);
+        for (size_t p = pending_.find(from_); p != std::string::npos; p = pending_.find(from_, p + to_.size()))
+            pending_.replace(p, from_.size(), to_);
         size_t keep = 0;
         for (size_t k = std::min(from_.size() - 1, pending_.size()); k > 0; --k) {
             if (pending_.compare(pending_.size() - k, k, from_, 0, k) == 0) {
@@ -101,8 +102,9 @@ int run_vm_sweep(const VmSweepRequest& request, std::stop_token stop, const Outp
     for (auto& running : vm_labs_running()) {
         if ((ends = pick_pair(running, nics[0], nics[1]))) {
             lab = std::move(running);
-            if (on_err) on_err("nicmatrix: sweeping in the running VM lab " + lab->name + " (" + ends->first.ifname + " " + nics[0].device + " -> " +
-                               ends->second.ifname + " " + nics[1].device + ")\n");
+            if (on_err)
+                on_err("nicmatrix: sweeping in the running VM lab " + lab->name + " (" + ends->first.ifname + " " + nics[0].device + " -> " +
+                       ends->second.ifname + " " + nics[1].device + ")\n");
             break;
         }
     }
@@ -139,8 +141,8 @@ int run_vm_sweep(const VmSweepRequest& request, std::stop_token stop, const Outp
     pair.namespaces = {ends->first.netns, ends->second.netns};
     write_file_atomically((host_dir / "lab.json").string(), Json(pair).dump(2) + "\n", 0644);
     copy_file(request.config_file, host_dir / "config.json", "config");
-    std::vector<std::string> argv = {"nicmatrix", "sweep", guest_dir + "/config.json", "--lab", "--lab-from", guest_dir + "/lab.json",
-                                     "-o", guest_dir + "/results.json"};
+    std::vector<std::string> argv = {
+        "nicmatrix", "sweep", guest_dir + "/config.json", "--lab", "--lab-from", guest_dir + "/lab.json", "-o", guest_dir + "/results.json"};
     if (!request.resume.empty()) {
         copy_file(request.resume, host_dir / "results.json", "--resume");
         argv.insert(argv.end(), {"--resume", guest_dir + "/results.json"});
@@ -151,8 +153,8 @@ int run_vm_sweep(const VmSweepRequest& request, std::stop_token stop, const Outp
     PathRewriter err(on_err, guest_dir + "/results.json", request.output);
     const GuestChannel channel = vm_lab_channel(*lab);
     // The guest's sweep restores its NICs before it ends; under emulation that takes a while.
-    const auto r = channel.run(argv, std::nullopt, stop, [&](std::string_view c) { out(c); }, [&](std::string_view c) { err(c); },
-                               std::chrono::minutes(3));
+    const auto r = channel.run(
+        argv, std::nullopt, stop, [&](std::string_view c) { out(c); }, [&](std::string_view c) { err(c); }, std::chrono::minutes(3));
     out.flush();
     err.flush();
 

@@ -13,15 +13,15 @@ namespace nm {
 
 /// What the host's `sweep` passes on.
 struct VmSweepRequest {
-    std::string lab_spec;      ///< "vm:e1000e,vmxnet3"
-    std::string config_file;   ///< on the host; copied into the guest
-    std::string output;        ///< the results file on the host (decided by prepare_sweep)
-    std::string resume;        ///< a results file on the host to continue; "" = none
+    std::string lab_spec;     ///< "vm:e1000e,vmxnet3"
+    std::string config_file;  ///< on the host; copied into the guest
+    std::string output;       ///< the results file on the host (decided by prepare_sweep)
+    std::string resume;       ///< a results file on the host to continue; "" = none
     /// Flags the guest's sweep takes as they are (-6, --precision 5, --seed 1, --time-budget 10m, --metric M,
     /// --quiet, --json-stream, --dry-run).
     std::vector<std::string> guest_flags;
-    std::string lab_name;      ///< the lab to boot when none with these NICs runs ("" = nmsweep<pid>)
-    std::string command;       ///< the host's command line, for the results file's run.command
+    std::string lab_name;  ///< the lab to boot when none with these NICs runs ("" = nmsweep<pid>)
+    std::string command;   ///< the host's command line, for the results file's run.command
 };
 
 /// The two NICs of "vm:A,B" (A under test, B the peer). Throws nm::Error (Usage) naming --lab.

@@ -10,7 +10,7 @@
 namespace nm {
 namespace {
 
-constexpr unsigned kMaxCpu = 8192;   // CONFIG_NR_CPUS tops out here
+constexpr unsigned kMaxCpu = 8192;  // CONFIG_NR_CPUS tops out here
 
 unsigned parse_cpu(std::string_view s, std::string_view whole) {
     unsigned v = 0;

@@ -24,14 +24,14 @@ struct CategoryRule {
 /// in user space is `user`; a kernel symbol no rule matches is `other` (`idle` when the sample was taken in
 /// the idle task, pid 0).
 struct CategoryTable {
-    std::vector<std::string> categories;   ///< every category, in display order; has user, idle and other
+    std::vector<std::string> categories;  ///< every category, in display order; has user, idle and other
     std::vector<CategoryRule> rules;
-    std::string source;                    ///< where it came from: a path, or "built-in" (the shipped file)
+    std::string source;  ///< where it came from: a path, or "built-in" (the shipped file)
 };
 
 /// A symbol and its share.
 struct ProfileSymbol {
-    std::string symbol;                    ///< "copy_user_enhanced_fast_string", "[unknown]" when unresolved
+    std::string symbol;  ///< "copy_user_enhanced_fast_string", "[unknown]" when unresolved
     double pct = 0;
     std::string category;
 };
@@ -73,26 +73,26 @@ constexpr auto json_fields(const ProfileTask*) {
 
 /// The kernel profile of one host over one end's measured window.
 struct CpuProfile {
-    std::string host;                     ///< the sampled host's name
+    std::string host;  ///< the sampled host's name
     /// "" when this end's host was sampled for this end alone; "sender" or "receiver" when both ends run on
     /// one host (the lab): one sampler covered both, and this profile is the same as the other end's.
     std::string shared_with;
-    uint64_t samples = 0;                 ///< samples inside the window, every CPU
-    uint64_t lost = 0;                    ///< samples the kernel could not write to the ring buffers
-    uint32_t hz = 0;                      ///< asked sampling rate per CPU
-    uint32_t cpus = 0;                    ///< CPUs sampled (every online CPU)
-    double window_s = 0;                  ///< the sampled window
-    double start_monotonic_s = 0;         ///< the window on CLOCK_MONOTONIC, to match other tools' samples
+    uint64_t samples = 0;          ///< samples inside the window, every CPU
+    uint64_t lost = 0;             ///< samples the kernel could not write to the ring buffers
+    uint32_t hz = 0;               ///< asked sampling rate per CPU
+    uint32_t cpus = 0;             ///< CPUs sampled (every online CPU)
+    double window_s = 0;           ///< the sampled window
+    double start_monotonic_s = 0;  ///< the window on CLOCK_MONOTONIC, to match other tools' samples
     double end_monotonic_s = 0;
-    std::string table;                    ///< the category table's source
-    std::map<std::string, double> categories;   ///< every category of the table; sums to 100
+    std::string table;                         ///< the category table's source
+    std::map<std::string, double> categories;  ///< every category of the table; sums to 100
     std::vector<ProfileCpu> by_cpu;
     /// "sender" and "receiver" (the engine's threads that send and receive data, of either end on this
     /// host), "ksoftirqd", "idle" (the idle task in an idle symbol), "other" (everything else).
     std::map<std::string, ProfileTaskClass> by_task;
-    std::vector<ProfileTask> other_tasks;   ///< the busiest tasks of "other", by name
-    std::vector<ProfileSymbol> top;         ///< the hottest symbols (20)
-    std::vector<ProfileSymbol> unmatched;   ///< the hottest kernel symbols no rule matched (category other)
+    std::vector<ProfileTask> other_tasks;  ///< the busiest tasks of "other", by name
+    std::vector<ProfileSymbol> top;        ///< the hottest symbols (20)
+    std::vector<ProfileSymbol> unmatched;  ///< the hottest kernel symbols no rule matched (category other)
 };
 
 /// The codec adds "top" and "unmatched" (symbols; an unmatched one has no "category" and reads back as "other").

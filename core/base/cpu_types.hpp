@@ -11,9 +11,9 @@ namespace nm {
 
 /// One CPU over the measured window, from its "cpuN" line of /proc/stat. Percent of that one CPU.
 struct PerCpu {
-    uint32_t cpu = 0;                 ///< the N of "cpuN"
-    double busy_pct = 0;              ///< everything but idle and iowait (steal included)
-    double user_pct = 0;              ///< user + nice
+    uint32_t cpu = 0;     ///< the N of "cpuN"
+    double busy_pct = 0;  ///< everything but idle and iowait (steal included)
+    double user_pct = 0;  ///< user + nice
     double sys_pct = 0;
     double irq_pct = 0;
     double softirq_pct = 0;
@@ -34,8 +34,8 @@ enum class KernelOption { Yes, No, Unknown };
 /// is counted as softirq in /proc/stat but also charged to the task it interrupted (its rusage sys time):
 /// the receive path processed in a sender's context shows in the sender's engine CPU.
 struct CpuAccounting {
-    std::string source;               ///< the config file read; "" when none could be
-    KernelOption irq_time = KernelOption::Unknown;    ///< CONFIG_IRQ_TIME_ACCOUNTING: irq/softirq time measured apart
+    std::string source;                             ///< the config file read; "" when none could be
+    KernelOption irq_time = KernelOption::Unknown;  ///< CONFIG_IRQ_TIME_ACCOUNTING: irq/softirq time measured apart
     /// "tick" (CONFIG_TICK_CPU_ACCOUNTING), "virt_gen" (CONFIG_VIRT_CPU_ACCOUNTING_GEN, exact at context
     /// switches), "virt_native" (CONFIG_VIRT_CPU_ACCOUNTING_NATIVE), or "unknown".
     std::string cputime = "unknown";

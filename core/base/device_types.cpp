@@ -6,9 +6,8 @@ namespace nm {
 
 bool ApplyReport::all_requested_hold() const {
     const auto holds = [](SettingOutcome o) { return o == SettingOutcome::Applied || o == SettingOutcome::AlreadySet; };
-    const bool features_hold = std::all_of(features.begin(), features.end(), [&](const FeatureChange& c) {
-        return !c.requested || holds(c.outcome);
-    });
+    const bool features_hold =
+        std::all_of(features.begin(), features.end(), [&](const FeatureChange& c) { return !c.requested || holds(c.outcome); });
     const bool tuning_holds = std::all_of(tuning.begin(), tuning.end(), [&](const TuningChange& c) { return holds(c.outcome); });
     return features_hold && tuning_holds && (!mtu || holds(mtu->outcome));
 }

@@ -56,8 +56,8 @@ struct LinkSettle {
     uint32_t carrier_drops = 0;  ///< carrier losses the kernel counted meanwhile (IFLA_CARRIER_DOWN_COUNT delta)
     /// From the end of the change until carrier and operstate were up again (0 when they never left).
     double wait_s = 0;
-    bool back = true;            ///< carrier and operstate up again within the bound
-    std::string state;           ///< when not back: what the link showed at the bound ("no carrier, operstate down")
+    bool back = true;   ///< carrier and operstate up again within the bound
+    std::string state;  ///< when not back: what the link showed at the bound ("no carrier, operstate down")
 };
 
 constexpr auto json_fields(const LinkSettle*) {
@@ -71,16 +71,16 @@ constexpr auto json_fields(const LinkSettle*) {
 struct ChangeLink {
     /// One end's link after the change.
     struct End {
-        std::string end;        ///< "local", "remote" or "dut"
+        std::string end;  ///< "local", "remote" or "dut"
         std::string ifname;
         LinkSettle link;
     };
-    double link_down_s = 0;     ///< the longest carrier loss of any end (0 when no end lost it)
+    double link_down_s = 0;  ///< the longest carrier loss of any end (0 when no end lost it)
     /// What the sweep waited after the change before measuring: each end's wait for its link (summed:
     /// the ends are changed one after the other) and, when a link had dropped, the wait from the last
     /// end's change until the path answered a probe again (a frame of at most 1280 bytes).
     double settle_s = 0;
-    std::vector<End> ends;      ///< the ends that were changed and could tell
+    std::vector<End> ends;  ///< the ends that were changed and could tell
 };
 
 /// The rtnl_link_stats64 counters of an interface (IFLA_STATS64), including the detailed error fields.
@@ -90,40 +90,36 @@ struct LinkCounters {
     uint64_t multicast = 0, collisions = 0;
     uint64_t rx_length_errors = 0, rx_over_errors = 0, rx_crc_errors = 0, rx_frame_errors = 0;
     uint64_t rx_fifo_errors = 0, rx_missed_errors = 0;
-    uint64_t tx_aborted_errors = 0, tx_carrier_errors = 0, tx_fifo_errors = 0, tx_heartbeat_errors = 0,
-             tx_window_errors = 0;
+    uint64_t tx_aborted_errors = 0, tx_carrier_errors = 0, tx_fifo_errors = 0, tx_heartbeat_errors = 0, tx_window_errors = 0;
     uint64_t rx_nohandler = 0;
 };
 
 constexpr auto json_fields(const LinkCounters*) {
     using S = LinkCounters;
-    return field_list(field("rx_packets", &S::rx_packets), field("tx_packets", &S::tx_packets), field("rx_bytes", &S::rx_bytes),
-                      field("tx_bytes", &S::tx_bytes), field("rx_errors", &S::rx_errors), field("tx_errors", &S::tx_errors),
-                      field("rx_dropped", &S::rx_dropped), field("tx_dropped", &S::tx_dropped), field("multicast", &S::multicast),
-                      field("collisions", &S::collisions), field("rx_length_errors", &S::rx_length_errors),
-                      field("rx_over_errors", &S::rx_over_errors), field("rx_crc_errors", &S::rx_crc_errors),
-                      field("rx_frame_errors", &S::rx_frame_errors), field("rx_fifo_errors", &S::rx_fifo_errors),
-                      field("rx_missed_errors", &S::rx_missed_errors), field("tx_aborted_errors", &S::tx_aborted_errors),
-                      field("tx_carrier_errors", &S::tx_carrier_errors), field("tx_fifo_errors", &S::tx_fifo_errors),
-                      field("tx_heartbeat_errors", &S::tx_heartbeat_errors), field("tx_window_errors", &S::tx_window_errors),
-                      field("rx_nohandler", &S::rx_nohandler));
+    return field_list(
+        field("rx_packets", &S::rx_packets), field("tx_packets", &S::tx_packets), field("rx_bytes", &S::rx_bytes), field("tx_bytes", &S::tx_bytes),
+        field("rx_errors", &S::rx_errors), field("tx_errors", &S::tx_errors), field("rx_dropped", &S::rx_dropped),
+        field("tx_dropped", &S::tx_dropped), field("multicast", &S::multicast), field("collisions", &S::collisions),
+        field("rx_length_errors", &S::rx_length_errors), field("rx_over_errors", &S::rx_over_errors), field("rx_crc_errors", &S::rx_crc_errors),
+        field("rx_frame_errors", &S::rx_frame_errors), field("rx_fifo_errors", &S::rx_fifo_errors), field("rx_missed_errors", &S::rx_missed_errors),
+        field("tx_aborted_errors", &S::tx_aborted_errors), field("tx_carrier_errors", &S::tx_carrier_errors),
+        field("tx_fifo_errors", &S::tx_fifo_errors), field("tx_heartbeat_errors", &S::tx_heartbeat_errors),
+        field("tx_window_errors", &S::tx_window_errors), field("rx_nohandler", &S::rx_nohandler));
 }
 
 /// Which interface this is, whatever it is called now: names change (`ip link set X name Y`), and the same
 /// name can exist in every network namespace. The restore journal finds an interface again by these.
 struct LinkIdentity {
-    uint64_t netns_dev = 0;               ///< the network namespace: st_dev of its nsfs file (0 = unknown)
-    uint64_t netns_ino = 0;               ///< and its st_ino, as `ls -iL /proc/self/ns/net` shows it
-    int32_t ifindex = 0;                  ///< in that namespace (0 = unknown)
-    std::string perm_address;             ///< IFLA_PERM_ADDRESS as "aa:bb:cc:dd:ee:ff"; "" when the device has none (veth)
-    std::string kind;                     ///< IFLA_INFO_KIND ("veth", "bridge", "dummy"); "" for a physical device
+    uint64_t netns_dev = 0;    ///< the network namespace: st_dev of its nsfs file (0 = unknown)
+    uint64_t netns_ino = 0;    ///< and its st_ino, as `ls -iL /proc/self/ns/net` shows it
+    int32_t ifindex = 0;       ///< in that namespace (0 = unknown)
+    std::string perm_address;  ///< IFLA_PERM_ADDRESS as "aa:bb:cc:dd:ee:ff"; "" when the device has none (veth)
+    std::string kind;          ///< IFLA_INFO_KIND ("veth", "bridge", "dummy"); "" for a physical device
 
     /// True when the namespace and the index are known (read from the kernel, not a fake or an old file).
     bool known() const { return netns_ino != 0 && ifindex != 0; }
     /// True when both name the same namespace (and both are known).
-    bool same_netns(const LinkIdentity& other) const {
-        return netns_ino != 0 && netns_ino == other.netns_ino && netns_dev == other.netns_dev;
-    }
+    bool same_netns(const LinkIdentity& other) const { return netns_ino != 0 && netns_ino == other.netns_ino && netns_dev == other.netns_dev; }
 };
 
 constexpr auto json_fields(const LinkIdentity*) {
@@ -135,21 +131,21 @@ constexpr auto json_fields(const LinkIdentity*) {
 /// Everything nicmatrix knows about one interface at one moment.
 struct LinkState {
     std::string name;
-    std::string netns;                    ///< "" = the caller's namespace
-    LinkIdentity identity;                ///< who it is beyond its name (the bus info is in `driver`)
+    std::string netns;      ///< "" = the caller's namespace
+    LinkIdentity identity;  ///< who it is beyond its name (the bus info is in `driver`)
     DriverInfo driver;
-    std::optional<uint32_t> speed_mbps;   ///< none when the link reports no speed (veth, link down)
-    std::string duplex;                   ///< "full", "half" or "" when unknown
-    std::string operstate;                ///< "up", "down", "unknown", ... (IFLA_OPERSTATE)
+    std::optional<uint32_t> speed_mbps;  ///< none when the link reports no speed (veth, link down)
+    std::string duplex;                  ///< "full", "half" or "" when unknown
+    std::string operstate;               ///< "up", "down", "unknown", ... (IFLA_OPERSTATE)
     uint32_t mtu = 0;
-    uint32_t mtu_min = 0;                 ///< IFLA_MIN_MTU
-    uint32_t mtu_max = 0;                 ///< IFLA_MAX_MTU
-    std::map<std::string, FeatureState> features;   ///< every kernel feature by its kernel name
-    std::vector<std::string> feature_order;         ///< kernel feature names in string-set (bit) order
-    std::map<std::string, uint64_t> rings;          ///< ETHTOOL_A_RINGS_*; empty when the driver has none
-    std::map<std::string, uint64_t> coalesce;       ///< ETHTOOL_A_COALESCE_*; empty when the driver has none
-    std::map<std::string, uint64_t> channels;       ///< ETHTOOL_A_CHANNELS_*; empty when the driver has none
-    TuningState tuning;                             ///< queues, steering, NAPI, sysctls, root qdisc (issue 15)
+    uint32_t mtu_min = 0;                          ///< IFLA_MIN_MTU
+    uint32_t mtu_max = 0;                          ///< IFLA_MAX_MTU
+    std::map<std::string, FeatureState> features;  ///< every kernel feature by its kernel name
+    std::vector<std::string> feature_order;        ///< kernel feature names in string-set (bit) order
+    std::map<std::string, uint64_t> rings;         ///< ETHTOOL_A_RINGS_*; empty when the driver has none
+    std::map<std::string, uint64_t> coalesce;      ///< ETHTOOL_A_COALESCE_*; empty when the driver has none
+    std::map<std::string, uint64_t> channels;      ///< ETHTOOL_A_CHANNELS_*; empty when the driver has none
+    TuningState tuning;                            ///< queues, steering, NAPI, sysctls, root qdisc (issue 15)
     LinkCounters counters;
 };
 
@@ -166,7 +162,7 @@ constexpr auto json_fields(const LinkState*) {
 /// One interrupt of an interface (/proc/irq/N), with the CPUs it may run on.
 struct IrqAffinity {
     uint32_t irq = 0;
-    std::string affinity;   ///< /proc/irq/N/smp_affinity_list ("0-3"); "" when unreadable
+    std::string affinity;  ///< /proc/irq/N/smp_affinity_list ("0-3"); "" when unreadable
 };
 
 constexpr auto json_fields(const IrqAffinity*) {
@@ -178,7 +174,7 @@ constexpr auto json_fields(const IrqAffinity*) {
 /// rx queue, xps_cpus of a tx queue, as the kernel prints it (hex words joined by ','); none when the
 /// kernel does not let it be read (built without RPS/XPS).
 struct QueueMask {
-    std::string queue;                 ///< "rx-0", "tx-3"
+    std::string queue;  ///< "rx-0", "tx-3"
     std::optional<std::string> mask;
 };
 
@@ -189,12 +185,12 @@ constexpr auto json_fields(const QueueMask*) {
 
 /// How the kernel runs one interface beyond its ethtool settings, read when a sweep starts.
 struct InterfaceSystem {
-    std::string qdisc;          ///< the root qdisc's kind ("noqueue", "pfifo_fast", "mq", "tbf"); "" when none was found
-    std::string qdisc_handle;   ///< its handle as tc prints it ("0:", "8001:")
-    std::vector<IrqAffinity> irqs;    ///< the device's MSI/legacy IRQs; empty when it has none (veth)
-    std::vector<QueueMask> rps;       ///< per rx queue
-    std::vector<QueueMask> xps;       ///< per tx queue
-    std::optional<int> numa_node;     ///< the device's NUMA node; none without a device or when it reports -1
+    std::string qdisc;              ///< the root qdisc's kind ("noqueue", "pfifo_fast", "mq", "tbf"); "" when none was found
+    std::string qdisc_handle;       ///< its handle as tc prints it ("0:", "8001:")
+    std::vector<IrqAffinity> irqs;  ///< the device's MSI/legacy IRQs; empty when it has none (veth)
+    std::vector<QueueMask> rps;     ///< per rx queue
+    std::vector<QueueMask> xps;     ///< per tx queue
+    std::optional<int> numa_node;   ///< the device's NUMA node; none without a device or when it reports -1
 };
 
 constexpr auto json_fields(const InterfaceSystem*) {
@@ -209,7 +205,7 @@ constexpr auto json_fields(const InterfaceSystem*) {
 struct LinkSettings {
     std::optional<uint32_t> mtu;
     std::map<std::string, bool> features;
-    TuningRequest tuning;   ///< channels, rings, coalescing, RPS/XPS, IRQ affinity, NAPI, sysctls, qdisc
+    TuningRequest tuning;  ///< channels, rings, coalescing, RPS/XPS, IRQ affinity, NAPI, sysctls, qdisc
 
     bool empty() const { return !mtu && features.empty() && tuning.empty(); }
 };
@@ -230,11 +226,11 @@ enum class SettingOutcome {
 
 /// One kernel feature touched by an apply, requested or not.
 struct FeatureChange {
-    std::string name;                 ///< kernel feature name
-    std::string requested_as;         ///< the name the user typed for it; empty for side effects
-    std::optional<bool> requested;    ///< none for side effects
-    bool before = false;              ///< active before
-    bool after = false;               ///< active after, as read back
+    std::string name;               ///< kernel feature name
+    std::string requested_as;       ///< the name the user typed for it; empty for side effects
+    std::optional<bool> requested;  ///< none for side effects
+    bool before = false;            ///< active before
+    bool after = false;             ///< active after, as read back
     SettingOutcome outcome = SettingOutcome::Applied;
 };
 
@@ -248,7 +244,7 @@ constexpr auto json_fields(const FeatureChange*) {
 struct MtuChange {
     uint32_t requested = 0;
     uint32_t before = 0;
-    uint32_t after = 0;               ///< as read back
+    uint32_t after = 0;  ///< as read back
     SettingOutcome outcome = SettingOutcome::Applied;
 };
 
@@ -261,9 +257,9 @@ constexpr auto json_fields(const MtuChange*) {
 /// One setting of a TuningRequest touched by an apply: "channels.rx", "rps.rx-0", "sysctl.net.ipv4.tcp_congestion_control", "qdisc".
 struct TuningChange {
     std::string setting;
-    std::string requested;            ///< as asked, in the form the state reads back ("2", "0-1", "tbf rate_bps=...")
+    std::string requested;  ///< as asked, in the form the state reads back ("2", "0-1", "tbf rate_bps=...")
     std::string before;
-    std::string after;                ///< as read back
+    std::string after;  ///< as read back
     SettingOutcome outcome = SettingOutcome::Applied;
 };
 
@@ -277,13 +273,13 @@ constexpr auto json_fields(const TuningChange*) {
 struct ApplyReport {
     std::string ifname;
     std::string netns;
-    std::string path;                 ///< "netlink" or "ioctl": how the features were set
+    std::string path;  ///< "netlink" or "ioctl": how the features were set
     std::vector<FeatureChange> features;
     std::optional<MtuChange> mtu;
-    std::map<std::string, bool> active_after;   ///< every feature's active state after the change
+    std::map<std::string, bool> active_after;  ///< every feature's active state after the change
     uint32_t mtu_after = 0;
-    std::vector<TuningChange> tuning;   ///< every tuning setting asked, in the order applied
-    std::string note;                 ///< why nothing was done, e.g. a restore whose interface is gone
+    std::vector<TuningChange> tuning;  ///< every tuning setting asked, in the order applied
+    std::string note;                  ///< why nothing was done, e.g. a restore whose interface is gone
     /// What the link did after the change, when the caller asked to wait for it and the link had carrier
     /// before (apply_recorded with a link wait); none otherwise.
     std::optional<LinkSettle> link;

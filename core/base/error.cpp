@@ -11,11 +11,7 @@ std::string format_error(const std::string& action, const std::error_code& code,
 }
 
 Error::Error(ErrorKind kind, std::string action, std::error_code code, ErrorContext context)
-    : std::runtime_error(format_error(action, code, context)),
-      kind_(kind),
-      action_(std::move(action)),
-      code_(code),
-      context_(std::move(context)) {}
+    : std::runtime_error(format_error(action, code, context)), kind_(kind), action_(std::move(action)), code_(code), context_(std::move(context)) {}
 
 Error usage_error(std::string message) { return Error(ErrorKind::Usage, std::move(message)); }
 

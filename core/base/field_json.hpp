@@ -110,7 +110,9 @@ void read_fields(const Json& j, V& v, const List& list) {
 
 /// A struct whose whole JSON is its field list.
 template <typename T>
-concept JsonByFields = requires(const T* p) { json_fields(p); };
+concept JsonByFields = requires(const T* p) {
+    json_fields(p);
+};
 
 template <JsonByFields T>
 void to_json(Json& j, const T& v) {

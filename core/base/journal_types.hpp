@@ -15,10 +15,10 @@ namespace nm {
 /// time and the boot are part of it: the owner is alive only while a process with that pid, that start
 /// time and that boot id runs.
 struct JournalOwner {
-    int32_t pid = 0;              ///< 0 = unknown (never alive)
-    uint64_t start_time = 0;      ///< field 22 of /proc/PID/stat: clock ticks after boot at which it started
-    std::string boot_id;          ///< /proc/sys/kernel/random/boot_id of the boot it ran in
-    std::string command;          ///< its command line, for people (at most 200 bytes)
+    int32_t pid = 0;          ///< 0 = unknown (never alive)
+    uint64_t start_time = 0;  ///< field 22 of /proc/PID/stat: clock ticks after boot at which it started
+    std::string boot_id;      ///< /proc/sys/kernel/random/boot_id of the boot it ran in
+    std::string command;      ///< its command line, for people (at most 200 bytes)
 
     bool operator==(const JournalOwner& o) const { return pid == o.pid && start_time == o.start_time && boot_id == o.boot_id; }
 };
@@ -52,11 +52,11 @@ enum class JournalScope { Interface, Netns };
 /// One interface's (or namespace's) settings as nicmatrix found and changed them, and whose they are.
 struct JournalEntry {
     JournalOwner owner;
-    LinkState original;   ///< read before the first change: the identity (a Netns entry: only the namespace's)
-    std::string where;    ///< the namespace for people: its /run/netns name, or "" for the one of PID 1
+    LinkState original;  ///< read before the first change: the identity (a Netns entry: only the namespace's)
+    std::string where;   ///< the namespace for people: its /run/netns name, or "" for the one of PID 1
     JournalScope scope = JournalScope::Interface;
-    SettingWrites writes; ///< every setting this entry's owner changed: restore puts back only these
-    bool legacy = false;  ///< read from a v2 file (no writes): restored by comparing with `original`
+    SettingWrites writes;  ///< every setting this entry's owner changed: restore puts back only these
+    bool legacy = false;   ///< read from a v2 file (no writes): restored by comparing with `original`
 };
 
 /// The codec adds "scope" ("interface" or "netns", checked) and "legacy" (written only when true).
@@ -68,18 +68,18 @@ constexpr auto json_fields_and_more(const JournalEntry*) {
 
 /// What a restore did with one entry.
 enum class JournalAction {
-    Restored,    ///< put back, read back, holds: the entry is gone
-    LeftAlone,   ///< its owner still runs and restores it itself: not touched (restore --force takes it)
-    Kept,        ///< could not be put back now (not found, another interface, did not hold): the entry stays
-    Dropped,     ///< nothing is left to put back (a veth gone with its namespace, an earlier boot): entry removed
-    Forgotten,   ///< could not be put back, and removed because the caller asked (restore --forget)
+    Restored,   ///< put back, read back, holds: the entry is gone
+    LeftAlone,  ///< its owner still runs and restores it itself: not touched (restore --force takes it)
+    Kept,       ///< could not be put back now (not found, another interface, did not hold): the entry stays
+    Dropped,    ///< nothing is left to put back (a veth gone with its namespace, an earlier boot): entry removed
+    Forgotten,  ///< could not be put back, and removed because the caller asked (restore --forget)
 };
 
 /// One line of a restore's account.
 struct JournalReport {
     JournalAction action = JournalAction::Kept;
-    std::string ifname;                  ///< as journalled (a new name is in the note)
-    std::string where;                   ///< as in JournalEntry
+    std::string ifname;  ///< as journalled (a new name is in the note)
+    std::string where;   ///< as in JournalEntry
     JournalOwner owner;
     std::string note;                    ///< why, in words; empty for a plain Restored
     std::optional<ApplyReport> applied;  ///< what was sent, when the restore got that far

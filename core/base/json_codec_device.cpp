@@ -1,7 +1,7 @@
 // JSON of device control beyond the field lists (device_types.hpp): outcomes as words, a link change's ends
 // (each end's settle figures flattened beside its name), and an apply's computed all_requested_hold.
-#include "core/base/error.hpp"
 #include "core/base/device_codec.hpp"
+#include "core/base/error.hpp"
 #include "core/base/json_optional_field.hpp"
 #include "core/base/json_words.hpp"
 
@@ -10,7 +10,7 @@ namespace nm {
 namespace {
 
 constexpr std::pair<SettingOutcome, const char*> kOutcomes[] = {
-    {SettingOutcome::Applied, "applied"}, {SettingOutcome::AlreadySet, "already_set"}, {SettingOutcome::Fixed, "fixed"},
+    {SettingOutcome::Applied, "applied"},         {SettingOutcome::AlreadySet, "already_set"}, {SettingOutcome::Fixed, "fixed"},
     {SettingOutcome::Unsupported, "unsupported"}, {SettingOutcome::SideEffect, "side_effect"},
 };
 

@@ -1,7 +1,7 @@
 // JSON of the restore journal beyond the field lists (journal_types.hpp): an entry's scope and legacy mark,
 // and a restore's action as a word.
-#include "core/base/error.hpp"
 #include "core/base/device_codec.hpp"
+#include "core/base/error.hpp"
 #include "core/base/journal_codec.hpp"
 #include "core/base/json_optional_field.hpp"
 #include "core/base/json_words.hpp"
@@ -23,7 +23,7 @@ constexpr std::pair<JournalAction, const char*> kActions[] = {
 void to_json(Json& j, const JournalEntry& v) {
     write_fields(j, v, json_fields_and_more(&v));
     j["scope"] = v.scope == JournalScope::Netns ? "netns" : "interface";
-    if (v.legacy) j["legacy"] = true;   // an entry read from a v2 file, kept: it still has no writes
+    if (v.legacy) j["legacy"] = true;  // an entry read from a v2 file, kept: it still has no writes
 }
 
 void from_json(const Json& j, JournalEntry& v) {

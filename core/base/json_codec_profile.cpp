@@ -7,8 +7,8 @@
 #include <set>
 
 #include "core/base/error.hpp"
-#include "core/base/profile_codec.hpp"
 #include "core/base/json_optional_field.hpp"
+#include "core/base/profile_codec.hpp"
 
 namespace nm {
 
@@ -23,8 +23,8 @@ std::string shown(const Json& j) { return j.is_object() ? "an object" : j.is_arr
 // A category name: it becomes part of metric names (cpu:copy) and DataFrame columns (cpu_copy_pct).
 bool valid_category(const std::string& s) {
     return !s.empty() && s.size() <= 32 && std::all_of(s.begin(), s.end(), [](char c) {
-               return std::islower(static_cast<unsigned char>(c)) || std::isdigit(static_cast<unsigned char>(c)) || c == '_';
-           });
+        return std::islower(static_cast<unsigned char>(c)) || std::isdigit(static_cast<unsigned char>(c)) || c == '_';
+    });
 }
 
 constexpr size_t kMaxPattern = 256;

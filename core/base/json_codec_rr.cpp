@@ -5,8 +5,8 @@
 #include <stdexcept>
 
 #include "core/base/error.hpp"
-#include "core/base/rr_codec.hpp"
 #include "core/base/json_optional_field.hpp"
+#include "core/base/rr_codec.hpp"
 
 namespace nm {
 
@@ -15,12 +15,9 @@ using codec::opt;
 void to_json(Json& j, const LatencyHistogram& v) {
     Json buckets = Json::array();
     for (const auto& [index, count] : v.buckets()) buckets.push_back(Json::array({index, count}));
-    j = Json{{"unit", "ns"},
-             {"sub_bucket_bits", LatencyHistogram::kSubBucketBits},
-             {"count", v.count()},
-             {"sum", v.sum_ns()},
-             {"min", v.min_ns()},
-             {"max", v.max_ns()},
+    j = Json{{"unit", "ns"},       {"sub_bucket_bits", LatencyHistogram::kSubBucketBits},
+             {"count", v.count()}, {"sum", v.sum_ns()},
+             {"min", v.min_ns()},  {"max", v.max_ns()},
              {"buckets", buckets}};
 }
 
@@ -33,7 +30,8 @@ void from_json(const Json& j, LatencyHistogram& v) {
     }
     std::vector<std::pair<size_t, uint64_t>> buckets;
     for (const auto& b : j.value("buckets", Json::array())) {
-        buckets.emplace_back(codec::read<size_t>(b.at(0), "rr.histogram.buckets index"), codec::read<uint64_t>(b.at(1), "rr.histogram.buckets count"));
+        buckets.emplace_back(codec::read<size_t>(b.at(0), "rr.histogram.buckets index"),
+                             codec::read<uint64_t>(b.at(1), "rr.histogram.buckets count"));
     }
     uint64_t count = 0, sum = 0, min = 0, max = 0;
     opt(j, "count", count);

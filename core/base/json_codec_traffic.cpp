@@ -1,13 +1,13 @@
 #include <array>
 #include <utility>
 
-#include "core/base/error.hpp"
 #include "core/base/device_codec.hpp"
+#include "core/base/error.hpp"
+#include "core/base/json_optional_field.hpp"
 #include "core/base/profile_codec.hpp"
 #include "core/base/rr_codec.hpp"
-#include "core/base/traffic_codec.hpp"
-#include "core/base/json_optional_field.hpp"
 #include "core/base/test_spec_fields.hpp"
+#include "core/base/traffic_codec.hpp"
 
 namespace nm {
 
@@ -53,9 +53,7 @@ constexpr std::array<std::pair<RunStatus, const char*>, 6> kStatuses{{{RunStatus
                                                                       {RunStatus::Limited, "limited"},
                                                                       {RunStatus::Failed, "failed"}}};
 
-Json end_nic_json(const EndMeasurement& m) {
-    return Json{{"iface", m.iface}, {"before", m.counters_before}, {"after", m.counters_after}};
-}
+Json end_nic_json(const EndMeasurement& m) { return Json{{"iface", m.iface}, {"before", m.counters_before}, {"after", m.counters_after}}; }
 
 void end_nic_from(const Json& j, EndMeasurement& m) {
     opt(j, "iface", m.iface);
@@ -81,7 +79,7 @@ void to_json(Json& j, const TestSpec& v) {
     j["test"] = v.pattern == TrafficPattern::Stream ? "stream" : "rr";
     j["connect_per_transaction"] = v.pattern == TrafficPattern::Crr;
     j["dscp"] = v.socket.dscp >= 0 ? Json(v.socket.dscp) : Json(nullptr);
-    if (v.profile_categories.empty()) j.erase("profile_categories");   // written only when set
+    if (v.profile_categories.empty()) j.erase("profile_categories");  // written only when set
     // iperf3's -A: which CPUs each end pins its engine threads to; written only when asked.
     if (!v.client_cpus.empty() || !v.server_cpus.empty()) j["affinity"] = Json{{"client", v.client_cpus}, {"server", v.server_cpus}};
     if (!v.payload_mix.empty()) j["payload_mix"] = v.payload_mix;
@@ -151,43 +149,44 @@ void to_json(Json& j, const RunResult& v) {
     Json nic_receiver = end_nic_json(v.receiver);
     nic_receiver["rx_bytes_delta"] = v.receiver_rx_bytes;
     nic_receiver["rx_packets_delta"] = v.receiver_rx_packets;
-    j = Json{{"spec", v.spec},
-             {"status", v.status},
-             {"error", v.error},
-             {"throughput_bps", v.throughput_bps},
-             {"packets_per_s", v.packets_per_s},
-             {"packets_source", v.packets_source},
-             {"segments_per_packet", v.segments_per_packet > 0 ? Json(v.segments_per_packet) : Json(nullptr)},
-             {"bytes", v.bytes},
-             {"packets", v.packets},
-             {"duration_s", v.duration_s},
-             {"streams", v.streams},
-             {"loss", v.loss ? Json(*v.loss) : Json(nullptr)},
-             {"tcp", Json{{"retransmits", v.tcp_retransmits}, {"retrans_bytes", v.tcp_retrans_bytes}}},
-             {"cpu", Json{{"sender", end(peer_sender, cpu_end(v.sender))},
-                          {"receiver", end(peer_receiver, cpu_end(v.receiver))},
-                          {"system", Json{{"sender", end(peer_sender, v.sender.system)}, {"receiver", end(peer_receiver, v.receiver.system)}}},
-                          {"service_demand_us_per_kb",
-                           Json{{"sender", end(peer_sender, v.sender_service_demand_us_per_kb)},
-                                {"receiver", end(peer_receiver, v.receiver_service_demand_us_per_kb)}}}}},
-             {"placement", Json{{"sender", end(peer_sender, v.sender.placement)}, {"receiver", end(peer_receiver, v.receiver.placement)}}},
-             {"receive_path", Json{{"sender", end(peer_sender, v.sender.receive_path)}, {"receiver", end(peer_receiver, v.receiver.receive_path)}}},
-             {"io_calls", v.io_calls},
-             {"calls_per_s", v.calls_per_s},
-             {"ms_per_call", v.ms_per_call},
-             {"engine_service_demand_us_per_kb", end(v.iperf3_peer.has_value(), v.engine_service_demand_us_per_kb)},
-             {"intervals", v.intervals},
-             {"nic", Json{{"sender", end(peer_sender, end_nic_json(v.sender))},
-                          {"receiver", end(peer_receiver, nic_receiver)},
-                          {"engine", Json{{"bytes", v.bytes}, {"packets", v.packets}}}}},
-             {"napi", Json{{"sender", end(peer_sender, v.sender.napi)}, {"receiver", end(peer_receiver, v.receiver.napi)}}},
-             {"ends", Json{{"sender", end(peer_sender, Json{{"duration_s", v.sender.duration_s}, {"io_calls", v.sender.io_calls}, {"socket", v.sender.socket}})},
-                           {"receiver",
-                            end(peer_receiver, Json{{"duration_s", v.receiver.duration_s}, {"io_calls", v.receiver.io_calls}, {"socket", v.receiver.socket}})}}},
-             {"cpu_profile", Json{{"sender", v.sender.profile ? Json(*v.sender.profile) : Json(nullptr)},
-                                  {"receiver", v.receiver.profile ? Json(*v.receiver.profile) : Json(nullptr)}}},
-             {"rr", v.rr ? Json(*v.rr) : Json(nullptr)},
-             {"socket", v.socket}};
+    j = Json{
+        {"spec", v.spec},
+        {"status", v.status},
+        {"error", v.error},
+        {"throughput_bps", v.throughput_bps},
+        {"packets_per_s", v.packets_per_s},
+        {"packets_source", v.packets_source},
+        {"segments_per_packet", v.segments_per_packet > 0 ? Json(v.segments_per_packet) : Json(nullptr)},
+        {"bytes", v.bytes},
+        {"packets", v.packets},
+        {"duration_s", v.duration_s},
+        {"streams", v.streams},
+        {"loss", v.loss ? Json(*v.loss) : Json(nullptr)},
+        {"tcp", Json{{"retransmits", v.tcp_retransmits}, {"retrans_bytes", v.tcp_retrans_bytes}}},
+        {"cpu", Json{{"sender", end(peer_sender, cpu_end(v.sender))},
+                     {"receiver", end(peer_receiver, cpu_end(v.receiver))},
+                     {"system", Json{{"sender", end(peer_sender, v.sender.system)}, {"receiver", end(peer_receiver, v.receiver.system)}}},
+                     {"service_demand_us_per_kb", Json{{"sender", end(peer_sender, v.sender_service_demand_us_per_kb)},
+                                                       {"receiver", end(peer_receiver, v.receiver_service_demand_us_per_kb)}}}}},
+        {"placement", Json{{"sender", end(peer_sender, v.sender.placement)}, {"receiver", end(peer_receiver, v.receiver.placement)}}},
+        {"receive_path", Json{{"sender", end(peer_sender, v.sender.receive_path)}, {"receiver", end(peer_receiver, v.receiver.receive_path)}}},
+        {"io_calls", v.io_calls},
+        {"calls_per_s", v.calls_per_s},
+        {"ms_per_call", v.ms_per_call},
+        {"engine_service_demand_us_per_kb", end(v.iperf3_peer.has_value(), v.engine_service_demand_us_per_kb)},
+        {"intervals", v.intervals},
+        {"nic", Json{{"sender", end(peer_sender, end_nic_json(v.sender))},
+                     {"receiver", end(peer_receiver, nic_receiver)},
+                     {"engine", Json{{"bytes", v.bytes}, {"packets", v.packets}}}}},
+        {"napi", Json{{"sender", end(peer_sender, v.sender.napi)}, {"receiver", end(peer_receiver, v.receiver.napi)}}},
+        {"ends",
+         Json{{"sender", end(peer_sender, Json{{"duration_s", v.sender.duration_s}, {"io_calls", v.sender.io_calls}, {"socket", v.sender.socket}})},
+              {"receiver",
+               end(peer_receiver, Json{{"duration_s", v.receiver.duration_s}, {"io_calls", v.receiver.io_calls}, {"socket", v.receiver.socket}})}}},
+        {"cpu_profile", Json{{"sender", v.sender.profile ? Json(*v.sender.profile) : Json(nullptr)},
+                             {"receiver", v.receiver.profile ? Json(*v.receiver.profile) : Json(nullptr)}}},
+        {"rr", v.rr ? Json(*v.rr) : Json(nullptr)},
+        {"socket", v.socket}};
     // A sweep's own fields; `nicmatrix run --json` has none of them.
     if (!v.started.empty()) j["started"] = v.started;
     if (v.link) j["link"] = *v.link;

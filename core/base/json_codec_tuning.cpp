@@ -2,8 +2,8 @@
 // kernel has (TuningState, QdiscState), and what an apply did with each (TuningChange). Every key is
 // optional on read: journals and results written before these settings existed read back empty.
 #include "core/base/device_codec.hpp"
-#include "core/base/tuning_codec.hpp"
 #include "core/base/json_optional_field.hpp"
+#include "core/base/tuning_codec.hpp"
 
 namespace nm {
 

@@ -30,7 +30,7 @@ T checked_integer(const nlohmann::json& value, std::string_view what) {
         if (u > static_cast<uint64_t>(std::numeric_limits<T>::max())) return fail();
         return static_cast<T>(u);
     }
-    if (value.is_number_integer()) {   // parsed text stores only negatives as signed; a C++ int is signed
+    if (value.is_number_integer()) {  // parsed text stores only negatives as signed; a C++ int is signed
         const auto i = value.get<int64_t>();
         if constexpr (std::is_unsigned_v<T>) {
             if (i < 0 || static_cast<uint64_t>(i) > static_cast<uint64_t>(std::numeric_limits<T>::max())) return fail();

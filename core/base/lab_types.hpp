@@ -29,20 +29,20 @@ struct LabInterface {
 
 constexpr auto json_fields(const LabInterface*) {
     using S = LabInterface;
-    return field_list(field("role", &S::role, kFieldRequired), field("netns", &S::netns, kFieldRequired),
-                      field("ifname", &S::ifname, kFieldRequired), field("ipv4", &S::ipv4, kFieldRequired), field("ipv6", &S::ipv6, kFieldRequired),
+    return field_list(field("role", &S::role, kFieldRequired), field("netns", &S::netns, kFieldRequired), field("ifname", &S::ifname, kFieldRequired),
+                      field("ipv4", &S::ipv4, kFieldRequired), field("ipv6", &S::ipv6, kFieldRequired),
                       field("device_model", &S::device_model, kFieldOmitEmpty), field("driver", &S::driver, kFieldOmitEmpty),
                       field("mac", &S::mac, kFieldOmitEmpty));
 }
 
 /// The guest of a VM lab (`lab up --topology vm`): where it runs and how it is emulated.
 struct VmInfo {
-    std::string emulator;         ///< "qemu 7.2.19"
-    std::string accel;            ///< "tcg" or "kvm"
-    std::string virtualization;   ///< "qemu 7.2.19 tcg": what hosts.*.virtualization of a sweep in it says
-    std::string kernel;           ///< the guest's kernel release
-    std::string state_dir;        ///< the lab's folder on the host (console.log, the share)
-    int pid = 0;                  ///< the QEMU process
+    std::string emulator;        ///< "qemu 7.2.19"
+    std::string accel;           ///< "tcg" or "kvm"
+    std::string virtualization;  ///< "qemu 7.2.19 tcg": what hosts.*.virtualization of a sweep in it says
+    std::string kernel;          ///< the guest's kernel release
+    std::string state_dir;       ///< the lab's folder on the host (console.log, the share)
+    int pid = 0;                 ///< the QEMU process
 };
 
 constexpr auto json_fields(const VmInfo*) {
@@ -56,9 +56,9 @@ constexpr auto json_fields(const VmInfo*) {
 struct LabInfo {
     std::string name;
     LabTopology topology = LabTopology::Pair;
-    std::vector<std::string> namespaces;    ///< in creation order
-    std::vector<LabInterface> interfaces;   ///< the ends traffic flows between first: client, then server
-    std::optional<VmInfo> vm;               ///< set for a VM lab: its interfaces live inside the guest
+    std::vector<std::string> namespaces;   ///< in creation order
+    std::vector<LabInterface> interfaces;  ///< the ends traffic flows between first: client, then server
+    std::optional<VmInfo> vm;              ///< set for a VM lab: its interfaces live inside the guest
 
     /// The interface with `role`; throws nm::Error (Usage) if the lab has none.
     const LabInterface& by_role(const std::string& role) const;

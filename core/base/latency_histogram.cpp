@@ -8,7 +8,7 @@
 namespace nm {
 namespace {
 
-constexpr uint64_t kLinearEnd = uint64_t{1} << (LatencyHistogram::kSubBucketBits + 1);   // 256 ns
+constexpr uint64_t kLinearEnd = uint64_t{1} << (LatencyHistogram::kSubBucketBits + 1);  // 256 ns
 
 }  // namespace
 
@@ -78,8 +78,8 @@ std::vector<std::pair<size_t, uint64_t>> LatencyHistogram::buckets() const {
     return out;
 }
 
-LatencyHistogram LatencyHistogram::from_parts(const std::vector<std::pair<size_t, uint64_t>>& buckets, uint64_t count,
-                                              uint64_t sum_ns, uint64_t min_ns, uint64_t max_ns) {
+LatencyHistogram LatencyHistogram::from_parts(const std::vector<std::pair<size_t, uint64_t>>& buckets, uint64_t count, uint64_t sum_ns,
+                                              uint64_t min_ns, uint64_t max_ns) {
     LatencyHistogram h;
     const size_t limit = bucket_of(kMaxValueNs);
     uint64_t total = 0;
@@ -89,8 +89,8 @@ LatencyHistogram LatencyHistogram::from_parts(const std::vector<std::pair<size_t
         h.counts_[index] += n;
         total += n;
     }
-    if (total != count) throw std::invalid_argument("latency histogram: bucket counts add up to " + std::to_string(total) +
-                                                    ", not " + std::to_string(count));
+    if (total != count)
+        throw std::invalid_argument("latency histogram: bucket counts add up to " + std::to_string(total) + ", not " + std::to_string(count));
     h.count_ = count;
     h.sum_ = sum_ns;
     h.min_ = count ? min_ns : UINT64_MAX;

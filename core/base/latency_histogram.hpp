@@ -47,12 +47,12 @@ public:
     std::vector<std::pair<uint64_t, double>> cdf() const;
     /// Rebuilds a histogram from its JSON parts; throws std::invalid_argument for an index out of range
     /// or counts that do not add up to `count`.
-    static LatencyHistogram from_parts(const std::vector<std::pair<size_t, uint64_t>>& buckets, uint64_t count,
-                                       uint64_t sum_ns, uint64_t min_ns, uint64_t max_ns);
+    static LatencyHistogram from_parts(const std::vector<std::pair<size_t, uint64_t>>& buckets, uint64_t count, uint64_t sum_ns, uint64_t min_ns,
+                                       uint64_t max_ns);
     uint64_t sum_ns() const { return sum_; }
 
 private:
-    std::vector<uint64_t> counts_;   ///< grown on demand up to the bucket of kMaxValueNs
+    std::vector<uint64_t> counts_;  ///< grown on demand up to the bucket of kMaxValueNs
     uint64_t count_ = 0;
     uint64_t sum_ = 0;
     uint64_t min_ = UINT64_MAX;

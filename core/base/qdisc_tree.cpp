@@ -9,7 +9,7 @@
 namespace nm {
 namespace {
 
-constexpr uint32_t kRoot = 0xFFFFFFFFU;   // TC_H_ROOT
+constexpr uint32_t kRoot = 0xFFFFFFFFU;  // TC_H_ROOT
 
 // The allow-list: each kind a tree may hold, with the options its encoder writes back. An option a kind's
 // decoder finds and this list lacks makes the tree refused, so the list is also what "exactly" means.
@@ -50,9 +50,7 @@ const KindRule* rule(TcObject what, const std::string& kind) {
     return nullptr;
 }
 
-const char* object_name(TcObject what) {
-    return what == TcObject::Qdisc ? "qdisc" : what == TcObject::Class ? "class" : "filter";
-}
+const char* object_name(TcObject what) { return what == TcObject::Qdisc ? "qdisc" : what == TcObject::Class ? "class" : "filter"; }
 
 auto key_of(const TcNode& n) { return std::tie(n.parent, n.prio, n.protocol, n.chain, n.handle, n.kind); }
 
@@ -167,7 +165,8 @@ std::string check_qdisc_tree(const QdiscTree& t) {
         }
         return {};
     };
-    for (const auto& [what, nodes] : {std::pair{TcObject::Qdisc, &t.qdiscs}, std::pair{TcObject::Class, &t.classes}, std::pair{TcObject::Filter, &t.filters}}) {
+    for (const auto& [what, nodes] :
+         {std::pair{TcObject::Qdisc, &t.qdiscs}, std::pair{TcObject::Class, &t.classes}, std::pair{TcObject::Filter, &t.filters}}) {
         if (std::string why = check(what, *nodes); !why.empty()) return why;
     }
     const size_t roots = std::count_if(t.qdiscs.begin(), t.qdiscs.end(), [](const TcNode& q) { return q.parent == kRoot; });

@@ -22,12 +22,12 @@ enum class TcObject { Qdisc, Class, Filter };
 /// TC_H_ROOT = 0xffffffff for the root qdisc's parent). A qdisc or class handle of 0 is one the kernel
 /// attached by itself (the default root, mq's per-queue children): restore lets the kernel make it again.
 struct TcNode {
-    std::string kind;          ///< "htb", "tbf", "u32", ...
-    uint32_t handle = 0;       ///< qdisc handle, class id, or filter handle (u32: 0x80000800 is 800::800)
-    uint32_t parent = 0;       ///< the qdisc or class it hangs from
-    uint16_t protocol = 0;     ///< filters: the ETH_P_* protocol in host order (0x0800 ip, 0x0003 all)
-    uint16_t prio = 0;         ///< filters: the preference ("pref", "prio")
-    uint32_t chain = 0;        ///< filters: the chain index
+    std::string kind;                                    ///< "htb", "tbf", "u32", ...
+    uint32_t handle = 0;                                 ///< qdisc handle, class id, or filter handle (u32: 0x80000800 is 800::800)
+    uint32_t parent = 0;                                 ///< the qdisc or class it hangs from
+    uint16_t protocol = 0;                               ///< filters: the ETH_P_* protocol in host order (0x0800 ip, 0x0003 all)
+    uint16_t prio = 0;                                   ///< filters: the preference ("pref", "prio")
+    uint32_t chain = 0;                                  ///< filters: the chain index
     std::map<std::string, uint64_t> options;             ///< scalar options by the allow-list's names
     std::map<std::string, std::vector<uint64_t>> lists;  ///< list options (u32: "keys", 4 numbers a key)
 
@@ -48,9 +48,7 @@ struct QdiscTree {
 
     /// The root qdisc (parent TC_H_ROOT), or nullptr when none was dumped.
     const TcNode* root() const;
-    bool operator==(const QdiscTree& o) const {
-        return qdiscs == o.qdiscs && classes == o.classes && filters == o.filters && refused == o.refused;
-    }
+    bool operator==(const QdiscTree& o) const { return qdiscs == o.qdiscs && classes == o.classes && filters == o.filters && refused == o.refused; }
 };
 
 /// The codec checks the value is an object and canonicalizes what it read.

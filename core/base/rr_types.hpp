@@ -46,11 +46,11 @@ constexpr auto json_fields(const RrInterval*) {
 /// What one end counted (the server sends its own in EndReport). The end that starts transactions (the
 /// client) times them; the responding end counts the responses it sent and has no latencies.
 struct RrEndCounts {
-    uint64_t transactions = 0;   ///< initiator: requests sent in the window and answered; responder: responses sent
-    uint64_t lost = 0;           ///< UDP initiator: requests without a response within the timeout
-    uint64_t late = 0;           ///< UDP initiator: responses that came after their request was counted lost
-    LatencyHistogram latency;    ///< initiator only: request sent -> response received (CRR: from connect())
-    std::vector<RrInterval> intervals;   ///< initiator only
+    uint64_t transactions = 0;          ///< initiator: requests sent in the window and answered; responder: responses sent
+    uint64_t lost = 0;                  ///< UDP initiator: requests without a response within the timeout
+    uint64_t late = 0;                  ///< UDP initiator: responses that came after their request was counted lost
+    LatencyHistogram latency;           ///< initiator only: request sent -> response received (CRR: from connect())
+    std::vector<RrInterval> intervals;  ///< initiator only
 };
 
 constexpr auto json_fields(const RrEndCounts*) {
@@ -61,17 +61,17 @@ constexpr auto json_fields(const RrEndCounts*) {
 
 /// A request/response run, both ends merged (RunResult::rr).
 struct RrStats {
-    uint64_t transactions = 0;          ///< the initiator's count: requests sent in its window and answered
-    double transactions_per_s = 0;      ///< transactions / the initiator's window
-    uint64_t responder_transactions = 0;   ///< what the responding end counted (the same with --omit 0)
-    uint64_t lost = 0;                  ///< UDP: requests (or their responses) lost
-    uint64_t late = 0;                  ///< UDP: responses after their timeout
+    uint64_t transactions = 0;            ///< the initiator's count: requests sent in its window and answered
+    double transactions_per_s = 0;        ///< transactions / the initiator's window
+    uint64_t responder_transactions = 0;  ///< what the responding end counted (the same with --omit 0)
+    uint64_t lost = 0;                    ///< UDP: requests (or their responses) lost
+    uint64_t late = 0;                    ///< UDP: responses after their timeout
     LatencySummary latency_us;
-    LatencyHistogram histogram;         ///< the latencies the summary is from, mergeable across runs
+    LatencyHistogram histogram;  ///< the latencies the summary is from, mergeable across runs
     std::vector<RrInterval> intervals;
     /// CPU µs of each end's engine threads (user + sys) per transaction.
-    double cpu_us_per_transaction_sender = 0;     ///< the initiator (client)
-    double cpu_us_per_transaction_receiver = 0;   ///< the responder (server)
+    double cpu_us_per_transaction_sender = 0;    ///< the initiator (client)
+    double cpu_us_per_transaction_receiver = 0;  ///< the responder (server)
 };
 
 constexpr auto json_fields(const RrStats*) {

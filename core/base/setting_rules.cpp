@@ -11,9 +11,9 @@ namespace {
 
 constexpr const char* kChannels[] = {"rx", "tx", "other", "combined"};
 constexpr const char* kRings[] = {"rx", "tx", "rx-jumbo", "rx-mini"};
-constexpr const char* kCoalesce[] = {"rx-usecs",     "rx-frames",      "rx-usecs-irq",  "rx-frames-irq",   "tx-usecs",
-                                     "tx-frames",    "tx-usecs-irq",   "tx-frames-irq", "stats-block-usecs", "adaptive-rx",
-                                     "adaptive-tx",  "pkt-rate-low",   "pkt-rate-high", "sample-interval"};
+constexpr const char* kCoalesce[] = {"rx-usecs",    "rx-frames",    "rx-usecs-irq",  "rx-frames-irq",     "tx-usecs",
+                                     "tx-frames",   "tx-usecs-irq", "tx-frames-irq", "stats-block-usecs", "adaptive-rx",
+                                     "adaptive-tx", "pkt-rate-low", "pkt-rate-high", "sample-interval"};
 constexpr const char* kNapi[] = {"gro_flush_timeout", "napi_defer_hard_irqs"};
 
 bool listed(std::span<const char* const> list, std::string_view name) {
@@ -71,7 +71,8 @@ std::string setting_name_problem(std::string_view kind, std::string_view name, b
         return plain_number(name, 7) ? std::string() : quoted(name) + " is not an IRQ number" + (allow_all ? " or \"*\"" : "");
     }
     if (kind == "sysctl") {
-        return find_sysctl(name) != nullptr ? std::string() : quoted(name) + " is not on the allow-list of network sysctls (nicmatrix sweep --help prints it)";
+        return find_sysctl(name) != nullptr ? std::string()
+                                            : quoted(name) + " is not on the allow-list of network sysctls (nicmatrix sweep --help prints it)";
     }
     return quoted(kind) + " is not a kind of setting";
 }
@@ -119,10 +120,12 @@ void check_tuning_request(const TuningRequest& t, std::string_view field) {
     check("napi", t.napi, false);
     check("sysctl", t.sysctl, true);
     if (t.qdisc && !qdisc_kind_allowed(t.qdisc->kind)) {
-        throw usage_error(std::string(field) + ".qdisc: kind " + quoted(t.qdisc->kind) + " is not on the allow-list of qdisc kinds (core/base/qdisc_tree.hpp)");
+        throw usage_error(std::string(field) + ".qdisc: kind " + quoted(t.qdisc->kind) +
+                          " is not on the allow-list of qdisc kinds (core/base/qdisc_tree.hpp)");
     }
     if (t.qdisc_original) {
-        if (const std::string why = check_qdisc_tree(*t.qdisc_original); !why.empty()) throw usage_error(std::string(field) + ".qdisc_original: " + why);
+        if (const std::string why = check_qdisc_tree(*t.qdisc_original); !why.empty())
+            throw usage_error(std::string(field) + ".qdisc_original: " + why);
     }
 }
 
@@ -139,12 +142,14 @@ void check_tuning_state(const TuningState& t, std::string_view field) {
     check("napi", t.napi);
     check("sysctl", t.sysctl);
     for (const auto& [name, value] : t.sysctl) {
-        if (const std::string why = setting_value_problem("sysctl", name, value); !why.empty()) throw usage_error(std::string(field) + ".sysctl." + name + ": " + why);
+        if (const std::string why = setting_value_problem("sysctl", name, value); !why.empty())
+            throw usage_error(std::string(field) + ".sysctl." + name + ": " + why);
     }
     for (const char* kind : {"rps", "xps", "irq_affinity"}) {
         const auto& map = std::string_view(kind) == "rps" ? t.rps : std::string_view(kind) == "xps" ? t.xps : t.irq_affinity;
         for (const auto& [name, value] : map) {
-            if (const std::string why = setting_value_problem(kind, name, value); !why.empty()) throw usage_error(std::string(field) + "." + kind + "." + name + ": " + why);
+            if (const std::string why = setting_value_problem(kind, name, value); !why.empty())
+                throw usage_error(std::string(field) + "." + kind + "." + name + ": " + why);
         }
     }
 }
@@ -155,7 +160,8 @@ std::string setting_key_problem(std::string_view key) {
     if (dot == std::string_view::npos) return quoted(key) + " names no setting";
     const std::string_view kind = key.substr(0, dot), name = key.substr(dot + 1);
     if (kind == "features") {
-        const bool ok = !name.empty() && name.size() <= 64 && name.find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789-_") == std::string_view::npos;
+        const bool ok =
+            !name.empty() && name.size() <= 64 && name.find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789-_") == std::string_view::npos;
         return ok ? std::string() : quoted(name) + " is not a kernel feature name";
     }
     return setting_name_problem(kind, name, false);

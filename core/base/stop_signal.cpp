@@ -21,14 +21,14 @@ StopSignal::StopSignal(std::function<void(int, int)> on_repeat) : on_repeat_(std
     sigaddset(&set_, SIGTERM);
     // `nohup` starts us with SIGHUP ignored so that closing the terminal does not stop the sweep.
     if (!ignored_at_start(SIGHUP)) sigaddset(&set_, SIGHUP);
-    sigaddset(&set_, SIGUSR2);   // our own wake-up, sent by the destructor
+    sigaddset(&set_, SIGUSR2);  // our own wake-up, sent by the destructor
     pthread_sigmask(SIG_BLOCK, &set_, nullptr);
     waiter_ = std::jthread([this] {
         const pid_t self = ::getpid();
         for (;;) {
             siginfo_t info{};
             const int sig = ::sigwaitinfo(&set_, &info);
-            if (sig < 0) continue;   // EINTR
+            if (sig < 0) continue;  // EINTR
             if (sig == SIGUSR2) {
                 // Only the destructor's pthread_kill (sent by this process, once closing) ends the
                 // waiter; a SIGUSR2 from anybody else is dropped and the waiter goes on.
@@ -56,8 +56,7 @@ StopSignal::~StopSignal() {
     // Signals that came after the waiter left (a late Ctrl-C, a stray SIGUSR2) would take their default
     // action once unblocked and kill a process that has already restored everything: take them first.
     const timespec none{0, 0};
-    while (::sigtimedwait(&set_, nullptr, &none) > 0) {
-    }
+    while (::sigtimedwait(&set_, nullptr, &none) > 0) {}
     pthread_sigmask(SIG_UNBLOCK, &set_, nullptr);
 }
 

@@ -10,9 +10,9 @@ namespace nm {
 
 /// One allow-listed sysctl.
 struct SysctlEntry {
-    const char* name;      ///< dotted, as `sysctl` takes it: "net.ipv4.tcp_congestion_control"
-    bool per_netns;        ///< false: host-wide (absent in a lab namespace: a cell asking it there is infeasible)
-    const char* what;      ///< one line for --help
+    const char* name;  ///< dotted, as `sysctl` takes it: "net.ipv4.tcp_congestion_control"
+    bool per_netns;    ///< false: host-wide (absent in a lab namespace: a cell asking it there is infeasible)
+    const char* what;  ///< one line for --help
 };
 
 /// Every allow-listed sysctl, in the order --help prints them.

@@ -29,23 +29,22 @@ namespace nm {
 /// A field's flag of `nicmatrix run` (CLI11 names, the man page's placeholder, --help's text), as the table's
 /// `flag` column gives it: cli_flag(...) or kNoFlag.
 struct CliFlag {
-    const char* names = "";   ///< CLI11's "-P,--parallel"; "" = no flag from the table (by hand, or none)
-    const char* value = "";   ///< the man page's placeholder of the value (N, SIZE, S, FILE, IFACE, HOST, ...); "" = a switch
-    const char* help = "";    ///< the text --help shows
-    unsigned options = 0;     ///< kFlag* below
-    const char* needs = "";   ///< the key of the field whose flag must be given with this one; "" = none
+    const char* names = "";  ///< CLI11's "-P,--parallel"; "" = no flag from the table (by hand, or none)
+    const char* value = "";  ///< the man page's placeholder of the value (N, SIZE, S, FILE, IFACE, HOST, ...); "" = a switch
+    const char* help = "";   ///< the text --help shows
+    unsigned options = 0;    ///< kFlag* below
+    const char* needs = "";  ///< the key of the field whose flag must be given with this one; "" = none
 };
 
-inline constexpr unsigned kFlagRequired = 1;      ///< the flag must be given
-inline constexpr unsigned kFlagShowDefault = 2;   ///< --help shows the default ("[10]")
+inline constexpr unsigned kFlagRequired = 1;     ///< the flag must be given
+inline constexpr unsigned kFlagShowDefault = 2;  ///< --help shows the default ("[10]")
 /// The value is text with K/M/G suffixes: powers of 1024 for FieldUnit::Bytes, of 1000 otherwise. Integers
 /// are checked against their type (at most 1e18), the number otherwise only against being finite and >= 0.
 inline constexpr unsigned kFlagScaled = 4;
 inline constexpr unsigned kFlagPositive = 8;      ///< with kFlagScaled: 0 is refused ("must be > 0")
 inline constexpr unsigned kFlagValueAsType = 16;  ///< --help names the value by `value` instead of its type (USEC)
 
-constexpr CliFlag cli_flag(const char* names, const char* value, const char* help, unsigned options = 0,
-                           const char* needs = "") {
+constexpr CliFlag cli_flag(const char* names, const char* value, const char* help, unsigned options = 0, const char* needs = "") {
     return CliFlag{names, value, help, options, needs};
 }
 inline constexpr CliFlag kNoFlag{};

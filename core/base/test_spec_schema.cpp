@@ -3,8 +3,8 @@
 #include <string>
 #include <type_traits>
 
-#include "core/base/traffic_codec.hpp"
 #include "core/base/test_spec_fields.hpp"
+#include "core/base/traffic_codec.hpp"
 
 namespace nm {
 
@@ -16,7 +16,7 @@ const char* schema_type() {
     if constexpr (std::is_same_v<T, bool>) return "boolean";
     else if constexpr (std::is_integral_v<T>) return "integer";
     else if constexpr (std::is_floating_point_v<T>) return "number";
-    else return "string";   // text and the enums (written by name)
+    else return "string";  // text and the enums (written by name)
 }
 
 }  // namespace
@@ -41,14 +41,14 @@ Json traffic_entry_schema() {
     Json stream = Json::array();
     Json rr = Json::array();
     TestSpec defaults;
-    defaults.streams = 1;   // a traffic entry's default (parse_traffic): a cell names its streams
+    defaults.streams = 1;  // a traffic entry's default (parse_traffic): a cell names its streams
     for_each_test_spec_field(defaults, [&](const TestSpecField& f, const auto& fallback) {
         using T = std::decay_t<decltype(fallback)>;
         if (f.axis == FieldAxis::None) return;
         if (f.axis != FieldAxis::Rr) stream.push_back(f.key);
         if (f.axis == FieldAxis::Both || f.axis == FieldAxis::Rr || f.axis == FieldAxis::Knob) rr.push_back(f.key);
         if constexpr (std::is_enum_v<T> || std::is_same_v<T, std::string>) {
-            return;   // names and text: their rules are written by hand in the committed schema
+            return;  // names and text: their rules are written by hand in the committed schema
         } else {
             Json s = Json{{"type", schema_type<T>()}};
             if constexpr (!std::is_same_v<T, bool>) {

@@ -16,7 +16,7 @@ void moved(const Map& original, const Map& now, Out& out) {
 }  // namespace
 
 bool qdisc_back(const std::optional<QdiscState>& original, const std::optional<QdiscState>& now) {
-    if (!original) return true;   // nothing was known of it: nothing to put back
+    if (!original) return true;  // nothing was known of it: nothing to put back
     if (!now) return false;
     if (original->builtin()) return now->builtin() && now->kind == original->kind;
     return *now == *original;

@@ -28,8 +28,8 @@ struct QdiscSpec {
     std::optional<uint32_t> default_class;  ///< htb: the minor of the class unclassified traffic goes to
 
     bool operator==(const QdiscSpec& o) const {
-        return kind == o.kind && limit == o.limit && rate_bps == o.rate_bps && burst_bytes == o.burst_bytes &&
-               latency_ms == o.latency_ms && default_class == o.default_class;
+        return kind == o.kind && limit == o.limit && rate_bps == o.rate_bps && burst_bytes == o.burst_bytes && latency_ms == o.latency_ms &&
+               default_class == o.default_class;
     }
 };
 
@@ -59,21 +59,21 @@ constexpr auto json_fields_and_more(const QdiscState*) {
 
 /// What a cell asks of one interface besides MTU and features. Empty fields are left as they are.
 struct TuningRequest {
-    std::map<std::string, uint32_t> channels;   ///< "rx", "tx", "other", "combined" -> count
-    std::map<std::string, uint32_t> rings;      ///< "rx", "tx", "rx-jumbo", "rx-mini" -> entries
-    std::map<std::string, uint32_t> coalesce;   ///< `ethtool -C` name -> value (adaptive-rx: 0/1)
-    std::map<std::string, std::string> rps;     ///< queue ("rx-0", or "*" for every rx queue) -> CPU list
-    std::map<std::string, std::string> xps;     ///< queue ("tx-0", or "*" for every tx queue) -> CPU list
-    std::map<std::string, std::string> irq_affinity;   ///< IRQ number (or "*" for every interrupt of the interface) -> CPU list
-    std::map<std::string, uint64_t> napi;       ///< "gro_flush_timeout" (ns), "napi_defer_hard_irqs"
-    std::map<std::string, std::string> sysctl;  ///< allow-listed name ("net.ipv4.tcp_congestion_control") -> value
-    std::optional<QdiscSpec> qdisc;             ///< the root qdisc
+    std::map<std::string, uint32_t> channels;         ///< "rx", "tx", "other", "combined" -> count
+    std::map<std::string, uint32_t> rings;            ///< "rx", "tx", "rx-jumbo", "rx-mini" -> entries
+    std::map<std::string, uint32_t> coalesce;         ///< `ethtool -C` name -> value (adaptive-rx: 0/1)
+    std::map<std::string, std::string> rps;           ///< queue ("rx-0", or "*" for every rx queue) -> CPU list
+    std::map<std::string, std::string> xps;           ///< queue ("tx-0", or "*" for every tx queue) -> CPU list
+    std::map<std::string, std::string> irq_affinity;  ///< IRQ number (or "*" for every interrupt of the interface) -> CPU list
+    std::map<std::string, uint64_t> napi;             ///< "gro_flush_timeout" (ns), "napi_defer_hard_irqs"
+    std::map<std::string, std::string> sysctl;        ///< allow-listed name ("net.ipv4.tcp_congestion_control") -> value
+    std::optional<QdiscSpec> qdisc;                   ///< the root qdisc
     /// Restore only, never from a client: put this whole tree back (the device's own journal or snapshot).
     std::optional<QdiscTree> qdisc_original;
 
     bool empty() const {
-        return channels.empty() && rings.empty() && coalesce.empty() && rps.empty() && xps.empty() && irq_affinity.empty() &&
-               napi.empty() && sysctl.empty() && !qdisc && !qdisc_original;
+        return channels.empty() && rings.empty() && coalesce.empty() && rps.empty() && xps.empty() && irq_affinity.empty() && napi.empty() &&
+               sysctl.empty() && !qdisc && !qdisc_original;
     }
 };
 
@@ -93,11 +93,11 @@ struct TuningState {
     std::map<std::string, uint64_t> channels_max;  ///< the driver's maximums
     std::map<std::string, uint64_t> rings;
     std::map<std::string, uint64_t> coalesce;
-    std::map<std::string, std::string> rps;        ///< every rx queue -> CPU list
-    std::map<std::string, std::string> xps;        ///< every tx queue -> CPU list (none when it cannot be read)
-    std::map<std::string, std::string> irq_affinity;   ///< IRQ number -> CPU list (smp_affinity_list)
-    std::map<std::string, uint64_t> napi;          ///< "gro_flush_timeout", "napi_defer_hard_irqs"
-    std::map<std::string, std::string> sysctl;     ///< every allow-listed sysctl the namespace has
+    std::map<std::string, std::string> rps;           ///< every rx queue -> CPU list
+    std::map<std::string, std::string> xps;           ///< every tx queue -> CPU list (none when it cannot be read)
+    std::map<std::string, std::string> irq_affinity;  ///< IRQ number -> CPU list (smp_affinity_list)
+    std::map<std::string, uint64_t> napi;             ///< "gro_flush_timeout", "napi_defer_hard_irqs"
+    std::map<std::string, std::string> sysctl;        ///< every allow-listed sysctl the namespace has
     std::optional<QdiscState> qdisc;
     /// The whole tree below and with the root (qdiscs, classes, filters); `refused` when it cannot be rebuilt.
     std::optional<QdiscTree> qdisc_tree;

@@ -46,7 +46,9 @@ Json decode_control_message(std::string_view line) {
     // a number is quoted back (a scalar's dump), never a peer's array or object.
     if (v == j.end() || !v->is_number_unsigned() || v->get<uint64_t>() != static_cast<uint64_t>(kControlVersion)) {
         throw Error(ErrorKind::Failed, "control message: protocol version " +
-                                           (v == j.end() ? std::string("missing") : v->is_number() ? v->dump() : std::string("not a number")) +
+                                           (v == j.end()     ? std::string("missing")
+                                            : v->is_number() ? v->dump()
+                                                             : std::string("not a number")) +
                                            ", this nicmatrix speaks version " + std::to_string(kControlVersion));
     }
     const auto type = j.find("type");
@@ -118,7 +120,8 @@ void ControlChannel::send_line(std::string_view line, std::string_view type, Dea
     try {
         send_all(fd_.get(), line.data(), line.size(), deadline, "send control message \"" + std::string(type) + "\"");
     } catch (const Error& e) {
-        if (e.code() == std::errc::broken_pipe || e.code() == std::errc::connection_reset) throw Error(ErrorKind::Closed, e.action(), e.code(), e.context());
+        if (e.code() == std::errc::broken_pipe || e.code() == std::errc::connection_reset)
+            throw Error(ErrorKind::Closed, e.action(), e.code(), e.context());
         throw;
     }
 }

@@ -39,10 +39,10 @@ struct ReceivedMessage {
 
 /// The keys of an authenticated channel, one per direction (core/control/message_auth.hpp derives them).
 struct ChannelKeys {
-    std::string send;      ///< signs what this end sends
-    std::string receive;   ///< verifies what it receives
-    std::string send_direction;      ///< the direction label of what this end signs (e.g. "test client->server")
-    std::string receive_direction;   ///< the label of what it verifies (the peer's send_direction)
+    std::string send;               ///< signs what this end sends
+    std::string receive;            ///< verifies what it receives
+    std::string send_direction;     ///< the direction label of what this end signs (e.g. "test client->server")
+    std::string receive_direction;  ///< the label of what it verifies (the peer's send_direction)
 };
 
 /// One end of the control connection. Owns the socket (non-blocking). One thread may receive() while

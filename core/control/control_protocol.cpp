@@ -9,8 +9,8 @@ namespace nm {
 namespace {
 
 // Every Msg's name on the wire, in the enum's order.
-constexpr std::string_view kMessages[] = {"hello",  "ready",  "start",       "started", "sent",      "stalled",
-                                          "abort",  "result", "result_part", "error",   "challenge", "auth"};
+constexpr std::string_view kMessages[] = {"hello", "ready",  "start",       "started", "sent",      "stalled",
+                                          "abort", "result", "result_part", "error",   "challenge", "auth"};
 static_assert(std::size(kMessages) == static_cast<size_t>(Msg::Auth) + 1, "a name for every Msg");
 
 struct WireErrorRow {
@@ -21,14 +21,10 @@ struct WireErrorRow {
 
 // The one table between the wire's error kinds and nm::ErrorKind.
 constexpr WireErrorRow kWireErrors[] = {
-    {WireError::Usage, "usage", ErrorKind::Usage},
-    {WireError::Refused, "refused", ErrorKind::Refused},
-    {WireError::Busy, "busy", ErrorKind::Refused},
-    {WireError::Auth, "auth", ErrorKind::Refused},
-    {WireError::Replay, "replay", ErrorKind::Refused},
-    {WireError::Limit, "limit", ErrorKind::Refused},
-    {WireError::Expired, "expired", ErrorKind::Refused},
-    {WireError::Protocol, "protocol", ErrorKind::Failed},
+    {WireError::Usage, "usage", ErrorKind::Usage},       {WireError::Refused, "refused", ErrorKind::Refused},
+    {WireError::Busy, "busy", ErrorKind::Refused},       {WireError::Auth, "auth", ErrorKind::Refused},
+    {WireError::Replay, "replay", ErrorKind::Refused},   {WireError::Limit, "limit", ErrorKind::Refused},
+    {WireError::Expired, "expired", ErrorKind::Refused}, {WireError::Protocol, "protocol", ErrorKind::Failed},
     {WireError::Failed, "failed", ErrorKind::Failed},
 };
 

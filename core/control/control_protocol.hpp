@@ -108,15 +108,15 @@ Deadline deadline_in(std::chrono::milliseconds d);
 /// The error kinds an "error" message carries. Several wire kinds are one ErrorKind: the wire says why
 /// a request was refused (busy, authentication, replay, a server limit), the ErrorKind only how to exit.
 enum class WireError {
-    Usage,      ///< the request is wrong (a bad spec, an unknown operation)
-    Refused,    ///< the request is fine but not allowed (settings control off, an interface not allowed)
-    Busy,       ///< another test or controller holds the server
-    Auth,       ///< authentication failed or a MAC was wrong
-    Replay,     ///< a message out of sequence
-    Limit,      ///< over one of the server's limits (duration, memory, threads)
-    Expired,    ///< a confirm named a change that was already rolled back (its window had passed)
-    Protocol,   ///< a message that does not belong here
-    Failed,     ///< it broke while doing it
+    Usage,     ///< the request is wrong (a bad spec, an unknown operation)
+    Refused,   ///< the request is fine but not allowed (settings control off, an interface not allowed)
+    Busy,      ///< another test or controller holds the server
+    Auth,      ///< authentication failed or a MAC was wrong
+    Replay,    ///< a message out of sequence
+    Limit,     ///< over one of the server's limits (duration, memory, threads)
+    Expired,   ///< a confirm named a change that was already rolled back (its window had passed)
+    Protocol,  ///< a message that does not belong here
+    Failed,    ///< it broke while doing it
 };
 
 std::string_view wire_error_name(WireError kind);

@@ -52,16 +52,14 @@ bool is_hex(std::string_view s, size_t length) {
 std::string hmac_sha256_hex(std::string_view key, std::string_view data) {
     unsigned char mac[EVP_MAX_MD_SIZE];
     unsigned int len = 0;
-    if (HMAC(EVP_sha256(), key.data(), static_cast<int>(key.size()), reinterpret_cast<const unsigned char*>(data.data()), data.size(), mac,
-             &len) == nullptr) {
+    if (HMAC(EVP_sha256(), key.data(), static_cast<int>(key.size()), reinterpret_cast<const unsigned char*>(data.data()), data.size(), mac, &len) ==
+        nullptr) {
         throw Error(ErrorKind::Failed, "HMAC-SHA256 failed");
     }
     return to_hex(mac, len);
 }
 
-bool macs_equal(std::string_view a, std::string_view b) {
-    return a.size() == b.size() && CRYPTO_memcmp(a.data(), b.data(), a.size()) == 0;
-}
+bool macs_equal(std::string_view a, std::string_view b) { return a.size() == b.size() && CRYPTO_memcmp(a.data(), b.data(), a.size()) == 0; }
 
 std::string handshake_proof(std::string_view key, std::string_view nonce, std::string_view client_nonce, std::string_view role,
                             std::string_view transcript) {

@@ -13,8 +13,7 @@ EndProfiler::EndProfiler(uint32_t hz, CategoryTable table) : profiler_(hz), tabl
 
 std::optional<CpuProfile> EndProfiler::finish(const std::vector<int32_t>& send, const std::vector<int32_t>& recv) {
     if (!profiler_.started()) return std::nullopt;
-    return profiler_.profile(table_, std::set<int32_t>(send.begin(), send.end()), std::set<int32_t>(recv.begin(), recv.end()),
-                             host_name());
+    return profiler_.profile(table_, std::set<int32_t>(send.begin(), send.end()), std::set<int32_t>(recv.begin(), recv.end()), host_name());
 }
 
 void check_profiling(const TestSpec& spec) {

@@ -1,17 +1,17 @@
 #include "core/engine/engine.hpp"
 
 #include <fcntl.h>
-#include <sys/socket.h>
 #include <pthread.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <algorithm>
 
 #include "core/base/error.hpp"
-#include "core/host/cpu_affinity.hpp"
-#include "core/workers/worker.hpp"
 #include "core/engine/worker_kinds.hpp"
 #include "core/engine/worker_merge.hpp"
+#include "core/host/cpu_affinity.hpp"
+#include "core/workers/worker.hpp"
 
 namespace nm {
 
@@ -42,29 +42,29 @@ void EndEngine::start(const Timeline& timeline) {
     }
     const WorkerKind& kind = worker_kind(plan_);
     const auto launch = [&](std::vector<std::vector<DataStream>>& groups, WorkerFn fn, std::stop_source& stop,
-                            std::vector<std::unique_ptr<WorkerProgress>>& progress,
-                            std::vector<std::unique_ptr<WorkerOutput>>& outs, const char* role) {
+                            std::vector<std::unique_ptr<WorkerProgress>>& progress, std::vector<std::unique_ptr<WorkerOutput>>& outs,
+                            const char* role) {
         for (auto& g : groups) {
             progress.push_back(std::make_unique<WorkerProgress>());
             outs.push_back(std::make_unique<WorkerOutput>());
             const std::string name = std::string("nm-") + role + "-" + std::to_string(outs.size() - 1);
             try {
-                threads_.emplace_back([fn, name, streams = std::move(g), this, p = progress.back().get(), o = outs.back().get(),
-                                       token = stop.get_token()]() mutable {
-                    p->tid.store(static_cast<int32_t>(::gettid()));
-                    ::pthread_setname_np(::pthread_self(), name.c_str());
-                    WorkerJob job{std::move(streams), plan_, timeline_, *p, token, *o};
-                    // Pinned before the first byte moves, so the window sees only the asked CPUs; a pin the
-                    // kernel refuses fails this worker, and so the end, with the reason.
-                    try {
-                        pin_current_thread(plan_.cpus);
-                    } catch (const Error& e) {
-                        o->error = e.what();
-                        p->done.store(true);
-                        return;
-                    }
-                    run_worker(fn, job);
-                });
+                threads_.emplace_back(
+                    [fn, name, streams = std::move(g), this, p = progress.back().get(), o = outs.back().get(), token = stop.get_token()]() mutable {
+                        p->tid.store(static_cast<int32_t>(::gettid()));
+                        ::pthread_setname_np(::pthread_self(), name.c_str());
+                        WorkerJob job{std::move(streams), plan_, timeline_, *p, token, *o};
+                        // Pinned before the first byte moves, so the window sees only the asked CPUs; a pin the
+                        // kernel refuses fails this worker, and so the end, with the reason.
+                        try {
+                            pin_current_thread(plan_.cpus);
+                        } catch (const Error& e) {
+                            o->error = e.what();
+                            p->done.store(true);
+                            return;
+                        }
+                        run_worker(fn, job);
+                    });
             } catch (const std::system_error& e) {
                 // Threads already started are stopped and joined by the destructor.
                 throw system_error("start a worker thread", e.code().value());
@@ -118,7 +118,7 @@ uint64_t progress_total(const std::vector<std::unique_ptr<WorkerProgress>>& prog
 
 void EndEngine::take_start_snapshot(TimePoint now) {
     snap_start_ = take_proc_snapshot(plan_.iface);
-    t_start_ = timeline_.window_start;   // the workers count from there, whenever this poll came
+    t_start_ = timeline_.window_start;  // the workers count from there, whenever this poll came
     live_from_ = now;
     live_sent_ = progress_total(send_progress_);
     live_received_ = progress_total(recv_progress_);
@@ -225,8 +225,7 @@ EndReport EndEngine::finish(RunStatus status, const std::string& error) {
         m.napi.interrupts = counter_delta(a.softnet.interrupts, b.softnet.interrupts);
         m.counters_before = a.counters;
         m.counters_after = b.counters;
-        m.napi.packets = counter_delta(a.counters.rx_packets, b.counters.rx_packets) +
-                         counter_delta(a.counters.tx_packets, b.counters.tx_packets);
+        m.napi.packets = counter_delta(a.counters.rx_packets, b.counters.rx_packets) + counter_delta(a.counters.tx_packets, b.counters.tx_packets);
         napi_rates(m.napi, duration);
         auto& rx = m.receive_path.net_rx_per_cpu;
         rx.assign(std::min(a.net_rx.size(), b.net_rx.size()), 0);

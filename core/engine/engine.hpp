@@ -104,7 +104,7 @@ private:
     std::vector<std::unique_ptr<WorkerOutput>> send_out_;
     std::vector<std::unique_ptr<WorkerOutput>> recv_out_;
     std::vector<std::jthread> threads_;
-    std::vector<UniqueFd> sockets_;   ///< a second handle on every data socket, to shut it down in finish()
+    std::vector<UniqueFd> sockets_;  ///< a second handle on every data socket, to shut it down in finish()
     std::optional<ProcSnapshot> snap_start_, snap_end_;
     TimePoint t_start_{}, t_end_{};
     /// What ended the window: its clock (a sender's window_end), the workers (all done: a receiver at the
@@ -114,8 +114,8 @@ private:
     uint64_t last_progress_ = 0;
     std::function<void(const LiveInterval&)> live_sink_;
     size_t live_index_ = 0;
-    TimePoint live_from_{};               ///< when the live interval being counted began
-    uint64_t live_sent_ = 0, live_received_ = 0;   ///< the counters' totals at live_from_
+    TimePoint live_from_{};                       ///< when the live interval being counted began
+    uint64_t live_sent_ = 0, live_received_ = 0;  ///< the counters' totals at live_from_
     TimePoint last_progress_at_{};
     bool started_ = false;
 };

@@ -19,8 +19,8 @@ const WorkerKind& worker_kind(const EnginePlan& plan) {
     for (const auto& k : kWorkerKinds) {
         if (k.protocol == plan.protocol && k.pattern == plan.pattern) return k;
     }
-    throw usage_error("the engine has no workers for this test (protocol " + std::to_string(static_cast<int>(plan.protocol)) +
-                      ", pattern " + std::to_string(static_cast<int>(plan.pattern)) + ")");
+    throw usage_error("the engine has no workers for this test (protocol " + std::to_string(static_cast<int>(plan.protocol)) + ", pattern " +
+                      std::to_string(static_cast<int>(plan.pattern)) + ")");
 }
 
 }  // namespace nm

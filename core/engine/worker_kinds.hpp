@@ -19,10 +19,10 @@ using WorkerMemoryFn = uint64_t (*)(const EnginePlan& plan, bool sender, size_t 
 struct WorkerKind {
     Protocol protocol;
     TrafficPattern pattern;
-    const char* name;   ///< netperf's and neper's name for the test: "tcp_stream"
-    WorkerFn send;      ///< runs one group of plan.send_groups
-    WorkerFn receive;   ///< runs one group of plan.recv_groups
-    WorkerMemoryFn memory;   ///< what one of them allocates (the server's memory budget)
+    const char* name;       ///< netperf's and neper's name for the test: "tcp_stream"
+    WorkerFn send;          ///< runs one group of plan.send_groups
+    WorkerFn receive;       ///< runs one group of plan.recv_groups
+    WorkerMemoryFn memory;  ///< what one of them allocates (the server's memory budget)
 };
 
 /// The kind that runs `plan` (by its protocol and pattern). Throws nm::Error (Usage) when none is

@@ -25,8 +25,7 @@ std::vector<StreamResult> merge_streams(const std::vector<std::unique_ptr<Worker
     return v;
 }
 
-std::vector<IntervalSample> merge_intervals(const std::vector<std::unique_ptr<WorkerOutput>>& outs, double interval_s,
-                                            double duration_s) {
+std::vector<IntervalSample> merge_intervals(const std::vector<std::unique_ptr<WorkerOutput>>& outs, double interval_s, double duration_s) {
     std::vector<IntervalSample> v;
     if (interval_s <= 0) return v;
     for (const auto& o : outs) {

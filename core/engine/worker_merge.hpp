@@ -19,8 +19,7 @@ inline constexpr double kIntervalSliver = 0.1;
 /// The workers' interval counts summed per interval of `interval_s` seconds, with rates; the last interval
 /// ends at `duration_s` (it may be shorter; one shorter than kIntervalSliver of an interval is folded into
 /// the interval before it, which then ends at `duration_s`). Empty when `interval_s` <= 0.
-std::vector<IntervalSample> merge_intervals(const std::vector<std::unique_ptr<WorkerOutput>>& outs, double interval_s,
-                                            double duration_s);
+std::vector<IntervalSample> merge_intervals(const std::vector<std::unique_ptr<WorkerOutput>>& outs, double interval_s, double duration_s);
 
 /// A request/response end's counts over its workers: transactions, lost and late add, the latency
 /// histograms merge, and the intervals are the workers' window.interval_packets (transactions by request

@@ -13,7 +13,7 @@
 namespace nm {
 namespace {
 
-constexpr uint32_t kMaxCpu = 8191;   // CONFIG_NR_CPUS tops out at 8192
+constexpr uint32_t kMaxCpu = 8191;  // CONFIG_NR_CPUS tops out at 8192
 
 std::string_view trim(std::string_view s) {
     while (!s.empty() && (s.front() == ' ' || s.front() == '\n' || s.front() == '\t')) s.remove_prefix(1);
@@ -25,8 +25,8 @@ uint32_t cpu_number(std::string_view s, const std::string& what, std::string_vie
     uint32_t v = 0;
     const auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
     if (s.empty() || ec != std::errc{} || ptr != s.data() + s.size() || v > kMaxCpu) {
-        throw usage_error(what + ": \"" + std::string(whole) + "\": \"" + std::string(s) + "\" is not a CPU number (0.." +
-                          std::to_string(kMaxCpu) + ")");
+        throw usage_error(what + ": \"" + std::string(whole) + "\": \"" + std::string(s) + "\" is not a CPU number (0.." + std::to_string(kMaxCpu) +
+                          ")");
     }
     return v;
 }
@@ -112,8 +112,8 @@ std::vector<uint32_t> online_cpus() {
 void check_cpus(const std::vector<uint32_t>& cpus, const std::vector<uint32_t>& online, const std::string& who) {
     for (const uint32_t c : cpus) {
         if (!std::binary_search(online.begin(), online.end(), c)) {
-            throw usage_error("affinity: " + who + " CPU " + std::to_string(c) + " does not exist on this host (online CPUs: " +
-                              format_cpu_list(online) + ")");
+            throw usage_error("affinity: " + who + " CPU " + std::to_string(c) +
+                              " does not exist on this host (online CPUs: " + format_cpu_list(online) + ")");
         }
     }
 }

@@ -15,7 +15,6 @@ namespace nm {
 /// cpu/cpuN/cpuidle/stateK/{name,latency,disable}; and `module_root`/DRIVER/parameters/* (/sys/module).
 /// None when there is no cpu/cpuidle directory or its current_driver is empty ("none", the kernel's word
 /// for idling without a driver, is recorded as it is); never throws.
-std::optional<CpuIdle> read_cpu_idle(const std::string& system_root = "/sys/devices/system",
-                                     const std::string& module_root = "/sys/module");
+std::optional<CpuIdle> read_cpu_idle(const std::string& system_root = "/sys/devices/system", const std::string& module_root = "/sys/module");
 
 }  // namespace nm

@@ -8,10 +8,10 @@
 
 #include "core/base/cpu_codec.hpp"
 #include "core/base/device_types.hpp"
-#include "core/host/host_codec.hpp"
-#include "core/base/tuning_codec.hpp"
 #include "core/base/json_integer.hpp"
 #include "core/base/json_optional_field.hpp"
+#include "core/base/tuning_codec.hpp"
+#include "core/host/host_codec.hpp"
 
 namespace nm {
 
@@ -37,7 +37,8 @@ void from_json(const Json& j, EndSettings& v) {
     req(j, "mtu", v.mtu);
     j.at("features").get_to(v.features);
     bool any = false;
-    for (const char* key : {"channels", "rings", "coalesce", "rps", "xps", "irq_affinity", "napi", "sysctl", "qdisc", "unsupported"}) any = any || j.contains(key);
+    for (const char* key : {"channels", "rings", "coalesce", "rps", "xps", "irq_affinity", "napi", "sysctl", "qdisc", "unsupported"})
+        any = any || j.contains(key);
     if (any) v.tuning = j.get<TuningState>();
 }
 

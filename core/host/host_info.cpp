@@ -33,11 +33,23 @@ HostInfo parse_cpuinfo(std::string_view cpuinfo) {
 }
 
 std::vector<std::string> recorded_sysctls() {
-    return {
-        "net.ipv4.tcp_congestion_control", "net.core.default_qdisc", "net.core.rmem_max", "net.core.wmem_max",
-        "net.core.rmem_default", "net.core.wmem_default", "net.ipv4.tcp_rmem", "net.ipv4.tcp_wmem", "net.ipv4.tcp_mem",
-        "net.core.busy_poll", "net.core.busy_read", "net.core.netdev_budget", "net.core.netdev_budget_usecs",
-        "net.core.netdev_max_backlog", "net.ipv4.tcp_timestamps", "net.ipv4.tcp_sack", "net.ipv4.tcp_window_scaling"};
+    return {"net.ipv4.tcp_congestion_control",
+            "net.core.default_qdisc",
+            "net.core.rmem_max",
+            "net.core.wmem_max",
+            "net.core.rmem_default",
+            "net.core.wmem_default",
+            "net.ipv4.tcp_rmem",
+            "net.ipv4.tcp_wmem",
+            "net.ipv4.tcp_mem",
+            "net.core.busy_poll",
+            "net.core.busy_read",
+            "net.core.netdev_budget",
+            "net.core.netdev_budget_usecs",
+            "net.core.netdev_max_backlog",
+            "net.ipv4.tcp_timestamps",
+            "net.ipv4.tcp_sack",
+            "net.ipv4.tcp_window_scaling"};
 }
 
 namespace {
@@ -49,7 +61,7 @@ std::string read_trimmed(const std::string& path) {
     std::string s = text.str();
     while (!s.empty() && (s.back() == '\n' || s.back() == ' ')) s.pop_back();
     for (auto& c : s) {
-        if (c == '\t') c = ' ';   // tcp_rmem and friends are tab-separated: shown as sysctl -n shows them, with spaces
+        if (c == '\t') c = ' ';  // tcp_rmem and friends are tab-separated: shown as sysctl -n shows them, with spaces
     }
     return s;
 }

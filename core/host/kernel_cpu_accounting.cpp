@@ -17,8 +17,7 @@ std::map<std::string, bool, std::less<>> config_options(std::string_view text) {
     std::map<std::string, bool, std::less<>> out;
     for_each_line(text, [&](std::string_view line) {
         constexpr std::string_view kUnset = " is not set";
-        if (line.rfind("# CONFIG_", 0) == 0 && line.size() > kUnset.size() &&
-            line.substr(line.size() - kUnset.size()) == kUnset) {
+        if (line.rfind("# CONFIG_", 0) == 0 && line.size() > kUnset.size() && line.substr(line.size() - kUnset.size()) == kUnset) {
             out[std::string(line.substr(2, line.size() - 2 - kUnset.size()))] = false;
         } else if (line.rfind("CONFIG_", 0) == 0) {
             const size_t eq = line.find('=');

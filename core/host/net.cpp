@@ -128,8 +128,7 @@ UniqueFd listen_tcp(const std::string& bind, uint16_t port) {
     return fd;
 }
 
-UniqueFd connect_tcp(const SocketAddress& to, const std::string& bind, uint32_t window, Deadline deadline,
-                     const std::function<void(int)>& prepare) {
+UniqueFd connect_tcp(const SocketAddress& to, const std::string& bind, uint32_t window, Deadline deadline, const std::function<void(int)>& prepare) {
     UniqueFd fd(::socket(to.family(), SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0));
     if (!fd) throw system_error("socket", errno);
     set_buffer_sizes(fd.get(), window);

@@ -95,7 +95,7 @@ SystemCpu system_cpu_between(const ProcStat& a, const ProcStat& b, double ticks_
     for (const auto& after : b.cpus) {
         // Matched by number: a CPU that went offline (or came online) during the window has no figure.
         const auto before = std::find_if(a.cpus.begin(), a.cpus.end(), [&](const CpuLine& l) { return l.cpu == after.cpu; });
-        if (before == a.cpus.end() || before->times.total() >= after.times.total()) continue;   // no tick: no figure
+        if (before == a.cpus.end() || before->times.total() >= after.times.total()) continue;  // no tick: no figure
         const SystemCpu one = system_cpu_between(before->times, after.times);
         s.per_cpu.push_back(PerCpu{after.cpu, one.busy_pct, one.user_pct, one.sys_pct, one.irq_pct, one.softirq_pct, one.steal_pct});
     }
@@ -138,8 +138,7 @@ uint64_t parse_proc_interrupts(std::string_view text, std::string_view iface) {
             if (!tok.empty() && tok.back() == ',') tok.remove_suffix(1);
             if (tok.substr(0, iface.size()) != iface) continue;
             // The action is the interface itself or starts with it and a separator (eth0-TxRx-0, eth0:lsc).
-            named = tok.size() == iface.size() || tok[iface.size()] == '-' || tok[iface.size()] == ':' ||
-                    tok[iface.size()] == '@';
+            named = tok.size() == iface.size() || tok[iface.size()] == '-' || tok[iface.size()] == ':' || tok[iface.size()] == '@';
         }
         if (named) sum += line_sum;
     });
@@ -180,7 +179,7 @@ std::map<std::string, LinkCounters> parse_proc_net_dev(std::string_view text) {
 }
 
 std::vector<uint64_t> parse_proc_softirqs(std::string_view text, std::string_view row) {
-    std::vector<uint32_t> cpus;   // column -> CPU number, from the header
+    std::vector<uint32_t> cpus;  // column -> CPU number, from the header
     std::vector<uint64_t> out;
     bool header = true;
     size_t pos = 0;

@@ -69,9 +69,9 @@ std::string read_proc_file(const std::string& path);
 /// One reading of everything around a window, in the calling thread's network namespace.
 struct ProcSnapshot {
     ProcStat cpu;
-    NapiStats softnet;            ///< interrupts filled from /proc/interrupts for `iface`
-    LinkCounters counters;        ///< of `iface`; zero when the iface is unknown
-    std::vector<uint64_t> net_rx; ///< /proc/softirqs NET_RX by CPU number (system-wide)
+    NapiStats softnet;             ///< interrupts filled from /proc/interrupts for `iface`
+    LinkCounters counters;         ///< of `iface`; zero when the iface is unknown
+    std::vector<uint64_t> net_rx;  ///< /proc/softirqs NET_RX by CPU number (system-wide)
 };
 
 /// Takes a snapshot; `iface` may be empty (then counters and interrupts stay zero). Never throws for a

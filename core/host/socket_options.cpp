@@ -46,8 +46,8 @@ std::string available_text() {
 }
 
 [[noreturn]] void congestion_unavailable(const std::string& name) {
-    throw usage_error("congestion control (-C) \"" + name + "\": not available; the kernel offers: " + available_text() +
-                      " (" + kAvailablePath + ")");
+    throw usage_error("congestion control (-C) \"" + name + "\": not available; the kernel offers: " + available_text() + " (" + kAvailablePath +
+                      ")");
 }
 
 void set_congestion(int fd, const std::string& name) {
@@ -198,10 +198,9 @@ uint64_t reap_zerocopy(int fd, ZeroCopyStats& stats) {
         msghdr msg{};
         msg.msg_control = control;
         msg.msg_controllen = sizeof control;
-        if (::recvmsg(fd, &msg, MSG_ERRQUEUE | MSG_DONTWAIT) < 0) break;   // EAGAIN: the queue is empty
+        if (::recvmsg(fd, &msg, MSG_ERRQUEUE | MSG_DONTWAIT) < 0) break;  // EAGAIN: the queue is empty
         for (cmsghdr* c = CMSG_FIRSTHDR(&msg); c != nullptr; c = CMSG_NXTHDR(&msg, c)) {
-            const bool ip = (c->cmsg_level == SOL_IP && c->cmsg_type == IP_RECVERR) ||
-                            (c->cmsg_level == SOL_IPV6 && c->cmsg_type == IPV6_RECVERR);
+            const bool ip = (c->cmsg_level == SOL_IP && c->cmsg_type == IP_RECVERR) || (c->cmsg_level == SOL_IPV6 && c->cmsg_type == IPV6_RECVERR);
             if (!ip) continue;
             sock_extended_err err{};
             std::memcpy(&err, CMSG_DATA(c), sizeof err);

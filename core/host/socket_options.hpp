@@ -30,8 +30,8 @@ void check_congestion(const std::string& name);
 
 /// Where a socket is, for apply_tcp_options.
 struct SocketRole {
-    bool client = false;          ///< the client's socket, before connect()
-    bool sends = false;           ///< this end sends data on it (RR: always)
+    bool client = false;  ///< the client's socket, before connect()
+    bool sends = false;   ///< this end sends data on it (RR: always)
 };
 
 /// Applies the spec's TCP knobs that concern `role` to `fd`. Throws nm::Error: Usage for a congestion

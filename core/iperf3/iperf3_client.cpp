@@ -12,11 +12,11 @@
 #include "core/base/version.hpp"
 #include "core/control/control_protocol.hpp"
 #include "core/host/cpu_affinity.hpp"
-#include "core/iperf3/iperf3_protocol.hpp"
 #include "core/host/proc_stats.hpp"
 #include "core/host/socket_options.hpp"
-#include "core/workers/stream_layout.hpp"
+#include "core/iperf3/iperf3_protocol.hpp"
 #include "core/session/traffic_session.hpp"
+#include "core/workers/stream_layout.hpp"
 
 namespace nm {
 namespace {
@@ -83,8 +83,8 @@ public:
         } catch (const Error&) {
             return "SERVER_ERROR without its error number";
         }
-        return "SERVER_ERROR: " + iperf3::describe_server_error(static_cast<int32_t>(iperf3::read_length(codes)),
-                                                                static_cast<int32_t>(iperf3::read_length(codes + 4)));
+        return "SERVER_ERROR: " +
+               iperf3::describe_server_error(static_cast<int32_t>(iperf3::read_length(codes)), static_cast<int32_t>(iperf3::read_length(codes + 4)));
     }
 
     Json read_json(const std::string& what) {
@@ -131,7 +131,7 @@ Control open_test(const TestSpec& spec, const SocketAddress& server, const std::
             if (e.code() == std::errc::connection_refused && again()) continue;
             throw Error(e.kind(), std::string(e.what()) + "; is `iperf3 -s` listening on port " + std::to_string(spec.port) + " there?");
         }
-        bool greeted = false;   // the server has sent its first byte
+        bool greeted = false;  // the server has sent its first byte
         try {
             Control c(std::move(fd), where(spec));
             c.send_bytes(cookie);
@@ -142,9 +142,10 @@ Control open_test(const TestSpec& spec, const SocketAddress& server, const std::
             c.expect(State::CreateStreams, "CREATE_STREAMS");
             return c;
         } catch (const Error& e) {
-            if (e.kind() == ErrorKind::Refused && again()) continue;   // ACCESS_DENIED
-            const bool dropped_unheard = e.kind() == ErrorKind::Closed || e.code() == std::errc::connection_reset || e.code() == std::errc::broken_pipe;
-            if (!greeted && dropped_unheard && again()) continue;      // the closing listener's backlog
+            if (e.kind() == ErrorKind::Refused && again()) continue;  // ACCESS_DENIED
+            const bool dropped_unheard =
+                e.kind() == ErrorKind::Closed || e.code() == std::errc::connection_reset || e.code() == std::errc::broken_pipe;
+            if (!greeted && dropped_unheard && again()) continue;  // the closing listener's backlog
             throw;
         }
     }
@@ -163,7 +164,6 @@ void wait_closed(Control& c) {
         if (n < 0 && !wait_fd(c.fd(), POLLIN, deadline)) return;
     }
 }
-
 
 // One data connection per stream, in the order the server assigns them (the client's streams first).
 std::vector<DataStream> connect_streams(const TestSpec& spec, const SocketAddress& server, const std::string& cookie) {
@@ -204,7 +204,7 @@ EndReport far_end_report(const TestSpec& spec, const EndReport& mine, const Iper
 struct IperfLoop {
     RunStatus status = RunStatus::Ok;
     std::string error;
-    bool control_lost = false;   ///< the server spoke or closed: nothing more is sent to it
+    bool control_lost = false;  ///< the server spoke or closed: nothing more is sent to it
 };
 
 // Runs while data flows: the engine's snapshots, the end of the window, a stop, a stall, the hard deadline,

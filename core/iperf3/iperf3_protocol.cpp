@@ -10,8 +10,8 @@
 
 #include "core/base/error.hpp"
 #include "core/control/control_channel.hpp"
-#include "core/workers/stream_layout.hpp"
 #include "core/session/traffic_session.hpp"
+#include "core/workers/stream_layout.hpp"
 
 namespace nm::iperf3 {
 namespace {
@@ -22,10 +22,9 @@ struct StateName {
 };
 
 constexpr StateName kStates[] = {
-    {1, "TEST_START"},       {2, "TEST_RUNNING"},     {4, "TEST_END"},          {9, "PARAM_EXCHANGE"},
-    {10, "CREATE_STREAMS"},  {11, "SERVER_TERMINATE"}, {12, "CLIENT_TERMINATE"}, {13, "EXCHANGE_RESULTS"},
-    {14, "DISPLAY_RESULTS"}, {15, "IPERF_START"},      {16, "IPERF_DONE"},        {-1, "ACCESS_DENIED"},
-    {-2, "SERVER_ERROR"},
+    {1, "TEST_START"},        {2, "TEST_RUNNING"},      {4, "TEST_END"},          {9, "PARAM_EXCHANGE"},   {10, "CREATE_STREAMS"},
+    {11, "SERVER_TERMINATE"}, {12, "CLIENT_TERMINATE"}, {13, "EXCHANGE_RESULTS"}, {14, "DISPLAY_RESULTS"}, {15, "IPERF_START"},
+    {16, "IPERF_DONE"},       {-1, "ACCESS_DENIED"},    {-2, "SERVER_ERROR"},
 };
 
 // iperf3's error numbers a server is likely to send back to a client of ours (iperf_api.h).
@@ -95,7 +94,8 @@ std::string describe_state_byte(uint8_t byte) {
 }
 
 Json parse_message(std::string_view text, const std::string& what) {
-    if (!nesting_within(text, kMaxJsonDepth)) throw Error(ErrorKind::Failed, what + ": nested deeper than " + std::to_string(kMaxJsonDepth) + " levels");
+    if (!nesting_within(text, kMaxJsonDepth))
+        throw Error(ErrorKind::Failed, what + ": nested deeper than " + std::to_string(kMaxJsonDepth) + " levels");
     try {
         return Json::parse(text);
     } catch (const Json::exception& e) {
@@ -126,7 +126,8 @@ uint32_t stream_id(uint32_t index) { return index == 0 ? 1 : index + 2; }
 void check_supported(const TestSpec& spec) {
     const std::string why = " with --peer-kind iperf3";
     if (spec.protocol == Protocol::Udp) {
-        throw usage_error("-u (UDP): not" + why + ": a stock iperf3 counts loss and jitter from its own datagram header, which this engine does not write; use TCP");
+        throw usage_error("-u (UDP): not" + why +
+                          ": a stock iperf3 counts loss and jitter from its own datagram header, which this engine does not write; use TCP");
     }
     if (spec.pattern != TrafficPattern::Stream) throw usage_error("--rr/--crr: not" + why + ": iperf3 has no request/response test");
     if (spec.bytes > 0) throw usage_error("-n (a byte count): not" + why + "; give a duration (-t)");
@@ -215,8 +216,8 @@ Iperf3PeerFigures parse_server_results(const Json& results, const TestSpec& spec
     if (streams == results.end() || !streams->is_array()) throw Error(ErrorKind::Failed, where + ": \"streams\" missing or not an array");
     const StreamLayout layout = StreamLayout::of(spec);
     if (streams->size() != layout.data_connections()) {
-        throw Error(ErrorKind::Failed, where + ": " + std::to_string(streams->size()) + " streams, but the test has " +
-                                           std::to_string(layout.data_connections()));
+        throw Error(ErrorKind::Failed,
+                    where + ": " + std::to_string(streams->size()) + " streams, but the test has " + std::to_string(layout.data_connections()));
     }
     std::map<uint32_t, uint32_t> index_of;
     for (uint32_t k = 0; k < layout.data_connections(); ++k) index_of[stream_id(k)] = k;

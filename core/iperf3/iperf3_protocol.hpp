@@ -46,7 +46,7 @@ enum class State : int8_t {
 /// "PARAM_EXCHANGE (9)", or "0x7b ('{')" for a byte that is no state (what a JSON server would send).
 std::string describe_state_byte(uint8_t byte);
 
-inline constexpr size_t kCookieSize = 37;   ///< 36 characters and the terminating NUL
+inline constexpr size_t kCookieSize = 37;  ///< 36 characters and the terminating NUL
 inline constexpr uint16_t kDefaultPort = 5201;
 /// The most a JSON message of the server may be (its results with the server's own output, which grows
 /// with streams and seconds); a length above it is refused as not iperf3's.

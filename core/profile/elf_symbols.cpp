@@ -78,8 +78,7 @@ size_t params_start(const std::string& s) {
 ElfSymbols ElfSymbols::parse(std::span<const std::byte> image) {
     ElfSymbols out;
     const auto eh = read_at<Elf64_Ehdr>(image, 0);
-    if (!eh || std::memcmp(eh->e_ident, ELFMAG, SELFMAG) != 0 || eh->e_ident[EI_CLASS] != ELFCLASS64 ||
-        eh->e_ident[EI_DATA] != ELFDATA2LSB) {
+    if (!eh || std::memcmp(eh->e_ident, ELFMAG, SELFMAG) != 0 || eh->e_ident[EI_CLASS] != ELFCLASS64 || eh->e_ident[EI_DATA] != ELFDATA2LSB) {
         return out;
     }
     if (eh->e_phentsize == sizeof(Elf64_Phdr)) {

@@ -14,9 +14,9 @@ namespace nm::profile {
 class ElfSymbols {
 public:
     struct Symbol {
-        uint64_t addr = 0;   ///< the symbol's virtual address in the file's own layout
+        uint64_t addr = 0;  ///< the symbol's virtual address in the file's own layout
         uint64_t size = 0;
-        std::string name;    ///< as the file has it (mangled for C++)
+        std::string name;  ///< as the file has it (mangled for C++)
     };
 
     /// Parses a 64-bit little-endian ELF image: the function symbols of .symtab, or of .dynsym when the
@@ -46,7 +46,7 @@ private:
         uint64_t offset, vaddr, filesz;
     };
     std::vector<Segment> segments_;
-    std::vector<Symbol> symbols_;   // sorted by addr, one per address
+    std::vector<Symbol> symbols_;  // sorted by addr, one per address
     std::string build_id_;
     bool full_ = false;
 };

@@ -60,8 +60,8 @@ private:
 
 void check_profile_hz(uint32_t hz) {
     if (hz < kMinProfileHz || hz > kMaxProfileHz) {
-        throw usage_error("--profile-hz: " + std::to_string(hz) + " samples/s per CPU; must be " + std::to_string(kMinProfileHz) +
-                          ".." + std::to_string(kMaxProfileHz));
+        throw usage_error("--profile-hz: " + std::to_string(hz) + " samples/s per CPU; must be " + std::to_string(kMinProfileHz) + ".." +
+                          std::to_string(kMaxProfileHz));
     }
 }
 
@@ -87,8 +87,7 @@ void HostProfiler::stop(std::chrono::steady_clock::time_point at) {
     stop_ = monotonic_ns(at);
 }
 
-CpuProfile HostProfiler::profile(const CategoryTable& table, const std::set<int32_t>& send, const std::set<int32_t>& recv,
-                                 const std::string& host) {
+CpuProfile HostProfiler::profile(const CategoryTable& table, const std::set<int32_t>& send, const std::set<int32_t>& recv, const std::string& host) {
     sampler_.disable();
     if (start_ && !stop_) stop_ = monotonic_ns(std::chrono::steady_clock::now());
     RecordBatch batch = sampler_.take();

@@ -37,13 +37,12 @@ public:
 
     /// The profile of the window, samples sorted by `table` and by task (`send`/`recv`: the engine's
     /// worker threads on this host). Call after stop(); once.
-    CpuProfile profile(const CategoryTable& table, const std::set<int32_t>& send, const std::set<int32_t>& recv,
-                       const std::string& host);
+    CpuProfile profile(const CategoryTable& table, const std::set<int32_t>& send, const std::set<int32_t>& recv, const std::string& host);
 
 private:
     PerfSampler sampler_;
     TaskTable tasks_;
-    std::optional<uint64_t> start_;   // ns on CLOCK_MONOTONIC
+    std::optional<uint64_t> start_;  // ns on CLOCK_MONOTONIC
     std::optional<uint64_t> stop_;
 };
 

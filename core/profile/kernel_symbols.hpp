@@ -15,7 +15,7 @@ public:
     struct Symbol {
         uint64_t addr = 0;
         std::string_view name;
-        std::string_view module;   ///< "" for the kernel image, "veth" for [veth]
+        std::string_view module;  ///< "" for the kernel image, "veth" for [veth]
     };
 
     /// Parses kallsyms text ("ffffffff81000000 T _stext" and "ffffffffc0a01000 t veth_xmit\t[veth]" lines).
@@ -33,7 +33,7 @@ public:
     bool addresses_hidden() const { return hidden_; }
 
 private:
-    std::shared_ptr<const std::string> text_;   // the names point into it (stable when the table moves)
+    std::shared_ptr<const std::string> text_;  // the names point into it (stable when the table moves)
     std::vector<Symbol> symbols_;
     bool hidden_ = false;
 };

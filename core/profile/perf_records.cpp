@@ -127,13 +127,13 @@ void decode_record(std::span<const std::byte> record, RecordBatch& out) {
             e.pid = r.get<int32_t>();
             e.parent_pid = r.get<int32_t>();
             e.tid = r.get<int32_t>();
-            r.get<int32_t>();   // ptid
+            r.get<int32_t>();  // ptid
             e.time_ns = r.get<uint64_t>();
             keep(std::move(e));
             return;
         }
         case PERF_RECORD_LOST: {
-            r.get<uint64_t>();   // id
+            r.get<uint64_t>();  // id
             const auto lost = r.get<uint64_t>();
             if (r.ok()) out.lost += lost;
             else ++out.malformed;

@@ -21,9 +21,9 @@ struct Sample {
     uint64_t ip = 0;
     int32_t pid = 0;
     int32_t tid = 0;
-    uint64_t time_ns = 0;   ///< on the event's clock (CLOCK_MONOTONIC: the sampler sets use_clockid)
+    uint64_t time_ns = 0;  ///< on the event's clock (CLOCK_MONOTONIC: the sampler sets use_clockid)
     uint32_t cpu = 0;
-    bool user = false;      ///< the ip is a user-space address (PERF_RECORD_MISC_USER); else kernel
+    bool user = false;  ///< the ip is a user-space address (PERF_RECORD_MISC_USER); else kernel
 };
 
 /// What happened to a task, as the side-band records tell it: needed to name user-space addresses of
@@ -33,20 +33,20 @@ struct TaskEvent {
     Kind kind = Kind::Comm;
     int32_t pid = 0;
     int32_t tid = 0;
-    int32_t parent_pid = 0;   ///< fork: the parent
+    int32_t parent_pid = 0;  ///< fork: the parent
     uint64_t time_ns = 0;
-    std::string text;         ///< comm: the new name; mmap: the mapped file
-    uint64_t addr = 0;        ///< mmap: the mapping
+    std::string text;   ///< comm: the new name; mmap: the mapped file
+    uint64_t addr = 0;  ///< mmap: the mapping
     uint64_t len = 0;
-    uint64_t pgoff = 0;       ///< mmap: file offset of the mapping's start
+    uint64_t pgoff = 0;  ///< mmap: file offset of the mapping's start
 };
 
 /// Everything decoded from a ring buffer.
 struct RecordBatch {
     std::vector<Sample> samples;
     std::vector<TaskEvent> tasks;
-    uint64_t lost = 0;        ///< samples the kernel dropped (PERF_RECORD_LOST, PERF_RECORD_LOST_SAMPLES)
-    uint64_t malformed = 0;   ///< records too short for their type (never expected; counted, not trusted)
+    uint64_t lost = 0;       ///< samples the kernel dropped (PERF_RECORD_LOST, PERF_RECORD_LOST_SAMPLES)
+    uint64_t malformed = 0;  ///< records too short for their type (never expected; counted, not trusted)
 
     /// Appends `other`'s contents.
     void append(RecordBatch&& other);

@@ -20,7 +20,7 @@
 namespace nm::profile {
 namespace {
 
-constexpr size_t kSampleBytes = 40;   // header 8 + ip 8 + pid/tid 8 + time 8 + cpu 8
+constexpr size_t kSampleBytes = 40;  // header 8 + ip 8 + pid/tid 8 + time 8 + cpu 8
 
 int read_paranoid() {
     std::ifstream in("/proc/sys/kernel/perf_event_paranoid");
@@ -71,8 +71,7 @@ std::string perf_open_error(int err, int paranoid) {
         case ENOSYS: return "profile: " + what + ": this kernel was built without perf events (CONFIG_PERF_EVENTS)";
         case ENOENT:
         case ENODEV:
-        case EOPNOTSUPP:
-            return "profile: " + what + ": this kernel has no software cpu-clock event (PERF_COUNT_SW_CPU_CLOCK)";
+        case EOPNOTSUPP: return "profile: " + what + ": this kernel has no software cpu-clock event (PERF_COUNT_SW_CPU_CLOCK)";
         default: return "profile: " + what;
     }
 }
@@ -100,13 +99,13 @@ PerfSampler::PerfSampler(uint32_t hz) : hz_(hz) {
         attr.sample_period = 1'000'000'000ULL / std::max<uint32_t>(1, hz);
         attr.sample_type = kSampleType;
         attr.disabled = 1;
-        attr.mmap = 1;        // executable mappings, to name user addresses of new processes
+        attr.mmap = 1;  // executable mappings, to name user addresses of new processes
         attr.comm = 1;
         attr.comm_exec = 1;
-        attr.task = 1;        // fork and exit
+        attr.task = 1;  // fork and exit
         attr.sample_id_all = 1;
         attr.use_clockid = 1;
-        attr.clockid = CLOCK_MONOTONIC;   // the engine's window is on steady_clock, which is CLOCK_MONOTONIC
+        attr.clockid = CLOCK_MONOTONIC;  // the engine's window is on steady_clock, which is CLOCK_MONOTONIC
         attr.watermark = 1;
         attr.wakeup_watermark = static_cast<uint32_t>(data_bytes / 4);
         const long fd = ::syscall(SYS_perf_event_open, &attr, -1, static_cast<int>(cpu), -1, PERF_FLAG_FD_CLOEXEC);

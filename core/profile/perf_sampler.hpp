@@ -64,7 +64,7 @@ private:
     uint32_t hz_;
     std::vector<uint32_t> cpus_;
     std::vector<Ring> rings_;
-    RecordBatch batch_;             // written by the reader thread only until it is joined
+    RecordBatch batch_;  // written by the reader thread only until it is joined
     std::jthread reader_;
     bool enabled_ = false;
 };

@@ -10,7 +10,7 @@
 #include "core/base/error.hpp"
 
 #ifndef CAP_PERFMON
-#define CAP_PERFMON 38   // Linux 5.8; older headers lack it
+#define CAP_PERFMON 38  // Linux 5.8; older headers lack it
 #endif
 
 namespace nm::profile {
@@ -23,9 +23,7 @@ int read_int(const char* path, int fallback) {
     return v;
 }
 
-bool has_cap(const __user_cap_data_struct (&data)[2], int cap) {
-    return (data[cap / 32].effective & (1U << (cap % 32))) != 0;
-}
+bool has_cap(const __user_cap_data_struct (&data)[2], int cap) { return (data[cap / 32].effective & (1U << (cap % 32))) != 0; }
 
 }  // namespace
 

@@ -46,7 +46,7 @@ CpuProfile aggregate_profile(const std::vector<NamedSample>& samples, const Cate
     std::map<std::string, Counts> per_class;
     for (const char* c : kProfileTaskClasses) per_class[c];
     std::map<std::string, uint64_t> other_comms;
-    std::map<std::pair<std::string, std::string>, uint64_t> symbols;   // (symbol, category)
+    std::map<std::pair<std::string, std::string>, uint64_t> symbols;  // (symbol, category)
     std::map<std::string, uint64_t> unmatched;
     std::map<int32_t, std::string> comm_cache;
 

@@ -17,13 +17,13 @@ struct NamedSample {
     int32_t pid = 0;
     int32_t tid = 0;
     bool user = false;
-    std::string symbol;   ///< "[unknown]" when nothing names the address
+    std::string symbol;  ///< "[unknown]" when nothing names the address
 };
 
 /// How samples are told apart by task.
 struct TaskClasses {
-    std::set<int32_t> send;   ///< the engine's threads that send data (of either end on this host)
-    std::set<int32_t> recv;   ///< and that receive it
+    std::set<int32_t> send;  ///< the engine's threads that send data (of either end on this host)
+    std::set<int32_t> recv;  ///< and that receive it
     /// The name of task `tid` of process `pid` ("ksoftirqd/1", "cc1plus").
     std::function<std::string(int32_t pid, int32_t tid)> comm;
 };
@@ -32,7 +32,7 @@ struct TaskClasses {
 struct WindowFacts {
     std::string host;
     uint32_t hz = 0;
-    std::vector<uint32_t> cpus;   ///< the CPUs sampled
+    std::vector<uint32_t> cpus;  ///< the CPUs sampled
     double start_monotonic_s = 0;
     double end_monotonic_s = 0;
     uint64_t lost = 0;

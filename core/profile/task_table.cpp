@@ -77,7 +77,7 @@ void TaskTable::apply(const TaskEvent& e) {
             }
             if (const auto it = comm_.find(e.parent_pid); it != comm_.end() && !comm_.count(e.tid)) comm_[e.tid] = it->second;
             break;
-        case Kind::Exit: break;   // its samples came before; the mappings stay to name them
+        case Kind::Exit: break;  // its samples came before; the mappings stay to name them
     }
 }
 

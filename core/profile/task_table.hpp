@@ -17,7 +17,7 @@ namespace nm::profile {
 struct Mapping {
     uint64_t start = 0;
     uint64_t end = 0;
-    uint64_t pgoff = 0;   ///< file offset of `start`
+    uint64_t pgoff = 0;  ///< file offset of `start`
     std::string path;
 };
 

@@ -7,11 +7,10 @@
 namespace nm {
 namespace {
 
-constexpr uint32_t kMaxUdpPayloadBytes = 65507;   // 65535 - 20 IPv4 - 8 UDP
+constexpr uint32_t kMaxUdpPayloadBytes = 65507;  // 65535 - 20 IPv4 - 8 UDP
 
 double total_weight(const FrameMix& mix) {
-    return std::accumulate(mix.shares.begin(), mix.shares.end(), 0.0,
-                           [](double sum, const FrameShare& s) { return sum + s.weight; });
+    return std::accumulate(mix.shares.begin(), mix.shares.end(), 0.0, [](double sum, const FrameShare& s) { return sum + s.weight; });
 }
 
 double weighted_mean(const FrameMix& mix, uint32_t extra_bytes) {
@@ -41,8 +40,8 @@ uint32_t parse_uint(const std::string& text, const std::string& what) {
 uint32_t udp_payload_for_frame(uint32_t frame_bytes) {
     const uint32_t overhead = kEthernetOverheadBytes + kIpv4UdpHeaderBytes;
     if (frame_bytes < kMinFrameBytes || frame_bytes - overhead > kMaxUdpPayloadBytes) {
-        throw usage_error("frame size " + std::to_string(frame_bytes) + ": must be between 64 and " +
-                          std::to_string(kMaxUdpPayloadBytes + overhead) + " bytes");
+        throw usage_error("frame size " + std::to_string(frame_bytes) + ": must be between 64 and " + std::to_string(kMaxUdpPayloadBytes + overhead) +
+                          " bytes");
     }
     return frame_bytes - overhead;
 }
@@ -54,7 +53,7 @@ double FrameMix::mean_frame_bytes() const { return weighted_mean(*this, 0); }
 FrameMix classic_imix() { return {"imix", {{64, 7}, {594, 4}, {1518, 1}}}; }
 
 FrameMix single_frame(uint32_t frame_bytes) {
-    udp_payload_for_frame(frame_bytes);   // validates
+    udp_payload_for_frame(frame_bytes);  // validates
     return {std::to_string(frame_bytes), {{frame_bytes, 1}}};
 }
 

@@ -7,9 +7,9 @@
 
 namespace nm {
 
-inline constexpr uint32_t kEthernetOverheadBytes = 18;   ///< 14 header + 4 FCS, counted in the frame
-inline constexpr uint32_t kWireGapBytes = 20;             ///< preamble + SFD + inter-frame gap, not counted
-inline constexpr uint32_t kIpv4UdpHeaderBytes = 28;       ///< 20 IPv4 + 8 UDP
+inline constexpr uint32_t kEthernetOverheadBytes = 18;  ///< 14 header + 4 FCS, counted in the frame
+inline constexpr uint32_t kWireGapBytes = 20;           ///< preamble + SFD + inter-frame gap, not counted
+inline constexpr uint32_t kIpv4UdpHeaderBytes = 28;     ///< 20 IPv4 + 8 UDP
 inline constexpr uint32_t kMinFrameBytes = 64;
 inline constexpr uint32_t kMaxStandardFrameBytes = 1518;
 
@@ -28,7 +28,7 @@ struct FrameShare {
 
 /// A frame size or a mix of them. A single size is a mix of one.
 struct FrameMix {
-    std::string name;                 ///< "64", "1518", "imix"
+    std::string name;  ///< "64", "1518", "imix"
     std::vector<FrameShare> shares;
 
     /// Weighted mean frame size, bytes.

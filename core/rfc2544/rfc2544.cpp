@@ -14,9 +14,7 @@
 namespace nm {
 namespace {
 
-TrialRecord record_of(const TrialOutcome& t, bool passed) {
-    return TrialRecord{t.offered_fps, t.sent_fps, t.sent, t.received, t.loss_pct(), passed};
-}
+TrialRecord record_of(const TrialOutcome& t, bool passed) { return TrialRecord{t.offered_fps, t.sent_fps, t.sent, t.received, t.loss_pct(), passed}; }
 
 uint32_t generator_streams(const Rfc2544Spec& spec) {
     // Half the cores send; the rest are left to the receiver and the device under test (on one host they
@@ -87,13 +85,14 @@ TestSpec trial_spec(const TestSpec& base, const Rfc2544Spec& spec, const FrameMi
     return t;
 }
 
-Rfc2544Result run_rfc2544(TrafficRunner& runner, const TestSpec& base, const Rfc2544Spec& spec,
-                          std::optional<double> link_speed_bps, std::stop_token stop, const FrameRowObserver& on_row) {
+Rfc2544Result run_rfc2544(TrafficRunner& runner, const TestSpec& base, const Rfc2544Spec& spec, std::optional<double> link_speed_bps,
+                          std::stop_token stop, const FrameRowObserver& on_row) {
     validate_rfc2544(spec);
     // The frame sizes are IPv4 frames (payload = frame - 46); over IPv6 every frame would be 20 bytes
     // larger than its label, and 64 bytes cannot carry IPv6 and UDP headers. Refused, not mislabelled.
     if (!base.host.empty() && resolve_address(base.host, base.port).family() == AF_INET6) {
-        throw usage_error("rfc2544 to " + base.host + ": frame-size tables are IPv4 (frame = payload + 8 UDP + 20 IPv4 + 18 Ethernet); "
+        throw usage_error("rfc2544 to " + base.host +
+                          ": frame-size tables are IPv4 (frame = payload + 8 UDP + 20 IPv4 + 18 Ethernet); "
                           "run this cell over IPv4");
     }
     Rfc2544Result result;

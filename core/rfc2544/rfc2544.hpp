@@ -43,7 +43,7 @@ using FrameRowObserver = std::function<void(const FrameRow&)>;
 /// that ends other than ok (server lost, stalled) ends that row with its error; a stop ends the table
 /// (`interrupted`). Throws nm::Error (Usage) for a bad spec or no line rate, and what TrafficRunner::run
 /// throws for a server that cannot be reached.
-Rfc2544Result run_rfc2544(TrafficRunner& runner, const TestSpec& base, const Rfc2544Spec& spec,
-                          std::optional<double> link_speed_bps, std::stop_token stop, const FrameRowObserver& on_row = {});
+Rfc2544Result run_rfc2544(TrafficRunner& runner, const TestSpec& base, const Rfc2544Spec& spec, std::optional<double> link_speed_bps,
+                          std::stop_token stop, const FrameRowObserver& on_row = {});
 
 }  // namespace nm

@@ -12,8 +12,8 @@ namespace nm {
 
 /// What one timed trial at an offered rate did. Loss is counted against frames actually sent.
 struct TrialOutcome {
-    double offered_fps = 0;   ///< the rate asked of the generator
-    double sent_fps = 0;      ///< what the generator actually sent (sent / duration)
+    double offered_fps = 0;  ///< the rate asked of the generator
+    double sent_fps = 0;     ///< what the generator actually sent (sent / duration)
     uint64_t sent = 0;
     uint64_t received = 0;
 
@@ -22,13 +22,13 @@ struct TrialOutcome {
 };
 
 struct SearchOptions {
-    double max_fps = 0;               ///< upper bound: line rate (or the generator's maximum)
-    double min_fps = 0;               ///< lower bound; 0 = search down to nothing
-    double resolution_pct = 1.0;      ///< stop when the bracket is narrower than this % of its upper end (or,
-                                      ///< nothing passing, when the top fell below this % of the first top)
-    uint32_t max_trials = 20;         ///< including the first trial at max_fps, not the confirmation
-    double loss_tolerance_pct = 0.0;  ///< a trial "passes" with loss at or below this
-    double generator_shortfall_pct = 5.0;   ///< sending this % below the offered rate = generator-limited
+    double max_fps = 0;                    ///< upper bound: line rate (or the generator's maximum)
+    double min_fps = 0;                    ///< lower bound; 0 = search down to nothing
+    double resolution_pct = 1.0;           ///< stop when the bracket is narrower than this % of its upper end (or,
+                                           ///< nothing passing, when the top fell below this % of the first top)
+    uint32_t max_trials = 20;              ///< including the first trial at max_fps, not the confirmation
+    double loss_tolerance_pct = 0.0;       ///< a trial "passes" with loss at or below this
+    double generator_shortfall_pct = 5.0;  ///< sending this % below the offered rate = generator-limited
 };
 
 /// One trial in the order run, for the result's history.
@@ -38,16 +38,16 @@ struct SearchStep {
 };
 
 struct SearchResult {
-    double throughput_fps = 0;        ///< highest passing rate as actually sent; 0 when none passed
-    bool found = false;               ///< some trial passed
-    TrialOutcome at_rate;             ///< the passing trial the throughput comes from
-    TrialOutcome confirmation;        ///< a final trial at the reported rate
-    bool confirmed = false;           ///< the confirmation trial passed too (a failed confirmation backs the
-                                      ///< rate off by the resolution, then 2x, 4x, 8x it, until a rate
-                                      ///< passes, and confirms that one; at most 4 steps)
-    uint32_t trials = 0;              ///< search trials run (without the confirmation)
-    bool generator_limited = false;   ///< some trial could not send at the offered rate
-    double generator_max_fps = 0;     ///< highest rate the generator actually sent in any trial
+    double throughput_fps = 0;       ///< highest passing rate as actually sent; 0 when none passed
+    bool found = false;              ///< some trial passed
+    TrialOutcome at_rate;            ///< the passing trial the throughput comes from
+    TrialOutcome confirmation;       ///< a final trial at the reported rate
+    bool confirmed = false;          ///< the confirmation trial passed too (a failed confirmation backs the
+                                     ///< rate off by the resolution, then 2x, 4x, 8x it, until a rate
+                                     ///< passes, and confirms that one; at most 4 steps)
+    uint32_t trials = 0;             ///< search trials run (without the confirmation)
+    bool generator_limited = false;  ///< some trial could not send at the offered rate
+    double generator_max_fps = 0;    ///< highest rate the generator actually sent in any trial
     bool interrupted = false;
     std::vector<SearchStep> history;
 };

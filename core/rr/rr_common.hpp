@@ -67,9 +67,7 @@ inline constexpr std::chrono::milliseconds kUdpMaxTimeout{2000};
 inline constexpr std::chrono::milliseconds kUdpFirstTimeout{1000};
 
 /// Bytes of a UDP message that carry its sequence number (little-endian, truncated to the message).
-inline size_t seq_bytes(uint32_t request_size, uint32_t response_size) {
-    return std::min<size_t>({request_size, response_size, sizeof(uint64_t)});
-}
+inline size_t seq_bytes(uint32_t request_size, uint32_t response_size) { return std::min<size_t>({request_size, response_size, sizeof(uint64_t)}); }
 
 inline void put_seq(char* p, uint64_t seq, size_t n) {
     for (size_t i = 0; i < n; ++i) p[i] = static_cast<char>((seq >> (8 * i)) & 0xff);

@@ -17,7 +17,8 @@ void resolve_rr(TestSpec& s) {
     if (s.pattern == TrafficPattern::Crr && udp) throw usage_error("--crr: a connection per transaction is TCP; drop -u (or use --rr)");
     if (s.direction != Direction::Forward) throw usage_error(what + ": the client starts every transaction; drop -R/--bidir");
     if (s.bytes > 0) throw usage_error(what + ": runs for a duration (-t); drop -n");
-    if (s.rate_bps > 0 || s.rate_pps > 0) throw usage_error(what + ": runs as fast as the answers come (--rr-burst sets how many are in flight); drop -b/--pps");
+    if (s.rate_bps > 0 || s.rate_pps > 0)
+        throw usage_error(what + ": runs as fast as the answers come (--rr-burst sets how many are in flight); drop -b/--pps");
     if (s.udp_gso || s.udp_gro) throw usage_error(what + ": --gso and --gro are for UDP streams");
     if (!s.payload_mix.empty()) throw usage_error(what + ": a payload mix is for UDP streams");
     const uint32_t max = udp ? kMaxUdpRrMessage : kMaxTcpRrMessage;

@@ -4,14 +4,14 @@
 #include <vector>
 
 #include "core/base/traffic_types.hpp"
-#include "core/workers/engine_plan.hpp"
 #include "core/host/net.hpp"
+#include "core/workers/engine_plan.hpp"
 
 namespace nm {
 
-inline constexpr uint32_t kMaxRrBurst = 128;                 ///< requests in flight per flow
-inline constexpr uint32_t kMaxTcpRrMessage = 16u << 20;      ///< bytes of a TCP request or response
-inline constexpr uint32_t kMaxUdpRrMessage = 65507;          ///< one UDP datagram (IPv4)
+inline constexpr uint32_t kMaxRrBurst = 128;             ///< requests in flight per flow
+inline constexpr uint32_t kMaxTcpRrMessage = 16u << 20;  ///< bytes of a TCP request or response
+inline constexpr uint32_t kMaxUdpRrMessage = 65507;      ///< one UDP datagram (IPv4)
 
 /// Checks a request/response spec and fills its defaults (one flow); a stream spec is left alone.
 /// Throws nm::Error (Usage) naming the option: -R or --bidir, -n, -b, --pps, --gso, --gro, a payload mix,

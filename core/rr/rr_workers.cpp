@@ -36,10 +36,10 @@
 #include <optional>
 
 #include "core/base/error.hpp"
-#include "core/rr/rr_common.hpp"
 #include "core/host/socket_options.hpp"
-#include "core/workers/stream_set.hpp"
+#include "core/rr/rr_common.hpp"
 #include "core/rr/rr_ping_pong.hpp"
+#include "core/workers/stream_set.hpp"
 #include "core/workers/window_meter.hpp"
 
 namespace nm {
@@ -91,10 +91,10 @@ ssize_t write_some(int fd, const std::vector<char>& buf, uint64_t pending, int& 
 struct TcpFlow {
     explicit TcpFlow(size_t burst) : flight(burst) {}
     FlightRing flight;
-    uint64_t to_send = 0;     ///< bytes queued for the socket (requests or answers)
-    uint64_t partial = 0;     ///< bytes of the message being received
+    uint64_t to_send = 0;  ///< bytes queued for the socket (requests or answers)
+    uint64_t partial = 0;  ///< bytes of the message being received
     bool started = false;
-    bool closing = false;     ///< initiator: the window is over, no new requests
+    bool closing = false;  ///< initiator: the window is over, no new requests
 };
 
 // What every TCP request/response worker holds: its timeline and window meter, the payload it writes
@@ -127,7 +127,7 @@ public:
     WorkerOutput& out;
     const Timeline timeline;
     WindowMeter meter;
-    StreamSet* set = nullptr;   ///< the running set (for the callbacks)
+    StreamSet* set = nullptr;  ///< the running set (for the callbacks)
 
 protected:
     /// Writes up to `to_send` bytes on `s`, counting it down and passing each write's bytes to
@@ -152,7 +152,8 @@ protected:
 
     /// Runs every stream, each first waiting for `events`, until all are done or `on_turn` says no.
     void run_set(uint32_t events, std::function<bool(StreamSet&, TimePoint)> on_turn, std::function<Step(Stream&, TimePoint)> on_ready) {
-        StreamSet ss(std::move(job_.streams), {.events = events, .on_stop = OnStop::End, .on_turn = std::move(on_turn), .on_ready = std::move(on_ready)});
+        StreamSet ss(std::move(job_.streams),
+                     {.events = events, .on_stop = OnStop::End, .on_turn = std::move(on_turn), .on_ready = std::move(on_ready)});
         set = &ss;
         ss.run(job_.stop);
         meter.close();
@@ -171,8 +172,8 @@ private:
 class TcpInitiator : public TcpRrEnd {
 public:
     /// read()'s results besides a count of bytes.
-    static constexpr ssize_t kNothingYet = -1;   ///< the socket would block: wait for the answer
-    static constexpr ssize_t kFailed = -2;       ///< an error, recorded in the output
+    static constexpr ssize_t kNothingYet = -1;  ///< the socket would block: wait for the answer
+    static constexpr ssize_t kFailed = -2;      ///< an error, recorded in the output
 
     /// `requests`, `answers`: the bytes of the requests and of the answers one flow has outstanding at most.
     TcpInitiator(WorkerJob& job, uint64_t requests, uint64_t answers) : TcpRrEnd(job, job.timeline, requests, answers) {
@@ -322,8 +323,8 @@ void tcp_rr_send(WorkerJob& job) {
         if (r == TcpInitiator::kFailed) return Step::done();
         if (r == 0) {
             if (!(f.closing && f.flight.empty()) && out.error.empty()) {
-                out.error = "stream " + std::to_string(s.id()) + ": the server closed the connection with " +
-                            std::to_string(f.flight.size()) + " request(s) unanswered";
+                out.error = "stream " + std::to_string(s.id()) + ": the server closed the connection with " + std::to_string(f.flight.size()) +
+                            " request(s) unanswered";
             }
             return Step::done();
         }
@@ -335,7 +336,7 @@ void tcp_rr_send(WorkerJob& job) {
             return Step::done();
         }
         for (uint64_t k = 0; k < answered; ++k) complete(out, io.meter, f.flight.pop(), t);
-        if (t >= tl.window_end) f.closing = true;   // on_turn may not have seen the end yet
+        if (t >= tl.window_end) f.closing = true;  // on_turn may not have seen the end yet
         if (!f.closing) {
             issue(f, t, answered);
         } else if (f.flight.empty()) {
@@ -370,7 +371,7 @@ void tcp_rr_receive(WorkerJob& job) {
             if (out.error.empty()) out.error = stream_error(s.id(), "recv", errno);
             return Step::done();
         }
-        if (r == 0) {   // the client has its answers and closed its side
+        if (r == 0) {  // the client has its answers and closed its side
             ::shutdown(s.fd(), SHUT_WR);
             return Step::done();
         }
@@ -513,7 +514,7 @@ void tcp_crr_receive(WorkerJob& job) {
                 if (out.error.empty()) out.error = std::string("accept (CRR): ") + std::strerror(errno);
                 return Step::done();
             }
-            if (!(host_key(reinterpret_cast<const sockaddr*>(&from)) == client)) return Step::again();   // not the test's client
+            if (!(host_key(reinterpret_cast<const sockaddr*>(&from)) == client)) return Step::again();  // not the test's client
             apply_tcp_options(fd.get(), plan.socket, {.client = false, .sends = true});
             Stream& c = io.set->add(DataStream{std::move(fd), s.id()}, EPOLLIN);
             if (conns.size() <= c.index()) conns.resize(c.index() + 1, TcpFlow(1));
@@ -528,7 +529,7 @@ void tcp_crr_receive(WorkerJob& job) {
         if (f.to_send > 0 && !io.flush(s, f, false)) return close();
         const ssize_t r = io.receive(s);
         if (r < 0 && would_block(errno)) return io.wait(s, f.to_send);
-        if (r <= 0) return close();   // the client closed (a reset, by SO_LINGER 0) once it had its answer
+        if (r <= 0) return close();  // the client closed (a reset, by SO_LINGER 0) once it had its answer
         if (io.take_requests(f, static_cast<uint64_t>(r)) > 0 && !out.knobs) out.knobs = read_socket_knobs(s.fd(), true);
         if (f.to_send > 0 && !io.flush(s, f, false)) return close();
         return io.wait(s, f.to_send);

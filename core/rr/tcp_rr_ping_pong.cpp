@@ -18,8 +18,8 @@
 #include <cerrno>
 #include <optional>
 
-#include "core/rr/rr_common.hpp"
 #include "core/host/socket_options.hpp"
+#include "core/rr/rr_common.hpp"
 #include "core/workers/stream_set.hpp"
 #include "core/workers/window_meter.hpp"
 
@@ -39,10 +39,10 @@ struct PingPong {
     WindowMeter& meter;
     int fd;
     int recv_flags;
-    bool stream_counts_sent;   ///< the stream's bytes count what this end sends too (the initiator's do)
-    uint64_t bytes = 0;        ///< moved either way, published as the worker's progress
+    bool stream_counts_sent;  ///< the stream's bytes count what this end sends too (the initiator's do)
+    uint64_t bytes = 0;       ///< moved either way, published as the worker's progress
     uint64_t stream_bytes = 0;
-    uint64_t calls = 0;        ///< send/recv calls inside the window
+    uint64_t calls = 0;  ///< send/recv calls inside the window
 
     void moved(ssize_t n, bool sent) {
         bytes += static_cast<uint64_t>(n);
@@ -88,7 +88,8 @@ struct PingPong {
             if (r == 0) {
                 if (n == want) return Io::Eof;
                 if (job.out.error.empty()) {
-                    job.out.error = "stream " + std::to_string(job.out.streams.front().id) + ": the peer closed the connection in the middle of a message";
+                    job.out.error =
+                        "stream " + std::to_string(job.out.streams.front().id) + ": the peer closed the connection in the middle of a message";
                 }
                 return Io::Failed;
             }
@@ -112,7 +113,7 @@ bool tcp_rr_ping_pong(const WorkerJob& job) {
 
 void tcp_rr_ping_pong_send(WorkerJob& job) {
     const EnginePlan& plan = job.plan;
-    const Timeline tl = job.timeline;   // a copy on this stack (see PingPong)
+    const Timeline tl = job.timeline;  // a copy on this stack (see PingPong)
     WorkerOutput& out = job.out;
     WindowMeter meter(tl, out.window);
     const int fd = job.streams.front().fd.get();
@@ -139,7 +140,7 @@ void tcp_rr_ping_pong_send(WorkerJob& job) {
     meter.tick(t);
     TimePoint tick_at = next_tick(tl, t);
     bool stopped = job.stop.stop_requested();
-    std::optional<TimePoint> last_sent;   // the transaction that completed at `t`, not yet counted
+    std::optional<TimePoint> last_sent;  // the transaction that completed at `t`, not yet counted
     const auto account = [&](TimePoint sent, TimePoint done) {
         if (sent < tl.window_start || sent >= tl.window_end) return;
         ++transactions;
@@ -198,7 +199,7 @@ void tcp_rr_ping_pong_receive(WorkerJob& job) {
             if (!go_on(Steady::now())) break;
         }
         PingPong::Io r = io.recv_all(request, plan.request_size, go_on);
-        if (r == PingPong::Io::Eof) {   // the client has its answers and closed its side
+        if (r == PingPong::Io::Eof) {  // the client has its answers and closed its side
             ::shutdown(fd, SHUT_WR);
             break;
         }

@@ -18,8 +18,8 @@
 #include <cstring>
 #include <optional>
 
-#include "core/rr/rr_common.hpp"
 #include "core/host/socket_options.hpp"
+#include "core/rr/rr_common.hpp"
 #include "core/workers/stream_set.hpp"
 #include "core/workers/window_meter.hpp"
 
@@ -28,13 +28,12 @@ namespace nm {
 using Steady = std::chrono::steady_clock;
 
 bool udp_rr_ping_pong(const WorkerJob& job) {
-    return job.plan.rr_burst == 1 && job.plan.stream_count == 1 && job.streams.size() == 1 &&
-           block_with_poll_time(job.streams.front().fd.get());
+    return job.plan.rr_burst == 1 && job.plan.stream_count == 1 && job.streams.size() == 1 && block_with_poll_time(job.streams.front().fd.get());
 }
 
 void udp_rr_ping_pong_send(WorkerJob& job) {
     const EnginePlan& plan = job.plan;
-    const Timeline tl = job.timeline;   // a copy on this stack, as the TCP loop's
+    const Timeline tl = job.timeline;  // a copy on this stack, as the TCP loop's
     WorkerOutput& out = job.out;
     WindowMeter meter(tl, out.window);
     const int fd = job.streams.front().fd.get();
@@ -43,7 +42,7 @@ void udp_rr_ping_pong_send(WorkerJob& job) {
     const size_t nseq = seq_bytes(plan.request_size, plan.response_size);
     const uint64_t mask = seq_mask(nseq);
     std::vector<char> request = rr_payload(plan.request_size);
-    std::vector<char> answer(std::max<size_t>(plan.response_size, 1) + 1);   // one more: a longer datagram shows
+    std::vector<char> answer(std::max<size_t>(plan.response_size, 1) + 1);  // one more: a longer datagram shows
     UdpLossTimeout timeout;
     // Written out when the loop ends (see the TCP loop's PingPong).
     uint64_t moved = 0, stream_bytes = 0, packets = 0, calls = 0;
@@ -60,7 +59,7 @@ void udp_rr_ping_pong_send(WorkerJob& job) {
     meter.tick(t);
     TimePoint tick_at = next_tick(tl, t);
     bool stopped = job.stop.stop_requested();
-    std::optional<InFlight> answered;   // the transaction answered at `t`, booked once the next request is out
+    std::optional<InFlight> answered;  // the transaction answered at `t`, booked once the next request is out
     TimePoint answered_at;
     const auto book = [&] {
         timeout.sample(ns_between(answered->sent, answered_at));
@@ -74,7 +73,7 @@ void udp_rr_ping_pong_send(WorkerJob& job) {
         ssize_t w = sys_send(fd, request.data(), plan.request_size, MSG_DONTWAIT);
         // ECONNREFUSED reports an ICMP error left by an earlier datagram; this one was not sent yet.
         if (w < 0 && errno == ECONNREFUSED) w = sys_send(fd, request.data(), plan.request_size, MSG_DONTWAIT);
-        if (w > 0) {   // a datagram the kernel refuses (a full buffer) is left to time out
+        if (w > 0) {  // a datagram the kernel refuses (a full buffer) is left to time out
             stream_bytes += static_cast<uint64_t>(w);
             ++packets;
             count(w);
@@ -90,7 +89,7 @@ void udp_rr_ping_pong_send(WorkerJob& job) {
             const ssize_t r = sys_recv(fd, answer.data(), answer.size(), 0);
             if (r < 0) {
                 const int err = errno;
-                if (!would_block(err) && err != ECONNREFUSED) {   // ECONNREFUSED: an ICMP error for an earlier request
+                if (!would_block(err) && err != ECONNREFUSED) {  // ECONNREFUSED: an ICMP error for an earlier request
                     if (out.error.empty()) out.error = stream_error(out.streams.front().id, "recv", err);
                     stopped = true;
                     break;
@@ -108,7 +107,7 @@ void udp_rr_ping_pong_send(WorkerJob& job) {
                 continue;
             }
             count(r);
-            if (static_cast<size_t>(r) < nseq) continue;   // not one of ours
+            if (static_cast<size_t>(r) < nseq) continue;  // not one of ours
             if (get_seq(answer.data(), nseq) != seq) {
                 ++out.rr.late;
                 continue;
@@ -173,13 +172,13 @@ void udp_rr_ping_pong_receive(WorkerJob& job) {
                 if (out.error.empty()) out.error = std::string("recvfrom: ") + std::strerror(err);
                 break;
             }
-            if (draining && err != ECONNREFUSED) break;   // nothing left queued
+            if (draining && err != ECONNREFUSED) break;  // nothing left queued
             if (!go_on(Steady::now())) break;
             continue;
         }
         moved += static_cast<uint64_t>(r);
         calls += meter.in();
-        if (!(host_key(from_sa) == client)) continue;   // only the test's client is answered
+        if (!(host_key(from_sa) == client)) continue;  // only the test's client is answered
         std::memcpy(answer.data(), request.data(), std::min<size_t>(nseq, static_cast<size_t>(r)));
         // An answer the socket cannot take is the client's loss.
         if (sys_sendto(fd, answer.data(), plan.response_size, MSG_DONTWAIT, from_sa, from_len) >= 0) {

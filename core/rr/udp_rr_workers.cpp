@@ -10,8 +10,8 @@
 #include "core/base/error.hpp"
 #include "core/host/socket_options.hpp"
 #include "core/rr/rr_common.hpp"
-#include "core/rr/rr_workers.hpp"
 #include "core/rr/rr_ping_pong.hpp"
+#include "core/rr/rr_workers.hpp"
 #include "core/workers/stream_set.hpp"
 #include "core/workers/window_meter.hpp"
 
@@ -22,9 +22,7 @@ using Steady = std::chrono::steady_clock;
 
 // UDP's single-flow wait (see core/rr/rr_workers.cpp's file comment): true when `streams` is one socket, now blocking with
 // timeouts of the skeleton's poll time. Sockets of a larger set stay non-blocking.
-bool wait_in_recv(const std::vector<DataStream>& streams) {
-    return streams.size() == 1 && block_with_poll_time(streams.front().fd.get());
-}
+bool wait_in_recv(const std::vector<DataStream>& streams) { return streams.size() == 1 && block_with_poll_time(streams.front().fd.get()); }
 
 // How UDP_RR's initiator sends a request: in a free slot of its flow, numbered by the flow's next sequence
 // number (in the request's first bytes), counted on its stream.
@@ -46,7 +44,7 @@ public:
     /// Sends a request in a free slot of `f` at `t`. A datagram the kernel refuses (a full buffer) is left
     /// to time out.
     void send(Stream& s, UdpFlow& f, TimePoint t) {
-        if (t >= tl_.window_end) f.closing = true;   // on_turn may not have seen the end yet
+        if (t >= tl_.window_end) f.closing = true;  // on_turn may not have seen the end yet
         if (f.closing) return;
         auto slot = std::find_if(f.slots.begin(), f.slots.end(), [](const UdpSlot& u) { return !u.active; });
         if (slot == f.slots.end()) return;
@@ -98,7 +96,6 @@ private:
 
 // UDP_RR: each flow is a connected socket of the client; the server's sockets are one SO_REUSEPORT group.
 
-
 void udp_rr_send(WorkerJob& job) {
     if (udp_rr_ping_pong(job)) return udp_rr_ping_pong_send(job);
     const EnginePlan& plan = job.plan;
@@ -108,7 +105,7 @@ void udp_rr_send(WorkerJob& job) {
     const size_t burst = plan.rr_burst;
     UdpRequester requests(job, meter);
     const size_t nseq = requests.seq_size();
-    std::vector<char> recvbuf(std::max<size_t>(plan.response_size, 1) + 1);   // one more: a longer datagram shows
+    std::vector<char> recvbuf(std::max<size_t>(plan.response_size, 1) + 1);  // one more: a longer datagram shows
     const bool blocking = wait_in_recv(job.streams);
     const int recv_flags = blocking ? 0 : MSG_DONTWAIT;
     out.streams = stream_results(job.streams, plan.send_direction);
@@ -140,7 +137,7 @@ void udp_rr_send(WorkerJob& job) {
             f.started = true;
             const TimePoint t = Steady::now();
             for (size_t k = 0; k < burst; ++k) requests.send(s, f, t);
-            set->watch(s, EPOLLIN);   // from here on the flow only waits for answers
+            set->watch(s, EPOLLIN);  // from here on the flow only waits for answers
             return Step::wait();
         }
         const ssize_t r = ::recv(s.fd(), recvbuf.data(), recvbuf.size(), recv_flags);
@@ -154,7 +151,7 @@ void udp_rr_send(WorkerJob& job) {
         const TimePoint t = Steady::now();
         job.progress.bytes.fetch_add(static_cast<uint64_t>(r), std::memory_order_relaxed);
         if (meter.in()) ++out.calls;
-        if (static_cast<size_t>(r) < nseq) return Step::again();   // not one of ours
+        if (static_cast<size_t>(r) < nseq) return Step::again();  // not one of ours
         const uint64_t seq = get_seq(recvbuf.data(), nseq);
         auto slot = std::find_if(f.slots.begin(), f.slots.end(), [&](const UdpSlot& u) { return u.active && u.seq == seq; });
         if (slot == f.slots.end()) {
@@ -237,7 +234,7 @@ void udp_rr_receive(WorkerJob& job) {
         for (size_t k = 0; k < static_cast<size_t>(n); ++k) {
             const auto* from = reinterpret_cast<const sockaddr*>(&names[k]);
             got += in_msgs[k].msg_len;
-            if (!(host_key(from) == client)) continue;   // only the test's client is answered
+            if (!(host_key(from) == client)) continue;  // only the test's client is answered
             char* o = outbuf.data() + answers * out_size;
             std::memcpy(o, inbuf.data() + k * in_size, std::min<size_t>(nseq, in_msgs[k].msg_len));
             out_iov[answers] = {o, out_size};

@@ -65,10 +65,11 @@ std::optional<std::string> over_server_limits(const TestSpec& spec, const Server
     }
     const uint64_t memory = server_test_memory(spec);
     if (memory > limits.max_test_memory_bytes) {
-        over.push_back("memory: the test needs " + format_bytes(memory) + " of engine buffers on the server (" +
-                       std::to_string(spec.streams) + " stream(s) per direction over " + std::to_string(spec.threads) + " thread(s), " +
-                       format_bytes(plan_for(spec, Direction::Reverse, "").write_size) + " writes" + (spec.direction == Direction::Bidir ? ", both directions" : "") +
-                       "); this server allows " + format_bytes(limits.max_test_memory_bytes) + " per test (raise with serve --max-test-memory)");
+        over.push_back("memory: the test needs " + format_bytes(memory) + " of engine buffers on the server (" + std::to_string(spec.streams) +
+                       " stream(s) per direction over " + std::to_string(spec.threads) + " thread(s), " +
+                       format_bytes(plan_for(spec, Direction::Reverse, "").write_size) + " writes" +
+                       (spec.direction == Direction::Bidir ? ", both directions" : "") + "); this server allows " +
+                       format_bytes(limits.max_test_memory_bytes) + " per test (raise with serve --max-test-memory)");
     }
     if (over.empty()) return std::nullopt;
     std::string text = "over the server's limits: ";

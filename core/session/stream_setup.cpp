@@ -20,7 +20,7 @@ EnginePlan EndStreams::plan(std::string iface, uint32_t cookie) const {
     EnginePlan plan = plan_for(spec_, end_ == End::Client ? Direction::Forward : Direction::Reverse, std::move(iface));
     plan.cpus = end_ == End::Client ? spec_.client_cpus : spec_.server_cpus;
     plan.peer = peer_;
-    plan.udp_cookie = cookie;   // in every datagram both ways; a receiver counts only the peer's
+    plan.udp_cookie = cookie;  // in every datagram both ways; a receiver counts only the peer's
     plan.udp_peer = peer_;
     return plan;
 }
@@ -34,14 +34,12 @@ uint16_t EndStreams::open_udp_receivers(EnginePlan& plan, uint16_t preferred_por
 }
 
 void EndStreams::prepare_tcp(int fd, uint32_t id) const {
-    set_buffer_sizes(fd, spec_.window);   // plain SO_SNDBUF/SO_RCVBUF: capped by the kernel
+    set_buffer_sizes(fd, spec_.window);  // plain SO_SNDBUF/SO_RCVBUF: capped by the kernel
     const bool rr = spec_.pattern != TrafficPattern::Stream;
     apply_tcp_options(fd, spec_.socket, {.client = end_ == End::Client, .sends = rr || layout_.sender_of(id) == end_});
 }
 
-void EndStreams::add_tcp(DataStream stream) {
-    (layout_.sender_of(stream.id) == end_ ? sends_ : recvs_).push_back(std::move(stream));
-}
+void EndStreams::add_tcp(DataStream stream) { (layout_.sender_of(stream.id) == end_ ? sends_ : recvs_).push_back(std::move(stream)); }
 
 void EndStreams::open_udp_senders(uint16_t peer_udp_port) {
     if (spec_.protocol != Protocol::Udp) return;
@@ -55,7 +53,8 @@ void EndStreams::open_udp_senders(uint16_t peer_udp_port) {
         if (spec_.pattern != TrafficPattern::Stream) {
             // Room for a whole burst of answers of the largest size.
             const int bytes = 8 << 20;
-            if (::setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &bytes, sizeof bytes) != 0) ::setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &bytes, sizeof bytes);
+            if (::setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &bytes, sizeof bytes) != 0)
+                ::setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &bytes, sizeof bytes);
         }
     }
 }

@@ -8,16 +8,16 @@
 #include "core/base/error.hpp"
 #include "core/base/json_integer.hpp"
 #include "core/control/control_channel.hpp"
-#include "core/engine/end_profiler.hpp"
-#include "core/profile/categories.hpp"
 #include "core/control/message_auth.hpp"
+#include "core/control/test_auth.hpp"
+#include "core/engine/end_profiler.hpp"
 #include "core/host/cpu_affinity.hpp"
 #include "core/host/proc_stats.hpp"
 #include "core/host/socket_options.hpp"
-#include "core/workers/stream_layout.hpp"
-#include "core/control/test_auth.hpp"
+#include "core/profile/categories.hpp"
 #include "core/session/stream_setup.hpp"
 #include "core/session/traffic_session.hpp"
+#include "core/workers/stream_layout.hpp"
 
 namespace nm {
 namespace {
@@ -27,7 +27,7 @@ std::string where(const TestSpec& spec) { return spec.host + ":" + std::to_strin
 // An "error" reply during setup becomes the matching nm::Error.
 void throw_if_error(const Json& msg, const TestSpec& spec) {
     if (!is(msg, Msg::Error)) return;
-    const auto text = msg.find("message");   // a server's message may be anything: read it with care
+    const auto text = msg.find("message");  // a server's message may be anything: read it with care
     const std::string message = text != msg.end() && text->is_string() ? text->get<std::string>() : "error";
     switch (wire_error_of(msg)) {
         case WireError::Busy: throw Error(ErrorKind::Refused, "server " + where(spec) + " is busy (" + message + ")");
@@ -145,7 +145,7 @@ Json TrafficClient::open_test(ControlChannel& ch, const TestSpec& requested, con
     wire.threads = requested.threads;
     const bool keyed = !options_.key.empty();
     hello["spec"] = wire;
-    Json auth = hello;   // with a key the test is asked again, signed, with the same fields
+    Json auth = hello;  // with a key the test is asked again, signed, with the same fields
     const std::string client_nonce = keyed ? random_hex(kNonceBytes) : std::string();
     if (keyed) hello["client_nonce"] = client_nonce;
     ch.send(Msg::Hello, std::move(hello), deadline_in(kHandshakeTimeout));
@@ -162,7 +162,8 @@ Json TrafficClient::open_test(ControlChannel& ch, const TestSpec& requested, con
                                                 "so it does not take figures from a server that cannot prove it holds it");
         }
         const auto nonce = ready.find("nonce");
-        if (!is(ready, Msg::Challenge) || nonce == ready.end() || !nonce->is_string() || !is_hex(nonce->get_ref<const std::string&>(), 2 * kNonceBytes)) {
+        if (!is(ready, Msg::Challenge) || nonce == ready.end() || !nonce->is_string() ||
+            !is_hex(nonce->get_ref<const std::string&>(), 2 * kNonceBytes)) {
             throw Error(ErrorKind::Failed, "server " + where(spec) + ": expected a challenge with a nonce");
         }
         ch.sign_with(test_channel_keys(options_.key, nonce->get<std::string>(), client_nonce, TestRole::Client));
@@ -191,7 +192,7 @@ RunResult TrafficClient::run(const TestSpec& requested, std::stop_token stop) { 
 
 RunResult TrafficClient::run_live(const TestSpec& requested, std::stop_token stop, const LiveSink& live) {
     const TestSpec spec = resolve_spec(requested, engine_cores());
-    check_cpus(spec.client_cpus, online_cpus(), "client");   // the server checks its own
+    check_cpus(spec.client_cpus, online_cpus(), "client");  // the server checks its own
     const bool rr = spec.pattern != TrafficPattern::Stream;
     // A congestion control this kernel does not have is the user's error before anything connects.
     if (spec.protocol == Protocol::Tcp && (rr || StreamLayout::of(spec).sends(End::Client))) check_congestion(spec.socket.congestion);

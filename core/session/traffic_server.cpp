@@ -15,19 +15,19 @@
 #include <random>
 
 #include "core/base/error.hpp"
-#include "core/engine/end_profiler.hpp"
-#include "core/profile/categories.hpp"
-#include "core/base/thread_entry.hpp"
 #include "core/base/json_integer.hpp"
+#include "core/base/thread_entry.hpp"
 #include "core/control/message_auth.hpp"
+#include "core/control/test_auth.hpp"
+#include "core/engine/end_profiler.hpp"
 #include "core/host/cpu_affinity.hpp"
 #include "core/host/proc_stats.hpp"
-#include "core/rr/rr_setup.hpp"
 #include "core/host/socket_options.hpp"
-#include "core/workers/stream_layout.hpp"
-#include "core/control/test_auth.hpp"
+#include "core/profile/categories.hpp"
+#include "core/rr/rr_setup.hpp"
 #include "core/session/stream_setup.hpp"
 #include "core/session/traffic_session.hpp"
+#include "core/workers/stream_layout.hpp"
 
 namespace nm {
 
@@ -38,7 +38,7 @@ namespace {
 constexpr int kLogLinesPerSecond = 20;
 constexpr auto kAcceptBackoff = std::chrono::milliseconds(100);
 constexpr int kAcceptsPerTurn = 64;
-constexpr auto kTurn = std::chrono::milliseconds(50);   // how often the loop looks at its stop token
+constexpr auto kTurn = std::chrono::milliseconds(50);  // how often the loop looks at its stop token
 
 UniqueFd open_reserve() { return UniqueFd(::open("/dev/null", O_RDONLY | O_CLOEXEC)); }
 
@@ -80,13 +80,13 @@ void arm_profiler(std::optional<EndProfiler>& profiler, const TestSpec& spec, co
 struct TrafficServer::Pending {
     enum class Stage { Unknown, Data, First, Auth };
 
-    uint64_t id = 0;   ///< arrival order: the oldest is closed first at a cap
+    uint64_t id = 0;  ///< arrival order: the oldest is closed first at a cap
     SocketAddress peer;
-    std::string source;   ///< the peer's address, for log lines and the data connections' check
-    std::string group;    ///< what the per-source caps count (source_group(): an IPv6 source's /64)
+    std::string source;  ///< the peer's address, for log lines and the data connections' check
+    std::string group;   ///< what the per-source caps count (source_group(): an IPv6 source's /64)
     SteadyTime::time_point deadline;
     Stage stage = Stage::Unknown;
-    UniqueFd fd;                        ///< until it is known to be a control connection
+    UniqueFd fd;  ///< until it is known to be a control connection
     std::array<unsigned char, DataHeader::kSize> header{};
     size_t header_bytes = 0;
     std::optional<ControlChannel> channel;
@@ -106,7 +106,7 @@ TrafficServer::~TrafficServer() { stop_all(); }
 void TrafficServer::stop_all() {
     for (auto* list : {&controls_, &sessions_}) {
         for (auto& w : *list) w.thread.request_stop();
-        list->clear();   // jthread: joins
+        list->clear();  // jthread: joins
     }
     pending_.clear();
 }
@@ -168,8 +168,8 @@ void TrafficServer::serve(std::stop_token stop) {
         }
         for (const auto& p : pending_) {
             if (now >= p->deadline && std::find(finished.begin(), finished.end(), p->id) == finished.end()) {
-                refuse("closed " + p->source + ": no complete first message within " +
-                       std::to_string(options_.limits.handshake_timeout.count()) + " ms");
+                refuse("closed " + p->source + ": no complete first message within " + std::to_string(options_.limits.handshake_timeout.count()) +
+                       " ms");
                 finished.push_back(p->id);
             }
         }
@@ -183,7 +183,7 @@ bool TrafficServer::step(Pending& p, std::stop_token stop) {
     try {
         return advance(p, stop);
     } catch (const Error& e) {
-        if (e.kind() != ErrorKind::Closed) {   // one that just went away is not worth a line
+        if (e.kind() != ErrorKind::Closed) {  // one that just went away is not worth a line
             refuse("refused " + p.source + ": " + e.what());
             if (p.channel) send_error(*p.channel, wire_error(e.kind()), e.what());
         }
@@ -405,28 +405,31 @@ void TrafficServer::start_test(Pending& p, const Json& opening, std::stop_token 
         std::lock_guard lock(mutex_);
         session_active_ = false;
         pending_data_.clear();
-        if (ran) ++sessions_done_;   // a test that never started (a client's probe, an error) does not end --once
+        if (ran) ++sessions_done_;  // a test that never started (a client's probe, an error) does not end --once
         *released = true;
     };
     // Held by a pointer, so the channel is still here to say why when the thread cannot be started.
     auto channel = std::make_shared<ControlChannel>(std::move(ch));
     try {
-        sessions_.push_back(Worker{done, p.group, std::jthread([this, done, release, channel, spec, opening, client = p.peer, outer = stop](std::stop_token own) {
-                                       // Either the server stopping or the session being cancelled ends the test.
-                                       std::stop_source both;
-                                       std::stop_callback a(outer, [&] { both.request_stop(); });
-                                       std::stop_callback b(own, [&] { both.request_stop(); });
-                                       // A catch-all at the thread's entry: an exception leaving it would terminate
-                                       // the server (and the agent's restores with it).
-                                       guarded([&] { run_session(std::move(*channel), spec, opening, client, both.get_token(), release); },
-                                               [&](const std::string& what) { if (options_.on_refused) options_.on_refused("test session of " + client.host() + " failed: " + what); });
-                                       release(false);
-                                       done->store(true);
-                                   })});
+        sessions_.push_back(
+            Worker{done, p.group, std::jthread([this, done, release, channel, spec, opening, client = p.peer, outer = stop](std::stop_token own) {
+                       // Either the server stopping or the session being cancelled ends the test.
+                       std::stop_source both;
+                       std::stop_callback a(outer, [&] { both.request_stop(); });
+                       std::stop_callback b(own, [&] { both.request_stop(); });
+                       // A catch-all at the thread's entry: an exception leaving it would terminate
+                       // the server (and the agent's restores with it).
+                       guarded([&] { run_session(std::move(*channel), spec, opening, client, both.get_token(), release); },
+                               [&](const std::string& what) {
+                                   if (options_.on_refused) options_.on_refused("test session of " + client.host() + " failed: " + what);
+                               });
+                       release(false);
+                       done->store(true);
+                   })});
     } catch (const std::system_error& e) {
         {
             std::lock_guard lock(mutex_);
-            session_active_ = false;   // no test ran
+            session_active_ = false;  // no test ran
         }
         refuse("refused " + p.source + ": cannot start a session thread: " + e.what());
         send_error(*channel, WireError::Failed, "the server cannot start a thread for the test");
@@ -442,11 +445,11 @@ void TrafficServer::start_control(Pending& p, Json first, std::stop_token stop) 
         return;
     }
     const auto& limits = options_.limits;
-    const auto from_source = static_cast<uint32_t>(std::count_if(controls_.begin(), controls_.end(), [&](const Worker& w) { return w.group == p.group; }));
+    const auto from_source =
+        static_cast<uint32_t>(std::count_if(controls_.begin(), controls_.end(), [&](const Worker& w) { return w.group == p.group; }));
     if (controls_.size() >= limits.max_control || from_source >= limits.max_control_per_source) {
-        const std::string why = "too many settings-control connections (at most " + std::to_string(limits.max_control_per_source) +
-                                " per source, " + std::to_string(limits.max_control) +
-                                " in all; serve --max-control-per-source, --max-control)";
+        const std::string why = "too many settings-control connections (at most " + std::to_string(limits.max_control_per_source) + " per source, " +
+                                std::to_string(limits.max_control) + " in all; serve --max-control-per-source, --max-control)";
         send_error(*p.channel, WireError::Limit, why);
         refuse("refused " + p.source + ": " + why);
         return;
@@ -460,7 +463,9 @@ void TrafficServer::start_control(Pending& p, Json first, std::stop_token stop) 
                                        std::stop_callback a(outer, [&] { both.request_stop(); });
                                        std::stop_callback b(own, [&] { both.request_stop(); });
                                        guarded([&] { options_.control->serve_control(std::move(*channel), std::move(*message), both.get_token()); },
-                                               [&](const std::string& what) { if (options_.on_refused) options_.on_refused("settings-control connection failed: " + what); });
+                                               [&](const std::string& what) {
+                                                   if (options_.on_refused) options_.on_refused("settings-control connection failed: " + what);
+                                               });
                                        done->store(true);
                                    })});
     } catch (const std::system_error& e) {
@@ -485,8 +490,9 @@ std::optional<std::vector<DataStream>> TrafficServer::take_data_connections(Cont
         const auto got = pending_data_.size();
         lock.unlock();
         if (!stop.stop_requested()) {
-            send_error(ch, WireError::Failed, std::to_string(got) + " of " + std::to_string(expected_streams_) +
-                                                  " data connections arrived within " + std::to_string(kHandshakeTimeout.count()) + " s");
+            send_error(ch, WireError::Failed,
+                       std::to_string(got) + " of " + std::to_string(expected_streams_) + " data connections arrived within " +
+                           std::to_string(kHandshakeTimeout.count()) + " s");
         }
         return std::nullopt;
     }
@@ -529,7 +535,7 @@ void TrafficServer::run_session(ControlChannel ch, TestSpec spec, const Json& he
         ch.send(Msg::Ready, Json{{"cookie", cookie}, {"udp_port", udp_port}, {"rr_port", rr_port}, {"spec", spec}, {"host_id", host_boot_id()}},
                 deadline_in(kHandshakeTimeout));
         const auto start = receive_or_stop(ch, deadline_in(kHandshakeTimeout), stop);
-        if (!start || !is(*start, Msg::Start)) return;   // the client gave up (abort, a closed connection) or we stop
+        if (!start || !is(*start, Msg::Start)) return;  // the client gave up (abort, a closed connection) or we stop
 
         if (!udp) {
             auto tcp_streams = take_data_connections(ch, stop);

@@ -34,15 +34,15 @@ namespace nm {
 
 /// One finished test as the server saw it.
 struct ServerTestRecord {
-    std::string client;     ///< the client's address
-    TestSpec spec;          ///< resolved (automatic values filled in)
-    EndReport report;       ///< what this end measured
+    std::string client;  ///< the client's address
+    TestSpec spec;       ///< resolved (automatic values filled in)
+    EndReport report;    ///< what this end measured
 };
 
 struct ServerOptions {
-    std::string bind;                   ///< local address; "" = every address, IPv4 and IPv6
-    uint16_t port = kDefaultPort;       ///< 0 = any free port (see TrafficServer::port())
-    bool once = false;                  ///< serve() returns after the first test
+    std::string bind;              ///< local address; "" = every address, IPv4 and IPv6
+    uint16_t port = kDefaultPort;  ///< 0 = any free port (see TrafficServer::port())
+    bool once = false;             ///< serve() returns after the first test
     /// Called on the session thread after each test (for the CLI's log lines). Must not throw.
     std::function<void(const ServerTestRecord&)> on_test;
     /// Serves connections that open with anything but "hello" (the peer agent's settings control); null =
@@ -91,7 +91,7 @@ private:
     struct Pending;
     struct Worker {
         std::shared_ptr<std::atomic<bool>> done;
-        std::string group;   ///< the peer's source_group() (control connections are capped per source)
+        std::string group;  ///< the peer's source_group() (control connections are capped per source)
         std::jthread thread;
     };
 
@@ -121,7 +121,7 @@ private:
 
     ServerOptions options_;
     UniqueFd listener_;
-    UniqueFd reserve_fd_;   ///< closed to accept-and-close one connection when out of descriptors
+    UniqueFd reserve_fd_;  ///< closed to accept-and-close one connection when out of descriptors
     uint16_t port_ = 0;
     std::promise<uint16_t> ready_promise_;
     std::shared_future<uint16_t> ready_;
@@ -141,7 +141,7 @@ private:
     bool session_active_ = false;
     uint32_t cookie_ = 0;
     uint32_t expected_streams_ = 0;
-    std::string session_client_;   ///< data connections must come from the test's client address
+    std::string session_client_;  ///< data connections must come from the test's client address
     std::vector<DataStream> pending_data_;
     uint64_t sessions_done_ = 0;
 

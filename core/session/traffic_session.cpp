@@ -11,11 +11,11 @@
 
 #include "core/base/error.hpp"
 #include "core/base/json_integer.hpp"
-#include "core/workers/payload_mix.hpp"
-#include "core/profile/host_profiler.hpp"
 #include "core/host/proc_stats.hpp"
-#include "core/rr/rr_setup.hpp"
 #include "core/host/socket_options.hpp"
+#include "core/profile/host_profiler.hpp"
+#include "core/rr/rr_setup.hpp"
+#include "core/workers/payload_mix.hpp"
 #include "core/workers/stream_layout.hpp"
 
 namespace nm {
@@ -42,8 +42,7 @@ void set_udp_buffer(int fd, bool receive, uint32_t window, int default_bytes, Wi
 
 }  // namespace
 
-void count_packets(RunResult& r, const TestSpec& spec, const EndMeasurement& client, const EndMeasurement& server, uint32_t pmtu,
-                   int family) {
+void count_packets(RunResult& r, const TestSpec& spec, const EndMeasurement& client, const EndMeasurement& server, uint32_t pmtu, int family) {
     if (spec.protocol == Protocol::Udp) {
         r.packets_source = "datagrams";
         return;
@@ -84,9 +83,8 @@ std::optional<UdpPath> udp_path_of(int fd) {
     const SocketAddress peer = peer_address(fd);
     int mtu = 0;
     socklen_t len = sizeof mtu;
-    const bool v4 = peer.family() == AF_INET || peer.host().find(':') == std::string::npos;   // v4-mapped counts as IPv4
-    const int rc = peer.family() == AF_INET ? ::getsockopt(fd, IPPROTO_IP, IP_MTU, &mtu, &len)
-                                            : ::getsockopt(fd, IPPROTO_IPV6, IPV6_MTU, &mtu, &len);
+    const bool v4 = peer.family() == AF_INET || peer.host().find(':') == std::string::npos;  // v4-mapped counts as IPv4
+    const int rc = peer.family() == AF_INET ? ::getsockopt(fd, IPPROTO_IP, IP_MTU, &mtu, &len) : ::getsockopt(fd, IPPROTO_IPV6, IPV6_MTU, &mtu, &len);
     if (rc != 0 || mtu <= 0) return std::nullopt;
     return UdpPath{static_cast<uint32_t>(mtu), v4 ? 28u : 48u, peer.host()};
 }
@@ -132,8 +130,8 @@ TestSpec resolve_spec(const TestSpec& in, unsigned cores, const std::optional<Ud
     if (udp) {
         if (s.write_size == 0) s.write_size = kDefaultUdpPayload;
         if (s.write_size < kMinUdpPayload || s.write_size > kMaxUdpPayload) {
-            throw usage_error("length: UDP payload " + std::to_string(s.write_size) + " bytes; must be " +
-                              std::to_string(kMinUdpPayload) + ".." + std::to_string(kMaxUdpPayload));
+            throw usage_error("length: UDP payload " + std::to_string(s.write_size) + " bytes; must be " + std::to_string(kMinUdpPayload) + ".." +
+                              std::to_string(kMaxUdpPayload));
         }
     } else {
         if (s.write_size > kMaxTcpWrite) throw usage_error("length: write size " + std::to_string(s.write_size) + " bytes; at most 64 MiB");
@@ -144,7 +142,7 @@ TestSpec resolve_spec(const TestSpec& in, unsigned cores, const std::optional<Ud
     resolve_rr(s);
     validate_socket_options(s);
     if (s.streams == 0) s.streams = udp && s.rate_bps == 0 && s.rate_pps == 0 ? cores : 1;
-    s.streams = std::min(s.streams, kMaxStreams);   // cores beyond 256
+    s.streams = std::min(s.streams, kMaxStreams);  // cores beyond 256
     if (s.threads == 0) s.threads = cores;
     s.threads = std::min(s.threads, s.streams);
     const uint64_t sockets = s.direction == Direction::Bidir ? 2ull * s.streams : s.streams;
@@ -158,7 +156,7 @@ TestSpec resolve_spec(const TestSpec& in, unsigned cores, const std::optional<Ud
                           (path->peer.empty() ? "" : " to " + path->peer) + "; with GSO every datagram must fit one packet: use a payload (-l) of " +
                           std::to_string(path->mtu > path->header_bytes ? path->mtu - path->header_bytes : 0) + " bytes or less, or no GSO");
     }
-    if (s.bytes > 0) s.omit_s = 0;   // a byte count is all counted, as ttcp does
+    if (s.bytes > 0) s.omit_s = 0;  // a byte count is all counted, as ttcp does
     return s;
 }
 
@@ -216,8 +214,8 @@ std::vector<std::vector<DataStream>> spread_streams(std::vector<DataStream> stre
     return out;
 }
 
-std::vector<std::vector<DataStream>> make_udp_receivers(SocketAddress local, uint16_t preferred_port, uint32_t count,
-                                                        uint32_t window, WindowSource source, uint16_t& port) {
+std::vector<std::vector<DataStream>> make_udp_receivers(SocketAddress local, uint16_t preferred_port, uint32_t count, uint32_t window,
+                                                        WindowSource source, uint16_t& port) {
     std::vector<std::vector<DataStream>> groups;
     uint16_t want = preferred_port;
     for (uint32_t i = 0; i < count; ++i) {
@@ -229,7 +227,7 @@ std::vector<std::vector<DataStream>> make_udp_receivers(SocketAddress local, uin
         local.set_port(want);
         if (::bind(fd.get(), local.get(), local.len) != 0) {
             if (i == 0 && want != 0 && errno == EADDRINUSE) {
-                want = 0;   // the preferred port is taken: let the kernel pick, the peer is told
+                want = 0;  // the preferred port is taken: let the kernel pick, the peer is told
                 local.set_port(0);
                 if (::bind(fd.get(), local.get(), local.len) != 0) throw system_error("bind UDP receiver", errno);
             } else {
@@ -276,8 +274,8 @@ void notify_peer(ControlChannel& channel, Msg type, LoopOutcome& out) {
 
 // The reasons this end ends the loop itself: a stop, a stall, the server's limit, the hard deadline. True
 // when one holds at `now` (`out` says which; the peer is told where it needs to be).
-bool ended_here(ControlChannel& channel, EndEngine& engine, const TestSpec& spec, TimePoint now, TimePoint hard_deadline,
-                std::stop_token stop, const LoopLimit& limit, LoopOutcome& out) {
+bool ended_here(ControlChannel& channel, EndEngine& engine, const TestSpec& spec, TimePoint now, TimePoint hard_deadline, std::stop_token stop,
+                const LoopLimit& limit, LoopOutcome& out) {
     if (stop.stop_requested()) {
         out.status = RunStatus::Interrupted;
         out.error = "interrupted";
@@ -341,8 +339,8 @@ bool on_peer_message(ControlChannel& channel, const Json& msg, const TestSpec& s
 
 }  // namespace
 
-LoopOutcome run_end_loop(ControlChannel& channel, EndEngine& engine, const TestSpec& spec, const Timeline& timeline,
-                         bool peer_sends, std::stop_token stop, const LoopLimit& limit) {
+LoopOutcome run_end_loop(ControlChannel& channel, EndEngine& engine, const TestSpec& spec, const Timeline& timeline, bool peer_sends,
+                         std::stop_token stop, const LoopLimit& limit) {
     LoopOutcome out;
     bool sent_told = !engine.has_senders();
     PeerSenders peer{.done = !peer_sends, .done_at = timeline.start};
@@ -426,7 +424,7 @@ void cap_intervals(EndReport& report) {
 }
 
 void send_report(ControlChannel& channel, const EndReport& report, Deadline deadline) {
-    const std::string text = Json(report).dump(-1, ' ', true);   // ASCII, so a part never splits a character
+    const std::string text = Json(report).dump(-1, ' ', true);  // ASCII, so a part never splits a character
     const size_t parts = std::max<size_t>(1, (text.size() + kReportPartChars - 1) / kReportPartChars);
     if (parts > kMaxReportParts) throw Error(ErrorKind::Failed, "result: " + std::to_string(text.size()) + " bytes of JSON; too large to send");
     for (size_t i = 0; i < parts; ++i) {
@@ -534,8 +532,8 @@ void add_direction(RunResult& r, DirectionTotals& t, const EndReport& from, cons
 
 }  // namespace
 
-RunResult combine_reports(const TestSpec& spec, const EndReport& client, const EndReport& server, RunStatus status,
-                          const std::string& error, int family) {
+RunResult combine_reports(const TestSpec& spec, const EndReport& client, const EndReport& server, RunStatus status, const std::string& error,
+                          int family) {
     RunResult r;
     r.spec = spec;
     r.status = status;
@@ -622,7 +620,7 @@ RrStats combine_rr(const TestSpec& spec, const EndReport& client, const EndRepor
     rr.lost = initiator.lost;
     rr.late = initiator.late;
     rr.histogram = initiator.latency;
-    rr.histogram.merge(responder.latency);   // empty: the responder times nothing
+    rr.histogram.merge(responder.latency);  // empty: the responder times nothing
     rr.latency_us = summarize_latency(rr.histogram);
     rr.intervals = initiator.intervals;
     // The transactions are those whose request went out inside the window: their rate is over the window's

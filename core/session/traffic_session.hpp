@@ -13,21 +13,21 @@
 
 namespace nm {
 
-inline constexpr uint32_t kMinUdpPayload = 18;      ///< the engine's header; a 64-byte Ethernet frame
-inline constexpr uint32_t kMaxUdpPayload = 65507;   ///< 65535 - 8 (UDP) - 20 (IPv4)
+inline constexpr uint32_t kMinUdpPayload = 18;     ///< the engine's header; a 64-byte Ethernet frame
+inline constexpr uint32_t kMaxUdpPayload = 65507;  ///< 65535 - 8 (UDP) - 20 (IPv4)
 /// The most a TCP sender writes at a time without -l (it writes whole send units up to this).
 inline constexpr uint32_t kDefaultTcpWrite = 128 * 1024;
 inline constexpr uint32_t kDefaultUdpPayload = 1472;
-inline constexpr std::chrono::seconds kEndGrace{5};   ///< how long past its duration a run may take to end
+inline constexpr std::chrono::seconds kEndGrace{5};  ///< how long past its duration a run may take to end
 
-inline constexpr double kMaxDurationS = 86400;        ///< -t
-inline constexpr double kMaxOmitS = 3600;             ///< --omit
-inline constexpr double kMaxStallTimeoutS = 3600;     ///< --stall-timeout (a server may allow less)
-inline constexpr double kMaxRateBps = 1e13;           ///< -b: 10 Tbit/s
-inline constexpr double kMaxRatePps = 1e10;           ///< --pps
-inline constexpr uint64_t kMaxBytes = 1'000'000'000'000'000'000;   ///< -n: 10^18 bytes
-inline constexpr uint32_t kMaxTcpWrite = 64u << 20;   ///< -l for TCP
-inline constexpr uint32_t kMinWindow = 2048;          ///< -w
+inline constexpr double kMaxDurationS = 86400;                    ///< -t
+inline constexpr double kMaxOmitS = 3600;                         ///< --omit
+inline constexpr double kMaxStallTimeoutS = 3600;                 ///< --stall-timeout (a server may allow less)
+inline constexpr double kMaxRateBps = 1e13;                       ///< -b: 10 Tbit/s
+inline constexpr double kMaxRatePps = 1e10;                       ///< --pps
+inline constexpr uint64_t kMaxBytes = 1'000'000'000'000'000'000;  ///< -n: 10^18 bytes
+inline constexpr uint32_t kMaxTcpWrite = 64u << 20;               ///< -l for TCP
+inline constexpr uint32_t kMinWindow = 2048;                      ///< -w
 inline constexpr uint32_t kMaxWindow = 1u << 30;
 /// -w times the sockets of one end (a TCP stream's socket, or a UDP stream's): what the buffers of one
 /// test may ask of the kernel at most.
@@ -38,7 +38,7 @@ inline constexpr uint64_t kMaxWindowTotal = uint64_t{1} << 30;
 struct UdpPath {
     uint32_t mtu = 0;
     uint32_t header_bytes = 28;
-    std::string peer;   ///< for the message: "198.18.0.2"
+    std::string peer;  ///< for the message: "198.18.0.2"
 };
 
 /// The path of a connected socket `fd` (IP_MTU / IPV6_MTU); nullopt when the kernel does not say.
@@ -71,8 +71,8 @@ enum class WindowSource { Local, Remote };
 
 /// `count` UDP sockets in one SO_REUSEPORT group bound to `local`'s address, on `preferred_port` when it
 /// is free, else on a port the kernel picks; returns the sockets (one group each) and sets `port`.
-std::vector<std::vector<DataStream>> make_udp_receivers(SocketAddress local, uint16_t preferred_port, uint32_t count,
-                                                        uint32_t window, WindowSource source, uint16_t& port);
+std::vector<std::vector<DataStream>> make_udp_receivers(SocketAddress local, uint16_t preferred_port, uint32_t count, uint32_t window,
+                                                        WindowSource source, uint16_t& port);
 
 /// A UDP socket bound to `local`'s address (any port) and connected to `peer`, for stream `id`.
 DataStream make_udp_sender(const SocketAddress& peer, const SocketAddress& local, uint32_t id, uint32_t window, WindowSource source);
@@ -81,22 +81,22 @@ DataStream make_udp_sender(const SocketAddress& peer, const SocketAddress& local
 struct LoopOutcome {
     RunStatus status = RunStatus::Ok;
     std::string error;
-    std::optional<EndReport> peer_report;   ///< the server's report, when it arrived during the loop
+    std::optional<EndReport> peer_report;  ///< the server's report, when it arrived during the loop
     bool channel_lost = false;
 };
 
 /// A hard end the server puts on a test (a byte count still running at serve --max-duration).
 struct LoopLimit {
     TimePoint at = TimePoint::max();
-    std::string why;   ///< the error text: which limit, and the flag that raises it
+    std::string why;  ///< the error text: which limit, and the flag that raises it
 };
 
 /// Runs while data flows: takes the window snapshots, tells the peer when this end's senders are done
 /// ("sent"), stops UDP receivers once the peer's are, detects stalls, honours `stop`, and ends by the
 /// duration + kEndGrace at the latest, or at `limit` (status Limited; the peer gets a "limit" error).
 /// `peer_sends`: the peer has senders this end receives from.
-LoopOutcome run_end_loop(ControlChannel& channel, EndEngine& engine, const TestSpec& spec, const Timeline& timeline,
-                         bool peer_sends, std::stop_token stop, const LoopLimit& limit = {});
+LoopOutcome run_end_loop(ControlChannel& channel, EndEngine& engine, const TestSpec& spec, const Timeline& timeline, bool peer_sends,
+                         std::stop_token stop, const LoopLimit& limit = {});
 
 /// The most interval samples one list of a report carries. A longer test's samples are merged with their
 /// neighbours, two, four, ... at a time (the interval doubles each time) until they fit, so a result stays
@@ -145,7 +145,7 @@ uint32_t tcp_ip_header_bytes(int family);
 
 /// Merges the client's and the server's reports into what `run` prints. Pure; unit tested. `family`:
 /// the data connections' address family (AF_INET or AF_INET6), for the segment count's header arithmetic.
-RunResult combine_reports(const TestSpec& spec, const EndReport& client, const EndReport& server, RunStatus status,
-                          const std::string& error, int family = AF_INET);
+RunResult combine_reports(const TestSpec& spec, const EndReport& client, const EndReport& server, RunStatus status, const std::string& error,
+                          int family = AF_INET);
 
 }  // namespace nm

@@ -10,7 +10,7 @@ void check_payload_mix(const std::vector<PayloadShare>& mix) {
     if (mix.size() > kMaxPayloadShares) {
         throw usage_error("payload mix: " + std::to_string(mix.size()) + " shares; at most " + std::to_string(kMaxPayloadShares));
     }
-    uint64_t total = 0;   // at most 16 x 2^32: no overflow
+    uint64_t total = 0;  // at most 16 x 2^32: no overflow
     for (const auto& s : mix) total += s.weight;
     if (total == 0) throw usage_error("payload mix: no datagrams (every weight is 0)");
     if (total > kMaxPayloadPeriod) {

@@ -48,8 +48,7 @@ public:
 
     /// Starts the probe at `now` on `iface`, unless the test is paced or the interface is unknown or
     /// cannot be read (then the policy never changes).
-    ReadSizePolicy(uint32_t write_size, const std::string& iface, bool paced, TimePoint now,
-                   NetDevReader read = read_thread_net_dev);
+    ReadSizePolicy(uint32_t write_size, const std::string& iface, bool paced, TimePoint now, NetDevReader read = read_thread_net_dev);
 
     /// Bytes to ask for in one recv() now.
     size_t read_size() const { return read_size_; }
@@ -70,7 +69,7 @@ private:
     size_t buffer_size_;
     size_t read_size_;
     TimePoint probe_end_;
-    std::optional<LinkCounters> probe_start_;   ///< set while probing
+    std::optional<LinkCounters> probe_start_;  ///< set while probing
 };
 
 }  // namespace nm

@@ -61,9 +61,7 @@ struct StreamLayout {
     /// TCP data connections the client opens, one per stream id 0..total()-1 in either direction; UDP has
     /// none (each sender's sockets reach the other end's receiver group), nor has CRR (its flows connect
     /// anew for every transaction, to a listener of the test's own).
-    constexpr uint32_t data_connections() const {
-        return protocol == Protocol::Tcp && pattern != TrafficPattern::Crr ? total() : 0;
-    }
+    constexpr uint32_t data_connections() const { return protocol == Protocol::Tcp && pattern != TrafficPattern::Crr ? total() : 0; }
 };
 
 }  // namespace nm

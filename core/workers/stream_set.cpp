@@ -11,8 +11,7 @@
 
 namespace nm {
 
-StreamSet::StreamSet(std::vector<DataStream> streams, StreamSetArgs args)
-    : epoll_(::epoll_create1(EPOLL_CLOEXEC)), args_(std::move(args)) {
+StreamSet::StreamSet(std::vector<DataStream> streams, StreamSetArgs args) : epoll_(::epoll_create1(EPOLL_CLOEXEC)), args_(std::move(args)) {
     if (!epoll_) throw system_error("epoll_create1", errno);
     spin_.us = static_cast<uint32_t>(args_.spin.count());
     for (size_t i = 0; i < streams.size(); ++i) streams_.push_back(Stream(std::move(streams[i]), i, args_.events));
@@ -68,8 +67,8 @@ void StreamSet::run(std::stop_token stop) {
         if (args_.on_turn && !args_.on_turn(*this, now)) return;
         if (postponed_ > 0) serve_due(now);
         const int n = wait(now, draining);
-        if (n < 0) continue;                // EINTR: look at the clock and the stop token again
-        if (n == 0 && draining) return;     // everything that was queued has been taken
+        if (n < 0) continue;             // EINTR: look at the clock and the stop token again
+        if (n == 0 && draining) return;  // everything that was queued has been taken
         // The wait may have lasted up to kPollTime: what became ready is stamped with when it woke.
         const TimePoint woke = n > 0 ? std::chrono::steady_clock::now() : now;
         for (int e = 0; e < n; ++e) {
@@ -94,7 +93,7 @@ void StreamSet::serve(Stream& s, TimePoint now) {
             case Step::Kind::Done: finish(s); return;
         }
     }
-    add(s);   // still ready: level-triggered epoll reports it again on the next turn
+    add(s);  // still ready: level-triggered epoll reports it again on the next turn
 }
 
 // Serves the postponed streams whose time has come, and finds when the next one is due (the loop's wait
@@ -108,7 +107,7 @@ void StreamSet::serve_due(TimePoint now) {
             --postponed_;
             serve(s, now);
         }
-        next_due_ = std::min(next_due_, s.due_);   // serve() may have postponed it again
+        next_due_ = std::min(next_due_, s.due_);  // serve() may have postponed it again
     }
 }
 
@@ -155,7 +154,7 @@ int StreamSet::spin(int max) {
 void StreamSet::watch(Stream& s, uint32_t events) {
     if (s.events_ == events) return;
     s.events_ = events;
-    if (!s.in_epoll_) return;   // takes effect when it is registered again
+    if (!s.in_epoll_) return;  // takes effect when it is registered again
     epoll_event ev{};
     ev.events = events;
     ev.data.u64 = s.index_;
@@ -167,7 +166,7 @@ void StreamSet::reconnect(Stream& s, UniqueFd fd, uint32_t events) {
     remove(s);
     s.fd_ = std::move(fd);
     s.events_ = events;
-    if (was_in) add(s);   // a postponed stream is registered when it is due, as before
+    if (was_in) add(s);  // a postponed stream is registered when it is due, as before
 }
 
 void StreamSet::finish(Stream& s) {
@@ -209,8 +208,8 @@ bool block_with_poll_time(int fd) {
     const int flags = ::fcntl(fd, F_GETFL);
     const auto us = std::chrono::duration_cast<std::chrono::microseconds>(StreamSet::kPollTime).count();
     const timeval tv{static_cast<time_t>(us / 1'000'000), static_cast<suseconds_t>(us % 1'000'000)};
-    if (flags < 0 || ::fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) != 0 ||
-        ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv) != 0 || ::setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv) != 0) {
+    if (flags < 0 || ::fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) != 0 || ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv) != 0 ||
+        ::setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv) != 0) {
         ::fcntl(fd, F_SETFL, flags | O_NONBLOCK);
         return false;
     }

@@ -63,17 +63,17 @@ private:
     UniqueFd fd_;
     uint32_t id_ = 0;
     size_t index_ = 0;
-    uint32_t events_ = 0;                 ///< the readiness the stream waits for (EPOLLIN, EPOLLOUT)
-    bool in_epoll_ = false;               ///< registered with the set's epoll (not when postponed or finished)
+    uint32_t events_ = 0;    ///< the readiness the stream waits for (EPOLLIN, EPOLLOUT)
+    bool in_epoll_ = false;  ///< registered with the set's epoll (not when postponed or finished)
     bool finished_ = false;
-    TimePoint due_ = TimePoint::max();    ///< postponed until then; max() = not postponed
+    TimePoint due_ = TimePoint::max();  ///< postponed until then; max() = not postponed
 };
 
 /// What the set does when the stop token fires.
 enum class OnStop {
-    End,     ///< leave the loop at once (senders, TCP receivers: TCP has its own end of stream)
-    Drain,   ///< serve what is ready right now, then leave (UDP receivers: the datagrams already queued count),
-             ///< for at most StreamSet::kDrainTime
+    End,    ///< leave the loop at once (senders, TCP receivers: TCP has its own end of stream)
+    Drain,  ///< serve what is ready right now, then leave (UDP receivers: the datagrams already queued count),
+            ///< for at most StreamSet::kDrainTime
 };
 
 class StreamSet;
@@ -162,12 +162,12 @@ private:
 
     UniqueFd epoll_;
     std::deque<Stream> streams_;
-    std::vector<size_t> free_;   ///< released slots, for add()
+    std::vector<size_t> free_;  ///< released slots, for add()
     StreamSetArgs args_;
     std::vector<epoll_event> events_;
     size_t open_ = 0;
     size_t postponed_ = 0;
-    TimePoint next_due_ = TimePoint::max();   ///< the earliest postponed stream's due time
+    TimePoint next_due_ = TimePoint::max();  ///< the earliest postponed stream's due time
     RxSpinStats spin_;
 };
 

@@ -6,7 +6,7 @@
 // the kernel's completions; with --skip-rx-copy the receiver reads with MSG_TRUNC.
 #include "core/workers/stream_workers.hpp"
 
-#include <linux/tcp.h>   // the uapi tcp_info: glibc's lacks tcpi_bytes_retrans
+#include <linux/tcp.h>  // the uapi tcp_info: glibc's lacks tcpi_bytes_retrans
 #include <netinet/in.h>
 #include <sys/socket.h>
 
@@ -17,8 +17,8 @@
 #include <cstring>
 #include <optional>
 
-#include "core/workers/read_size_policy.hpp"
 #include "core/host/socket_options.hpp"
+#include "core/workers/read_size_policy.hpp"
 #include "core/workers/stream_set.hpp"
 #include "core/workers/tcp_write_size.hpp"
 #include "core/workers/window_meter.hpp"
@@ -42,15 +42,15 @@ std::vector<char> payload(size_t size) {
 
 // The sender's per-stream state; the StreamSet keeps the rest.
 struct SendState {
-    size_t write_size = 0;              ///< bytes per send() on this stream
-    size_t unsent = 0;                  ///< what a short send left of the current write: sent next, so that
-                                        ///< every write still ends on a multiple of write_size
-    uint64_t left = 0;                  ///< byte-count test: bytes still to send
-    uint32_t retrans_start = 0;         ///< TCP_INFO at the window's start
+    size_t write_size = 0;       ///< bytes per send() on this stream
+    size_t unsent = 0;           ///< what a short send left of the current write: sent next, so that
+                                 ///< every write still ends on a multiple of write_size
+    uint64_t left = 0;           ///< byte-count test: bytes still to send
+    uint32_t retrans_start = 0;  ///< TCP_INFO at the window's start
     uint64_t retrans_bytes_start = 0;
-    uint64_t zc_unreaped = 0;           ///< zerocopy sends since its error queue was last read
-    uint64_t zc_sends = 0;              ///< zerocopy sends on this stream
-    uint64_t zc_done = 0;               ///< of them, completed
+    uint64_t zc_unreaped = 0;  ///< zerocopy sends since its error queue was last read
+    uint64_t zc_sends = 0;     ///< zerocopy sends on this stream
+    uint64_t zc_done = 0;      ///< of them, completed
 };
 
 #ifndef MSG_ZEROCOPY
@@ -96,7 +96,7 @@ public:
         for (;;) {
             st.zc_done += reap_zerocopy(fd, stats_);
             if (st.zc_done >= st.zc_sends || std::chrono::steady_clock::now() >= deadline) return;
-            pollfd p{fd, 0, 0};   // POLLERR (a notification queued) is reported whatever the events
+            pollfd p{fd, 0, 0};  // POLLERR (a notification queued) is reported whatever the events
             ::poll(&p, 1, 10);
         }
     }
@@ -258,7 +258,7 @@ void receive_lone_stream(ReceiverBooks& books, int fd, ReadSizePolicy& reads, st
         if (job.stop.stop_requested()) return;
         const ssize_t r = ::recv(fd, buf.data(), reads.read_size(), flags | (whole_reads ? MSG_WAITALL : 0));
         if (r < 0 && would_block(errno)) continue;
-        if (r <= 0) {   // EOF: the sender is done; or an error
+        if (r <= 0) {  // EOF: the sender is done; or an error
             if (r < 0 && job.out.error.empty()) job.out.error = stream_error(result.id, "recv", errno);
             return;
         }
@@ -287,7 +287,7 @@ void tcp_stream_receive(WorkerJob& job) {
         receive_lone_stream(books, fd, reads, buf, trunc);
         meter.close();
         ReceiverBooks::read_path(out.streams.front(), fd);
-        job.streams.front().fd.reset();   // closed here, as the stream set closes its sockets
+        job.streams.front().fd.reset();  // closed here, as the stream set closes its sockets
         return;
     }
     const int flags = MSG_DONTWAIT | trunc;
@@ -304,7 +304,7 @@ void tcp_stream_receive(WorkerJob& job) {
     const auto on_ready = [&](Stream& s, TimePoint now) {
         const ssize_t r = ::recv(s.fd(), buf.data(), reads.read_size(), flags);
         if (r < 0 && would_block(errno)) return Step::wait();
-        if (r <= 0) {   // EOF: the sender is done; or an error
+        if (r <= 0) {  // EOF: the sender is done; or an error
             if (r < 0 && out.error.empty()) out.error = stream_error(s.id(), "recv", errno);
             return Step::done();
         }

@@ -26,7 +26,7 @@ void UdpSequenceTracker::on_datagram(uint64_t seq, int64_t send_ns, int64_t arri
         next_ = seq + 1;
         any_ = true;
     } else if (next_ - seq > kWindow) {
-        ++reordered_;   // too old to tell apart from a duplicate; a late arrival is far more likely
+        ++reordered_;  // too old to tell apart from a duplicate; a late arrival is far more likely
     } else if (test_and_set(seq)) {
         ++duplicates_;
         return;

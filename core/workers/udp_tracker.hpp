@@ -17,11 +17,11 @@ struct UdpHeader {
     static constexpr size_t kSize = 18;
     static constexpr uint16_t kInWindow = 0x8000;
     static constexpr uint64_t kMask48 = (uint64_t{1} << 48) - 1;
-    uint64_t seq = 0;          ///< only the low 48 bits travel
-    int64_t send_ns = 0;       ///< 0 .. 2^48-1: time since the sender's start
-    uint16_t stream = 0;       ///< without the window bit
+    uint64_t seq = 0;     ///< only the low 48 bits travel
+    int64_t send_ns = 0;  ///< 0 .. 2^48-1: time since the sender's start
+    uint16_t stream = 0;  ///< without the window bit
     bool in_window = false;
-    uint32_t cookie = 0;       ///< the test's (the server's "ready" gives it)
+    uint32_t cookie = 0;  ///< the test's (the server's "ready" gives it)
 
     void write(unsigned char* p) const {
         put(p, seq & kMask48, 6);
@@ -63,7 +63,7 @@ public:
     /// One datagram; times in ns (send time from the header, arrival from the receiver's clock).
     void on_datagram(uint64_t seq, int64_t send_ns, int64_t arrival_ns);
 
-    uint64_t received() const { return received_; }   ///< unique datagrams
+    uint64_t received() const { return received_; }  ///< unique datagrams
     uint64_t duplicates() const { return duplicates_; }
     uint64_t reordered() const { return reordered_; }
     double jitter_ms() const { return jitter_ns_ / 1e6; }
@@ -73,7 +73,7 @@ private:
     void clear(uint64_t seq) { seen_[(seq / 64) % seen_.size()] &= ~(uint64_t{1} << (seq % 64)); }
 
     std::vector<uint64_t> seen_;
-    uint64_t next_ = 0;        ///< one past the highest sequence number seen
+    uint64_t next_ = 0;  ///< one past the highest sequence number seen
     bool any_ = false;
     uint64_t received_ = 0, duplicates_ = 0, reordered_ = 0;
     double jitter_ns_ = 0;

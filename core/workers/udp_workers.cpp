@@ -63,16 +63,16 @@ int64_t steady_ns(TimePoint t) { return std::chrono::duration_cast<std::chrono::
 // The sender's per-stream state; the StreamSet keeps the rest.
 struct SendState {
     uint64_t seq = 0;
-    uint64_t left = 0;     ///< byte-count test: datagrams left
+    uint64_t left = 0;  ///< byte-count test: datagrams left
     std::optional<TokenBucket> bucket;
-    int refused = 0;       ///< ECONNREFUSED so far
+    int refused = 0;  ///< ECONNREFUSED so far
 };
 
 // The batch shapes, in one place: the workers allocate by them and udp_stream_memory() adds them up.
 struct SendShape {
-    size_t segs;        ///< datagrams per message (GSO: one message carries `segs` datagrams)
+    size_t segs;  ///< datagrams per message (GSO: one message carries `segs` datagrams)
     size_t msg_bytes;
-    size_t batch;       ///< messages per sendmmsg
+    size_t batch;  ///< messages per sendmmsg
 };
 SendShape send_shape(const EnginePlan& plan) {
     const size_t payload = std::max<size_t>(plan.write_size, 1);
@@ -81,8 +81,8 @@ SendShape send_shape(const EnginePlan& plan) {
 }
 
 struct ReceiveShape {
-    size_t bufsize;     ///< one datagram, or one GRO super-datagram
-    size_t batch;       ///< messages per recvmmsg
+    size_t bufsize;  ///< one datagram, or one GRO super-datagram
+    size_t batch;    ///< messages per recvmmsg
 };
 ReceiveShape receive_shape(const EnginePlan& plan) {
     const size_t bufsize = plan.udp_gro ? kGroBufferBytes : std::max<size_t>(plan.write_size, UdpHeader::kSize);
@@ -116,7 +116,7 @@ struct MessageBatch {
     }
     unsigned char* message(size_t k) { return buf.data() + k * bytes; }
 
-    size_t bytes;   ///< one message's buffer
+    size_t bytes;  ///< one message's buffer
     std::vector<unsigned char> buf;
     std::vector<iovec> iov;
     std::vector<mmsghdr> msgs;
@@ -178,11 +178,11 @@ public:
     }
 
 private:
-    SendShape shape_;   // with GSO one message carries `segs` datagrams of `payload_` bytes
+    SendShape shape_;  // with GSO one message carries `segs` datagrams of `payload_` bytes
     size_t payload_;
-    const uint32_t* pattern_;   // the plan's payload pattern (a payload mix), by sequence number
+    const uint32_t* pattern_;  // the plan's payload pattern (a payload mix), by sequence number
     size_t pattern_size_;
-    bool mixed_;                // a payload mix: each message is one datagram whose size follows the pattern
+    bool mixed_;  // a payload mix: each message is one datagram whose size follows the pattern
     uint32_t cookie_;
     MessageBatch batch_;
 };
@@ -191,7 +191,7 @@ private:
 // rate), UDP_SEGMENT on its socket (GSO). False when a socket refuses GSO (the error is in `out`).
 bool prepare_send_streams(const WorkerJob& job, const SteadyClock& clock, std::vector<SendState>& st, WorkerOutput& out) {
     const EnginePlan& plan = job.plan;
-    const size_t batch = send_shape(plan).batch;   // a bucket holds at least a call's messages
+    const size_t batch = send_shape(plan).batch;  // a bucket holds at least a call's messages
     for (size_t i = 0; i < job.streams.size(); ++i) {
         out.streams[i].loss = LossStats{};
         st[i].left = plan.bytes_per_stream > 0 ? std::max<uint64_t>(1, plan.bytes_per_stream / plan.write_size) : 0;
@@ -251,7 +251,7 @@ struct ReceiveBatch {
     bool gro;
     MessageBatch batch;
     std::vector<unsigned char> ctl;
-    std::vector<sockaddr_storage> names;   ///< who sent each: only the test's peer counts
+    std::vector<sockaddr_storage> names;  ///< who sent each: only the test's peer counts
 };
 
 // What the receiver counts per stream id: every receiver socket may see every stream.
@@ -282,7 +282,7 @@ void add_received_streams(const ReceivedStreams& got, Direction direction, std::
 }  // namespace
 
 void udp_stream_send(WorkerJob& job) {
-    SteadyClock clock;   // the send time in each header, and the token buckets'
+    SteadyClock clock;  // the send time in each header, and the token buckets'
     const EnginePlan& plan = job.plan;
     const Timeline& tl = job.timeline;
     WorkerOutput& out = job.out;
@@ -312,10 +312,10 @@ void udp_stream_send(WorkerJob& job) {
             want = state.bucket->take(want);
             if (want == 0) return Step::later(state.bucket->next_available());
         }
-        const int64_t ts = steady_ns(now) - steady_ns(tl.start);   // since the start: fits the header's 48 bits
+        const int64_t ts = steady_ns(now) - steady_ns(tl.start);  // since the start: fits the header's 48 bits
         const size_t nmsg = batch.fill(state.seq, want, ts, static_cast<uint16_t>(s.id()), in);
         const int m = batch.send(s.fd(), nmsg);
-        if (m < 0) return after_send_failed(errno, state, s.id(), out);   // nothing went out
+        if (m < 0) return after_send_failed(errno, state, s.id(), out);  // nothing went out
         const SendBatch::Sent sent = batch.sent(m);
         state.seq += sent.datagrams;
         job.progress.bytes.fetch_add(sent.bytes, std::memory_order_relaxed);
@@ -348,7 +348,7 @@ void udp_stream_receive(WorkerJob& job) {
     WorkerOutput& out = job.out;
     const Timeline tl = until_peer_done(job.timeline);
     WindowMeter meter(tl, out.window);
-    const int fd = job.streams.at(0).fd.get();   // one socket per receiver thread
+    const int fd = job.streams.at(0).fd.get();  // one socket per receiver thread
     out.knobs = read_socket_knobs(fd, false);
     if (plan.udp_gro) {
         const int one = 1;
@@ -426,8 +426,8 @@ uint64_t udp_stream_memory(const EnginePlan& plan, bool sender, size_t streams) 
         return shape.msg_bytes * shape.batch + shape.batch * (sizeof(iovec) + sizeof(mmsghdr)) + streams * per_stream;
     }
     const ReceiveShape shape = receive_shape(plan);
-    const uint64_t batch = shape.bufsize * shape.batch +
-                           shape.batch * (sizeof(iovec) + sizeof(mmsghdr) + sizeof(sockaddr_storage) + CMSG_SPACE(sizeof(int)));
+    const uint64_t batch =
+        shape.bufsize * shape.batch + shape.batch * (sizeof(iovec) + sizeof(mmsghdr) + sizeof(sockaddr_storage) + CMSG_SPACE(sizeof(int)));
     // Every receiver socket may see every stream id: a tracker and a result for each.
     return batch + uint64_t{plan.stream_count} * (sizeof(UdpSequenceTracker) + UdpSequenceTracker::kWindow / 8 + sizeof(StreamResult)) +
            streams * per_stream;

@@ -22,11 +22,11 @@ int current_cpu();
 
 /// What one worker measured over the window.
 struct WindowCounts {
-    ThreadCpu cpu;                            ///< CPU of the worker's thread over the window
-    std::vector<uint64_t> interval_bytes;     ///< [k]: bytes counted in [k, k+1) intervals after window_start
+    ThreadCpu cpu;                         ///< CPU of the worker's thread over the window
+    std::vector<uint64_t> interval_bytes;  ///< [k]: bytes counted in [k, k+1) intervals after window_start
     std::vector<uint64_t> interval_packets;
-    std::vector<uint32_t> cpus;               ///< CPUs the thread was seen on inside the window, ascending
-    TimePoint last_count{};                   ///< when count() was last called (epoch: never)
+    std::vector<uint32_t> cpus;  ///< CPUs the thread was seen on inside the window, ascending
+    TimePoint last_count{};      ///< when count() was last called (epoch: never)
 };
 
 /// Follows the window of `timeline` as the worker's loop ticks it. The thread CPU reading is a parameter
@@ -35,8 +35,7 @@ class WindowMeter {
 public:
     using CpuReader = ThreadCpu (*)();
     using CpuIdReader = int (*)();
-    WindowMeter(const Timeline& timeline, WindowCounts& out, CpuReader cpu_now = thread_cpu_now,
-                CpuIdReader cpu_id = current_cpu)
+    WindowMeter(const Timeline& timeline, WindowCounts& out, CpuReader cpu_now = thread_cpu_now, CpuIdReader cpu_id = current_cpu)
         : tl_(timeline), out_(out), cpu_now_(cpu_now), cpu_id_(cpu_id) {}
 
     /// Advances the window state to `now`; true while inside the window. Every tick inside the window

@@ -34,9 +34,7 @@ std::vector<StreamResult> stream_results(const std::vector<DataStream>& streams,
     return v;
 }
 
-std::string stream_error(uint32_t id, const char* what, int err) {
-    return "stream " + std::to_string(id) + ": " + what + ": " + std::strerror(err);
-}
+std::string stream_error(uint32_t id, const char* what, int err) { return "stream " + std::to_string(id) + ": " + what + ": " + std::strerror(err); }
 
 bool would_block(int err) { return err == EAGAIN || err == EWOULDBLOCK || err == EINTR; }
 

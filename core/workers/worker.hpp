@@ -21,31 +21,31 @@ namespace nm {
 /// Published by a worker for the session's stall check and done test; each on its own cache line, so
 /// workers on different cores do not bounce one line between them.
 struct alignas(64) WorkerProgress {
-    std::atomic<uint64_t> bytes{0};   ///< moved so far, in or out of the window (relaxed)
-    std::atomic<bool> done{false};    ///< the worker has ended (set by run_worker on every path)
-    std::atomic<int32_t> tid{0};      ///< the worker thread's kernel thread id (gettid), set when it starts
+    std::atomic<uint64_t> bytes{0};  ///< moved so far, in or out of the window (relaxed)
+    std::atomic<bool> done{false};   ///< the worker has ended (set by run_worker on every path)
+    std::atomic<int32_t> tid{0};     ///< the worker thread's kernel thread id (gettid), set when it starts
 };
 
 /// What a worker measured, read only after join().
 struct WorkerOutput {
-    std::vector<StreamResult> streams;   ///< one per stream it sent or received
-    WindowCounts window;                 ///< its thread CPU and per-interval counts over the window
-    uint64_t calls = 0;                  ///< send/recv calls in the window
-    std::string error;                   ///< the first error it met; "" = none. Any error fails the run.
-    RrEndCounts rr;                      ///< request/response workers: transactions, latencies (interval
-                                         ///< counts are window.interval_packets, by request time)
-    std::optional<SocketKnobs> knobs;    ///< its sockets' knobs as read back (the first one it could read)
-    ZeroCopyStats zerocopy;              ///< -Z senders
-    RxSpinStats rx_spin;                 ///< --rx-spin stream receivers (over the whole test, --omit included)
+    std::vector<StreamResult> streams;  ///< one per stream it sent or received
+    WindowCounts window;                ///< its thread CPU and per-interval counts over the window
+    uint64_t calls = 0;                 ///< send/recv calls in the window
+    std::string error;                  ///< the first error it met; "" = none. Any error fails the run.
+    RrEndCounts rr;                     ///< request/response workers: transactions, latencies (interval
+                                        ///< counts are window.interval_packets, by request time)
+    std::optional<SocketKnobs> knobs;   ///< its sockets' knobs as read back (the first one it could read)
+    ZeroCopyStats zerocopy;             ///< -Z senders
+    RxSpinStats rx_spin;                ///< --rx-spin stream receivers (over the whole test, --omit included)
 };
 
 /// What one worker thread is given. The references outlive the thread (EndEngine owns them).
 struct WorkerJob {
-    std::vector<DataStream> streams;   ///< the worker's group; it owns the sockets from here on
+    std::vector<DataStream> streams;  ///< the worker's group; it owns the sockets from here on
     const EnginePlan& plan;
     const Timeline& timeline;
     WorkerProgress& progress;
-    std::stop_token stop;              ///< senders: stop now; UDP receivers: drain what is queued, then end
+    std::stop_token stop;  ///< senders: stop now; UDP receivers: drain what is queued, then end
     WorkerOutput& out;
 };
 

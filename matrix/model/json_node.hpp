@@ -43,9 +43,7 @@ public:
     [[noreturn]] void fail(const std::string& expected) const {
         throw usage_error((pointer_.empty() ? "/" : pointer_) + ": expected " + expected + ", got " + describe(j_));
     }
-    [[noreturn]] void fail_message(const std::string& message) const {
-        throw usage_error((pointer_.empty() ? "/" : pointer_) + ": " + message);
-    }
+    [[noreturn]] void fail_message(const std::string& message) const { throw usage_error((pointer_.empty() ? "/" : pointer_) + ": " + message); }
 
     // An object whose keys must all be in `allowed`.
     void expect_object(const std::vector<std::string>& allowed, const std::string& what) const {
@@ -100,7 +98,7 @@ public:
             if (!(d >= 0) || d >= 18446744073709551616.0 || std::floor(d) != d) fail(expected);
             v = static_cast<uint64_t>(d);
         } else {
-            fail(expected);   // a negative integer, a string, ...
+            fail(expected);  // a negative integer, a string, ...
         }
         if (v < min || v > max) fail(expected);
         return v;

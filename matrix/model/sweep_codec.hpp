@@ -6,9 +6,9 @@
 // One to_json/from_json pair per value type, found by nlohmann::json through ADL.
 #include "core/base/json.hpp"
 #include "core/base/rfc2544_codec.hpp"
-#include "matrix/model/sweep_types.hpp"
 #include "core/base/traffic_codec.hpp"
 #include "core/base/tuning_codec.hpp"
+#include "matrix/model/sweep_types.hpp"
 
 namespace nm {
 

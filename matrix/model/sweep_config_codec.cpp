@@ -7,8 +7,8 @@
 #include <map>
 #include <set>
 
-#include "matrix/model/sweep_codec.hpp"
 #include "matrix/model/json_node.hpp"
+#include "matrix/model/sweep_codec.hpp"
 #include "matrix/model/sweep_config_parts.hpp"
 
 namespace nm {
@@ -16,7 +16,7 @@ namespace sweep_json {
 
 namespace {
 
-constexpr uint32_t kMinMtu = 68;      // IPv4's minimum (RFC 791)
+constexpr uint32_t kMinMtu = 68;  // IPv4's minimum (RFC 791)
 constexpr uint32_t kMaxMtu = 65535;
 
 constexpr std::pair<ApplyTo, const char*> kApplyTo[] = {
@@ -30,8 +30,10 @@ PrecisionSpec parse_precision(const Node& n) {
     p.ci_pct = n.required("ci_pct", "the wanted half-width of the median's interval, in percent of the median")
                    .number(0, 100, true, "a half-width in percent of the median (0 < x <= 100)");
     if (n.has("confidence")) p.confidence = n.child("confidence").number(50, 99.9, false, "a confidence in percent from 50 to 99.9");
-    if (n.has("min_repetitions")) p.min_repetitions = static_cast<uint32_t>(n.child("min_repetitions").integer(1, 1000, "a number of repetitions from 1 to 1000"));
-    if (n.has("max_repetitions")) p.max_repetitions = static_cast<uint32_t>(n.child("max_repetitions").integer(1, 1000, "a number of repetitions from 1 to 1000"));
+    if (n.has("min_repetitions"))
+        p.min_repetitions = static_cast<uint32_t>(n.child("min_repetitions").integer(1, 1000, "a number of repetitions from 1 to 1000"));
+    if (n.has("max_repetitions"))
+        p.max_repetitions = static_cast<uint32_t>(n.child("max_repetitions").integer(1, 1000, "a number of repetitions from 1 to 1000"));
     if (p.max_repetitions < p.min_repetitions) {
         (n.has("max_repetitions") ? n.child("max_repetitions") : n.child("min_repetitions"))
             .fail_message("max_repetitions (" + std::to_string(p.max_repetitions) + ") is below min_repetitions (" +
@@ -103,7 +105,7 @@ void read_mtus_and_traffic(const Node& root, SweepConfig& c) {
         c.mtu.push_back(mtu);
     }
 
-    std::map<std::string, std::string> traffic_names;   // name -> pointer of its entry
+    std::map<std::string, std::string> traffic_names;  // name -> pointer of its entry
     for (const auto& t : root.required("traffic", "a non-empty array of tests").array("a non-empty array of tests", true)) {
         auto entry = parse_traffic(t);
         if (const auto [it, fresh] = traffic_names.emplace(entry.name, t.pointer()); !fresh) {
@@ -178,7 +180,8 @@ ExcludeRule read_exclude_rule(const Node& r, const SweepConfig& c) {
         if (it != c.axes.end()) {
             for (const auto& p : it->second) names.push_back(p.name);
         }
-        if (std::find(names.begin(), names.end(), name) == names.end()) v.fail("one of the " + std::string(axis) + " value names " + join_quoted(names));
+        if (std::find(names.begin(), names.end(), name) == names.end())
+            v.fail("one of the " + std::string(axis) + " value names " + join_quoted(names));
         rule.axes[axis] = name;
     }
     if (r.has("traffic")) {
@@ -196,10 +199,7 @@ void to_json(Json& j, const SweepOrder& v) { j = sweep_json::enum_name(v, sweep_
 void from_json(const Json& j, SweepOrder& v) { v = sweep_json::enum_value(sweep_json::Node(j, "/order"), sweep_json::kSweepOrders); }
 
 void to_json(Json& j, const PrecisionSpec& v) {
-    j = Json{{"ci_pct", v.ci_pct},
-             {"confidence", v.confidence},
-             {"min_repetitions", v.min_repetitions},
-             {"max_repetitions", v.max_repetitions}};
+    j = Json{{"ci_pct", v.ci_pct}, {"confidence", v.confidence}, {"min_repetitions", v.min_repetitions}, {"max_repetitions", v.max_repetitions}};
     if (!v.metric.empty()) j["metric"] = v.metric;
 }
 
@@ -260,10 +260,11 @@ void to_json(Json& j, const SweepConfig& v) {
 SweepConfig parse_sweep_config(const Json& j) {
     using namespace sweep_json;
     const Node root(j, "");
-    root.expect_object({"$schema", "name", "description", "offloads", "mtu", "traffic", "duration_s", "omit_s",
-                        "repetitions", "cooldown_s", "link_wait_s", "apply_to", "exclude", "precision", "order", "interference", "affinity",
-                        "profile", "profile_hz", "channels", "rings", "coalesce", "rps", "xps", "irq_affinity", "napi", "sysctl", "qdisc"},
-                       "a sweep config object");
+    root.expect_object(
+        {"$schema",     "name",     "description", "offloads",  "mtu",          "traffic",      "duration_s", "omit_s",  "repetitions", "cooldown_s",
+         "link_wait_s", "apply_to", "exclude",     "precision", "order",        "interference", "affinity",   "profile", "profile_hz",  "channels",
+         "rings",       "coalesce", "rps",         "xps",       "irq_affinity", "napi",         "sysctl",     "qdisc"},
+        "a sweep config object");
     SweepConfig c;
     if (root.has("$schema")) root.child("$schema").string();
     if (root.has("name")) c.name = root.child("name").name();

@@ -5,8 +5,8 @@
 #include <string>
 #include <vector>
 
-#include "matrix/model/sweep_codec.hpp"
 #include "matrix/model/json_node.hpp"
+#include "matrix/model/sweep_codec.hpp"
 
 namespace nm::sweep_json {
 

@@ -11,11 +11,11 @@
 #include "core/base/dscp.hpp"
 #include "core/base/rfc2544_codec.hpp"
 #include "core/base/socket_types.hpp"
-#include "matrix/model/sweep_codec.hpp"
+#include "core/base/test_spec_fields.hpp"
 #include "core/base/traffic_codec.hpp"
 #include "matrix/model/json_node.hpp"
+#include "matrix/model/sweep_codec.hpp"
 #include "matrix/model/sweep_config_parts.hpp"
-#include "core/base/test_spec_fields.hpp"
 
 namespace nm {
 namespace sweep_json {
@@ -69,9 +69,8 @@ void parse_table_fields(const Node& n, TestSpec& t) {
     });
 }
 
-const std::vector<std::string> kRfc2544Keys = {"name", "test", "protocol", "direction", "frames",
-                                               "trial_s",   "resolution_pct", "max_trials", "loss_tolerance_pct",
-                                               "line_rate_bps", "streams"};
+const std::vector<std::string> kRfc2544Keys = {"name",           "test",       "protocol",           "direction",     "frames", "trial_s",
+                                               "resolution_pct", "max_trials", "loss_tolerance_pct", "line_rate_bps", "streams"};
 
 std::string format_rate(double v) {
     std::ostringstream out;
@@ -181,8 +180,8 @@ void parse_rr_fields(const Node& n, TrafficEntry& e) {
 }
 
 bool is_rfc2544_entry(const Node& n) {
-    return n.json().is_object() && ((n.has("test") && n.json().at("test") == "rfc2544") ||
-                                    (n.has("protocol") && n.json().at("protocol") == "rfc2544"));
+    return n.json().is_object() &&
+           ((n.has("test") && n.json().at("test") == "rfc2544") || (n.has("protocol") && n.json().at("protocol") == "rfc2544"));
 }
 
 // `{"test": "rfc2544", "frames": [64, 128, "imix"], "trial_s": 1, ...}` (or "protocol": "rfc2544"): a
@@ -202,7 +201,8 @@ TrafficEntry parse_rfc2544(const Node& n) {
                 r.frames.push_back(std::to_string(f.integer(64, 9216, expected)));
             } else {
                 const auto text = f.string(expected);
-                if (text.rfind("imix", 0) != 0 && (text.empty() || !std::all_of(text.begin(), text.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); }))) {
+                if (text.rfind("imix", 0) != 0 &&
+                    (text.empty() || !std::all_of(text.begin(), text.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); }))) {
                     f.fail(expected);
                 }
                 r.frames.push_back(text);
@@ -213,9 +213,12 @@ TrafficEntry parse_rfc2544(const Node& n) {
     if (n.has("resolution_pct")) r.resolution_pct = n.child("resolution_pct").number(0, 100, true, "a search resolution in percent (0 < x < 100)");
     if (r.resolution_pct >= 100) n.child("resolution_pct").fail("a search resolution in percent (0 < x < 100)");
     if (n.has("max_trials")) r.max_trials = static_cast<uint32_t>(n.child("max_trials").integer(1, 1000, "a number of trials from 1 to 1000"));
-    if (n.has("loss_tolerance_pct")) r.loss_tolerance_pct = n.child("loss_tolerance_pct").number(0, 99.999, false, "a loss tolerance in percent (0 <= x < 100)");
+    if (n.has("loss_tolerance_pct"))
+        r.loss_tolerance_pct = n.child("loss_tolerance_pct").number(0, 99.999, false, "a loss tolerance in percent (0 <= x < 100)");
     if (n.has("line_rate_bps")) r.line_rate_bps = n.child("line_rate_bps").number(0, 1e13, false, "a line rate in bits/s (0 = the link speed)");
-    if (n.has("streams")) r.streams = static_cast<uint32_t>(n.child("streams").integer(0, kMaxStreams, "a number of generator streams from 0 (auto) to " + std::to_string(kMaxStreams)));
+    if (n.has("streams"))
+        r.streams = static_cast<uint32_t>(
+            n.child("streams").integer(0, kMaxStreams, "a number of generator streams from 0 (auto) to " + std::to_string(kMaxStreams)));
     if (n.has("direction") && n.json().at("direction") != "forward") n.child("direction").fail("\"forward\" (the table measures one direction)");
     e.test.streams = r.streams;
     e.rfc2544 = r;

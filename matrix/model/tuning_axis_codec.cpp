@@ -8,13 +8,13 @@
 #include <set>
 
 #include "core/base/cpu_list.hpp"
-#include "matrix/model/sweep_types.hpp"
-#include "core/base/tuning_codec.hpp"
-#include "matrix/model/json_node.hpp"
 #include "core/base/qdisc_tree.hpp"
 #include "core/base/setting_rules.hpp"
-#include "matrix/model/sweep_config_parts.hpp"
 #include "core/base/sysctl_allow_list.hpp"
+#include "core/base/tuning_codec.hpp"
+#include "matrix/model/json_node.hpp"
+#include "matrix/model/sweep_config_parts.hpp"
+#include "matrix/model/sweep_types.hpp"
 
 namespace nm::sweep_json {
 
@@ -92,9 +92,13 @@ void read_cpu_lists(const std::string& axis, const Node& n, TuningProfile& p) {
         }
         if (!v.json().is_object() || v.json().empty()) v.fail(what);
         for (const auto& [q, list] : v.json().items()) {
-            const bool ok = axis == "irq_affinity" ? (q == "*" || (!q.empty() && q.find_first_not_of("0123456789") == std::string::npos))
-                                                   : (q == "*" || (q.rfind(prefix, 0) == 0 && q.size() > 3 && q.find_first_not_of("0123456789", 3) == std::string::npos));
-            if (!ok) v.child(q).fail_message(axis == "irq_affinity" ? "expected an IRQ number or \"*\"" : std::string("expected a queue name \"") + prefix + "N\" or \"*\"");
+            const bool ok =
+                axis == "irq_affinity"
+                    ? (q == "*" || (!q.empty() && q.find_first_not_of("0123456789") == std::string::npos))
+                    : (q == "*" || (q.rfind(prefix, 0) == 0 && q.size() > 3 && q.find_first_not_of("0123456789", 3) == std::string::npos));
+            if (!ok)
+                v.child(q).fail_message(axis == "irq_affinity" ? "expected an IRQ number or \"*\""
+                                                               : std::string("expected a queue name \"") + prefix + "N\" or \"*\"");
             out[q] = cpu_list_at(v.child(q));
             p.name += (p.name.empty() ? axis + "-" : "-") + key_safe(q + "=" + out[q]);
         }
@@ -109,11 +113,13 @@ void read_cpu_lists(const std::string& axis, const Node& n, TuningProfile& p) {
 
 void read_napi(const Node& n, TuningProfile& p) {
     auto& napi = p.tuning.napi;
-    n.expect_object({"name", "gro_flush_timeout", "napi_defer_hard_irqs"}, "NAPI settings {\"gro_flush_timeout\": 20000, \"napi_defer_hard_irqs\": 2}");
+    n.expect_object({"name", "gro_flush_timeout", "napi_defer_hard_irqs"},
+                    "NAPI settings {\"gro_flush_timeout\": 20000, \"napi_defer_hard_irqs\": 2}");
     if (n.has("gro_flush_timeout")) napi["gro_flush_timeout"] = n.child("gro_flush_timeout").integer(0, UINT32_MAX, "nanoseconds, 0 or more");
     if (n.has("napi_defer_hard_irqs")) napi["napi_defer_hard_irqs"] = n.child("napi_defer_hard_irqs").integer(0, INT32_MAX, "a count, 0 or more");
     if (napi.empty()) n.fail("NAPI settings with gro_flush_timeout or napi_defer_hard_irqs");
-    for (const auto& [k, v] : napi) p.name += (p.name.empty() ? "" : "-") + std::string(k == "gro_flush_timeout" ? "gft" : "defer") + std::to_string(v);
+    for (const auto& [k, v] : napi)
+        p.name += (p.name.empty() ? "" : "-") + std::string(k == "gro_flush_timeout" ? "gft" : "defer") + std::to_string(v);
 }
 
 // {sysctl name: value}: names from the allow-list, values as sysctl takes them (normalized).
@@ -154,7 +160,8 @@ void read_qdisc(const Node& n, TuningProfile& p) {
         if (n.has("default")) q.default_class = static_cast<uint32_t>(n.child("default").integer(0, 0xffff, "a class minor number"));
     }
     // The allow-list (qdisc_tree.hpp): only kinds whose trees restore can rebuild, and no module autoload.
-    if (!qdisc_kind_allowed(q.kind)) (n.json().is_string() ? n : n.child("kind")).fail("a qdisc kind of noqueue, mq, pfifo_fast, pfifo, bfifo, tbf, htb, fq_codel");
+    if (!qdisc_kind_allowed(q.kind))
+        (n.json().is_string() ? n : n.child("kind")).fail("a qdisc kind of noqueue, mq, pfifo_fast, pfifo, bfifo, tbf, htb, fq_codel");
     p.name = q.kind;
     p.tuning.qdisc = q;
 }
@@ -217,14 +224,19 @@ Json axis_value_json(const std::string& axis, const TuningProfile& p) {
         if (m.size() == 1 && m.count("*")) return Json(m.at("*"));
         return Json(m);
     };
-    if (axis == "channels") for (const auto& [k, v] : t.channels) j[k] = v;
-    if (axis == "rings") for (const auto& [k, v] : t.rings) j[k] = v;
-    if (axis == "coalesce") for (const auto& [k, v] : t.coalesce) j[k] = v;
+    if (axis == "channels")
+        for (const auto& [k, v] : t.channels) j[k] = v;
+    if (axis == "rings")
+        for (const auto& [k, v] : t.rings) j[k] = v;
+    if (axis == "coalesce")
+        for (const auto& [k, v] : t.coalesce) j[k] = v;
     if (axis == "rps") j["rps"] = lists(t.rps);
     if (axis == "xps") j["xps"] = lists(t.xps);
     if (axis == "irq_affinity") j["irq_affinity"] = lists(t.irq_affinity);
-    if (axis == "napi") for (const auto& [k, v] : t.napi) j[k] = v;
-    if (axis == "sysctl") for (const auto& [k, v] : t.sysctl) j[k] = v;
+    if (axis == "napi")
+        for (const auto& [k, v] : t.napi) j[k] = v;
+    if (axis == "sysctl")
+        for (const auto& [k, v] : t.sysctl) j[k] = v;
     if (axis == "qdisc" && t.qdisc) {
         const QdiscSpec& q = *t.qdisc;
         j["kind"] = q.kind;

@@ -5,17 +5,17 @@
 #include <set>
 
 #include "core/base/error.hpp"
+#include "core/base/number_text.hpp"
+#include "matrix/metric_text.hpp"
 #include "matrix/model/comparison_codec.hpp"
 #include "matrix/model/results_codec.hpp"
 #include "matrix/model/sweep_types.hpp"
-#include "core/base/number_text.hpp"
-#include "matrix/metric_text.hpp"
 #include "matrix/report/report_parts.hpp"
 #include "matrix/stats.hpp"
 
 namespace nm {
 
-using namespace report_parts;   // NOLINT(google-build-using-namespace): the report layer's own helpers
+using namespace report_parts;  // NOLINT(google-build-using-namespace): the report layer's own helpers
 
 std::string comparison_mark(const CompareRow& r) {
     if (r.significant && r.equivalent) return "*=";
@@ -50,20 +50,22 @@ std::vector<std::string> comparison_notes(const Comparison& cmp) {
                     " Hodges-Lehmann/Mann-Whitney interval of B/A (exact, distribution-free, on log values; it assumes B is A scaled)");
     const double alpha = 1 - cmp.confidence / 100;
     const std::string alpha_text = number_text(alpha);
-    const std::string family = cmp.adjustment == PAdjustment::None ? std::string("not adjusted for the number of cells")
-                               : cmp.tested_cells == 0
-                                   ? "to be adjusted by " + adjustment_description(cmp.adjustment) + " (no cell had enough repetitions)"
-                                   : "adjusted by " + adjustment_description(cmp.adjustment) + " over the " + std::to_string(cmp.tested_cells) + " cells tested";
+    const std::string family =
+        cmp.adjustment == PAdjustment::None ? std::string("not adjusted for the number of cells")
+        : cmp.tested_cells == 0
+            ? "to be adjusted by " + adjustment_description(cmp.adjustment) + " (no cell had enough repetitions)"
+            : "adjusted by " + adjustment_description(cmp.adjustment) + " over the " + std::to_string(cmp.tested_cells) + " cells tested";
     size_t raw = 0;
     for (const auto& r : cmp.rows) raw += r.verdict_unadjusted == RatioVerdict::Significant ? 1 : 0;
-    std::string star = "* = a difference: the cell's exact Mann-Whitney p-value (the test its interval inverts), " + family + ", is at most " + alpha_text;
+    std::string star =
+        "* = a difference: the cell's exact Mann-Whitney p-value (the test its interval inverts), " + family + ", is at most " + alpha_text;
     if (cmp.adjustment != PAdjustment::None) star += " (each cell on its own: " + std::to_string(raw) + " marked)";
     notes.push_back(star + "; ≈ = no difference shown; no mark = too few repetitions to claim anything at " + conf + " (each side needs at least " +
                     std::to_string(repetitions_for_ratio(cmp.confidence)) + ")");
     if (cmp.margin_pct) {
         const double m = *cmp.margin_pct / 100;
-        notes.push_back("= = the same within ±" + number_text(*cmp.margin_pct) + "%: two one-sided Mann-Whitney tests that B/A lies inside [" + fixed_text(1 - m, 3) +
-                        ", " + fixed_text(1 + m, 3) + "] (each at " + alpha_text + ": the " + number_text(100 - 200 * alpha) +
+        notes.push_back("= = the same within ±" + number_text(*cmp.margin_pct) + "%: two one-sided Mann-Whitney tests that B/A lies inside [" +
+                        fixed_text(1 - m, 3) + ", " + fixed_text(1 + m, 3) + "] (each at " + alpha_text + ": the " + number_text(100 - 200 * alpha) +
                         "% interval inside the margin), " + family + "; *= = a difference smaller than the margin");
     }
     if (cmp.adjustment == PAdjustment::None && cmp.tested_cells >= 2) {
@@ -81,7 +83,8 @@ std::vector<std::string> comparison_notes(const Comparison& cmp) {
         }
         if (unreachable > 0) {
             notes.push_back(std::to_string(unreachable) + " of the " + std::to_string(cmp.tested_cells) +
-                            " cells have too few repetitions to be marked * under Holm whatever their figures (the smallest p-value m+n runs allow, 2/C(m+n, m), is above " +
+                            " cells have too few repetitions to be marked * under Holm whatever their figures (the smallest p-value m+n runs allow, "
+                            "2/C(m+n, m), is above " +
                             alpha_text + "/" + std::to_string(cmp.tested_cells) + "); --adjust bh asks less, or more repetitions");
         }
     }
@@ -109,7 +112,8 @@ CompareRow make_row(const CellResult& ca, const CellResult& cb, const std::strin
     row.disturbed_a = disturbed_runs(ca);
     row.disturbed_b = disturbed_runs(cb);
     if (row.a && row.b) {
-        const RatioEstimate e = ratio_interval(metric_values(ca.runs, metric), metric_values(cb.runs, metric), options.confidence, options.margin_pct);
+        const RatioEstimate e =
+            ratio_interval(metric_values(ca.runs, metric), metric_values(cb.runs, metric), options.confidence, options.margin_pct);
         row.ratio = e.ratio;
         row.ratio_ci_low = e.ci_low;
         row.ratio_ci_high = e.ci_high;
@@ -165,8 +169,7 @@ std::string settings_key(const CellResult& c) {
 }
 
 // A comparison's heading: what is compared, under which labels, and how its verdicts are reached.
-Comparison empty_comparison(const std::string& metric, const std::string& label_a, const std::string& label_b,
-                            const ComparisonOptions& options) {
+Comparison empty_comparison(const std::string& metric, const std::string& label_a, const std::string& label_b, const ComparisonOptions& options) {
     Comparison cmp;
     cmp.metric = metric;
     cmp.label_a = label_a;
@@ -179,8 +182,8 @@ Comparison empty_comparison(const std::string& metric, const std::string& label_
 
 }  // namespace
 
-Comparison compare_results(const ResultsFile& a, const ResultsFile& b, const std::string& metric,
-                           const std::string& label_a, const std::string& label_b, const ComparisonOptions& options) {
+Comparison compare_results(const ResultsFile& a, const ResultsFile& b, const std::string& metric, const std::string& label_a,
+                           const std::string& label_b, const ComparisonOptions& options) {
     require_metric({&a, &b}, metric);
     Comparison cmp = empty_comparison(metric, label_a, label_b, options);
     std::map<std::string, const CellResult*> in_b;
@@ -204,8 +207,8 @@ Comparison compare_results(const ResultsFile& a, const ResultsFile& b, const std
     return cmp;
 }
 
-Comparison compare_to_profile(const ResultsFile& results, const std::string& metric, const std::string& reference,
-                              const std::string& label, const ComparisonOptions& options) {
+Comparison compare_to_profile(const ResultsFile& results, const std::string& metric, const std::string& reference, const std::string& label,
+                              const ComparisonOptions& options) {
     require_metric({&results}, metric);
     const auto& profiles = results.run.config.offloads;
     if (std::none_of(profiles.begin(), profiles.end(), [&](const OffloadProfile& p) { return p.name == reference; })) {
@@ -241,15 +244,32 @@ std::string render_comparison(const Comparison& cmp, TableFormat format) {
         return format == TableFormat::Csv ? Json(s->median).dump() : format_metric(cmp.metric, s->median);
     };
     if (format == TableFormat::Csv) {
-        g.header = {"profile", "traffic", "mtu", "key_a", "key_b", "a", "b", "ratio", "significant",
-                    "ratio_ci_low", "ratio_ci_high", "ratio_ci_confidence", "verdict", "p_value", "p_adjusted", "equivalent",
-                    "equivalence_p_value", "equivalence_p_adjusted", "verdict_unadjusted"};
+        g.header = {"profile",
+                    "traffic",
+                    "mtu",
+                    "key_a",
+                    "key_b",
+                    "a",
+                    "b",
+                    "ratio",
+                    "significant",
+                    "ratio_ci_low",
+                    "ratio_ci_high",
+                    "ratio_ci_confidence",
+                    "verdict",
+                    "p_value",
+                    "p_adjusted",
+                    "equivalent",
+                    "equivalence_p_value",
+                    "equivalence_p_adjusted",
+                    "verdict_unadjusted"};
         for (const auto& r : cmp.rows) {
             g.rows.push_back({r.profile, r.traffic, std::to_string(r.mtu), r.key_a, r.key_b, value(r.a, r.status_a), value(r.b, r.status_b),
                               r.ratio ? fixed_text(*r.ratio, 4) : "", r.significant ? "true" : "false", number_or_empty(r.ratio_ci_low),
                               number_or_empty(r.ratio_ci_high), number_or_empty(r.ratio_ci_confidence), Json(r.verdict).get<std::string>(),
                               number_or_empty(r.p_value), number_or_empty(r.p_adjusted), r.equivalent ? "true" : "false",
-                              number_or_empty(r.equivalence_p_value), number_or_empty(r.equivalence_p_adjusted), Json(r.verdict_unadjusted).get<std::string>()});
+                              number_or_empty(r.equivalence_p_value), number_or_empty(r.equivalence_p_adjusted),
+                              Json(r.verdict_unadjusted).get<std::string>()});
         }
         const std::vector<std::string> blank(12, "");
         for (const auto& k : cmp.only_a) {
@@ -268,7 +288,8 @@ std::string render_comparison(const Comparison& cmp, TableFormat format) {
         const std::string ma = r.a ? marks(r.precision_met_a, r.disturbed_a) : "";
         const std::string mb = r.b ? marks(r.precision_met_b, r.disturbed_b) : "";
         marked = marked || !ma.empty() || !mb.empty();
-        g.rows.push_back({r.key_a, value(r.a, r.status_a) + ma, value(r.b, r.status_b) + mb, comparison_ratio_text(r, 2), comparison_interval_text(r)});
+        g.rows.push_back(
+            {r.key_a, value(r.a, r.status_a) + ma, value(r.b, r.status_b) + mb, comparison_ratio_text(r, 2), comparison_interval_text(r)});
     }
     for (auto& n : comparison_notes(cmp)) g.notes.push_back(std::move(n));
     if (marked) g.notes.push_back("? after a figure: its cell's asked precision was not met; ! : it was measured under interference");
@@ -292,13 +313,12 @@ std::string render_against(const Comparison& cmp, TableFormat format) {
     g.header = {"offloads / traffic"};
     for (uint32_t mtu : mtus) g.header.push_back("MTU " + std::to_string(mtu));
     for (const auto& pair : lines) {
-        const std::string& profile = pair.first;   // not a structured binding: clang 14 cannot capture one
+        const std::string& profile = pair.first;  // not a structured binding: clang 14 cannot capture one
         const std::string& traffic = pair.second;
         std::vector<std::string> line{profile + " / " + traffic};
         for (uint32_t mtu : mtus) {
-            const auto it = std::find_if(cmp.rows.begin(), cmp.rows.end(), [&](const CompareRow& r) {
-                return r.profile == profile && r.traffic == traffic && r.mtu == mtu;
-            });
+            const auto it = std::find_if(cmp.rows.begin(), cmp.rows.end(),
+                                         [&](const CompareRow& r) { return r.profile == profile && r.traffic == traffic && r.mtu == mtu; });
             if (it == cmp.rows.end()) {
                 line.push_back("-");
             } else if (it->status_b != CellStatus::Ok) {

@@ -21,14 +21,14 @@ std::vector<std::string> host_differences(const ResultsFile& a, const ResultsFil
 /// The rows' p-values are adjusted together (options.adjustment, Holm by default, over the rows with
 /// enough repetitions: Comparison::tested_cells) and each row's verdict is the adjusted one; with
 /// options.margin_pct the equivalence tests are made and adjusted the same way.
-Comparison compare_results(const ResultsFile& a, const ResultsFile& b, const std::string& metric,
-                           const std::string& label_a, const std::string& label_b, const ComparisonOptions& options = {});
+Comparison compare_results(const ResultsFile& a, const ResultsFile& b, const std::string& metric, const std::string& label_a,
+                           const std::string& label_b, const ComparisonOptions& options = {});
 
 /// Every cell of `results` against the cell of the `reference` profile at the same MTU and traffic
 /// (A = the reference cell, B = the cell), as compare_results does it. Throws nm::Error (Usage) for an
 /// unknown profile (listing the file's) or metric.
-Comparison compare_to_profile(const ResultsFile& results, const std::string& metric, const std::string& reference,
-                              const std::string& label, const ComparisonOptions& options = {});
+Comparison compare_to_profile(const ResultsFile& results, const std::string& metric, const std::string& reference, const std::string& label,
+                              const ComparisonOptions& options = {});
 
 /// Renders a comparison: A, B, B/A marked "*" where the adjusted test finds a difference, "=" where the
 /// adjusted equivalence tests find B/A inside the margin, "*=" both, "≈" neither (no mark when the

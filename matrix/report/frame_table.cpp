@@ -46,7 +46,8 @@ FrameTable build_frame_table(const Rfc2544Result& result) {
             row.mbps = fixed(r->layer2_bps / 1e6, 2);
             row.cpu = fixed(r->cpu_sender_pct, 0) + "/" + fixed(r->cpu_receiver_pct, 0) + "/" + fixed(r->softirq_pct, 0) + "%";
             row.loss = pct(r->loss_pct);
-            if (r->confirmation) row.loss += std::string(" (") + (r->confirmed ? "confirmed " : "NOT confirmed ") + pct(r->confirmation->loss_pct) + ")";
+            if (r->confirmation)
+                row.loss += std::string(" (") + (r->confirmed ? "confirmed " : "NOT confirmed ") + pct(r->confirmation->loss_pct) + ")";
         } else {
             row.line_pct = "0%";
             row.fps = row.mbps = row.cpu = "-";
@@ -55,17 +56,17 @@ FrameTable build_frame_table(const Rfc2544Result& result) {
         }
         row.trials = trials;
         if (r->generator_limited) {
-            t.notes.push_back(r->frame + ": limited by the generator, which sent at most " + fixed(r->generator_max_fps, 0) +
-                              " frames/s (" + pct(100.0 * r->generator_max_fps / r->line_rate_fps) + " of line rate)");
+            t.notes.push_back(r->frame + ": limited by the generator, which sent at most " + fixed(r->generator_max_fps, 0) + " frames/s (" +
+                              pct(100.0 * r->generator_max_fps / r->line_rate_fps) + " of line rate)");
         }
-        if (r->confirmation && !r->confirmed) t.notes.push_back(r->frame + ": the confirmation trial at the reported rate lost more than the tolerance");
+        if (r->confirmation && !r->confirmed)
+            t.notes.push_back(r->frame + ": the confirmation trial at the reported rate lost more than the tolerance");
         t.rows.push_back(row);
     }
     t.notes.insert(t.notes.begin(), "line rate " + fixed(result.line_rate_bps / 1e6, 0) + " Mbit/s (" +
-                                        (result.line_rate_source == "configured" ? "configured" : "link speed") +
-                                        "); loss tolerance " + pct(result.spec.loss_tolerance_pct) + "; trials of " +
-                                        fixed(result.spec.trial_s, 2) + " s, resolution " + pct(result.spec.resolution_pct) +
-                                        "; CPU: engine % of one core, softirq % of all cores (receiver's side)");
+                                        (result.line_rate_source == "configured" ? "configured" : "link speed") + "); loss tolerance " +
+                                        pct(result.spec.loss_tolerance_pct) + "; trials of " + fixed(result.spec.trial_s, 2) + " s, resolution " +
+                                        pct(result.spec.resolution_pct) + "; CPU: engine % of one core, softirq % of all cores (receiver's side)");
     if (result.interrupted) t.notes.push_back("interrupted: rows not shown were not measured");
     return t;
 }
@@ -121,10 +122,11 @@ std::string render_frame_table(const FrameTable& table, TableFormat format) {
 }
 
 std::string render_results(const ResultsFile& results, const std::string& metric, TableFormat format) {
-    if (format == TableFormat::JsonDocument) throw usage_error("--format json: only compare and report --against print JSON; the results file is JSON already");
+    if (format == TableFormat::JsonDocument)
+        throw usage_error("--format json: only compare and report --against print JSON; the results file is JSON already");
     std::string out;
-    const bool ordinary = std::any_of(results.run.config.traffic.begin(), results.run.config.traffic.end(),
-                                      [](const TrafficEntry& t) { return !t.rfc2544; });
+    const bool ordinary =
+        std::any_of(results.run.config.traffic.begin(), results.run.config.traffic.end(), [](const TrafficEntry& t) { return !t.rfc2544; });
     if (ordinary || results.cells.empty()) out += render_matrix(build_matrix(results, metric), format);
     for (const auto& c : results.cells) {
         if (!c.spec.traffic.rfc2544) continue;

@@ -12,13 +12,13 @@ namespace nm {
 
 /// One line of the table, as text cells (the same for every format).
 struct FrameTableRow {
-    std::string frame;        ///< "64", ..., "imix"
-    std::string line_pct;     ///< "18.3%"; "-" when no rate passed
-    std::string fps;          ///< frames/s, whole number
-    std::string mbps;         ///< layer-2 Mbit/s
-    std::string cpu;          ///< "sender/receiver/softirq" percent: "86/40/12"
-    std::string loss;         ///< loss at the reported rate, and the confirmation's: "0% (confirmed 0%)"
-    std::string trials;       ///< search trials (+1 confirmation)
+    std::string frame;     ///< "64", ..., "imix"
+    std::string line_pct;  ///< "18.3%"; "-" when no rate passed
+    std::string fps;       ///< frames/s, whole number
+    std::string mbps;      ///< layer-2 Mbit/s
+    std::string cpu;       ///< "sender/receiver/softirq" percent: "86/40/12"
+    std::string loss;      ///< loss at the reported rate, and the confirmation's: "0% (confirmed 0%)"
+    std::string trials;    ///< search trials (+1 confirmation)
 };
 
 /// The table of a frame-size result: rows in the result's order with IMIX (any mix) moved last, and notes

@@ -5,9 +5,9 @@
 #include <set>
 
 #include "core/base/error.hpp"
-#include "matrix/model/results_codec.hpp"
 #include "core/base/traffic_codec.hpp"
 #include "core/profile/categories.hpp"
+#include "matrix/model/results_codec.hpp"
 #include "matrix/stats.hpp"
 
 namespace nm {
@@ -79,8 +79,9 @@ std::string render_cpu_breakdown(const ResultsFile& results, TableFormat format)
         }
     }
     if (rows.empty()) {
-        throw usage_error("--cpu-breakdown: no cell of this file has a kernel profile; sweep with \"profile\": true in the config "
-                          "(or run with --profile)");
+        throw usage_error(
+            "--cpu-breakdown: no cell of this file has a kernel profile; sweep with \"profile\": true in the config "
+            "(or run with --profile)");
     }
     std::vector<std::string> order = category_order(categories);
     std::vector<std::string> dropped;

@@ -4,20 +4,20 @@
 #include <map>
 #include <set>
 
-#include "core/base/error.hpp"
 #include "core/base/cpu_codec.hpp"
+#include "core/base/error.hpp"
+#include "core/base/number_text.hpp"
+#include "core/base/traffic_codec.hpp"
+#include "matrix/config.hpp"
 #include "matrix/model/results_codec.hpp"
 #include "matrix/model/sweep_types.hpp"
-#include "core/base/traffic_codec.hpp"
-#include "core/base/number_text.hpp"
-#include "matrix/config.hpp"
 #include "matrix/modes.hpp"
 #include "matrix/report/report_parts.hpp"
 #include "matrix/stats.hpp"
 
 namespace nm {
 
-using namespace report_parts;   // NOLINT(google-build-using-namespace): the report layer's own helpers
+using namespace report_parts;  // NOLINT(google-build-using-namespace): the report layer's own helpers
 
 namespace {
 
@@ -78,7 +78,8 @@ MatrixTable build_matrix(const ResultsFile& results, const std::string& metric) 
             if (!c.spec.traffic.rfc2544) judged.insert(precision_metric(*t.precision, c.spec.traffic.test));
         }
         t.judged_by = judged.size() > 1 ? "throughput_bps (rr_transactions_per_s of a request/response cell)"
-                      : judged.empty() ? precision_metric(*t.precision, TestSpec{}) : *judged.begin();
+                      : judged.empty()  ? precision_metric(*t.precision, TestSpec{})
+                                        : *judged.begin();
     }
     t.interference = config.interference;
     t.cpu_accounting = results.local.cpu_accounting;
@@ -158,12 +159,13 @@ std::vector<std::string> matrix_notes(const MatrixTable& table) {
             disturbed += e.disturbed_runs > 0 ? 1 : 0;
         }
     }
-    std::vector<std::string> head{std::string("median ") + table.metric + (shows_cpu(table.metric) ? " (sender/receiver engine CPU, % of one core)" : "") + "; - = not run"};
+    std::vector<std::string> head{std::string("median ") + table.metric +
+                                  (shows_cpu(table.metric) ? " (sender/receiver engine CPU, % of one core)" : "") + "; - = not run"};
     if (table.precision) {
         const auto& p = *table.precision;
-        head.push_back("? = desired precision not achieved (the " + number_text(p.confidence) + "% interval of the median " + table.judged_by + " within ±" +
-                       number_text(p.ci_pct) + "%, in " + std::to_string(p.max_repetitions) + " repetitions at most): " + std::to_string(imprecise) +
-                       " of " + std::to_string(measured) + " cells");
+        head.push_back("? = desired precision not achieved (the " + number_text(p.confidence) + "% interval of the median " + table.judged_by +
+                       " within ±" + number_text(p.ci_pct) + "%, in " + std::to_string(p.max_repetitions) +
+                       " repetitions at most): " + std::to_string(imprecise) + " of " + std::to_string(measured) + " cells");
     }
     size_t multimodal = 0;
     std::vector<std::string> mode_lines;
@@ -174,7 +176,8 @@ std::vector<std::string> matrix_notes(const MatrixTable& table) {
             std::string line = e.key + ": " + std::to_string(e.modes->modes.size()) + " modes; " + e.modes->explanation;
             std::string imprecise_modes;
             for (const auto& m : e.modes->modes) {
-                if (m.precision_met && !*m.precision_met) imprecise_modes += (imprecise_modes.empty() ? "" : ", ") + format_metric(table.metric, m.summary.median);
+                if (m.precision_met && !*m.precision_met)
+                    imprecise_modes += (imprecise_modes.empty() ? "" : ", ") + format_metric(table.metric, m.summary.median);
             }
             if (!imprecise_modes.empty()) line += "; precision not met by the mode(s) at " + imprecise_modes;
             mode_lines.push_back(std::move(line));
@@ -193,14 +196,16 @@ std::vector<std::string> matrix_notes(const MatrixTable& table) {
     if (shows_cpu(table.metric) && table.cpu_accounting.softirq_in_task_time() == KernelOption::Yes) {
         // The kernel charges a tick that lands in softirq to the task it interrupted as well.
         head.push_back("engine CPU may include softirq: this kernel does not account IRQ time (CONFIG_IRQ_TIME_ACCOUNTING off, " +
-                       table.cpu_accounting.source + "), so receive-path work done in an engine thread's context counts as its CPU; "
+                       table.cpu_accounting.source +
+                       "), so receive-path work done in an engine thread's context counts as its CPU; "
                        "the hosts' figures are cpu.system (per_cpu, busiest_cpu) and the per-end service demand");
     }
     return head;
 }
 
 std::string render_matrix(const MatrixTable& table, TableFormat format) {
-    if (format == TableFormat::JsonDocument) throw usage_error("--format json: only compare and report --against print JSON; the results file is JSON already");
+    if (format == TableFormat::JsonDocument)
+        throw usage_error("--format json: only compare and report --against print JSON; the results file is JSON already");
     Grid g;
     const bool with_cpu = shows_cpu(table.metric);
     if (format == TableFormat::Csv) {
@@ -208,9 +213,22 @@ std::string render_matrix(const MatrixTable& table, TableFormat format) {
         if (!table.rows.empty()) {
             for (const auto& [axis, name] : table.rows.front().axes) axis_names.push_back(axis);
         }
-        g.header = {"profile", "traffic", "mtu", "key", "status", table.metric + "_median", table.metric + "_mean",
-                    table.metric + "_ci95", "n", "cpu_sender_pct_median", "cpu_receiver_pct_median", table.metric + "_median_ci_low",
-                    table.metric + "_median_ci_high", table.metric + "_median_ci_confidence", "precision_met", "disturbed_runs"};
+        g.header = {"profile",
+                    "traffic",
+                    "mtu",
+                    "key",
+                    "status",
+                    table.metric + "_median",
+                    table.metric + "_mean",
+                    table.metric + "_ci95",
+                    "n",
+                    "cpu_sender_pct_median",
+                    "cpu_receiver_pct_median",
+                    table.metric + "_median_ci_low",
+                    table.metric + "_median_ci_high",
+                    table.metric + "_median_ci_confidence",
+                    "precision_met",
+                    "disturbed_runs"};
         for (const auto& row : table.rows) {
             for (size_t i = 0; i < table.mtus.size(); ++i) {
                 const auto& e = row.entries[i];
@@ -218,8 +236,7 @@ std::string render_matrix(const MatrixTable& table, TableFormat format) {
                 g.rows.push_back({row.profile, row.traffic, std::to_string(table.mtus[i]), e.key, status_name(e.status),
                                   e.value ? Json(e.value->median).dump() : "", e.value ? Json(e.value->mean).dump() : "",
                                   e.value ? Json(e.value->ci95).dump() : "", e.value ? std::to_string(e.value->n) : "0",
-                                  e.cpu_sender ? Json(e.cpu_sender->median).dump() : "",
-                                  e.cpu_receiver ? Json(e.cpu_receiver->median).dump() : "",
+                                  e.cpu_sender ? Json(e.cpu_sender->median).dump() : "", e.cpu_receiver ? Json(e.cpu_receiver->median).dump() : "",
                                   e.value ? number_or_empty(e.value->median_ci_low) : "", e.value ? number_or_empty(e.value->median_ci_high) : "",
                                   e.value ? number_or_empty(e.value->median_ci_confidence) : "",
                                   e.precision_met ? (*e.precision_met ? "true" : "false") : "", std::to_string(e.disturbed_runs)});
@@ -239,7 +256,8 @@ std::string render_matrix(const MatrixTable& table, TableFormat format) {
         std::vector<std::string> line{label + " / " + row.traffic};
         for (const auto& e : row.entries) {
             line.push_back(entry_text(e, table.metric, with_cpu));
-            if (e.present && e.status != CellStatus::Ok) g.notes.push_back(e.key + ": " + status_name(e.status) + (e.note.empty() ? "" : ": " + e.note));
+            if (e.present && e.status != CellStatus::Ok)
+                g.notes.push_back(e.key + ": " + status_name(e.status) + (e.note.empty() ? "" : ": " + e.note));
         }
         g.rows.push_back(std::move(line));
     }

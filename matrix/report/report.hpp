@@ -7,9 +7,9 @@
 #include <string>
 #include <vector>
 
+#include "matrix/metric_text.hpp"
 #include "matrix/model/report_types.hpp"
 #include "matrix/model/sweep_types.hpp"
-#include "matrix/metric_text.hpp"
 #include "matrix/report/comparison.hpp"
 #include "matrix/report/table.hpp"
 #include "matrix/stats.hpp"
@@ -19,16 +19,16 @@ namespace nm {
 /// One entry of the matrix: a cell's status and the summaries of the chosen metric and of both engines'
 /// CPU (process CPU, not system-wide busy: on a lab both ends share one machine, which is then always busy).
 struct MatrixEntry {
-    bool present = false;                 ///< false when the results have no such cell (yet)
+    bool present = false;  ///< false when the results have no such cell (yet)
     std::string key;
     CellStatus status = CellStatus::Ok;
-    std::optional<MetricSummary> value;   ///< the chosen metric
-    std::optional<MetricSummary> cpu_sender;     ///< cpu_sender_pct: the sending engine's CPU, % of one core
-    std::optional<MetricSummary> cpu_receiver;   ///< cpu_receiver_pct: the receiving engine's CPU
-    std::optional<bool> precision_met;    ///< as the cell records it (none: no precision asked)
-    size_t disturbed_runs = 0;            ///< repetitions measured under interference
-    std::string note;                     ///< error or duplicate_of, for the notes under the table
-    std::optional<CellModes> modes;       ///< the chosen metric's modes when more than one (matrix/modes.hpp)
+    std::optional<MetricSummary> value;         ///< the chosen metric
+    std::optional<MetricSummary> cpu_sender;    ///< cpu_sender_pct: the sending engine's CPU, % of one core
+    std::optional<MetricSummary> cpu_receiver;  ///< cpu_receiver_pct: the receiving engine's CPU
+    std::optional<bool> precision_met;          ///< as the cell records it (none: no precision asked)
+    size_t disturbed_runs = 0;                  ///< repetitions measured under interference
+    std::string note;                           ///< error or duplicate_of, for the notes under the table
+    std::optional<CellModes> modes;             ///< the chosen metric's modes when more than one (matrix/modes.hpp)
 };
 
 /// The matrix the way people post it: rows = offload profile × tuning values × traffic, columns = MTU.
@@ -38,14 +38,14 @@ struct MatrixTable {
     struct Row {
         std::string profile;
         std::string traffic;
-        std::vector<MatrixEntry> entries;   ///< one per MTU column
-        std::map<std::string, std::string> axes;   ///< tuning axis -> value name (label and CSV columns)
+        std::vector<MatrixEntry> entries;         ///< one per MTU column
+        std::map<std::string, std::string> axes;  ///< tuning axis -> value name (label and CSV columns)
     };
     std::vector<Row> rows;
-    std::optional<PrecisionSpec> precision;   ///< the sweep's, for the marks' note
-    std::string judged_by;                    ///< with a precision: the figure its cells were judged by, as the note words it
+    std::optional<PrecisionSpec> precision;  ///< the sweep's, for the marks' note
+    std::string judged_by;                   ///< with a precision: the figure its cells were judged by, as the note words it
     InterferenceSpec interference;
-    CpuAccounting cpu_accounting;             ///< the local host's, for the note on engine CPU
+    CpuAccounting cpu_accounting;  ///< the local host's, for the note on engine CPU
 };
 
 /// The metric a table of `results` shows when none is asked (--metric of sweep, report and compare):

@@ -1,15 +1,15 @@
 #include "matrix/report/report_html.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <ctime>
-#include <algorithm>
 #include <map>
 #include <optional>
 
 #include "core/base/version.hpp"
+#include "matrix/model/comparison_codec.hpp"
 #include "matrix/report/frame_table.hpp"
 #include "matrix/report/report.hpp"
-#include "matrix/model/comparison_codec.hpp"
 #include "matrix/report/report_page.hpp"
 #include "matrix/stats.hpp"
 
@@ -20,7 +20,8 @@ namespace {
 std::optional<double> utc_seconds(const std::string& iso) {
     std::tm tm{};
     double seconds = 0;
-    if (std::sscanf(iso.c_str(), "%d-%d-%dT%d:%d:%lf", &tm.tm_year, &tm.tm_mon, &tm.tm_mday, &tm.tm_hour, &tm.tm_min, &seconds) != 6) return std::nullopt;
+    if (std::sscanf(iso.c_str(), "%d-%d-%dT%d:%d:%lf", &tm.tm_year, &tm.tm_mon, &tm.tm_mday, &tm.tm_hour, &tm.tm_min, &seconds) != 6)
+        return std::nullopt;
     tm.tm_year -= 1900;
     tm.tm_mon -= 1;
     tm.tm_sec = 0;
@@ -110,8 +111,13 @@ Json frame_tables_json(const ResultsFile& results) {
         if (c.rfc2544) {
             const FrameTable t = build_frame_table(*c.rfc2544);
             for (const auto& r : t.rows) {
-                j["rows"].push_back(Json{{"frame", r.frame}, {"line_pct", r.line_pct}, {"fps", r.fps}, {"mbps", r.mbps},
-                                         {"cpu", r.cpu}, {"loss", r.loss}, {"trials", r.trials}});
+                j["rows"].push_back(Json{{"frame", r.frame},
+                                         {"line_pct", r.line_pct},
+                                         {"fps", r.fps},
+                                         {"mbps", r.mbps},
+                                         {"cpu", r.cpu},
+                                         {"loss", r.loss},
+                                         {"trials", r.trials}});
             }
             j["notes"] = t.notes;
         }
@@ -160,7 +166,9 @@ Json file_json(const HtmlReportFile& f, const HtmlReportRequest& request) {
            {"text_report", render_results(r, request.metric, TableFormat::Text)},
            {"against", nullptr}};
     if (against) {
-        j["against"] = Json{{"reference", against->reference}, {"notes", comparison_notes(*against)}, {"only", against->only_b},
+        j["against"] = Json{{"reference", against->reference},
+                            {"notes", comparison_notes(*against)},
+                            {"only", against->only_b},
                             {"text_report", render_against(*against, TableFormat::Text)}};
     }
     return j;
@@ -186,9 +194,9 @@ Json comparison_json(const HtmlReportFile& a, const HtmlReportFile& b, const Htm
         j["disturbed_b"] = r.disturbed_b;
         rows.push_back(std::move(j));
     }
-    return Json{{"metric", cmp.metric},      {"label_a", cmp.label_a}, {"label_b", cmp.label_b}, {"confidence", cmp.confidence},
-                {"rows", std::move(rows)},   {"only_a", cmp.only_a},   {"only_b", cmp.only_b},   {"notes", comparison_notes(cmp)},
-                {"text_report", render_comparison(cmp, TableFormat::Text)}};
+    return Json{{"metric", cmp.metric},         {"label_a", cmp.label_a},         {"label_b", cmp.label_b},
+                {"confidence", cmp.confidence}, {"rows", std::move(rows)},        {"only_a", cmp.only_a},
+                {"only_b", cmp.only_b},         {"notes", comparison_notes(cmp)}, {"text_report", render_comparison(cmp, TableFormat::Text)}};
 }
 
 // JSON inside <script type="application/json">: "</script>" or "<!--" in a string (a hostname, an error
@@ -218,13 +226,15 @@ Json html_report_data(const HtmlReportFile& a, const HtmlReportFile* b, const Ht
 std::string render_html_report(const HtmlReportFile& a, const HtmlReportFile* b, const HtmlReportRequest& request) {
     const Json data = html_report_data(a, b, request);
     // The title is set by the script from the data; this one is for a page whose script does not run.
-    std::string page = "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
-                       "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'; "
-                       "script-src 'unsafe-inline'; img-src data:\">\n"
-                       "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n<title>nicmatrix report</title>\n<style>\n";
+    std::string page =
+        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+        "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'; "
+        "script-src 'unsafe-inline'; img-src data:\">\n"
+        "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n<title>nicmatrix report</title>\n<style>\n";
     page += kReportPageCss;
-    page += "</style>\n</head>\n<body>\n<noscript>This report draws itself with JavaScript; its data is the JSON in the element "
-            "nm-data below.</noscript>\n<div id=\"nm-root\"></div>\n<script type=\"application/json\" id=\"nm-data\">";
+    page +=
+        "</style>\n</head>\n<body>\n<noscript>This report draws itself with JavaScript; its data is the JSON in the element "
+        "nm-data below.</noscript>\n<div id=\"nm-root\"></div>\n<script type=\"application/json\" id=\"nm-data\">";
     page += script_safe(data.dump());
     page += "</script>\n<script>\n";
     page += kReportPageJs;

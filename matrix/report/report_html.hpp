@@ -6,17 +6,17 @@
 // Nothing is fetched: no network request, no external script, style or font.
 #include <string>
 
-#include "matrix/model/results_codec.hpp"
 #include "matrix/model/report_types.hpp"
+#include "matrix/model/results_codec.hpp"
 #include "matrix/model/sweep_types.hpp"
 
 namespace nm {
 
 /// What the page shows besides the files themselves.
 struct HtmlReportRequest {
-    std::string metric = "throughput_bps";   ///< the matrix's metric (a name summarize_runs produces)
-    std::string against;                     ///< reference profile of the significance marks; "" = none
-    ComparisonOptions comparison;            ///< confidence of every B/A interval, adjustment, margin
+    std::string metric = "throughput_bps";  ///< the matrix's metric (a name summarize_runs produces)
+    std::string against;                    ///< reference profile of the significance marks; "" = none
+    ComparisonOptions comparison;           ///< confidence of every B/A interval, adjustment, margin
 };
 
 /// One results file and the name the page calls it by (its path, as given).

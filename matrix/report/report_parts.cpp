@@ -4,8 +4,8 @@
 #include <set>
 
 #include "core/base/error.hpp"
-#include "matrix/model/results_codec.hpp"
 #include "core/base/traffic_codec.hpp"
+#include "matrix/model/results_codec.hpp"
 
 namespace nm::report_parts {
 

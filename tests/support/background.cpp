@@ -30,8 +30,7 @@ std::string quoted(const std::string& s) {
 
 }  // namespace
 
-Background::Background(const std::string& command, const std::string& log, std::chrono::seconds limit)
-    : log_(log), pid_file_(log + ".pid") {
+Background::Background(const std::string& command, const std::string& log, std::chrono::seconds limit) : log_(log), pid_file_(log + ".pid") {
     ::unlink(pid_file_.c_str());
     const std::string script = "echo $$ > " + quoted(pid_file_) + "; exec " + command;
     const std::string limit_s = std::to_string(limit.count());
@@ -71,12 +70,14 @@ Background::~Background() {
 
 pid_t Background::pid() {
     if (pid_ > 0) return pid_;
-    wait_until([&] {
-        const std::string text = read_file(pid_file_);
-        if (text.empty() || text.back() != '\n') return false;
-        pid_ = std::stoi(text);
-        return true;
-    }, std::chrono::seconds(5), "the pid of the background command in " + pid_file_);
+    wait_until(
+        [&] {
+            const std::string text = read_file(pid_file_);
+            if (text.empty() || text.back() != '\n') return false;
+            pid_ = std::stoi(text);
+            return true;
+        },
+        std::chrono::seconds(5), "the pid of the background command in " + pid_file_);
     return pid_;
 }
 

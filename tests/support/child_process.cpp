@@ -83,8 +83,7 @@ std::string ChildProcess::read_until(const std::string& text, std::chrono::milli
 
 std::string ChildProcess::drain(std::chrono::milliseconds limit) {
     const auto deadline = std::chrono::steady_clock::now() + limit;
-    while (fill(deadline)) {
-    }
+    while (fill(deadline)) {}
     std::string all;
     all.swap(buffer_);
     return all;
@@ -114,8 +113,7 @@ void ChildProcess::signal(int sig) {
     if (pid_ > 0) ::kill(pid_, sig);
 }
 
-std::vector<std::string> nicmatrix_in_netns(const std::string& netns, const std::vector<std::string>& args,
-                                           const std::vector<std::string>& prefix) {
+std::vector<std::string> nicmatrix_in_netns(const std::string& netns, const std::vector<std::string>& args, const std::vector<std::string>& prefix) {
     std::vector<std::string> argv{"ip", "netns", "exec", netns};
     argv.insert(argv.end(), prefix.begin(), prefix.end());
     argv.push_back(nicmatrix_binary());

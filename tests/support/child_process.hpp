@@ -47,7 +47,7 @@ private:
 
 /// `ip netns exec NS nicmatrix ARGS...`: the same pid as the nicmatrix process (ip execs it).
 std::vector<std::string> nicmatrix_in_netns(const std::string& netns, const std::vector<std::string>& args,
-                                           const std::vector<std::string>& prefix = {});
+                                            const std::vector<std::string>& prefix = {});
 
 /// user + sys CPU seconds of a live process from /proc/PID/stat (fields 14 and 15): the kernel's account.
 double process_cpu_seconds(pid_t pid);

@@ -13,8 +13,7 @@ struct CommandResult {
 CommandResult run_command(const std::string& command, std::chrono::seconds limit = std::chrono::seconds(30));
 
 /// The same inside network namespace `netns` (`ip netns exec`).
-CommandResult run_in_netns(const std::string& netns, const std::string& command,
-                           std::chrono::seconds limit = std::chrono::seconds(30));
+CommandResult run_in_netns(const std::string& netns, const std::string& command, std::chrono::seconds limit = std::chrono::seconds(30));
 
 /// Path of the built nicmatrix executable ($NM_TEST_BINARY when set: another build to test).
 std::string nicmatrix_binary();

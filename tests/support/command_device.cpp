@@ -12,16 +12,21 @@ namespace {
 
 // Features ethtool -k shows under their legacy name only (one kernel bit each).
 const std::map<std::string, std::string> kSingleBit = {
-    {"rx-checksumming", "rx-checksum"},        {"generic-segmentation-offload", "tx-generic-segmentation"},
-    {"generic-receive-offload", "rx-gro"},     {"large-receive-offload", "rx-lro"},
-    {"rx-vlan-offload", "rx-vlan-hw-parse"},   {"tx-vlan-offload", "tx-vlan-hw-insert"},
-    {"ntuple-filters", "rx-ntuple-filter"},    {"receive-hashing", "rx-hashing"},
+    {"rx-checksumming", "rx-checksum"},      {"generic-segmentation-offload", "tx-generic-segmentation"},
+    {"generic-receive-offload", "rx-gro"},   {"large-receive-offload", "rx-lro"},
+    {"rx-vlan-offload", "rx-vlan-hw-parse"}, {"tx-vlan-offload", "tx-vlan-hw-insert"},
+    {"ntuple-filters", "rx-ntuple-filter"},  {"receive-hashing", "rx-hashing"},
 };
 
 // ethtool -K's short names.
 const std::map<std::string, std::string> kShort = {
-    {"rx", "rx-checksumming"},  {"tx", "tx-checksumming"},   {"sg", "scatter-gather"},           {"tso", "tcp-segmentation-offload"},
-    {"gso", "generic-segmentation-offload"}, {"gro", "generic-receive-offload"}, {"lro", "large-receive-offload"},
+    {"rx", "rx-checksumming"},
+    {"tx", "tx-checksumming"},
+    {"sg", "scatter-gather"},
+    {"tso", "tcp-segmentation-offload"},
+    {"gso", "generic-segmentation-offload"},
+    {"gro", "generic-receive-offload"},
+    {"lro", "large-receive-offload"},
 };
 
 std::string run_ok(const std::string& netns, const std::string& cmd) {
@@ -96,7 +101,8 @@ void CommandDeviceControl::validate(std::string_view ifname, const LinkSettings&
         if (resolve(s, name).empty()) throw Error(ErrorKind::Usage, "unknown feature \"" + name + "\"", {}, {std::string(ifname), name, ""});
     }
     if (wanted.mtu && (*wanted.mtu < s.state.mtu_min || *wanted.mtu > s.state.mtu_max)) {
-        throw Error(ErrorKind::Usage, "set mtu=" + std::to_string(*wanted.mtu) + ": outside the device's range", {}, {std::string(ifname), "mtu", ""});
+        throw Error(ErrorKind::Usage, "set mtu=" + std::to_string(*wanted.mtu) + ": outside the device's range", {},
+                    {std::string(ifname), "mtu", ""});
     }
 }
 
@@ -117,7 +123,7 @@ ApplyReport CommandDeviceControl::apply(std::string_view ifname, const LinkSetti
     r.ifname = name;
     r.netns = netns_;
     r.path = "ethtool-command";
-    std::map<std::string, std::pair<std::string, bool>> requested;   // kernel -> (as typed, value)
+    std::map<std::string, std::pair<std::string, bool>> requested;  // kernel -> (as typed, value)
     for (const auto& [f, on] : wanted.features) {
         // Like ethtool -K, a name for several bits means its changeable ones (tx: not tx-checksum-ipv4 [fixed]).
         const auto kernel = resolve(before, f);
@@ -139,8 +145,9 @@ ApplyReport CommandDeviceControl::apply(std::string_view ifname, const LinkSetti
     }
     if (wanted.mtu) {
         r.mtu = MtuChange{*wanted.mtu, before.state.mtu, after.state.mtu,
-                          after.state.mtu != *wanted.mtu ? SettingOutcome::Unsupported
-                          : before.state.mtu == *wanted.mtu ? SettingOutcome::AlreadySet : SettingOutcome::Applied};
+                          after.state.mtu != *wanted.mtu    ? SettingOutcome::Unsupported
+                          : before.state.mtu == *wanted.mtu ? SettingOutcome::AlreadySet
+                                                            : SettingOutcome::Applied};
     }
     r.mtu_after = after.state.mtu;
     return r;

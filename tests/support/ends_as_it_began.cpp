@@ -103,8 +103,7 @@ std::string state_difference(const InterfaceState& before, const InterfaceState&
 EndsAsItBegan::EndsAsItBegan(std::string netns, std::string ifname, std::vector<std::string> sysctls)
     : netns_(std::move(netns)), ifname_(std::move(ifname)), sysctls_(std::move(sysctls)), before_(interface_state(netns_, ifname_, sysctls_)) {}
 
-EndsAsItBegan::EndsAsItBegan(const LabInterface& end, std::vector<std::string> sysctls)
-    : EndsAsItBegan(end.netns, end.ifname, std::move(sysctls)) {}
+EndsAsItBegan::EndsAsItBegan(const LabInterface& end, std::vector<std::string> sysctls) : EndsAsItBegan(end.netns, end.ifname, std::move(sysctls)) {}
 
 std::string EndsAsItBegan::difference() const { return state_difference(before_, interface_state(netns_, ifname_, sysctls_)); }
 

@@ -79,8 +79,7 @@ FakeAgent::FakeAgent(std::string netns, std::string ifname, SecretKey key, Mode 
                                 if (const auto hello = och.receive(deadline_in(std::chrono::seconds(2))); hello && is(*hello, Msg::Hello)) {
                                     send_error(och, WireError::Busy, "the fake agent's session is running");
                                 }
-                            } catch (const Error&) {
-                            }
+                            } catch (const Error&) {}
                         }
                     }
                     const auto msg = ch.receive(deadline_in(std::chrono::milliseconds(100)));
@@ -115,14 +114,13 @@ FakeAgent::FakeAgent(std::string netns, std::string ifname, SecretKey key, Mode 
                     reply["aseq"] = ++aseq;
                     std::string signed_line = encode_signed_message(reply, skey, kAgentToClient);
                     if (op == "apply" && mode_ == Mode::TampersApplyReply) {
-                        signed_line.replace(signed_line.find("\"change\":1"), 10, "\"change\":2");   // altered on the way
+                        signed_line.replace(signed_line.find("\"change\":1"), 10, "\"change\":2");  // altered on the way
                     }
                     ch.send_line(signed_line, msg_name(AgentMsg::Reply), deadline_in(std::chrono::seconds(5)));
                 }
             } catch (const Error&) {
                 // The client went away (or refused us); take the next one.
-            } catch (const nlohmann::json::exception&) {
-            }
+            } catch (const nlohmann::json::exception&) {}
         }
     });
     port_ = port.get();

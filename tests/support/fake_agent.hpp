@@ -15,10 +15,10 @@ namespace nm::test {
 class FakeAgent {
 public:
     enum class Mode {
-        SkipsAuth,             ///< says it needs no key (auth_required false) yet offers control
-        WrongProof,            ///< takes any key, and its own proof is wrong (it does not hold the key)
-        TampersApplyReply,     ///< honest handshake; the reply to apply is altered after signing (a bad MAC)
-        MalformedApplyReply,   ///< honest handshake; the reply to apply is signed but its report is garbage
+        SkipsAuth,            ///< says it needs no key (auth_required false) yet offers control
+        WrongProof,           ///< takes any key, and its own proof is wrong (it does not hold the key)
+        TampersApplyReply,    ///< honest handshake; the reply to apply is altered after signing (a bad MAC)
+        MalformedApplyReply,  ///< honest handshake; the reply to apply is signed but its report is garbage
     };
 
     /// Listens on a free port inside `netns`; `ifname` is the interface it claims to control.

@@ -58,8 +58,7 @@ struct InProcessLab : NeedsNetAdmin {
 
 /// One TrafficClient run of `spec` from inside `client`'s namespace (the calling thread enters it and
 /// leaves it on return).
-inline RunResult run_in(const LabInterface& client, const TestSpec& spec, std::stop_token stop = {},
-                        TrafficClientOptions options = {}) {
+inline RunResult run_in(const LabInterface& client, const TestSpec& spec, std::stop_token stop = {}, TrafficClientOptions options = {}) {
     NetnsScope scope(client.netns);
     TrafficClient c(std::move(options));
     return c.run(spec, stop);

@@ -35,12 +35,12 @@ void FakeDeviceControl::add_interface(const std::string& ifname, const std::stri
     s.mtu = 1500;
     s.mtu_min = 68;
     s.mtu_max = 65535;
-    for (const char* f : {"rx-checksum", "tx-checksum-ip-generic", "tx-scatter-gather", "tx-tcp-segmentation",
-                          "tx-tcp6-segmentation", "tx-generic-segmentation"}) {
+    for (const char* f :
+         {"rx-checksum", "tx-checksum-ip-generic", "tx-scatter-gather", "tx-tcp-segmentation", "tx-tcp6-segmentation", "tx-generic-segmentation"}) {
         s.features[f] = {true, true, false};
     }
     s.features["rx-gro"] = {false, false, false};
-    s.features["rx-lro"] = {false, false, true};   // veth has no LRO: fixed off
+    s.features["rx-lro"] = {false, false, true};  // veth has no LRO: fixed off
     links_[ifname] = s;
 }
 
@@ -101,10 +101,10 @@ void FakeDeviceControl::validate(std::string_view ifname, const LinkSettings& wa
         }
     }
     if (wanted.mtu && (*wanted.mtu < s.mtu_min || *wanted.mtu > s.mtu_max)) {
-        throw Error(ErrorKind::Usage,
-                    "set mtu=" + std::to_string(*wanted.mtu) + ": outside the device's range " + std::to_string(s.mtu_min) +
-                        ".." + std::to_string(s.mtu_max),
-                    {}, {std::string(ifname), "mtu", ""});
+        throw Error(
+            ErrorKind::Usage,
+            "set mtu=" + std::to_string(*wanted.mtu) + ": outside the device's range " + std::to_string(s.mtu_min) + ".." + std::to_string(s.mtu_max),
+            {}, {std::string(ifname), "mtu", ""});
     }
 }
 
@@ -211,7 +211,7 @@ std::vector<JournalReport> FakeJournal::restore(const RestoreOptions&) {
             try {
                 if (d->read(s.name).netns != s.netns) continue;
             } catch (const Error&) {
-                continue;   // not this device's interface
+                continue;  // not this device's interface
             }
             JournalReport r;
             r.action = JournalAction::Restored;

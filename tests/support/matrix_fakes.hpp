@@ -23,7 +23,7 @@ namespace nm::test {
 class FakeDeviceControl final : public DeviceControl {
 public:
     struct Call {
-        std::string op;        ///< "read", "validate", "apply"
+        std::string op;  ///< "read", "validate", "apply"
         std::string ifname;
         LinkSettings settings;
     };
@@ -44,21 +44,17 @@ public:
     LinkState read(std::string_view ifname) override;
     void validate(std::string_view ifname, const LinkSettings& wanted) override;
     ApplyReport apply(std::string_view ifname, const LinkSettings& wanted) override;
-    std::optional<CarrierState> carrier(std::string_view ifname) override {
-        return on_carrier ? on_carrier(link(ifname)) : std::nullopt;
-    }
+    std::optional<CarrierState> carrier(std::string_view ifname) override { return on_carrier ? on_carrier(link(ifname)) : std::nullopt; }
 
     const std::vector<Call>& calls() const { return calls_; }
     size_t count(const std::string& op) const;
     /// The state now, without recording a call.
     const LinkState& state(const std::string& ifname) const { return links_.at(ifname); }
-    bool active(const std::string& ifname, const std::string& kernel_feature) const {
-        return links_.at(ifname).features.at(kernel_feature).active;
-    }
+    bool active(const std::string& ifname, const std::string& kernel_feature) const { return links_.at(ifname).features.at(kernel_feature).active; }
 
 private:
     LinkState& link(std::string_view ifname);
-    std::vector<std::string> resolve(const std::string& name) const;   // empty when unknown
+    std::vector<std::string> resolve(const std::string& name) const;  // empty when unknown
     static void fix_features(LinkState& s);
 
     std::map<std::string, LinkState, std::less<>> links_;
@@ -90,8 +86,8 @@ public:
 
 private:
     std::vector<DeviceControl*> devices_;
-    std::map<std::string, LinkState> entries_;   // by netns/ifname
-    std::map<std::string, SettingWrites> writes_;   // by netns/ifname
+    std::map<std::string, LinkState> entries_;     // by netns/ifname
+    std::map<std::string, SettingWrites> writes_;  // by netns/ifname
 };
 
 /// A traffic engine whose figures follow the local interface's state (MTU, TSO, GRO), deterministic.
@@ -131,7 +127,7 @@ public:
     explicit FakeLoadProbe(Clock& clock) : clock_(clock) {}
     BackgroundLoad sample(std::chrono::milliseconds window, std::stop_token stop) override;
 
-    std::vector<BackgroundLoad> script;   ///< busy_pct and steal_pct of the coming samples, in order
+    std::vector<BackgroundLoad> script;  ///< busy_pct and steal_pct of the coming samples, in order
     BackgroundLoad quiet{1, 0, 0, 0};
     size_t samples = 0;
 

@@ -77,7 +77,7 @@ struct World {
     Recorder observer;
     SweepTarget target;
     LinkState local_original, remote_original;
-    HostInfo remote_host;   ///< what the peer's agent said about its host (none by default: no agent)
+    HostInfo remote_host;  ///< what the peer's agent said about its host (none by default: no agent)
 
     World() {
         local.add_interface("nm-a", "lab-a");

@@ -86,7 +86,7 @@ uint64_t snmp_counter(const std::string& netns, const std::string& group, const 
     if (r.exit_status != 0) throw std::runtime_error("cat /proc/net/snmp in " + netns + ": " + r.output);
     std::istringstream in(r.output);
     std::string names, values;
-    while (std::getline(in, names) && std::getline(in, values)) {   // a header line, then its values
+    while (std::getline(in, names) && std::getline(in, values)) {  // a header line, then its values
         if (names.rfind(group + ":", 0) != 0) continue;
         std::istringstream n(names), v(values);
         std::string name, value;

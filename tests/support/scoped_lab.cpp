@@ -28,7 +28,7 @@ std::vector<std::string> remove_orphaned_labs() {
         if (x == std::string::npos || x <= 3 || dash == std::string::npos || dash < x) continue;
         const std::string pid = ns.substr(3, x - 3);
         if (pid.find_first_not_of("0123456789") != std::string::npos || pid.size() > 9) continue;
-        if (::kill(static_cast<pid_t>(std::stol(pid)), 0) == 0 || errno != ESRCH) continue;   // alive, or not ours to judge
+        if (::kill(static_cast<pid_t>(std::stol(pid)), 0) == 0 || errno != ESRCH) continue;  // alive, or not ours to judge
         orphans.insert(ns.substr(0, dash));
     }
     std::vector<std::string> removed;
@@ -47,7 +47,8 @@ namespace {
 LabInfo first_lab_up(std::string_view name, LabTopology topology) {
     static std::once_flag swept;
     std::call_once(swept, [] {
-        for (const auto& lab : remove_orphaned_labs()) std::fprintf(stderr, "ScopedLab: removed lab %s, left by a test process that died\n", lab.c_str());
+        for (const auto& lab : remove_orphaned_labs())
+            std::fprintf(stderr, "ScopedLab: removed lab %s, left by a test process that died\n", lab.c_str());
     });
     return lab_up(name, topology);
 }

@@ -4,8 +4,8 @@
 
 #include "core/base/error.hpp"
 #include "core/base/wait_until.hpp"
-#include "tests/support/oracles.hpp"
 #include "tests/support/command.hpp"
+#include "tests/support/oracles.hpp"
 
 namespace nm::test {
 

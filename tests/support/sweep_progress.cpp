@@ -5,12 +5,11 @@
 
 namespace nm::test {
 
-FollowedSweep follow_sweep(const std::string& command, std::chrono::seconds limit,
-                           const std::function<void(const std::string& key)>& on_cell_start) {
+FollowedSweep follow_sweep(const std::string& command, std::chrono::seconds limit, const std::function<void(const std::string& key)>& on_cell_start) {
     FILE* out = ::popen(("timeout " + std::to_string(limit.count()) + " " + command + " 2>&1").c_str(), "r");
     if (out == nullptr) throw std::runtime_error("popen failed: " + command);
     FollowedSweep sweep;
-    std::string pending;   // the line so far
+    std::string pending;  // the line so far
     int c = 0;
     while ((c = std::fgetc(out)) != EOF) {
         sweep.output += static_cast<char>(c);

@@ -14,8 +14,7 @@ struct FollowedSweep {
 /// Runs `command` under /bin/sh, bounded by coreutils `timeout` at `limit`, its stderr with its stdout, and
 /// calls `on_cell_start` with the key of each cell (or visit of a cell) the moment its progress line says
 /// it is being measured ("[1/4] KEY  local: ... ... "); returns once the command has ended.
-FollowedSweep follow_sweep(const std::string& command, std::chrono::seconds limit,
-                           const std::function<void(const std::string& key)>& on_cell_start);
+FollowedSweep follow_sweep(const std::string& command, std::chrono::seconds limit, const std::function<void(const std::string& key)>& on_cell_start);
 
 /// The MTU a cell key names ("all-on/mtu1500/tcp-p1" -> "1500").
 std::string mtu_of_key(const std::string& key);

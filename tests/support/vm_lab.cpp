@@ -27,7 +27,7 @@ struct SuiteLab {
 };
 
 SuiteLab& suite() {
-    static SuiteLab lab;   // NOLINT: one lab per test process, by design (booting is the expensive part)
+    static SuiteLab lab;  // NOLINT: one lab per test process, by design (booting is the expensive part)
     return lab;
 }
 
@@ -54,7 +54,7 @@ const LabInfo& suite_vm_lab() {
             folder_there = info.has_value();
             if (info && vm_lab_running(*info)) running = std::move(info);
         } catch (const std::exception&) {
-            folder_there = true;   // half written, or being rewritten
+            folder_there = true;  // half written, or being rewritten
         }
         return running.has_value();
     };
@@ -82,9 +82,9 @@ const LabInfo& suite_vm_lab() {
 }
 
 CommandResult vm_exec(const std::string& shell, std::chrono::seconds limit) {
-    return run_command(nicmatrix_binary() + " lab exec --name " + kVmLabName + " --timeout " + std::to_string(limit.count()) + " -- sh -c " +
-                           shell_quote(shell),
-                       limit + std::chrono::seconds(15));
+    return run_command(
+        nicmatrix_binary() + " lab exec --name " + kVmLabName + " --timeout " + std::to_string(limit.count()) + " -- sh -c " + shell_quote(shell),
+        limit + std::chrono::seconds(15));
 }
 
 CommandResult vm_exec_in(const std::string& netns, const std::string& shell, std::chrono::seconds limit) {

@@ -9,7 +9,7 @@
 namespace nm::test {
 
 WatchedRun run_against_watched_server(const ScopedLab& lab, const std::string& watcher, const std::string& run_args) {
-    const TempDir dir;   // declared first: the server (the future below) has ended before it goes
+    const TempDir dir;  // declared first: the server (the future below) has ended before it goes
     const std::string file = dir.file("watched.txt");
     const std::string bin = nicmatrix_binary();
     const std::string port = "5301";

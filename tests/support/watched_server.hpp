@@ -9,8 +9,8 @@
 namespace nm::test {
 
 struct WatchedRun {
-    CommandResult client;   ///< the client's `run ...` (its output: --json when run_args ask for it)
-    std::string watched;    ///< what the watcher wrote about the server (its -o file)
+    CommandResult client;  ///< the client's `run ...` (its output: --json when run_args ask for it)
+    std::string watched;   ///< what the watcher wrote about the server (its -o file)
 };
 
 /// One `run RUN_ARGS` against a `serve --once` started as `WATCHER -o FILE nicmatrix serve ...`; returns

@@ -58,8 +58,8 @@ void write_pair(const ShareFolder& f, const nm::LabInfo& lab, const std::string&
 
 // The sweep in the guest, from the share folder; its journal on the guest's tmpfs.
 std::string guest_sweep(const ShareFolder& f, const std::string& extra = "") {
-    return "cd " + f.guest + " && mkdir -p /run/" + f.host.filename().string() + " && nicmatrix sweep config.json --lab --lab-from lab.json -o r.json --journal /run/" +
-           f.host.filename().string() + "/j.json -q" + extra;
+    return "cd " + f.guest + " && mkdir -p /run/" + f.host.filename().string() +
+           " && nicmatrix sweep config.json --lab --lab-from lab.json -o r.json --journal /run/" + f.host.filename().string() + "/j.json -q" + extra;
 }
 
 nm::Json load(const std::string& path) {
@@ -70,9 +70,10 @@ nm::Json load(const std::string& path) {
 // One interface of the guest as outside tools show it: ethtool -g -c -k, its MTU, and the affinity of each of its
 // device's interrupts (MSI-X from msi_irqs, else its INTx line).
 std::string snapshot(const std::string& ns) {
-    const auto r = vm_exec_in(ns, "ethtool -g " + ns + " 2>&1; ethtool -c " + ns + " 2>&1; ethtool -k " + ns + "; ip -o link show " + ns +
-                                      " | grep -o 'mtu [0-9]*'; d=/sys/class/net/" + ns +
-                                      "/device; for i in $(ls $d/msi_irqs 2>/dev/null || cat $d/irq); do echo irq $i $(cat /proc/irq/$i/smp_affinity_list); done");
+    const auto r = vm_exec_in(
+        ns, "ethtool -g " + ns + " 2>&1; ethtool -c " + ns + " 2>&1; ethtool -k " + ns + "; ip -o link show " + ns +
+                " | grep -o 'mtu [0-9]*'; d=/sys/class/net/" + ns +
+                "/device; for i in $(ls $d/msi_irqs 2>/dev/null || cat $d/irq); do echo irq $i $(cat /proc/irq/$i/smp_affinity_list); done");
     REQUIRE(r.exit_status == 0);
     return r.output;
 }
@@ -146,7 +147,7 @@ TEST_CASE("vmxnet3: LRO off and its three rings hold mid-sweep, and after SIGKIL
     const auto& lab = nm::test::suite_vm_lab();
     ShareFolder f(lab);
     write_pair(f, lab, "nic2", "nic3");
-    REQUIRE_THAT(snapshot("nic2"), Catch::Contains("large-receive-offload: on"));   // vmxnet3's default
+    REQUIRE_THAT(snapshot("nic2"), Catch::Contains("large-receive-offload: on"));  // vmxnet3's default
     f.write("config.json", R"({"name": "vm-vmxnet3-lro", "offloads": [{"name": "lro-off", "features": {"lro": "off"}}], "mtu": [1500],
       "rings": [{"name": "r2048", "rx": 2048, "rx_jumbo": 1024, "tx": 1024}],
       "traffic": [{"name": "tcp", "streams": 1}], "duration_s": 120, "omit_s": 0, "repetitions": 1,
@@ -157,8 +158,7 @@ TEST_CASE("vmxnet3: LRO off and its three rings hold mid-sweep, and after SIGKIL
     });
 }
 
-TEST_CASE("e1000e: the carrier lost after an MTU change is measured and waited out, and the run starts after the link is back",
-          "[vm]") {
+TEST_CASE("e1000e: the carrier lost after an MTU change is measured and waited out, and the run starts after the link is back", "[vm]") {
     nm::test::require_net_admin();
     const auto& lab = nm::test::suite_vm_lab();
     ShareFolder f(lab);
@@ -168,12 +168,13 @@ TEST_CASE("e1000e: the carrier lost after an MTU change is measured and waited o
       "apply_to": {"offloads": "local", "mtu": "local"}})");
     // `ip -t monitor link` in nic0's namespace, subscribed before the sweep (an alias change it must show first).
     const std::string g = f.guest;
-    const auto r = vm_exec("cd " + g + " && (ip -t -n nic0 monitor link > mon.log 2>&1 & echo $! > mon.pid) && " +
-                               "n=0; until grep -q nmtest-mark mon.log || [ $n -ge 300 ]; do ip -n nic0 link set nic0 alias nmtest-mark; sleep 0.1; n=$((n+1)); done; " +
-                               "ip netns exec nic0 cat /sys/class/net/nic0/carrier_down_count > drops.before; " + guest_sweep(f) + "; rc=$?; " +
-                               "ip netns exec nic0 cat /sys/class/net/nic0/carrier_down_count > drops.after; kill $(cat mon.pid); " +
-                               "ip -n nic0 link set nic0 alias ''; exit $rc",
-                           std::chrono::seconds(300));
+    const auto r = vm_exec(
+        "cd " + g + " && (ip -t -n nic0 monitor link > mon.log 2>&1 & echo $! > mon.pid) && " +
+            "n=0; until grep -q nmtest-mark mon.log || [ $n -ge 300 ]; do ip -n nic0 link set nic0 alias nmtest-mark; sleep 0.1; n=$((n+1)); done; " +
+            "ip netns exec nic0 cat /sys/class/net/nic0/carrier_down_count > drops.before; " + guest_sweep(f) + "; rc=$?; " +
+            "ip netns exec nic0 cat /sys/class/net/nic0/carrier_down_count > drops.after; kill $(cat mon.pid); " +
+            "ip -n nic0 link set nic0 alias ''; exit $rc",
+        std::chrono::seconds(300));
     INFO(r.output);
     REQUIRE(r.exit_status == 0);
     const auto results = load(f.file("r.json"));
@@ -221,14 +222,15 @@ TEST_CASE("e1000e: the carrier lost after an MTU change is measured and waited o
     REQUIRE(down_at > 0);
     REQUIRE(up_at > down_at);
     const double started = iso_time(run.at("started").get<std::string>());
-    CHECK(started >= up_at - 0.05);   // measured only once the link was back (ip's stamp is its delivery time)
+    CHECK(started >= up_at - 0.05);  // measured only once the link was back (ip's stamp is its delivery time)
     // The outage as ip saw it and as the sweep measured it agree within the polling and the delivery delays.
     CHECK(link.at("link_down_s").get<double>() == Approx(up_at - down_at).margin(0.5));
 }
 
-TEST_CASE("Fixed rings, no coalescing, a fixed feature and an MTU above the device's maximum are infeasible before anything changes, "
-          "with the kernel's reason",
-          "[vm]") {
+TEST_CASE(
+    "Fixed rings, no coalescing, a fixed feature and an MTU above the device's maximum are infeasible before anything changes, "
+    "with the kernel's reason",
+    "[vm]") {
     nm::test::require_net_admin();
     const auto& lab = nm::test::suite_vm_lab();
     const struct {
@@ -236,8 +238,8 @@ TEST_CASE("Fixed rings, no coalescing, a fixed feature and an MTU above the devi
     } cases[] = {
         {"nic1", "nic0", R"("rings": [{"name": "r512", "rx": 512}], "apply_to": {"rings": "local"})", "above the device's maximum 64"},
         {"nic1", "nic0", R"("coalesce": [{"name": "c10", "rx-usecs": 10}], "apply_to": {"coalesce": "local"})", "not supported"},
-        {"nic1", "nic0", R"("mtu": [9000], "apply_to": {"mtu": "local"})", "mtu 9000 outside the device's range 60..4096"},   // 8139cp
-        {"nic3", "nic2", R"("mtu": [9000], "apply_to": {"mtu": "local"})", "mtu 9000 outside the device's range 68..1500"},   // tulip
+        {"nic1", "nic0", R"("mtu": [9000], "apply_to": {"mtu": "local"})", "mtu 9000 outside the device's range 60..4096"},  // 8139cp
+        {"nic3", "nic2", R"("mtu": [9000], "apply_to": {"mtu": "local"})", "mtu 9000 outside the device's range 68..1500"},  // tulip
         {"nic0", "nic1", R"("offloads": [{"name": "lro-on", "features": {"lro": "on"}}], "apply_to": {"offloads": "local"})", "fixed"},
     };
     for (const auto& c : cases) {
@@ -284,8 +286,7 @@ TEST_CASE("show gives the link speed and duplex the driver negotiated, as ethtoo
     }
 }
 
-TEST_CASE("The agent on the e1000e and the sweep on the 8139cp: the agent waits out its own link reset and both NICs end as they began",
-          "[vm]") {
+TEST_CASE("The agent on the e1000e and the sweep on the 8139cp: the agent waits out its own link reset and both NICs end as they began", "[vm]") {
     nm::test::require_net_admin();
     const auto& lab = nm::test::suite_vm_lab();
     ShareFolder f(lab);
@@ -294,14 +295,15 @@ TEST_CASE("The agent on the e1000e and the sweep on the 8139cp: the agent waits 
       "traffic": [{"name": "tcp", "streams": 1}], "duration_s": 1, "omit_s": 0, "repetitions": 1, "link_wait_s": 20,
       "apply_to": {"offloads": "both", "mtu": "both"}})");
     const std::string before0 = snapshot("nic0"), before1 = snapshot("nic1");
-    const auto r = vm_exec("mkdir -p " + run + " && cd " + f.guest + " && head -c 32 /dev/urandom > " + run + "/key && chmod 600 " + run + "/key && " +
-                               "(ip netns exec nic0 nicmatrix serve --allow-control nic0 --key-file " + run + "/key --journal " + run +
-                               "/agent.json > agent.log 2>&1 & echo $! > agent.pid) && " +
-                               "n=0; until grep -q 'listening' agent.log || [ $n -ge 300 ]; do sleep 0.1; n=$((n+1)); done; " +
-                               "ip netns exec nic1 nicmatrix sweep config.json --iface nic1 --peer 198.18.0.1 --peer-iface nic0 --key-file " + run +
-                               "/key -o r.json --journal " + run + "/j.json -q; rc=$?; kill $(cat agent.pid); " +
-                               "n=0; while kill -0 $(cat agent.pid) 2>/dev/null && [ $n -lt 300 ]; do sleep 0.1; n=$((n+1)); done; cat agent.log; exit $rc",
-                           std::chrono::seconds(400));
+    const auto r =
+        vm_exec("mkdir -p " + run + " && cd " + f.guest + " && head -c 32 /dev/urandom > " + run + "/key && chmod 600 " + run + "/key && " +
+                    "(ip netns exec nic0 nicmatrix serve --allow-control nic0 --key-file " + run + "/key --journal " + run +
+                    "/agent.json > agent.log 2>&1 & echo $! > agent.pid) && " +
+                    "n=0; until grep -q 'listening' agent.log || [ $n -ge 300 ]; do sleep 0.1; n=$((n+1)); done; " +
+                    "ip netns exec nic1 nicmatrix sweep config.json --iface nic1 --peer 198.18.0.1 --peer-iface nic0 --key-file " + run +
+                    "/key -o r.json --journal " + run + "/j.json -q; rc=$?; kill $(cat agent.pid); " +
+                    "n=0; while kill -0 $(cat agent.pid) 2>/dev/null && [ $n -lt 300 ]; do sleep 0.1; n=$((n+1)); done; cat agent.log; exit $rc",
+                std::chrono::seconds(400));
     INFO(r.output);
     REQUIRE(r.exit_status == 0);
     const auto results = load(f.file("r.json"));
@@ -313,7 +315,7 @@ TEST_CASE("The agent on the e1000e and the sweep on the 8139cp: the agent waits 
     for (const auto& e : link.at("ends")) {
         if (e.at("end") == "remote") {
             CHECK(e.at("ifname") == "nic0");
-            CHECK(e.at("link_down_s").get<double>() > 1.0);   // the agent measured its e1000e's renegotiation
+            CHECK(e.at("link_down_s").get<double>() > 1.0);  // the agent measured its e1000e's renegotiation
             remote_dropped = e.at("carrier_drops").get<int>() >= 1;
         }
     }

@@ -33,7 +33,8 @@ std::string qemu_processes_of(const std::string& dir) {
 }
 
 // Two cells of one second: the drivers' defaults run; LRO on is refused (fixed off on e1000e and 8139cp).
-constexpr const char* kTinyConfig = R"({"name": "vm-tiny", "offloads": [{"name": "default", "features": {}}, {"name": "lro-on", "features": {"lro": "on"}}],
+constexpr const char* kTinyConfig =
+    R"({"name": "vm-tiny", "offloads": [{"name": "default", "features": {}}, {"name": "lro-on", "features": {"lro": "on"}}],
   "mtu": [1500], "traffic": [{"name": "tcp", "protocol": "tcp", "streams": 1}], "duration_s": 1, "omit_s": 0, "repetitions": 1, "cooldown_s": 0,
   "apply_to": {"offloads": "both", "mtu": "both"}})";
 
@@ -78,8 +79,8 @@ TEST_CASE("lab exec passes on the guest command's output and exit status", "[vm]
     CHECK(version.exit_status == 0);
     CHECK_THAT(version.output, Catch::Contains(lab.vm->kernel));
     // A command that outlives --timeout is stopped: exec fails, the guest goes on serving.
-    const auto slow = run_command(nm::test::nicmatrix_binary() + " lab exec --name " + nm::test::kVmLabName + " --timeout 1 -- sleep 30",
-                                  std::chrono::seconds(40));
+    const auto slow =
+        run_command(nm::test::nicmatrix_binary() + " lab exec --name " + nm::test::kVmLabName + " --timeout 1 -- sleep 30", std::chrono::seconds(40));
     CHECK(slow.exit_status == 1);
     CHECK_THAT(slow.output, Catch::Contains("still running after"));
     CHECK(vm_exec("true").exit_status == 0);
@@ -93,11 +94,10 @@ TEST_CASE("sweep --lab vm runs the sweep in the guest and writes its results on 
     nm::test::require_net_admin();
     const auto& lab = nm::test::suite_vm_lab();
     nm::test::TempDir dir;
-    {
-        std::ofstream(dir.file("vm-tiny.json")) << kTinyConfig;
-    }
-    const auto r = run_command(nm::test::nicmatrix_binary() + " sweep " + dir.file("vm-tiny.json") + " --lab vm:e1000e,8139cp -o " + dir.file("out.json"),
-                               std::chrono::seconds(300));
+    { std::ofstream(dir.file("vm-tiny.json")) << kTinyConfig; }
+    const auto r =
+        run_command(nm::test::nicmatrix_binary() + " sweep " + dir.file("vm-tiny.json") + " --lab vm:e1000e,8139cp -o " + dir.file("out.json"),
+                    std::chrono::seconds(300));
     INFO(r.output);
     REQUIRE(r.exit_status == 0);
     CHECK_THAT(r.output, Catch::Contains("running VM lab " + std::string(nm::test::kVmLabName)));
@@ -173,7 +173,8 @@ TEST_CASE("Bad VM lab NICs are refused before anything boots", "[vm-nolab]") {
     const auto one = run_command(env + nm::test::nicmatrix_binary() + " lab up --topology vm --nics e1000e --name nmbadnics");
     CHECK(one.exit_status == 2);
     CHECK_THAT(one.output, Catch::Contains("at least 2"));
-    const auto sweep = run_command(env + nm::test::nicmatrix_binary() + " sweep " + NM_SOURCE_DIR + "/configs/offload-mtu.json --lab vm:e1000e,bogus");
+    const auto sweep =
+        run_command(env + nm::test::nicmatrix_binary() + " sweep " + NM_SOURCE_DIR + "/configs/offload-mtu.json --lab vm:e1000e,bogus");
     CHECK(sweep.exit_status == 2);
     CHECK_THAT(sweep.output, Catch::Contains("unknown NIC \"bogus\""));
     CHECK(std::filesystem::is_empty(state.path));
@@ -193,8 +194,8 @@ TEST_CASE("SIGINT stops a sweep in a VM lab it booted: restored, saved, QEMU and
           "duration_s": 20, "omit_s": 0, "repetitions": 1, "cooldown_s": 0})";
     }
     // A state folder of its own: the suite's running lab is not seen, so the sweep boots one (tied to it).
-    nm::test::Background sweep("env NICMATRIX_VM_STATE=" + state.string() + " " + nm::test::nicmatrix_binary() + " sweep " + dir.file("vm-long.json") +
-                                   " --lab vm:e1000e,8139cp -o " + dir.file("out.json"),
+    nm::test::Background sweep("env NICMATRIX_VM_STATE=" + state.string() + " " + nm::test::nicmatrix_binary() + " sweep " +
+                                   dir.file("vm-long.json") + " --lab vm:e1000e,8139cp -o " + dir.file("out.json"),
                                dir.file("log"), std::chrono::seconds(600));
     nm::wait_until([&] { return sweep.output().find("/2] ") != std::string::npos || !sweep.running(); }, std::chrono::seconds(480),
                    "the sweep in the VM lab to start its first cell");

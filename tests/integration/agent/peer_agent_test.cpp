@@ -18,8 +18,8 @@
 #include "core/base/version.hpp"
 #include "core/base/wait_until.hpp"
 #include "core/control/message_auth.hpp"
-#include "core/host/net.hpp"
 #include "core/host/host_info.hpp"
+#include "core/host/net.hpp"
 #include "core/session/traffic_server.hpp"
 #include "ethtool_ctl/file_settings_journal.hpp"
 #include "ethtool_ctl/netlink_device_control.hpp"
@@ -163,8 +163,7 @@ struct RawSession {
 
 }  // namespace
 
-TEST_CASE("An agent without a key refuses every settings change, says why at connect, and the interface is unchanged",
-          "[integration]") {
+TEST_CASE("An agent without a key refuses every settings change, says why at connect, and the interface is unchanged", "[integration]") {
     AgentWorld w(std::nullopt);
     const auto& b = w.lab.server();
     const nm::test::EndsAsItBegan unchanged(b);
@@ -172,7 +171,7 @@ TEST_CASE("An agent without a key refuses every settings change, says why at con
     auto client = w.connect(std::nullopt);
     CHECK_FALSE(client->capabilities().control);
     CHECK(client->capabilities().why == "the agent has no key (start it with --key-file), so it changes no settings");
-    CHECK(client->ping(2000ms));   // the connection itself is served
+    CHECK(client->ping(2000ms));  // the connection itself is served
     try {
         client->apply(b.ifname, nm::LinkSettings{4000, {{"tso", false}}, {}});
         FAIL("the change was not refused");
@@ -194,8 +193,7 @@ TEST_CASE("An agent without a key refuses every settings change, says why at con
     }
 }
 
-TEST_CASE("A wrong key is refused and logged, the right key changes the agent's interface, and disconnecting restores it",
-          "[integration]") {
+TEST_CASE("A wrong key is refused and logged, the right key changes the agent's interface, and disconnecting restores it", "[integration]") {
     AgentWorld w(kKey);
     const auto& b = w.lab.server();
     const nm::test::EndsAsItBegan unchanged(b);
@@ -247,8 +245,7 @@ TEST_CASE("A wrong key is refused and logged, the right key changes the agent's 
     unchanged.check();
 }
 
-TEST_CASE("An unconfirmed change is rolled back by the agent within its window, and a confirm after that is refused",
-          "[integration]") {
+TEST_CASE("An unconfirmed change is rolled back by the agent within its window, and a confirm after that is refused", "[integration]") {
     AgentWorld w(kKey);
     const auto& b = w.lab.server();
     const nm::test::EndsAsItBegan unchanged(b);
@@ -266,15 +263,14 @@ TEST_CASE("An unconfirmed change is rolled back by the agent within its window, 
         unchanged.check();
     }
     // The client is gone; its session ends before the next one can take control.
-    nm::wait_until([&] { return w.log_text().find("restored") != std::string::npos || w.journal.entries().empty(); }, 5s,
-                   "the first session to end");
+    nm::wait_until([&] { return w.log_text().find("restored") != std::string::npos || w.journal.entries().empty(); }, 5s, "the first session to end");
 
     // The same by hand, without waiting for the notice first: the agent answers "expired".
     RawSession s(w);
     const auto applied = s.apply(b.ifname, 5000, 200);
     REQUIRE(applied.at("type") == "reply");
     const auto id = applied.at("change").get<uint64_t>();
-    const auto notice = s.next();   // the window passes with no confirm
+    const auto notice = s.next();  // the window passes with no confirm
     CHECK(notice.at("type") == "rolled_back");
     CHECK(notice.at("changes") == nm::Json::array({id}));
     unchanged.check();
@@ -285,8 +281,7 @@ TEST_CASE("An unconfirmed change is rolled back by the agent within its window, 
     unchanged.check();
 }
 
-TEST_CASE("Stacked changes: a window closing rolls back every unconfirmed change, so the peer ends at its last confirmed state",
-          "[integration]") {
+TEST_CASE("Stacked changes: a window closing rolls back every unconfirmed change, so the peer ends at its last confirmed state", "[integration]") {
     AgentWorld w(kKey);
     const auto& b = w.lab.server();
     RawSession s(w);
@@ -298,13 +293,12 @@ TEST_CASE("Stacked changes: a window closing rolls back every unconfirmed change
     const auto notice = s.next();
     CHECK(notice.at("type") == "rolled_back");
     CHECK(notice.at("changes") == nm::Json::array({long_window, short_window}));
-    CHECK(link_mtu(b.netns, b.ifname) == "4000\n");   // the confirmed one, not 5000
+    CHECK(link_mtu(b.netns, b.ifname) == "4000\n");  // the confirmed one, not 5000
     CHECK(s.request(nm::Json{{"op", "confirm"}, {"change", long_window}}).at("kind") == "expired");
     CHECK(link_mtu(b.netns, b.ifname) == "4000\n");
 }
 
-TEST_CASE("Silence: the agent waits out a change's window before it ends a silent session, and refused messages are not heard",
-          "[integration]") {
+TEST_CASE("Silence: the agent waits out a change's window before it ends a silent session, and refused messages are not heard", "[integration]") {
     nm::test::require_net_admin();
     // A heartbeat timeout shorter than the confirm window.
     AgentWorld w(kKey, 800ms);
@@ -352,9 +346,10 @@ TEST_CASE("Silence: the agent waits out a change's window before it ends a silen
     }
 }
 
-TEST_CASE("The client's heartbeats go on while it waits for a rollback: a heartbeat timeout shorter than the confirm window ends "
-          "nothing",
-          "[integration]") {
+TEST_CASE(
+    "The client's heartbeats go on while it waits for a rollback: a heartbeat timeout shorter than the confirm window ends "
+    "nothing",
+    "[integration]") {
     AgentWorld w(kKey, 800ms);
     const auto& b = w.lab.server();
     // Twice the agent's silence limit passes while the client holds a change and waits; its heartbeats
@@ -364,36 +359,35 @@ TEST_CASE("The client's heartbeats go on while it waits for a rollback: a heartb
     o.confirm_window = 3000ms;
     nm::PeerControlClient client(o);
     client.apply(b.ifname, nm::LinkSettings{4000, {}, {}});
-    CHECK_FALSE(client.await_rollback(1700ms));   // no rollback inside the window; the heartbeats go on meanwhile
+    CHECK_FALSE(client.await_rollback(1700ms));  // no rollback inside the window; the heartbeats go on meanwhile
     CHECK(client.connected());
     CHECK(client.confirm() == nm::ConfirmedEnd::Confirmation::Confirmed);
     CHECK(link_mtu(b.netns, b.ifname) == "4000\n");
     CHECK(w.log_text().find("no heartbeat") == std::string::npos);
 }
 
-TEST_CASE("Replayed, altered, unsigned, malformed and oversized messages are refused and logged, the agent keeps serving",
-          "[integration]") {
+TEST_CASE("Replayed, altered, unsigned, malformed and oversized messages are refused and logged, the agent keeps serving", "[integration]") {
     AgentWorld w(kKey);
     const auto& b = w.lab.server();
     {
-        const nm::test::EndsAsItBegan unchanged(b);   // until the good client at the end changes it
+        const nm::test::EndsAsItBegan unchanged(b);  // until the good client at the end changes it
         RawSession s(w);
         const std::string ping = nm::encode_signed_message(nm::Json{{"type", "request"}, {"seq", 1}, {"op", "ping"}}, s.key, nm::kClientToAgent);
         s.send_raw(ping);
         CHECK(s.next().at("type") == "reply");
         s.seq = 1;
 
-        s.send_raw(ping);   // the same message again
+        s.send_raw(ping);  // the same message again
         const auto replay = s.next();
         CHECK(replay.at("kind") == "replay");
         CHECK(replay.at("message") == "message refused: replayed or out-of-order message (sequence 1, expected 2)");
-        CHECK_FALSE(replay.contains("seq"));   // an unverified message's number proves nothing
+        CHECK_FALSE(replay.contains("seq"));  // an unverified message's number proves nothing
 
         nm::Json change{{"type", "request"}, {"seq", 2}, {"op", "apply"}, {"ifname", b.ifname}, {"settings", nm::LinkSettings{1400, {}, {}}},
                         {"confirm_ms", 3000}};
         std::string altered_line = nm::encode_signed_message(change, s.key, nm::kClientToAgent);
         REQUIRE(altered_line.find("\"mtu\":1400") != std::string::npos);
-        altered_line.replace(altered_line.find("\"mtu\":1400"), 10, "\"mtu\":9000");   // altered after signing
+        altered_line.replace(altered_line.find("\"mtu\":1400"), 10, "\"mtu\":9000");  // altered after signing
         s.send_raw(altered_line);
         const auto altered = s.next();
         CHECK(altered.at("kind") == "auth");
@@ -410,10 +404,12 @@ TEST_CASE("Replayed, altered, unsigned, malformed and oversized messages are ref
         unchanged.check();
 
         // Well signed but malformed: refused before anything changes, with the field named.
-        const auto bad_window = s.request(nm::Json{{"op", "apply"}, {"ifname", b.ifname}, {"settings", nm::LinkSettings{9000, {}, {}}}, {"confirm_ms", "3 s"}});
+        const auto bad_window =
+            s.request(nm::Json{{"op", "apply"}, {"ifname", b.ifname}, {"settings", nm::LinkSettings{9000, {}, {}}}, {"confirm_ms", "3 s"}});
         CHECK(bad_window.at("kind") == "usage");
         CHECK(bad_window.at("message") == "bad request: \"confirm_ms\" must be an integer from 100 to 60000, got \"3 s\"");
-        const auto forever = s.request(nm::Json{{"op", "apply"}, {"ifname", b.ifname}, {"settings", nm::LinkSettings{9000, {}, {}}}, {"confirm_ms", 3600000}});
+        const auto forever =
+            s.request(nm::Json{{"op", "apply"}, {"ifname", b.ifname}, {"settings", nm::LinkSettings{9000, {}, {}}}, {"confirm_ms", 3600000}});
         CHECK(forever.at("kind") == "usage");
         const auto no_window = s.request(nm::Json{{"op", "apply"}, {"ifname", b.ifname}, {"settings", nm::LinkSettings{9000, {}, {}}}});
         CHECK(no_window.at("message") == "bad request: apply needs \"confirm_ms\"");
@@ -426,8 +422,7 @@ TEST_CASE("Replayed, altered, unsigned, malformed and oversized messages are ref
         // An oversized line ends this connection.
         const std::string big(nm::kMaxControlMessage + 100, 'x');
         CHECK_NOTHROW(nm::send_all(s.ch.fd(), big.data(), big.size(), soon(), "oversized"));
-        nm::wait_until([&] { return w.log_text().find("longer than 65536 bytes") != std::string::npos; }, 5s,
-                       "the oversized message to be logged");
+        nm::wait_until([&] { return w.log_text().find("longer than 65536 bytes") != std::string::npos; }, 5s, "the oversized message to be logged");
     }
     // An oversized first message from a stranger, then a good client: still served.
     {
@@ -459,9 +454,10 @@ TEST_CASE("read and validate do not take control: another client may read while 
     CHECK(link_mtu(b.netns, b.ifname) == "4000\n");
 }
 
-TEST_CASE("describe: the agent's host and its allowed interface's qdisc and RPS masks, as tc and sysfs show them on the peer, "
-          "another interface is refused",
-          "[integration]") {
+TEST_CASE(
+    "describe: the agent's host and its allowed interface's qdisc and RPS masks, as tc and sysfs show them on the peer, "
+    "another interface is refused",
+    "[integration]") {
     AgentWorld w(kKey);
     const auto& b = w.lab.server();
     REQUIRE(nm::test::run_in_netns(b.netns, "tc qdisc replace dev " + b.ifname + " root handle 77: pfifo limit 500").exit_status == 0);
@@ -469,7 +465,7 @@ TEST_CASE("describe: the agent's host and its allowed interface's qdisc and RPS 
     auto controller = w.connect(kKey);
     controller->apply(b.ifname, nm::LinkSettings{4000, {}, {}});
     REQUIRE(controller->confirm() == nm::ConfirmedEnd::Confirmation::Confirmed);
-    auto observer = w.connect(kKey);   // open to a client without control, as read is
+    auto observer = w.connect(kKey);  // open to a client without control, as read is
     const auto system = observer->describe(b.ifname);
     REQUIRE(system.has_value());
     CHECK(system->qdisc == "pfifo");
@@ -479,7 +475,7 @@ TEST_CASE("describe: the agent's host and its allowed interface's qdisc and RPS 
     auto cat = nm::test::run_in_netns(b.netns, "cat /sys/class/net/" + b.ifname + "/queues/rx-0/rps_cpus");
     while (!cat.output.empty() && cat.output.back() == '\n') cat.output.pop_back();
     CHECK(system->rps[0].mask == cat.output);
-    CHECK(system->irqs.empty());   // veth
+    CHECK(system->irqs.empty());  // veth
     const auto host = observer->host_info(b.ifname);
     CHECK(host.kernel == nm::read_host_info().kernel);
     CHECK(host.sysctls.count("net.ipv4.tcp_congestion_control") == 1);
@@ -488,7 +484,7 @@ TEST_CASE("describe: the agent's host and its allowed interface's qdisc and RPS 
     const auto driver = nm::test::run_command("cat /sys/devices/system/cpu/cpuidle/current_driver");
     CHECK(host.cpu_idle.has_value() == (driver.exit_status == 0));
     if (host.cpu_idle && driver.exit_status == 0) CHECK(host.cpu_idle->driver + "\n" == driver.output);
-    CHECK(host.tool.version == nm::kVersion);          // the agent's build, over the wire
+    CHECK(host.tool.version == nm::kVersion);  // the agent's build, over the wire
     CHECK(host.tool.commit == nm::source_commit());
     CHECK_FALSE(host.interface.has_value());
     // Not an allowed interface: refused by the agent (and describe() says none rather than throwing).
@@ -514,7 +510,7 @@ TEST_CASE("The client refuses an impostor: no authentication, a wrong proof, a t
     {
         nm::test::FakeAgent fake(b.netns, b.ifname, nm::SecretKey(kKey), nm::test::FakeAgent::Mode::SkipsAuth);
         CHECK_THROWS_WITH(connect(fake), Catch::Contains("does not authenticate"));
-        CHECK(fake.requests().empty());   // it never got to be asked anything
+        CHECK(fake.requests().empty());  // it never got to be asked anything
     }
     {
         nm::test::FakeAgent fake(b.netns, b.ifname, nm::SecretKey(kKey), nm::test::FakeAgent::Mode::WrongProof);
@@ -532,14 +528,16 @@ TEST_CASE("The client refuses an impostor: no authentication, a wrong proof, a t
     {
         nm::test::FakeAgent fake(b.netns, b.ifname, nm::SecretKey(kKey), nm::test::FakeAgent::Mode::MalformedApplyReply);
         auto client = connect(fake);
-        CHECK_THROWS_AS(client->apply(b.ifname, nm::LinkSettings{4000, {}, {}}), nm::Error);   // an nm::Error, not a JSON exception
+        CHECK_THROWS_AS(client->apply(b.ifname, nm::LinkSettings{4000, {}, {}}), nm::Error);  // an nm::Error, not a JSON exception
         CHECK_FALSE(client->connected());
     }
     unchanged.check();
 }
 
-TEST_CASE("The agent changes only the kinds of setting its allow-list names: others are refused by kind with nothing changed, "
-          "channels it changed are put back when the client leaves", "[integration]") {
+TEST_CASE(
+    "The agent changes only the kinds of setting its allow-list names: others are refused by kind with nothing changed, "
+    "channels it changed are put back when the client leaves",
+    "[integration]") {
     AgentWorld w(kKey, 10000ms, {"mtu", "offloads", "channels"});
     const auto& b = w.lab.server();
     const nm::test::EndsAsItBegan unchanged(b);
@@ -551,8 +549,9 @@ TEST_CASE("The agent changes only the kinds of setting its allow-list names: oth
         CHECK(client->capabilities().kinds == std::vector<std::string>{"mtu", "offloads", "channels"});
         nm::LinkSettings rps;
         rps.tuning.rps.emplace("*", std::string("0"));
-        const std::string refused = "settings control refused: rps is not a kind of setting this agent lets a client change (it allows mtu, "
-                                    "offloads, channels; start it with --allow-kinds to change that)";
+        const std::string refused =
+            "settings control refused: rps is not a kind of setting this agent lets a client change (it allows mtu, "
+            "offloads, channels; start it with --allow-kinds to change that)";
         CHECK_THROWS_WITH(client->apply(b.ifname, rps), Catch::Contains(refused));
         CHECK_THROWS_WITH(client->validate(b.ifname, rps), Catch::Contains(refused));
         nm::LinkSettings sysctl;
@@ -590,7 +589,7 @@ TEST_CASE("An unconfirmed change of RPS is rolled back by the agent within its w
         client = std::make_unique<nm::PeerControlClient>(o);
     }
     nm::LinkSettings rps;
-    rps.tuning.rps.emplace("*", std::string("0"));   // CPU 0 on every rx queue
+    rps.tuning.rps.emplace("*", std::string("0"));  // CPU 0 on every rx queue
     client->apply(b.ifname, rps);
     CHECK(rps_masks(b.netns, b.ifname) == "1 1");
     CHECK(client->await_rollback(5s));

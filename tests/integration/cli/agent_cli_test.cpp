@@ -169,14 +169,14 @@ struct AgentLab : nm::test::NeedsNetAdmin {
     /// `sweep` of dir/sweep.json from `a` against the agent at `peer` (b's IPv4 address unless named) with
     /// the key, its journal in dir/j.json and its results in dir/r.json; `extra` flags after those.
     std::vector<std::string> sweep_args(const std::vector<std::string>& extra = {}, const std::string& peer = "") const {
-        std::vector<std::string> args{"sweep", dir.file("sweep.json"), "--iface", a.ifname, "--peer", peer.empty() ? address(b.ipv4) : peer,
-                                      "--key-file", dir.file("key"), "--journal", dir.file("j.json"), "-o", dir.file("r.json")};
+        std::vector<std::string> args{
+            "sweep",      dir.file("sweep.json"), "--iface",   a.ifname,           "--peer", peer.empty() ? address(b.ipv4) : peer,
+            "--key-file", dir.file("key"),        "--journal", dir.file("j.json"), "-o",     dir.file("r.json")};
         args.insert(args.end(), extra.begin(), extra.end());
         return args;
     }
     /// sweep_args() run to its end in `a`'s namespace, bounded by `limit`.
-    nm::test::CommandResult run_sweep(std::chrono::seconds limit, const std::vector<std::string>& extra = {},
-                                      const std::string& peer = "") const {
+    nm::test::CommandResult run_sweep(std::chrono::seconds limit, const std::vector<std::string>& extra = {}, const std::string& peer = "") const {
         std::string command = nicmatrix_binary();
         for (const auto& arg : sweep_args(extra, peer)) command += " " + arg;
         return nm::test::run_in_netns(a.netns, command, limit);
@@ -220,8 +220,9 @@ TEST_CASE_METHOD(AgentLab, "sweep --peer: an agent without a key makes the sweep
     const auto r = run_sweep(std::chrono::seconds(30));
     // A client holding a key uses only an agent that proves it holds the same key (exit 1).
     CHECK(r.exit_status == 1);
-    CHECK(r.output == "nicmatrix: peer agent " + address(b.ipv4) + ":5301 does not authenticate (it was started without --key-file, or it "
-                      "is not a nicmatrix agent); a client holding a key uses only an agent that proves it holds the same key\n");
+    CHECK(r.output == "nicmatrix: peer agent " + address(b.ipv4) +
+                          ":5301 does not authenticate (it was started without --key-file, or it "
+                          "is not a nicmatrix agent); a client holding a key uses only an agent that proves it holds the same key\n");
     unchanged.check();
 
     // `run --key-file` wants the server to prove it holds the key; this one cannot.
@@ -247,14 +248,15 @@ TEST_CASE_METHOD(AgentLab, "sweep --peer: a client killed with SIGKILL mid-sweep
     CHECK(agent->output().find("restored " + b.ifname + " after") != std::string::npos);
 
     // `run --key-file` with the agent's key: it proves itself and the test runs.
-    const auto run = nm::test::run_in_netns(a.netns, nicmatrix_binary() + " run -c " + address(b.ipv4) + " -t 0.3 --json --key-file " +
-                                                         dir.file("key"));
+    const auto run =
+        nm::test::run_in_netns(a.netns, nicmatrix_binary() + " run -c " + address(b.ipv4) + " -t 0.3 --json --key-file " + dir.file("key"));
     CHECK(run.exit_status == 0);
 }
 
-TEST_CASE_METHOD(BridgedAgentLab, "sweep --peer: a change that cuts the path (jumbo MTU through a 1500-byte bridge) is rolled back on both ends and the "
-          "sweep goes on",
-          "[integration]") {
+TEST_CASE_METHOD(BridgedAgentLab,
+                 "sweep --peer: a change that cuts the path (jumbo MTU through a 1500-byte bridge) is rolled back on both ends and the "
+                 "sweep goes on",
+                 "[integration]") {
     nm::test::wait_for_lab_path(lab.info());
     write_file(dir.file("sweep.json"), config("9000, 1500", 1));
     const BothEnds unchanged(a, b);
@@ -278,7 +280,7 @@ TEST_CASE_METHOD(BridgedAgentLab, "sweep --peer: a change that cuts the path (ju
 }
 
 TEST_CASE_METHOD(AgentLab, "sweep --peer NAME -6 through the agent: the name resolves to the peer's IPv6 address and the sweep runs over IPv6",
-          "[integration]") {
+                 "[integration]") {
     nm::test::wait_for_lab_path(lab.info());
     // `ip netns exec` shows /etc/netns/NS/hosts as /etc/hosts inside NS: the name exists only there.
     const std::filesystem::path etc = "/etc/netns/" + a.netns;
@@ -331,9 +333,10 @@ TEST_CASE_METHOD(AgentLab, "sweep --peer NAME -6 through the agent: the name res
         CHECK(iface.at("driver_version") == line(ns, "ethtool -i " + ifname + " | awk '/^version:/{print $2}'").output);
         const auto& sys = iface.at("system");
         REQUIRE(sys.is_object());
-        const std::string qdisc = "qdisc " + sys.at("qdisc").at("kind").get<std::string>() + " " + sys.at("qdisc").at("handle").get<std::string>() + " root";
+        const std::string qdisc =
+            "qdisc " + sys.at("qdisc").at("kind").get<std::string>() + " " + sys.at("qdisc").at("handle").get<std::string>() + " root";
         CHECK(line(ns, "tc qdisc show dev " + ifname + " root").output.rfind(qdisc, 0) == 0);
-        CHECK(sys.at("irqs").empty());   // veth
+        CHECK(sys.at("irqs").empty());  // veth
         CHECK(sys.at("numa_node").is_null());
         REQUIRE_FALSE(sys.at("rps_cpus").empty());
         CHECK(sys.at("rps_cpus")[0].at("mask") == line(ns, "cat /sys/class/net/" + ifname + "/queues/rx-0/rps_cpus").output);
@@ -342,14 +345,14 @@ TEST_CASE_METHOD(AgentLab, "sweep --peer NAME -6 through the agent: the name res
     unchanged.check();
 }
 
-TEST_CASE_METHOD(AgentLab, "sweep --key-file refuses an impostor agent that skips authentication or cannot prove the key: exit 1, nothing changed "
-          "on either end",
-          "[integration]") {
+TEST_CASE_METHOD(AgentLab,
+                 "sweep --key-file refuses an impostor agent that skips authentication or cannot prove the key: exit 1, nothing changed "
+                 "on either end",
+                 "[integration]") {
     write_file(dir.file("sweep.json"), config("4000", 1));
     // Each impostor, and what the sweep says of it.
     const std::pair<nm::test::FakeAgent::Mode, const char*> impostors[] = {
-        {nm::test::FakeAgent::Mode::SkipsAuth, "does not authenticate"},
-        {nm::test::FakeAgent::Mode::WrongProof, "could not prove it holds the key"}};
+        {nm::test::FakeAgent::Mode::SkipsAuth, "does not authenticate"}, {nm::test::FakeAgent::Mode::WrongProof, "could not prove it holds the key"}};
     const BothEnds unchanged(a, b);
     for (const auto& [mode, says] : impostors) {
         nm::test::FakeAgent fake(b.netns, b.ifname, nm::SecretKey(kKey), mode);
@@ -357,24 +360,26 @@ TEST_CASE_METHOD(AgentLab, "sweep --key-file refuses an impostor agent that skip
         INFO(r.output);
         CHECK(r.exit_status == 1);
         CHECK_THAT(r.output, Catch::Contains(says));
-        CHECK(fake.requests().empty());   // no request was sent, signed or not
+        CHECK(fake.requests().empty());  // no request was sent, signed or not
         CHECK_FALSE(std::filesystem::exists(dir.file("r.json")));
     }
     unchanged.check();
 }
 
-TEST_CASE_METHOD(AgentLab, "sweep --peer: a tampered or malformed agent reply stops the sweep cleanly: exit 1, the local side restored, no cell "
-          "recorded under settings it did not have",
-          "[integration]") {
+TEST_CASE_METHOD(AgentLab,
+                 "sweep --peer: a tampered or malformed agent reply stops the sweep cleanly: exit 1, the local side restored, no cell "
+                 "recorded under settings it did not have",
+                 "[integration]") {
     write_file(dir.file("sweep.json"), config("4000", 1));
     const BothEnds unchanged(a, b);
     for (const auto mode : {nm::test::FakeAgent::Mode::TampersApplyReply, nm::test::FakeAgent::Mode::MalformedApplyReply}) {
         nm::test::FakeAgent fake(b.netns, b.ifname, nm::SecretKey(kKey), mode);
         const auto r = sweep_against(fake);
         INFO(r.output);
-        CHECK(r.exit_status == 1);   // not 134 (std::terminate)
+        CHECK(r.exit_status == 1);  // not 134 (std::terminate)
         CHECK(r.output.find("nicmatrix: sweep stopped: lost the peer agent: not reconnecting to peer agent") != std::string::npos);
-        CHECK(r.output.find(mode == nm::test::FakeAgent::Mode::TampersApplyReply ? "sent a message with a bad MAC" : "malformed") != std::string::npos);
+        CHECK(r.output.find(mode == nm::test::FakeAgent::Mode::TampersApplyReply ? "sent a message with a bad MAC" : "malformed") !=
+              std::string::npos);
         // The local end had its half of the cell applied before the peer's reply came: it is back.
         unchanged.a.check();
         const auto results = read_json(dir.file("r.json"));
@@ -386,9 +391,10 @@ TEST_CASE_METHOD(AgentLab, "sweep --peer: a tampered or malformed agent reply st
     unchanged.b.check();
 }
 
-TEST_CASE_METHOD(AgentLab, "sweep --peer: the agent killed with SIGKILL mid-sweep ends the sweep within 30 s with the local side restored and a "
-          "valid file of the finished cells",
-          "[integration]") {
+TEST_CASE_METHOD(AgentLab,
+                 "sweep --peer: the agent killed with SIGKILL mid-sweep ends the sweep within 30 s with the local side restored and a "
+                 "valid file of the finished cells",
+                 "[integration]") {
     write_file(dir.file("sweep.json"), config("1500, 4000, 6000", 1));
     const BothEnds unchanged(a, b);
     auto agent = keyed_agent();
@@ -415,7 +421,7 @@ TEST_CASE_METHOD(AgentLab, "sweep --peer: the agent killed with SIGKILL mid-swee
 }
 
 TEST_CASE_METHOD(AgentLab, "sweep --peer: the agent killed and restarted mid-sweep: the sweep reconnects, runs the cut cell again and finishes",
-          "[integration]") {
+                 "[integration]") {
     write_file(dir.file("sweep.json"), config("1500, 4000, 6000", 1));
     const BothEnds unchanged(a, b);
     auto agent = keyed_agent();
@@ -458,8 +464,10 @@ std::string queues_seen(const std::string& netns, const std::string& ifname) {
 
 }  // namespace
 
-TEST_CASE_METHOD(AgentLab, "sweep --peer: the agent changes the peer's channels and RPS cell by cell, as ethtool -l and rps_cpus in its namespace "
-          "show, and puts them back", "[integration]") {
+TEST_CASE_METHOD(AgentLab,
+                 "sweep --peer: the agent changes the peer's channels and RPS cell by cell, as ethtool -l and rps_cpus in its namespace "
+                 "show, and puts them back",
+                 "[integration]") {
     write_file(dir.file("sweep.json"), peer_tuning_config(1.5));
     const BothEnds unchanged(a, b);
     const auto before_b = queues_seen(b.netns, b.ifname);
@@ -487,9 +495,13 @@ TEST_CASE_METHOD(AgentLab, "sweep --peer: the agent changes the peer's channels 
         std::chrono::seconds(120), "the sweep to finish");
     INFO(sweep.output());
     REQUIRE(status == 0);
-    for (const std::string& want : std::vector<std::string>{"RX: 1 TX: 1 | 0", "RX: 1 TX: 1 | " + all_mask.str(),
-                                                            "RX: 2 TX: 2 | " + all_mask.str() + " " + all_mask.str()}) {
-        INFO("seen: " << [&] { std::string t; for (const auto& x : seen) t += "[" + x + "] "; return t; }());
+    for (const std::string& want :
+         std::vector<std::string>{"RX: 1 TX: 1 | 0", "RX: 1 TX: 1 | " + all_mask.str(), "RX: 2 TX: 2 | " + all_mask.str() + " " + all_mask.str()}) {
+        INFO("seen: " << [&] {
+            std::string t;
+            for (const auto& x : seen) t += "[" + x + "] ";
+            return t;
+        }());
         CHECK(seen.count(want) == 1);
     }
     // Each cell records what the peer had, under its labels.
@@ -503,30 +515,34 @@ TEST_CASE_METHOD(AgentLab, "sweep --peer: the agent changes the peer's channels 
         const uint64_t n = c.spec.axes.at("channels") == "ch1" ? 1 : 2;
         CHECK(c.applied_remote->tuning->channels.at("rx") == n);
         CHECK(c.applied_remote->tuning->rps.size() == n);
-        for (const auto& [queue, list] : c.applied_remote->tuning->rps) CHECK(list == (c.spec.axes.at("rps") == "rps-all" ? "0-" + std::to_string(cpus - 1) : "none"));
+        for (const auto& [queue, list] : c.applied_remote->tuning->rps)
+            CHECK(list == (c.spec.axes.at("rps") == "rps-all" ? "0-" + std::to_string(cpus - 1) : "none"));
     }
     // Afterwards both ends are as they were.
     nm::wait_until([&] { return queues_seen(b.netns, b.ifname) == before_b; }, std::chrono::seconds(5), "the peer's queues to be back");
     unchanged.check();
 }
 
-TEST_CASE_METHOD(AgentLab, "sweep --peer: an agent whose allow-list does not name channels and RPS refuses the sweep (exit 2, the kind named) "
-          "before anything changes", "[integration]") {
+TEST_CASE_METHOD(AgentLab,
+                 "sweep --peer: an agent whose allow-list does not name channels and RPS refuses the sweep (exit 2, the kind named) "
+                 "before anything changes",
+                 "[integration]") {
     write_file(dir.file("sweep.json"), peer_tuning_config(0.5));
     const BothEnds unchanged(a, b);
     const auto agent = keyed_agent({"--allow-kinds", "mtu,offloads"});
 
     const auto r = run_sweep(std::chrono::seconds(30));
     CHECK(r.exit_status == 2);
-    CHECK(r.output == "nicmatrix: sweep peer-queues: the config changes channels on the peer, which its agent does not let a client change "
-                      "(it allows mtu, offloads); start the agent with --allow-kinds naming channels, or set \"apply_to\" for channels to "
-                      "\"local\"\n");
+    CHECK(r.output ==
+          "nicmatrix: sweep peer-queues: the config changes channels on the peer, which its agent does not let a client change "
+          "(it allows mtu, offloads); start the agent with --allow-kinds naming channels, or set \"apply_to\" for channels to "
+          "\"local\"\n");
     unchanged.check();
     CHECK_FALSE(std::filesystem::exists(dir.file("r.json")));
 
     // An unknown kind is a usage error of serve itself.
-    const auto bad = nm::test::run_in_netns(b.netns, nicmatrix_binary() + " serve --allow-control " + b.ifname + " --key-file " +
-                                                         dir.file("key") + " --allow-kinds mtu,ring --port 5399");
+    const auto bad = nm::test::run_in_netns(b.netns, nicmatrix_binary() + " serve --allow-control " + b.ifname + " --key-file " + dir.file("key") +
+                                                         " --allow-kinds mtu,ring --port 5399");
     CHECK(bad.exit_status == 2);
     // The error quotes the whole list, not the item the CLI split off.
     CHECK(bad.output.find("--allow-kinds mtu,ring: unknown kind \"ring\"") != std::string::npos);
@@ -561,9 +577,10 @@ std::string nested(size_t levels) { return std::string(levels, '[') + std::strin
 
 }  // namespace
 
-TEST_CASE_METHOD(AgentLab, "JSON nested 30000 deep before authentication gets an error or a close, the agent keeps running and a sweep against "
-          "it works (review finding 9)",
-          "[integration]") {
+TEST_CASE_METHOD(AgentLab,
+                 "JSON nested 30000 deep before authentication gets an error or a close, the agent keeps running and a sweep against "
+                 "it works (review finding 9)",
+                 "[integration]") {
     write_file(dir.file("sweep.json"), config("4000", 0.5));
     // The key makes tests authenticate too: the second message of a test is checked under its key.
     auto agent = keyed_agent();
@@ -576,9 +593,9 @@ TEST_CASE_METHOD(AgentLab, "JSON nested 30000 deep before authentication gets an
     const auto deep_auth = exchange_raw(lab, {R"({"v":)" + v + R"(,"type":"control_hello","client_nonce":")" + nonce + "\"}\n",
                                               R"({"v":)" + v + R"(,"type":"auth","mac":)" + nested(30000) + "}\n"});
     // A test's hello, then an auth 30000 deep (a95a16e copied and dumped it to check its MAC).
-    const auto deep_test = exchange_raw(lab, {R"({"v":)" + v + R"(,"type":"hello","client_nonce":")" + nonce + "\"}\n",
-                                              R"({"v":)" + v + R"(,"type":"auth","seq":1,"spec":)" + nested(30000) + R"(,"mac":")" +
-                                                  std::string(64, '0') + "\"}\n"});
+    const auto deep_test =
+        exchange_raw(lab, {R"({"v":)" + v + R"(,"type":"hello","client_nonce":")" + nonce + "\"}\n",
+                           R"({"v":)" + v + R"(,"type":"auth","seq":1,"spec":)" + nested(30000) + R"(,"mac":")" + std::string(64, '0') + "\"}\n"});
     for (const auto* answers : {&deep_version, &deep_auth, &deep_test}) {
         INFO((answers->empty() ? std::string() : answers->back().substr(0, 300)));
         REQUIRE_FALSE(answers->empty());
@@ -603,15 +620,19 @@ TEST_CASE_METHOD(AgentLab, "JSON nested 30000 deep before authentication gets an
     REQUIRE_FALSE(agent->poll_exit(status));
 }
 
-TEST_CASE_METHOD(AgentLab, "serve --allow-control, a key holder's setting names that would form paths are refused, and nothing outside the "
-          "interface changes (canary files, lo's MTU, ip_forward, core_pattern)",
-          "[integration]") {
+TEST_CASE_METHOD(AgentLab,
+                 "serve --allow-control, a key holder's setting names that would form paths are refused, and nothing outside the "
+                 "interface changes (canary files, lo's MTU, ip_forward, core_pattern)",
+                 "[integration]") {
     write_file(dir.file("canary"), "XXXXXXXX");
     write_file(dir.file("rps_cpus"), "XXXXXXXX");
     const auto outside = [&] {
-        return nm::test::run_in_netns(b.netns, "sh -c 'cat /sys/class/net/lo/mtu /proc/sys/net/ipv4/ip_forward /proc/sys/kernel/core_pattern; "
-                                               "cat /sys/class/net/" + b.ifname + "/queues/rx-0/rps_cpus /sys/class/net/" + b.ifname +
-                                               "/gro_flush_timeout; ip link show dev " + b.ifname + "'").output;
+        return nm::test::run_in_netns(b.netns,
+                                      "sh -c 'cat /sys/class/net/lo/mtu /proc/sys/net/ipv4/ip_forward /proc/sys/kernel/core_pattern; "
+                                      "cat /sys/class/net/" +
+                                          b.ifname + "/queues/rx-0/rps_cpus /sys/class/net/" + b.ifname + "/gro_flush_timeout; ip link show dev " +
+                                          b.ifname + "'")
+            .output;
     };
     const std::string before = outside();
     const auto agent = keyed_agent();
@@ -619,15 +640,12 @@ TEST_CASE_METHOD(AgentLab, "serve --allow-control, a key holder's setting names 
     const auto apply = [&](const std::string& tuning) {
         return R"({"op": "apply", "ifname": ")" + b.ifname + R"(", "confirm_ms": 60000, "settings": {"tuning": )" + tuning + "}}\n";
     };
-    const std::string requests = apply(R"({"napi": {")" + up + dir.file("canary") + R"(": 7}})") +
-                                 apply(R"({"napi": {"../lo/mtu": 1280}})") +
+    const std::string requests = apply(R"({"napi": {")" + up + dir.file("canary") + R"(": 7}})") + apply(R"({"napi": {"../lo/mtu": 1280}})") +
                                  apply(R"({"napi": {")" + up + R"(/proc/sys/net/ipv4/ip_forward": 1}})") +
                                  apply(R"({"rps": {")" + up + dir.path.string() + R"(": "1"}})") +
-                                 apply(R"({"xps": {"tx-0\u0000/../../../lo": "1"}})") +
-                                 apply(R"({"rps": {"rx-9": "1"}})") +
+                                 apply(R"({"xps": {"tx-0\u0000/../../../lo": "1"}})") + apply(R"({"rps": {"rx-9": "1"}})") +
                                  apply(R"({"irq_affinity": {"../../../proc/sys/kernel/core_pattern": "0"}})") +
-                                 apply(R"({"sysctl": {"kernel.core_pattern": "|/bin/false"}})") +
-                                 apply(R"({"qdisc": {"kind": "netem"}})");
+                                 apply(R"({"sysctl": {"kernel.core_pattern": "|/bin/false"}})") + apply(R"({"qdisc": {"kind": "netem"}})");
     write_file(dir.file("requests"), requests);
     const auto r = nm::test::run_in_netns(lab.client().netns, std::string(NM_SOURCE_DIR) + "/tests/support/agent_client.py " + address(b.ipv4) +
                                                                   " 5301 " + dir.file("key") + " < " + dir.file("requests"));
@@ -650,18 +668,21 @@ TEST_CASE_METHOD(AgentLab, "serve --allow-control, a key holder's setting names 
     CHECK(outside() == before);
 }
 
-TEST_CASE_METHOD(AgentLab, "sweep --peer: an agent whose /sys is read-only (as under the packaged unit's ProtectKernelTunables) does not offer RPS, "
-          "names it unavailable, and the sweep makes the RPS cells infeasible before anything changes on either end", "[integration]") {
+TEST_CASE_METHOD(AgentLab,
+                 "sweep --peer: an agent whose /sys is read-only (as under the packaged unit's ProtectKernelTunables) does not offer RPS, "
+                 "names it unavailable, and the sweep makes the RPS cells infeasible before anything changes on either end",
+                 "[integration]") {
     write_file(dir.file("sweep.json"), peer_tuning_config(0.5));
     const BothEnds unchanged(a, b);
     const auto before_b = queues_seen(b.netns, b.ifname);
     // The agent in a mount namespace of its own whose /sys mount is read-only, the rest as start_agent.
     const std::string serve = nicmatrix_binary() + " serve --journal " + dir.file("agent-journal.json") + " --heartbeat-timeout 1 --allow-control " +
                               b.ifname + " --key-file " + dir.file("key");
-    Spawned agent({"ip", "netns", "exec", b.netns, "unshare", "-m", "--propagation", "private", "sh", "-c",
-                   "mount -o remount,bind,ro /sys && exec " + serve},
-                  dir.file("agent.log"));
-    nm::wait_until([&] { return agent.output().find("nicmatrix serve: settings") != std::string::npos; }, std::chrono::seconds(5), "the agent to start");
+    Spawned agent(
+        {"ip", "netns", "exec", b.netns, "unshare", "-m", "--propagation", "private", "sh", "-c", "mount -o remount,bind,ro /sys && exec " + serve},
+        dir.file("agent.log"));
+    nm::wait_until([&] { return agent.output().find("nicmatrix serve: settings") != std::string::npos; }, std::chrono::seconds(5),
+                   "the agent to start");
     INFO(agent.output());
     CHECK(agent.output().find("of the kinds mtu, offloads, channels, rings, coalesce, qdisc\n") != std::string::npos);
     CHECK(agent.output().find("rps is allowed but cannot be changed here, so it is not offered: " + b.ifname + ": /sys/class/net/" + b.ifname +

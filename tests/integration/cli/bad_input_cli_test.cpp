@@ -41,9 +41,9 @@ TEST_CASE_METHOD(nm::test::LabFixture, "Every bad config gives its exact error, 
         const auto file = entry.path().string();
         auto expected = read_text(std::filesystem::path(entry.path()).replace_extension(".expected"));
         INFO(file);
-        const auto r = run_in_netns(a.netns, nicmatrix_binary() + " sweep " + file + " --iface " + a.ifname +
-                                                 " --peer 198.18.0.2 --key-file /nonexistent -o " + dir.file("r.json") +
-                                                 " --journal " + dir.file("j.json"));
+        const auto r =
+            run_in_netns(a.netns, nicmatrix_binary() + " sweep " + file + " --iface " + a.ifname + " --peer 198.18.0.2 --key-file /nonexistent -o " +
+                                      dir.file("r.json") + " --journal " + dir.file("j.json"));
         CHECK(r.exit_status == 2);
         CHECK(r.output == "nicmatrix: " + file + ": " + expected);
         ++checked;
@@ -103,9 +103,11 @@ TEST_CASE_METHOD(nm::test::LabFixture, "Bad invocations of sweep and serve give 
         {"sweep " + cfg + " --lab --time-budget 30m1h" + journal,
          "nicmatrix: --time-budget 30m1h: expected a duration like 600 (seconds), 90s, 15m or 1h30m, above 0\n"},
         {"sweep " + cfg + " --lab --seed abc" + journal, "Could not convert: --seed = abc\nRun with --help for more information.\n"},
-        {"compare " + cfg + " " + cfg + " --confidence 100", "--confidence: Value 100 not in range 50.000000 to 99.900000\nRun with --help for more information.\n"},
+        {"compare " + cfg + " " + cfg + " --confidence 100",
+         "--confidence: Value 100 not in range 50.000000 to 99.900000\nRun with --help for more information.\n"},
         {"serve --heartbeat-timeout 0", "--heartbeat-timeout: Value 0 not in range 0.100000 to 3600.000000\nRun with --help for more information.\n"},
-        {"serve --port 0 --journal " + dir.file("aj.json") + " --allow-control nosuch0", "nicmatrix: --allow-control nosuch0: no such interface: nosuch0\n"},
+        {"serve --port 0 --journal " + dir.file("aj.json") + " --allow-control nosuch0",
+         "nicmatrix: --allow-control nosuch0: no such interface: nosuch0\n"},
         {"serve --port 0 --journal " + dir.file("aj.json") + " --allow-control nm-a --key-file " + dir.file("short"),
          "nicmatrix: key file " + dir.file("short") + ": 5 bytes; at least 32 (make one with: head -c 32 /dev/urandom > " + dir.file("short") +
              ")\n"},

@@ -70,10 +70,10 @@ std::map<std::string, int> engine_thread_cpus(pid_t pid) {
         if (open == std::string::npos || close == std::string::npos) continue;
         const std::string comm = text.substr(open + 1, close - open - 1);
         if (comm.rfind("nm-send-", 0) != 0 && comm.rfind("nm-recv-", 0) != 0) continue;
-        std::istringstream f(text.substr(close + 2));   // field 3 onwards
+        std::istringstream f(text.substr(close + 2));  // field 3 onwards
         std::vector<std::string> fields;
         for (std::string x; f >> x;) fields.push_back(x);
-        if (fields.size() >= 37) out[comm + "/" + e->d_name] = std::stoi(fields[36]);   // field 39
+        if (fields.size() >= 37) out[comm + "/" + e->d_name] = std::stoi(fields[36]);  // field 39
     }
     ::closedir(d);
     return out;
@@ -136,7 +136,7 @@ TEST_CASE_METHOD(PinnedLab, "run -A 0,1 pins the client's engine threads to CPU 
             server_threads.insert(thread);
             server_seen.insert(cpu);
         }
-        std::this_thread::sleep_for(std::chrono::milliseconds(20));   // a sampling period, not a wait for an event
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));  // a sampling period, not a wait for an event
     }
     REQUIRE(client.wait(std::chrono::seconds(10)) == 0);
     const auto res = json::parse(client.output());
@@ -175,7 +175,7 @@ TEST_CASE("run -A with a CPU that does not exist: exit 2 naming the CPU and the 
     r = nm::test::run_command(run_command_line(lab, "-t 0.5 -A 0,1,2"));
     CHECK(r.exit_status == 2);
     CHECK_THAT(r.output, Catch::Contains("-A/--affinity"));
-    CHECK(nm::test::run_command(run_command_line(lab, "-t 0.3")).exit_status == 0);   // still serving
+    CHECK(nm::test::run_command(run_command_line(lab, "-t 0.3")).exit_status == 0);  // still serving
 }
 
 TEST_CASE("per_cpu against /proc/stat read by the test around the same run, the pinned CPU is the busy one", "[integration][serial]") {
@@ -209,7 +209,8 @@ TEST_CASE("per_cpu against /proc/stat read by the test around the same run, the 
             const double inner = c.at("busy_pct").get<double>() / 100 * window_s;
             const double outer = (after.at(cpu).first - before.at(cpu).first) / hz;
             const double slack = 6 / hz + 0.02 * window_s;
-            INFO("cpu " << cpu << ": engine window " << inner << " s busy of " << window_s << " s; test " << outer << " s busy of " << outer_s << " s");
+            INFO("cpu " << cpu << ": engine window " << inner << " s busy of " << window_s << " s; test " << outer << " s busy of " << outer_s
+                        << " s");
             CHECK(inner <= outer + slack);
             CHECK(outer - inner <= (outer_s - window_s) + slack);
             for (const char* f : {"user_pct", "sys_pct", "irq_pct", "softirq_pct", "steal_pct"}) {
@@ -275,16 +276,17 @@ TEST_CASE("sweep --lab with affinity: a CPU that does not exist stops it before 
     };
     // Other tests make and remove namespaces meanwhile: look for this lab's own.
     const std::string lab = nm::test::unique_name();
-    auto r = nm::test::run_command(nicmatrix_binary() + " sweep " + write("bad.json", R"({"server": [)" + none + "]}") + " --lab --lab-name " +
-                                   lab + " -o " + dir.file("bad-r.json"));
+    auto r = nm::test::run_command(nicmatrix_binary() + " sweep " + write("bad.json", R"({"server": [)" + none + "]}") + " --lab --lab-name " + lab +
+                                   " -o " + dir.file("bad-r.json"));
     CHECK(r.exit_status == 2);
     CHECK_THAT(r.output, Catch::Contains("affinity: server CPU " + none + " does not exist on this host"));
     CHECK_FALSE(std::filesystem::exists(dir.file("bad-r.json")));
-    CHECK(nm::test::netns_named(lab).empty());   // no lab was made
+    CHECK(nm::test::netns_named(lab).empty());  // no lab was made
 
     const unsigned last = std::thread::hardware_concurrency() - 1;
     r = nm::test::run_command(nicmatrix_binary() + " sweep " + write("ok.json", R"({"client": [0], "server": [)" + std::to_string(last) + "]}") +
-                              " --lab -q -o " + dir.file("ok-r.json"), std::chrono::seconds(120));
+                                  " --lab -q -o " + dir.file("ok-r.json"),
+                              std::chrono::seconds(120));
     INFO(r.output);
     REQUIRE(r.exit_status == 0);
     const auto res = json::parse(read_file(dir.file("ok-r.json")));
@@ -320,7 +322,9 @@ std::map<unsigned, uint64_t> read_net_rx() {
 
 }  // namespace
 
-TEST_CASE_METHOD(PinnedLab, "receive_path against /proc/softirqs read by the test around the same run, the socket's softirq CPU among those that ran NET_RX", "[integration]") {
+TEST_CASE_METHOD(PinnedLab,
+                 "receive_path against /proc/softirqs read by the test around the same run, the socket's softirq CPU among those that ran NET_RX",
+                 "[integration]") {
     const auto before = read_net_rx();
     const auto r = nm::test::run_command(run_command_line(lab, "-t 1.5 -A 0,1 --json"));
     const auto after = read_net_rx();

@@ -214,8 +214,10 @@ TEST_CASE_METHOD(ClientUnderChange, "set tx=off takes TCP segmentation along as 
 TEST_CASE_METHOD(ClientUnderChange, "set applies several features and the MTU at once, ethtool -k and ip -d link agree", "[integration]") {
     const std::string path = GENERATE(as<std::string>{}, "", " --ioctl");
 
-    const json report = run_json(nm_cmd(a, "set", "--mtu 9000 --feature gso=off --feature generic-receive-offload=on "
-                                                  "--feature rx-gro-list=on --feature sg=on --json --journal " + journal + path));
+    const json report = run_json(nm_cmd(a, "set",
+                                        "--mtu 9000 --feature gso=off --feature generic-receive-offload=on "
+                                        "--feature rx-gro-list=on --feature sg=on --json --journal " +
+                                            journal + path));
     CHECK(report.at("mtu").at("outcome") == "applied");
     CHECK(change_of(report, "tx-generic-segmentation")->at("outcome") == "applied");
     CHECK(change_of(report, "rx-gro")->at("outcome") == "applied");
@@ -236,8 +238,7 @@ TEST_CASE_METHOD(ClientUnderChange, "set applies several features and the MTU at
     unchanged.check();
 }
 
-TEST_CASE_METHOD(ClientUnderChange, "A process SIGKILLed after changing offloads and MTU leaves a journal that restore undoes",
-                 "[integration]") {
+TEST_CASE_METHOD(ClientUnderChange, "A process SIGKILLed after changing offloads and MTU leaves a journal that restore undoes", "[integration]") {
     int ready[2];
     REQUIRE(::pipe(ready) == 0);
     const pid_t child = ::fork();
@@ -302,15 +303,13 @@ TEST_CASE_METHOD(ClientUnderChange, "Bad input gets a clear error, the right exi
     expect(nm_cmd(a, "set", "--mtu 70000 --feature gso=off" + j), 2, {"70000", "68..65535", a.ifname});
     expect(nm_cmd(a, "set", "--mtu 60" + j), 2, {"68..65535"});
     expect(nm_cmd(a, "set", "--mtu 60 --ioctl" + j), 2, {"68..65535"});
-    expect(nicmatrix_binary() + " set nm-a --netns " + nm::test::unique_name("nope") + " --feature gso=off" + j, 2,
-           {"does not exist"});
+    expect(nicmatrix_binary() + " set nm-a --netns " + nm::test::unique_name("nope") + " --feature gso=off" + j, 2, {"does not exist"});
     // A fixed feature is refused (exit 1) and reported as fixed; nothing else moves.
     expect(nm_cmd(a, "set", "--feature lro=on" + j), 1, {"rx-lro", "fixed"});
     expect(nm_cmd(a, "set", "--feature tx-checksum-ipv4=on --ioctl" + j), 1, {"tx-checksum-ipv4", "fixed"});
     // Without CAP_NET_ADMIN the kernel refuses (exit 1), before anything changes.
     expect("capsh --drop=cap_net_admin -- -c '" + nm_cmd(a, "set", "--feature gso=off" + j) + "'", 1, {"not permitted"});
-    expect("capsh --drop=cap_net_admin -- -c '" + nm_cmd(a, "set", "--mtu 9000 --feature gso=off" + j) + "'", 1,
-           {"not permitted", "mtu"});
+    expect("capsh --drop=cap_net_admin -- -c '" + nm_cmd(a, "set", "--mtu 9000 --feature gso=off" + j) + "'", 1, {"not permitted", "mtu"});
     expect("capsh --drop=cap_net_admin -- -c '" + nm_cmd(a, "set", "--feature gso=off --ioctl" + j) + "'", 1, {"not permitted"});
     run_command(nicmatrix_binary() + " restore --journal " + journal);
     unchanged.check();
@@ -328,7 +327,7 @@ TEST_CASE("DeviceControl reads link details and counters that ip -s link agrees 
     CHECK(s.speed_mbps == 10000u);
     CHECK(s.duplex == "full");
     CHECK(s.channels.at("rx_max") >= 1);
-    CHECK(s.rings.empty());      // veth has no ring parameters: EOPNOTSUPP is an empty map
+    CHECK(s.rings.empty());  // veth has no ring parameters: EOPNOTSUPP is an empty map
     CHECK(s.coalesce.empty());
     const auto ips = run_in_netns(a.netns, "ip -s -s link show " + a.ifname).output;
     std::smatch m;
@@ -349,7 +348,7 @@ TEST_CASE("DeviceControl's identity of an interface is what ip and the namespace
     const json link = json::parse(run_in_netns(a.netns, "ip -j -d link show dev " + a.ifname).output).at(0);
     CHECK(s.identity.ifindex == link.at("ifindex").get<int>());
     CHECK(s.identity.kind == link.at("linkinfo").at("info_kind").get<std::string>());
-    CHECK(s.identity.perm_address.empty());   // ip prints "permaddr" only for devices that have one; a veth has none
+    CHECK(s.identity.perm_address.empty());  // ip prints "permaddr" only for devices that have one; a veth has none
     CHECK_FALSE(link.contains("permaddr"));
     CHECK(std::to_string(s.identity.netns_ino) + "\n" == run_command("stat -L -c %i /run/netns/" + a.netns).output);
     const auto names = device.link_names();

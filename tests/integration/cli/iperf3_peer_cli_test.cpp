@@ -35,8 +35,7 @@ namespace {
 // and reaped when the test's scope ends), its log in `log`. Waits (by a deadline) until it listens.
 class Iperf3Server {
 public:
-    Iperf3Server(const std::string& netns, const std::string& log, bool json_log)
-        : netns_(netns), log_(log), process_(args(netns, log, json_log)) {
+    Iperf3Server(const std::string& netns, const std::string& log, bool json_log) : netns_(netns), log_(log), process_(args(netns, log, json_log)) {
         nm::wait_until([&] { return !run_in_netns(netns_, "ss -Hltn 'sport = :5201'").output.empty(); }, std::chrono::milliseconds(5000),
                        "iperf3 -s to listen in " + netns_);
     }
@@ -86,9 +85,10 @@ std::string installed_iperf3_version() {
 }
 
 json run_json(const nm::test::ScopedLab& lab, const std::string& args) {
-    const auto r = run_in_netns(lab.client().netns, nicmatrix_binary() + " run -c " + nm::strip_prefix(lab.server().ipv4) +
-                                                        " --peer-kind iperf3 --json " + args + " 2>/dev/null",
-                                std::chrono::seconds(30));
+    const auto r =
+        run_in_netns(lab.client().netns,
+                     nicmatrix_binary() + " run -c " + nm::strip_prefix(lab.server().ipv4) + " --peer-kind iperf3 --json " + args + " 2>/dev/null",
+                     std::chrono::seconds(30));
     INFO(r.output);
     REQUIRE(r.exit_status == 0);
     return json::parse(r.output);
@@ -109,7 +109,8 @@ struct Iperf3Lab : nm::test::NeedsNetAdmin, NeedsIperf3 {
 
 }  // namespace
 
-TEST_CASE_METHOD(Iperf3Lab, "run --peer-kind iperf3 against Debian's iperf3 -s, figures checked against its own log and the kernel's counters", "[integration]") {
+TEST_CASE_METHOD(Iperf3Lab, "run --peer-kind iperf3 against Debian's iperf3 -s, figures checked against its own log and the kernel's counters",
+                 "[integration]") {
     Iperf3Server server(lab.server().netns, dir.file("iperf3.json"), true);
     const uint64_t rx_before = rx_bytes(lab.server());
     const json res = run_json(lab, "-t 1.5 -P 2");
@@ -118,7 +119,7 @@ TEST_CASE_METHOD(Iperf3Lab, "run --peer-kind iperf3 against Debian's iperf3 -s, 
     CHECK(res.at("status") == "ok");
     const auto& peer = res.at("peer");
     CHECK(peer.at("kind") == "iperf3");
-    CHECK(peer.at("version") == installed_iperf3_version());   // a --json server tells it
+    CHECK(peer.at("version") == installed_iperf3_version());  // a --json server tells it
     CHECK(peer.at("told").at("time_s") == 2);
     REQUIRE(peer.at("streams").size() == 2);
     CHECK(peer.at("streams")[1].at("id") == 3);
@@ -152,7 +153,7 @@ TEST_CASE_METHOD(Iperf3Lab, "run --peer-kind iperf3 -R, the server sending, and 
     INFO(rev.dump(1));
     CHECK(rev.at("status") == "ok");
     const auto& peer = rev.at("peer");
-    CHECK(peer.at("version").is_null());   // a text-mode server does not say
+    CHECK(peer.at("version").is_null());  // a text-mode server does not say
     const auto got = rev.at("bytes").get<uint64_t>();
     const auto sent = peer.at("bytes_sent").get<uint64_t>();
     CHECK(got > 0);
@@ -198,7 +199,8 @@ TEST_CASE("run --peer-kind iperf3 to a wrong port, to a nicmatrix server and wit
     CHECK_THAT(r.output, Catch::Contains("-u (UDP): not with --peer-kind iperf3"));
 }
 
-TEST_CASE_METHOD(Iperf3Lab, "sweep --peer-kind iperf3 changes only the local interface, writes a valid results file, refuses --peer-iface", "[integration]") {
+TEST_CASE_METHOD(Iperf3Lab, "sweep --peer-kind iperf3 changes only the local interface, writes a valid results file, refuses --peer-iface",
+                 "[integration]") {
     const auto& a = lab.client();
     const auto& b = lab.server();
     Iperf3Server server(b.netns, dir.file("iperf3.json"), true);

@@ -32,8 +32,9 @@
 using nm::test::Background;
 using nm::test::nicmatrix_binary;
 
-TEST_CASE_METHOD(nm::test::ServedLab, "sweep --json-stream to a pipe nobody reads: SIGTERM still ends it within seconds, the interface restored, the losses recorded",
-          "[integration]") {
+TEST_CASE_METHOD(nm::test::ServedLab,
+                 "sweep --json-stream to a pipe nobody reads: SIGTERM still ends it within seconds, the interface restored, the losses recorded",
+                 "[integration]") {
     const nm::test::EndsAsItBegan unchanged(a);
 
     // Four cells of 3 s with an interval every 0.2 s: events keep coming while the first cell runs.
@@ -62,7 +63,7 @@ TEST_CASE_METHOD(nm::test::ServedLab, "sweep --json-stream to a pipe nobody read
             std::ifstream in(out);
             return nlohmann::json::parse(in).at("cells").size();
         } catch (const std::exception&) {
-            return size_t{0};   // not written yet
+            return size_t{0};  // not written yet
         }
     };
     const auto queued = [&] {
@@ -75,7 +76,7 @@ TEST_CASE_METHOD(nm::test::ServedLab, "sweep --json-stream to a pipe nobody read
     const auto status = sweep.wait(std::chrono::seconds(10));
     const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     INFO(sweep.output());
-    REQUIRE(status);   // a95a16e: still blocked in write() to the pipe after 10 s, the interface at MTU 1400
+    REQUIRE(status);  // a95a16e: still blocked in write() to the pipe after 10 s, the interface at MTU 1400
     CHECK(*status == 1);
     CHECK(took < 8);
     CHECK_THAT(sweep.output(), Catch::Contains("sweep interrupted") && Catch::Contains("interfaces restored"));
@@ -96,7 +97,7 @@ TEST_CASE_METHOD(nm::test::ServedLab, "sweep --json-stream to a pipe nobody read
 }
 
 TEST_CASE_METHOD(nm::test::ServedLab, "sweep --json-stream whose reader goes away: the sweep finishes (exit 0), says so, and the results record it",
-          "[integration]") {
+                 "[integration]") {
     const nm::test::EndsAsItBegan unchanged(a);
     const std::string cfg = dir.file("stream.json");
     std::ofstream(cfg) << R"({"name": "stream", "offloads": [{"name": "off", "features": {"tso": "off", "gro": "on"}}],
@@ -104,9 +105,9 @@ TEST_CASE_METHOD(nm::test::ServedLab, "sweep --json-stream whose reader goes awa
       "repetitions": 1, "order": "sequential", "cooldown_s": 0, "apply_to": "local", "interference": {"max_wait_s": 0}})";
     const std::string out = dir.file("r.json");
     // head -1 reads the start line and exits: every later write finds no reader (EPIPE).
-    const auto r = nm::test::run_command("bash -c 'ip netns exec " + a.netns + " " + nicmatrix_binary() + " sweep " + cfg + " --iface " +
-                                             a.ifname + " --peer " + nm::strip_prefix(lab.server().ipv4) + " -o " + out + " --journal " +
-                                             dir.file("j.json") + " --json-stream 2>" + dir.file("err") + " | head -1; exit ${PIPESTATUS[0]}'",
+    const auto r = nm::test::run_command("bash -c 'ip netns exec " + a.netns + " " + nicmatrix_binary() + " sweep " + cfg + " --iface " + a.ifname +
+                                             " --peer " + nm::strip_prefix(lab.server().ipv4) + " -o " + out + " --journal " + dir.file("j.json") +
+                                             " --json-stream 2>" + dir.file("err") + " | head -1; exit ${PIPESTATUS[0]}'",
                                          std::chrono::seconds(90));
     INFO(r.output);
     CHECK(r.exit_status == 0);

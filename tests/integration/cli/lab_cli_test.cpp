@@ -28,10 +28,10 @@ TEST_CASE("nicmatrix lab up --json / lab down round trip leaves none of its name
     CHECK(ours() == "2\n");
     const auto a = lab.at("interfaces").at(0);
     const auto b = lab.at("interfaces").at(1);
-    CHECK(run_command("ip netns exec " + a.at("netns").get<std::string>() + " ping -c1 -W2 " +
-                      nm::strip_prefix(b.at("ipv4").get<std::string>())).exit_status == 0);
-    CHECK(run_command("ip netns exec " + a.at("netns").get<std::string>() + " ping -6 -c1 -W2 " +
-                      nm::strip_prefix(b.at("ipv6").get<std::string>())).exit_status == 0);
+    CHECK(run_command("ip netns exec " + a.at("netns").get<std::string>() + " ping -c1 -W2 " + nm::strip_prefix(b.at("ipv4").get<std::string>()))
+              .exit_status == 0);
+    CHECK(run_command("ip netns exec " + a.at("netns").get<std::string>() + " ping -6 -c1 -W2 " + nm::strip_prefix(b.at("ipv6").get<std::string>()))
+              .exit_status == 0);
 
     const auto again = run_command(nicmatrix_binary() + " lab up --name " + name);
     CHECK(again.exit_status == 2);

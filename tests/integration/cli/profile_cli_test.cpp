@@ -65,7 +65,7 @@ double share(const Json& run, const std::string& category) {
     return p.at("categories").at(category).get<double>();
 }
 
-using Shares = std::vector<std::pair<std::string, double>>;   // hottest first
+using Shares = std::vector<std::pair<std::string, double>>;  // hottest first
 
 // The share of `symbol` in `list`; for a symbol the list does not have, `absent`.
 double share_of(const Shares& list, const std::string& symbol, double absent) {
@@ -96,13 +96,16 @@ TEST_CASE("profile vs perf record -a: the top 10 symbols of the same window agre
     // one window (3989 and 4000 Hz) disagreed by up to 4.5 points on pv_native_safe_halt and _copy_to_iter
     // (8 runs; with 128 KiB writes by at most 1.4): a bound tighter than perf's agreement with itself
     // would test the samplers' interplay, not the profiler.
-    const std::string run_cmd = "ip netns exec " + lab.client().netns + " " + nicmatrix_binary() + " run -c " +
-                                nm::strip_prefix(lab.server().ipv4) + " -p " + std::to_string(server.port()) +
-                                " -t 1.5 -i 0 -l 128K --profile --profile-hz 4000 --json > run.json";
-    const std::string script = "cd " + dir.path.string() + " && mkfifo ctl ack && "
-                               "{ perf record -q -a -e cpu-clock -F 3989 -k CLOCK_MONOTONIC -D -1 --control fifo:ctl,ack -o perf.data -- sleep 60 & P=$!; "
-                               "exec 3>ctl 4<ack; echo enable >&3; read a <&4; " + run_cmd + "; RC=$?; echo disable >&3; read a <&4; "
-                               "kill -INT $P; wait $P; exit $RC; }";
+    const std::string run_cmd = "ip netns exec " + lab.client().netns + " " + nicmatrix_binary() + " run -c " + nm::strip_prefix(lab.server().ipv4) +
+                                " -p " + std::to_string(server.port()) + " -t 1.5 -i 0 -l 128K --profile --profile-hz 4000 --json > run.json";
+    const std::string script =
+        "cd " + dir.path.string() +
+        " && mkfifo ctl ack && "
+        "{ perf record -q -a -e cpu-clock -F 3989 -k CLOCK_MONOTONIC -D -1 --control fifo:ctl,ack -o perf.data -- sleep 60 & P=$!; "
+        "exec 3>ctl 4<ack; echo enable >&3; read a <&4; " +
+        run_cmd +
+        "; RC=$?; echo disable >&3; read a <&4; "
+        "kill -INT $P; wait $P; exit $RC; }";
     const auto r = run_command("sh -c '" + script + "'", std::chrono::seconds(90));
     INFO(r.output);
     REQUIRE(r.exit_status == 0);
@@ -199,8 +202,8 @@ TEST_CASE("profile gro share: sender TSO+GSO off, over 1% with the receiver's GR
     ethtool_set(lab.server(), "gro off");
     REQUIRE(ethtool_state(lab.server(), "generic-receive-offload") == "off");
     const Json off = profiled_run(lab, server.port(), "-P 2");
-    INFO("gro on: " << on.at("cpu_profile").at("sender").at("categories").dump() << "\ngro off: "
-                    << off.at("cpu_profile").at("sender").at("categories").dump());
+    INFO("gro on: " << on.at("cpu_profile").at("sender").at("categories").dump()
+                    << "\ngro off: " << off.at("cpu_profile").at("sender").at("categories").dump());
     // Shares of all CPU time sampled on the host (idle included): GRO off next to nothing, GRO on over 1%
     // (about 10% on an idle 2-CPU lab).
     CHECK(share(off, "gro") < 0.2);
@@ -218,8 +221,8 @@ TEST_CASE("profile checksum share: tx-checksumming off at the sender shows one t
     ethtool_set(lab.client(), "tx off");
     REQUIRE(ethtool_state(lab.client(), "tx-checksumming") == "off");
     const Json tx_off = profiled_run(lab, server.port());
-    INFO("all on: " << all_on.at("cpu_profile").at("sender").at("categories").dump() << "\ntx off: "
-                    << tx_off.at("cpu_profile").at("sender").at("categories").dump());
+    INFO("all on: " << all_on.at("cpu_profile").at("sender").at("categories").dump()
+                    << "\ntx off: " << tx_off.at("cpu_profile").at("sender").at("categories").dump());
     CHECK(share(all_on, "checksum") < 0.2);
     CHECK(share(tx_off, "checksum") > 1.0);
     CHECK(share(tx_off, "checksum") > share(all_on, "checksum") + 0.2);
@@ -229,7 +232,8 @@ TEST_CASE("profile checksum share: tx-checksumming off at the sender shows one t
     CHECK(listed);
 }
 
-TEST_CASE("profile refusals: without CAP_PERFMON and CAP_SYS_ADMIN, run and sweep name perf_event_paranoid, exit 2, change nothing", "[integration]") {
+TEST_CASE("profile refusals: without CAP_PERFMON and CAP_SYS_ADMIN, run and sweep name perf_event_paranoid, exit 2, change nothing",
+          "[integration]") {
     nm::test::require_net_admin();
     std::ifstream in("/proc/sys/kernel/perf_event_paranoid");
     int paranoid = 0;
@@ -278,9 +282,9 @@ TEST_CASE("profile sweep: offload-mtu.json with \"profile\": true has a breakdow
     config["mtu"] = Json::array({1500, 9000});
     std::ofstream(dir.file("offload-mtu.json")) << config.dump();
     const std::string name = nm::test::unique_name("nmtp");
-    const auto s = run_command(nicmatrix_binary() + " sweep " + dir.file("offload-mtu.json") + " --lab --lab-name " + name + " -q -o " +
-                                   dir.file("r.json"),
-                               std::chrono::seconds(240));
+    const auto s =
+        run_command(nicmatrix_binary() + " sweep " + dir.file("offload-mtu.json") + " --lab --lab-name " + name + " -q -o " + dir.file("r.json"),
+                    std::chrono::seconds(240));
     INFO(s.output);
     REQUIRE(s.exit_status == 0);
     std::ifstream file(dir.file("r.json"));

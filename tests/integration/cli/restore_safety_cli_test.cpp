@@ -13,8 +13,8 @@
 #include <string>
 
 #include "core/base/lab_codec.hpp"
-#include "matrix/model/results_codec.hpp"
 #include "core/base/wait_until.hpp"
+#include "matrix/model/results_codec.hpp"
 #include "matrix/results_store.hpp"
 #include "tests/support/background.hpp"
 #include "tests/support/command.hpp"
@@ -49,15 +49,15 @@ Seen seen(const std::string& netns, const std::string& ifname) {
 std::string local_config(const nm::test::TempDir& dir, int duration, const std::string& mtus = "[1400, 1300]") {
     const std::string path = dir.file("local.json");
     std::ofstream(path) << R"({"name": "local", "offloads": [{"name": "off", "features": {"tso": "off", "sg": "off", "gro": "on"}}],
-      "mtu": )" << mtus << R"(, "traffic": [{"name": "tcp-p1", "streams": 1}], "duration_s": )" << duration
-                        << R"(, "omit_s": 0.2, "repetitions": 1, "order": "sequential", "cooldown_s": 0, "apply_to": "local"})";
+      "mtu": )" << mtus << R"(, "traffic": [{"name": "tcp-p1", "streams": 1}], "duration_s": )"
+                        << duration << R"(, "omit_s": 0.2, "repetitions": 1, "order": "sequential", "cooldown_s": 0, "apply_to": "local"})";
     return path;
 }
 
 std::string sweep_cmd(const nm::test::ScopedLab& lab, const std::string& cfg, const nm::test::TempDir& dir, const std::string& out,
                       const std::string& extra = "") {
-    return "ip netns exec " + lab.client().netns + " " + nicmatrix_binary() + " sweep " + cfg + " --iface " + lab.client().ifname +
-           " --peer " + nm::strip_prefix(lab.server().ipv4) + " -o " + dir.file(out) + " --journal " + dir.file("j.json") + extra;
+    return "ip netns exec " + lab.client().netns + " " + nicmatrix_binary() + " sweep " + cfg + " --iface " + lab.client().ifname + " --peer " +
+           nm::strip_prefix(lab.server().ipv4) + " -o " + dir.file(out) + " --journal " + dir.file("j.json") + extra;
 }
 
 void wait_for_mtu(const nm::LabInterface& itf, const std::string& mtu, const std::string& what) {
@@ -66,10 +66,10 @@ void wait_for_mtu(const nm::LabInterface& itf, const std::string& mtu, const std
 
 bool exists(const std::string& path) { return ::access(path.c_str(), F_OK) == 0; }
 
-
 }  // namespace
 
-TEST_CASE_METHOD(nm::test::ServedLab, "restore during a running sweep leaves the sweep's entries alone, the sweep restores its interface at the end", "[integration]") {
+TEST_CASE_METHOD(nm::test::ServedLab, "restore during a running sweep leaves the sweep's entries alone, the sweep restores its interface at the end",
+                 "[integration]") {
     const nm::test::EndsAsItBegan unchanged(a);
     const Seen before = seen(a.netns, a.ifname);
     Background sweep(sweep_cmd(lab, local_config(dir, 2), dir, "r.json"), dir.file("sweep.log"));
@@ -104,7 +104,9 @@ TEST_CASE_METHOD(nm::test::ServedLab, "restore during a running sweep leaves the
     }
 }
 
-TEST_CASE_METHOD(nm::test::ServedLab, "A second sweep or set on an interface a running sweep holds is refused before it changes anything, naming the owner", "[integration]") {
+TEST_CASE_METHOD(nm::test::ServedLab,
+                 "A second sweep or set on an interface a running sweep holds is refused before it changes anything, naming the owner",
+                 "[integration]") {
     const nm::test::EndsAsItBegan unchanged(a);
     Background first(sweep_cmd(lab, local_config(dir, 2), dir, "r1.json"), dir.file("first.log"));
     wait_for_mtu(a, "1400", "the first sweep's first cell on " + a.ifname);
@@ -116,8 +118,8 @@ TEST_CASE_METHOD(nm::test::ServedLab, "A second sweep or set on an interface a r
     CHECK(second.exit_status == 1);
     CHECK_THAT(second.output, Catch::Contains("is held by pid " + std::to_string(first.pid())) && Catch::Contains("still running"));
     CHECK_FALSE(exists(dir.file("r2.json")));
-    const auto set = run_command("ip netns exec " + a.netns + " " + nicmatrix_binary() + " set " + a.ifname + " --mtu 1280 --journal " +
-                                 dir.file("j.json"));
+    const auto set =
+        run_command("ip netns exec " + a.netns + " " + nicmatrix_binary() + " set " + a.ifname + " --mtu 1280 --journal " + dir.file("j.json"));
     INFO(set.output);
     CHECK(set.exit_status == 1);
     CHECK_THAT(set.output, Catch::Contains("is held by pid " + std::to_string(first.pid())));
@@ -132,11 +134,12 @@ TEST_CASE_METHOD(nm::test::ServedLab, "A second sweep or set on an interface a r
     CHECK_FALSE(exists(dir.file("j.json")));
 }
 
-TEST_CASE_METHOD(nm::test::ServedLab, "sweep | head -1: the closed stdout stops the printing, the sweep finishes and restores (exit 0, not 141)", "[integration]") {
+TEST_CASE_METHOD(nm::test::ServedLab, "sweep | head -1: the closed stdout stops the printing, the sweep finishes and restores (exit 0, not 141)",
+                 "[integration]") {
     const nm::test::EndsAsItBegan unchanged(a);
-    const auto r = run_command("bash -c '" + sweep_cmd(lab, local_config(dir, 1), dir, "r.json") +
-                                   " 2>" + dir.file("err") + " | head -1; exit ${PIPESTATUS[0]}'",
-                               std::chrono::seconds(90));
+    const auto r = run_command(
+        "bash -c '" + sweep_cmd(lab, local_config(dir, 1), dir, "r.json") + " 2>" + dir.file("err") + " | head -1; exit ${PIPESTATUS[0]}'",
+        std::chrono::seconds(90));
     INFO(r.output);
     CHECK(r.exit_status == 0);
     CHECK_THAT(r.output, Catch::StartsWith("[1/2] off/mtu1400/tcp-p1"));
@@ -148,7 +151,9 @@ TEST_CASE_METHOD(nm::test::ServedLab, "sweep | head -1: the closed stdout stops 
     CHECK_FALSE(exists(dir.file("j.json")));
 }
 
-TEST_CASE_METHOD(nm::test::ServedLab, "A foreign SIGUSR2 does not disable the stop: SIGTERM after it still stops and restores, a second SIGINT never cuts the restore", "[integration]") {
+TEST_CASE_METHOD(nm::test::ServedLab,
+                 "A foreign SIGUSR2 does not disable the stop: SIGTERM after it still stops and restores, a second SIGINT never cuts the restore",
+                 "[integration]") {
     const nm::test::EndsAsItBegan unchanged(a);
     // Four cells of 3 s: a stop in the first ends the sweep long before its natural end.
     const std::string cfg = local_config(dir, 3, "[1400, 1300, 1420, 1320]");
@@ -173,7 +178,7 @@ TEST_CASE_METHOD(nm::test::ServedLab, "A foreign SIGUSR2 does not disable the st
         const auto status = sweep.wait(std::chrono::seconds(15));
         INFO(sweep.output());
         REQUIRE(status);
-        CHECK(*status == 1);   // not 130: the second Ctrl-C did not kill it
+        CHECK(*status == 1);  // not 130: the second Ctrl-C did not kill it
         CHECK_THAT(sweep.output(), Catch::Contains("sweep interrupted"));
     }
     unchanged.check();
@@ -184,7 +189,7 @@ TEST_CASE_METHOD(nm::test::ServedLab, "A foreign SIGUSR2 does not disable the st
 TEST_CASE("restore run from another namespace acts on the journalled interface, never on a same-named one there", "[integration]") {
     nm::test::require_net_admin();
     nm::test::ScopedLab x;
-    nm::test::ScopedLab y;   // its client end is also called nm-a
+    nm::test::ScopedLab y;  // its client end is also called nm-a
     nm::test::TempDir dir;
     const auto& xa = x.client();
     const auto& ya = y.client();
@@ -233,7 +238,7 @@ TEST_CASE_METHOD(nm::test::ServedLab, "An interface renamed while its owner was 
 }
 
 TEST_CASE_METHOD(nm::test::LabFixture, "An interface whose name is not UTF-8 is set, journalled and restored, not an abort", "[integration]") {
-    const std::string odd = "\"$(printf 'nm\\377')\"";   // "nm" and the byte 0xff, made by the shell
+    const std::string odd = "\"$(printf 'nm\\377')\"";  // "nm" and the byte 0xff, made by the shell
     REQUIRE(run_in_netns(a.netns, "ip link add " + odd + " type veth peer name nmpeer").exit_status == 0);
     const auto mtu = [&] { return run_in_netns(a.netns, "cat /sys/class/net/" + odd + "/mtu").output; };
     REQUIRE(mtu() == "1500\n");
@@ -250,7 +255,8 @@ TEST_CASE_METHOD(nm::test::LabFixture, "An interface whose name is not UTF-8 is 
     CHECK_FALSE(exists(dir.file("j.json")));
 }
 
-TEST_CASE_METHOD(nm::test::LabFixture, "The agent's start restores the entries of an agent that is gone and leaves those of one that runs", "[integration]") {
+TEST_CASE_METHOD(nm::test::LabFixture, "The agent's start restores the entries of an agent that is gone and leaves those of one that runs",
+                 "[integration]") {
     const nm::test::EndsAsItBegan unchanged(b);
     const std::string journal = dir.file("agent.json");
     REQUIRE(run_command("head -c 32 /dev/urandom > " + dir.file("key") + " && chmod 600 " + dir.file("key")).exit_status == 0);

@@ -54,11 +54,14 @@ double since(SteadyTime::time_point t0) { return std::chrono::duration<double>(S
 struct Server {
     ChildProcess process;
     Server(const nm::test::ScopedLab& lab, const std::vector<std::string>& args, const std::vector<std::string>& prefix = {})
-        : process(nicmatrix_in_netns(lab.server().netns, [&] {
-              std::vector<std::string> a{"serve"};
-              a.insert(a.end(), args.begin(), args.end());
-              return a;
-          }(), prefix)) {
+        : process(nicmatrix_in_netns(
+              lab.server().netns,
+              [&] {
+                  std::vector<std::string> a{"serve"};
+                  a.insert(a.end(), args.begin(), args.end());
+                  return a;
+              }(),
+              prefix)) {
         REQUIRE_THAT(process.read_until("listening", seconds(10)), Catch::Contains("listening"));
     }
 };
@@ -184,14 +187,16 @@ uint64_t accept_queue(const nm::test::ScopedLab& lab, uint16_t port) {
 
 }  // namespace
 
-TEST_CASE("serve: silent connections are capped per source and in all, the oldest going first, another source keeps its own, control sessions are capped per source", "[integration]") {
+TEST_CASE(
+    "serve: silent connections are capped per source and in all, the oldest going first, another source keeps its own, control sessions are capped "
+    "per source",
+    "[integration]") {
     nm::test::require_net_admin();
     nm::test::ScopedLab lab;
     const std::string a = nm::strip_prefix(lab.client().ipv4);
     const std::string b = "198.18.0.77";
     REQUIRE(nm::test::run_command("ip -n " + lab.client().netns + " addr add " + b + "/24 dev " + lab.client().ifname).exit_status == 0);
-    Server server(lab, {"--max-handshakes-per-source", "4", "--max-handshakes", "7", "--handshake-timeout", "30",
-                        "--max-control-per-source", "2"});
+    Server server(lab, {"--max-handshakes-per-source", "4", "--max-handshakes", "7", "--handshake-timeout", "30", "--max-control-per-source", "2"});
     // Ten silent connections from one source: the six oldest go, the four newest stay.
     Connections from_a(lab, 10, a);
     nm::wait_until([&] { return accept_queue(lab, nm::kDefaultPort) == 0 && from_a.closed_by_peer() >= 6; }, seconds(10),
@@ -212,7 +217,8 @@ TEST_CASE("serve: silent connections are capped per source and in all, the oldes
     from_b.close_all();
     // Settings-control sessions that say nothing after the handshake are held, at most two per source.
     Connections control(lab, 3, b);
-    const std::string hello = R"({"v":)" + std::to_string(nm::kControlVersion) + R"(,"type":"control_hello","client_nonce":")" + std::string(64, 'a') + "\"}\n";
+    const std::string hello =
+        R"({"v":)" + std::to_string(nm::kControlVersion) + R"(,"type":"control_hello","client_nonce":")" + std::string(64, 'a') + "\"}\n";
     std::vector<std::string> first;
     for (size_t i = 0; i < control.size(); ++i) {
         REQUIRE(::send(control.fd(i), hello.data(), hello.size(), MSG_NOSIGNAL) == static_cast<ssize_t>(hello.size()));
@@ -227,7 +233,8 @@ TEST_CASE("serve: silent connections are capped per source and in all, the oldes
     CHECK(run_in_netns(lab.client().netns, run_cmd(lab, "-t 0.3")).exit_status == 0);
 }
 
-TEST_CASE("serve: at the cap in all, between sources holding as many, the one with the oldest connection pays, whatever its address", "[integration]") {
+TEST_CASE("serve: at the cap in all, between sources holding as many, the one with the oldest connection pays, whatever its address",
+          "[integration]") {
     nm::test::require_net_admin();
     nm::test::ScopedLab lab;
     // "198.18.0.77" sorts after "198.18.0.1" as text: it must not be spared for that.
@@ -243,8 +250,8 @@ TEST_CASE("serve: at the cap in all, between sources holding as many, the one wi
     Connections from_a(lab, 2, a);
     nm::wait_until([&] { return accept_queue(lab, nm::kDefaultPort) == 0; }, seconds(10), "the server to accept a's connections");
     Connections from_c(lab, 1, c);
-    nm::wait_until([&] { return accept_queue(lab, nm::kDefaultPort) == 0 && from_a.closed_by_peer() + from_b.closed_by_peer() >= 1; },
-                   seconds(10), "the server to close one connection at its cap in all");
+    nm::wait_until([&] { return accept_queue(lab, nm::kDefaultPort) == 0 && from_a.closed_by_peer() + from_b.closed_by_peer() >= 1; }, seconds(10),
+                   "the server to close one connection at its cap in all");
     CHECK(from_b.closed(0));
     CHECK(from_b.closed_by_peer() == 1);
     CHECK(from_a.closed_by_peer() == 0);
@@ -268,8 +275,8 @@ ControlProbe control_probe(const std::string& netns, const std::string& from, co
     REQUIRE(p.fd);
     REQUIRE(::bind(p.fd.get(), local.get(), local.len) == 0);
     REQUIRE(::connect(p.fd.get(), remote.get(), remote.len) == 0);
-    const std::string hello = R"({"v":)" + std::to_string(nm::kControlVersion) + R"(,"type":"control_hello","client_nonce":")" +
-                              std::string(64, 'a') + "\"}\n";
+    const std::string hello =
+        R"({"v":)" + std::to_string(nm::kControlVersion) + R"(,"type":"control_hello","client_nonce":")" + std::string(64, 'a') + "\"}\n";
     REQUIRE(::send(p.fd.get(), hello.data(), hello.size(), MSG_NOSIGNAL) == static_cast<ssize_t>(hello.size()));
     const auto deadline = SteadyTime::now() + seconds(5);
     char c = 0;
@@ -281,8 +288,8 @@ ControlProbe control_probe(const std::string& netns, const std::string& from, co
 /// detection), and the route back to them in the server's namespace.
 void add_client_block(const nm::test::ScopedLab& lab, const std::string& block, int count) {
     for (int i = 1; i <= count; ++i) {
-        REQUIRE(nm::test::run_command("ip -n " + lab.client().netns + " -6 addr add " + block + std::to_string(i) + "/64 dev " +
-                                      lab.client().ifname + " nodad")
+        REQUIRE(nm::test::run_command("ip -n " + lab.client().netns + " -6 addr add " + block + std::to_string(i) + "/64 dev " + lab.client().ifname +
+                                      " nodad")
                     .exit_status == 0);
     }
     REQUIRE(nm::test::run_command("ip -n " + lab.server().netns + " -6 route add " + block + "/64 dev " + lab.server().ifname).exit_status == 0);
@@ -290,7 +297,8 @@ void add_client_block(const nm::test::ScopedLab& lab, const std::string& block, 
 
 }  // namespace
 
-TEST_CASE("serve: ten IPv6 addresses of one /64 count as one source, and cannot take the control slots of another /64 or an IPv4 client", "[integration]") {
+TEST_CASE("serve: ten IPv6 addresses of one /64 count as one source, and cannot take the control slots of another /64 or an IPv4 client",
+          "[integration]") {
     nm::test::require_net_admin();
     nm::test::ScopedLab lab;
     // One host's /64 that is not the lab's own (2001:2::/64), ten addresses of it on the client's veth,
@@ -298,10 +306,12 @@ TEST_CASE("serve: ten IPv6 addresses of one /64 count as one source, and cannot 
     const std::string block = "2001:2:0:36::";
     add_client_block(lab, block, 10);
     // The lab's own IPv6 addresses may still be in duplicate address detection: wait until none is tentative.
-    nm::wait_until([&] {
-        return nm::test::run_command("ip -n " + lab.server().netns + " -6 addr show tentative").output.empty() &&
-               nm::test::run_command("ip -n " + lab.client().netns + " -6 addr show tentative").output.empty();
-    }, seconds(10), "the lab's IPv6 addresses to leave DAD");
+    nm::wait_until(
+        [&] {
+            return nm::test::run_command("ip -n " + lab.server().netns + " -6 addr show tentative").output.empty() &&
+                   nm::test::run_command("ip -n " + lab.client().netns + " -6 addr show tentative").output.empty();
+        },
+        seconds(10), "the lab's IPv6 addresses to leave DAD");
     // The defaults: 64 control sessions in all, 8 per source.
     Server server(lab, {});
     const std::string server_v6 = nm::strip_prefix(lab.server().ipv6);
@@ -357,11 +367,12 @@ TEST_CASE("serve --max-duration 5: `run -n 1000G` ends within 10 s with status l
     const auto res = nlohmann::json::parse(r.output.substr(0, r.output.rfind('}') + 1));
     CHECK(res.at("status") == "limited");
     CHECK_THAT(res.at("error").get<std::string>(), Catch::Contains("5 s") && Catch::Contains("serve --max-duration"));
-    CHECK(res.at("bytes").get<double>() > 1e6);   // what moved until then is measured
+    CHECK(res.at("bytes").get<double>() > 1e6);  // what moved until then is measured
     // A timed test longer than the limit is refused at hello, before anything runs.
     const auto long_run = run_in_netns(lab.client().netns, run_cmd(lab, "-t 6"), seconds(30));
     CHECK(long_run.exit_status == 1);
-    CHECK_THAT(long_run.output, Catch::Contains("duration: 6 s") && Catch::Contains("this server allows 5 s per test (raise with serve --max-duration)"));
+    CHECK_THAT(long_run.output,
+               Catch::Contains("duration: 6 s") && Catch::Contains("this server allows 5 s per test (raise with serve --max-duration)"));
     // The stall timeout has a ceiling too.
     const auto stall = run_in_netns(lab.client().netns, run_cmd(lab, "-t 1 --stall-timeout 1000"), seconds(30));
     CHECK(stall.exit_status == 1);
@@ -387,7 +398,7 @@ TEST_CASE("serve: a 256 x 256 x 64 MiB bidir spec is refused at hello and the se
     INFO("VmHWM " << hwm_before << " -> " << hwm_after << " KiB, VmRSS " << rss_before << " -> " << rss_after << " KiB");
     CHECK(hwm_after - hwm_before < 16 * 1024);
     CHECK(rss_after < rss_before + 16 * 1024);
-    CHECK(::kill(pid, 0) == 0);   // alive
+    CHECK(::kill(pid, 0) == 0);  // alive
     CHECK(run_in_netns(lab.client().netns, run_cmd(lab, "-t 0.3")).exit_status == 0);
 }
 
@@ -395,11 +406,11 @@ TEST_CASE("serve under ulimit -n 48: a flood of connections does not make it spi
     nm::test::require_net_admin();
     nm::test::ScopedLab lab;
     // Control sessions (the agent keeps a quiet observer) hold descriptors; allow more than fit in 48.
-    Server server(lab, {"--max-control", "500", "--max-control-per-source", "500", "--max-handshakes-per-source", "500"},
-                  {"prlimit", "--nofile=48"});
+    Server server(lab, {"--max-control", "500", "--max-control-per-source", "500", "--max-handshakes-per-source", "500"}, {"prlimit", "--nofile=48"});
     const pid_t pid = server.process.pid();
     Connections flood(lab, 120);
-    flood.send_each(R"({"v":)" + std::to_string(nm::kControlVersion) + R"(,"type":"control_hello","client_nonce":")" + std::string(64, 'a') + "\"}\n");
+    flood.send_each(R"({"v":)" + std::to_string(nm::kControlVersion) + R"(,"type":"control_hello","client_nonce":")" + std::string(64, 'a') +
+                    "\"}\n");
     // Descriptors run out while the flood is taken off the queue (the server says so); then hold it and
     // measure the CPU time over 3 s (a measuring period, not a wait for anything).
     REQUIRE_THAT(server.process.read_until("out of file descriptors", seconds(15)), Catch::Contains("out of file descriptors"));
@@ -409,8 +420,8 @@ TEST_CASE("serve under ulimit -n 48: a flood of connections does not make it spi
     const double cpu = nm::test::process_cpu_seconds(pid) - cpu_before;
     const double wall = since(t0);
     INFO("server CPU " << cpu << " s over " << wall << " s");
-    CHECK(cpu < 0.25 * wall);   // a spinning accept loop burns a whole core
-    CHECK(flood.closed_by_peer() > 0);   // the ones over the limit were accepted and closed, not left queued
+    CHECK(cpu < 0.25 * wall);           // a spinning accept loop burns a whole core
+    CHECK(flood.closed_by_peer() > 0);  // the ones over the limit were accepted and closed, not left queued
     flood.close_all();
     nm::wait_until([&] { return run_in_netns(lab.client().netns, run_cmd(lab, "-t 0.3")).exit_status == 0; }, seconds(15),
                    "the server to serve a test again");
@@ -472,8 +483,8 @@ TEST_CASE("run -u -l 65507 --gso is refused before any data, naming the payload 
     const auto r = run_in_netns(lab.client().netns, run_cmd(lab, "-u -l 65507 --gso -t 1"));
     INFO(r.output);
     CHECK(r.exit_status == 2);
-    CHECK_THAT(r.output, Catch::Contains("a UDP payload of 65507 bytes") && Catch::Contains("path MTU 1500 to " + nm::strip_prefix(lab.server().ipv4)) &&
-                             Catch::Contains("1472 bytes or less"));
+    CHECK_THAT(r.output, Catch::Contains("a UDP payload of 65507 bytes") &&
+                             Catch::Contains("path MTU 1500 to " + nm::strip_prefix(lab.server().ipv4)) && Catch::Contains("1472 bytes or less"));
     CHECK(run_in_netns(lab.client().netns, run_cmd(lab, "-u -l 1472 --gso -b 50M -t 0.5")).exit_status == 0);
 }
 
@@ -535,7 +546,7 @@ public:
             const auto to = nm::resolve_address(nm::strip_prefix(lab.server().ipv4), nm::kDefaultPort);
             unsigned char buf[1472] = {};
             for (uint64_t seq = 0; !stop.stop_requested(); seq = (seq + 1) % span) {
-                std::memcpy(buf, &seq, 8);   // the layout before the cookie: seq, send_ns, stream | window bit
+                std::memcpy(buf, &seq, 8);  // the layout before the cookie: seq, send_ns, stream | window bit
                 const uint64_t ns = 1000;
                 std::memcpy(buf + 8, &ns, 8);
                 const uint16_t stream = 0x8000;
@@ -576,13 +587,12 @@ TEST_CASE("Spoofed UDP datagrams do not hide loss: the run's loss is what the sh
     const std::string dev = " dev " + a.ifname + " ";
     // The test's UDP goes through a 16 Mbit/s class with a 10-packet queue, which drops what does not fit;
     // TCP (the control connection) and the spoofers (source ports 40000-40001) go around it.
-    for (const std::string& cmd : {"qdisc add" + dev + "root handle 1: htb default 10",
-                                   "class add" + dev + "parent 1: classid 1:1 htb rate 10gbit",
-                                   "class add" + dev + "parent 1:1 classid 1:10 htb rate 16mbit ceil 16mbit",
-                                   "class add" + dev + "parent 1:1 classid 1:20 htb rate 5gbit",
-                                   "qdisc add" + dev + "parent 1:10 handle 10: pfifo limit 10",
-                                   "filter add" + dev + "parent 1: protocol ip u32 match ip protocol 6 0xff flowid 1:20",
-                                   "filter add" + dev + "parent 1: protocol ip u32 match ip sport 40000 0xfffe flowid 1:20"}) {
+    for (const std::string& cmd :
+         {"qdisc add" + dev + "root handle 1: htb default 10", "class add" + dev + "parent 1: classid 1:1 htb rate 10gbit",
+          "class add" + dev + "parent 1:1 classid 1:10 htb rate 16mbit ceil 16mbit", "class add" + dev + "parent 1:1 classid 1:20 htb rate 5gbit",
+          "qdisc add" + dev + "parent 1:10 handle 10: pfifo limit 10",
+          "filter add" + dev + "parent 1: protocol ip u32 match ip protocol 6 0xff flowid 1:20",
+          "filter add" + dev + "parent 1: protocol ip u32 match ip sport 40000 0xfffe flowid 1:20"}) {
         REQUIRE(nm::test::run_command(tc + cmd).exit_status == 0);
     }
     REQUIRE(nm::test::run_command("ip -n " + a.netns + " addr add 198.18.0.77/24 dev " + a.ifname).exit_status == 0);
@@ -627,5 +637,5 @@ TEST_CASE("A UDP flood across the end of a test does not hang the server, and SI
     const int rc = server.process.wait(seconds(10));
     CHECK(since(t1) < 5);
     CHECK(rc == 0);
-    CHECK(client.wait(seconds(15)) != 0);   // told its test was interrupted
+    CHECK(client.wait(seconds(15)) != 0);  // told its test was interrupted
 }

@@ -13,8 +13,8 @@
 #include <map>
 #include <sstream>
 
-#include "matrix/model/results_codec.hpp"
 #include "core/base/wait_until.hpp"
+#include "matrix/model/results_codec.hpp"
 #include "matrix/results_store.hpp"
 #include "tests/support/background.hpp"
 #include "tests/support/command.hpp"
@@ -53,16 +53,16 @@ const char* kSmall = R"({"name": "small",
 TEST_CASE("sweep --dry-run lists every cell and its settings and changes nothing", "[integration]") {
     nm::test::require_net_admin();
     nm::test::TempDir dir;
-    const auto r = run_command("cd " + dir.path.string() + " && " + nicmatrix_binary() + " sweep " + kSource + "/configs/offload-mtu.json --dry-run --lab");
+    const auto r =
+        run_command("cd " + dir.path.string() + " && " + nicmatrix_binary() + " sweep " + kSource + "/configs/offload-mtu.json --dry-run --lab");
     REQUIRE(r.exit_status == 0);
     CHECK_THAT(r.output, Catch::Contains("  all-on/mtu1500/tcp-p1  local: mtu=1500 gro=on gso=on rx=on sg=on tso=on tx=on  peer: mtu=1500 gro=on"));
     CHECK_THAT(r.output, Catch::Contains("  all-off/mtu9000/tcp-p10  local: mtu=9000 gro=off"));
     CHECK_THAT(r.output, Catch::Contains("16 of 16 cells to run, 3 repetitions each, about 2:00 of measuring; nothing was changed (--dry-run)"));
-    CHECK(std::filesystem::is_empty(dir.path));   // no results file, no directory
+    CHECK(std::filesystem::is_empty(dir.path));  // no results file, no directory
 }
 
-TEST_CASE("sweep without -o writes nicmatrix-results/NAME-STAMP.json in its current directory (made when missing), and -o wins",
-          "[integration]") {
+TEST_CASE("sweep without -o writes nicmatrix-results/NAME-STAMP.json in its current directory (made when missing), and -o wins", "[integration]") {
     nm::test::require_net_admin();
     nm::test::TempDir dir;
     const auto cfg = write_config(dir, "tiny.json", R"({"name": "tiny", "offloads": [{"name": "as-is", "features": {}}], "mtu": [1500],
@@ -86,13 +86,15 @@ TEST_CASE("sweep without -o writes nicmatrix-results/NAME-STAMP.json in its curr
     CHECK(std::distance(std::filesystem::directory_iterator(cwd / "nicmatrix-results"), std::filesystem::directory_iterator()) == 1);
 }
 
-TEST_CASE_METHOD(nm::test::LabFixture, "sweep --iface --peer without a key refuses a config that changes the peer, before changing anything", "[integration]") {
+TEST_CASE_METHOD(nm::test::LabFixture, "sweep --iface --peer without a key refuses a config that changes the peer, before changing anything",
+                 "[integration]") {
     const nm::test::EndsAsItBegan unchanged(a);
     const auto r = run_in_netns(a.netns, nicmatrix_binary() + " sweep " + kSource + "/configs/offload-mtu.json --iface nm-a --peer 198.18.0.2 -o " +
                                              dir.file("r.json") + " --journal " + dir.file("j.json"));
     CHECK(r.exit_status == 2);
-    CHECK(r.output == "nicmatrix: sweep offload-mtu: the config changes the peer's side, which its agent does only for a client holding "
-                      "the key: give --key-file (or NICMATRIX_KEY_FILE), or set \"apply_to\" to \"local\"\n");
+    CHECK(r.output ==
+          "nicmatrix: sweep offload-mtu: the config changes the peer's side, which its agent does only for a client holding "
+          "the key: give --key-file (or NICMATRIX_KEY_FILE), or set \"apply_to\" to \"local\"\n");
     unchanged.check();
     CHECK(std::filesystem::is_empty(dir.path));
 }
@@ -117,8 +119,8 @@ TEST_CASE("sweep without CAP_NET_ADMIN, with a bad config or a bad --metric: exi
     nm::test::TempDir dir;
     // Other tests make and remove namespaces meanwhile: look for this test's own.
     const std::string lab = nm::test::unique_name();
-    auto r = run_command("setpriv --bounding-set -net_admin " + nicmatrix_binary() + " sweep " + kSource + "/configs/offload-mtu.json --lab --lab-name " +
-                         lab + " -o " + dir.file("r.json"));
+    auto r = run_command("setpriv --bounding-set -net_admin " + nicmatrix_binary() + " sweep " + kSource +
+                         "/configs/offload-mtu.json --lab --lab-name " + lab + " -o " + dir.file("r.json"));
     CHECK(r.exit_status == 2);
     CHECK_THAT(r.output, Catch::Contains("nicmatrix: sweep: changing interface settings needs CAP_NET_ADMIN; run as root"));
     const auto bad = write_config(dir, "bad.json", R"({"offloads": [{"name": "a", "features": {}}], "mtu": [1500], "traffic": [{"streams": 0}]})");
@@ -154,15 +156,14 @@ TEST_CASE("sweep --lab: every cell ok, recorded settings match ethtool -k during
     const std::string name = nm::test::unique_name("nmsw");
     const std::string ns = name + "-a";
     // Read the progress as it comes: when a cell starts, wait until its MTU shows and take ethtool -k.
-    std::map<std::string, std::map<std::string, bool>> seen;   // cell key -> ethtool -k during it
-    const auto sweep = nm::test::follow_sweep(nicmatrix_binary() + " sweep " + cfg + " --lab --lab-name " + name + " -o " + dir.file("r.json") +
-                                                  " --journal " + dir.file("j.json"),
-                                              std::chrono::seconds(120), [&](const std::string& key) {
-                                                  const std::string mtu = nm::test::mtu_of_key(key);
-                                                  nm::wait_until([&] { return nm::test::link_mtu(ns, "nm-a") == mtu + "\n"; },
-                                                                 std::chrono::seconds(5), "MTU " + mtu + " on nm-a");
-                                                  seen[key] = nm::test::ethtool_features(ns, "nm-a");
-                                              });
+    std::map<std::string, std::map<std::string, bool>> seen;  // cell key -> ethtool -k during it
+    const auto sweep = nm::test::follow_sweep(
+        nicmatrix_binary() + " sweep " + cfg + " --lab --lab-name " + name + " -o " + dir.file("r.json") + " --journal " + dir.file("j.json"),
+        std::chrono::seconds(120), [&](const std::string& key) {
+            const std::string mtu = nm::test::mtu_of_key(key);
+            nm::wait_until([&] { return nm::test::link_mtu(ns, "nm-a") == mtu + "\n"; }, std::chrono::seconds(5), "MTU " + mtu + " on nm-a");
+            seen[key] = nm::test::ethtool_features(ns, "nm-a");
+        });
     const std::string& text = sweep.output;
     const int status = sweep.wait_status;
     INFO(text);
@@ -185,10 +186,15 @@ TEST_CASE("sweep --lab: every cell ok, recorded settings match ethtool -k during
     }
     // On veth, offloads pay at 1500 bytes.
     CHECK(results.cells[0].summary.at("throughput_bps").median > results.cells[2].summary.at("throughput_bps").median);
-    CHECK(run_command("/usr/bin/python3 -c \"import json,jsonschema,sys; s=json.load(open('" + kSource + "/results/results.schema.json'));"
-                      " c=json.load(open('" + kSource + "/configs/sweep.schema.json'));"
+    CHECK(run_command("/usr/bin/python3 -c \"import json,jsonschema,sys; s=json.load(open('" + kSource +
+                      "/results/results.schema.json'));"
+                      " c=json.load(open('" +
+                      kSource +
+                      "/configs/sweep.schema.json'));"
                       " r=jsonschema.RefResolver.from_schema(s, store={c['\\$id']: c});"
-                      " jsonschema.Draft202012Validator(s, resolver=r).validate(json.load(open('" + dir.file("r.json") + "')))\"").exit_status == 0);
+                      " jsonschema.Draft202012Validator(s, resolver=r).validate(json.load(open('" +
+                      dir.file("r.json") + "')))\"")
+              .exit_status == 0);
     CHECK(run_command("ip netns list | grep -q " + name).exit_status != 0);
 }
 
@@ -196,8 +202,9 @@ TEST_CASE("sweep --lab --topology bridge: jumbo cells are path_mtu_blackhole bef
     nm::test::require_net_admin();
     nm::test::TempDir dir;
     const auto cfg = write_config(dir, "small.json", kSmall);
-    const auto r = run_command(nicmatrix_binary() + " sweep " + cfg + " --lab --topology bridge -q -o " + dir.file("r.json") + " --journal " + dir.file("j.json"),
-                               std::chrono::seconds(120));
+    const auto r = run_command(
+        nicmatrix_binary() + " sweep " + cfg + " --lab --topology bridge -q -o " + dir.file("r.json") + " --journal " + dir.file("j.json"),
+        std::chrono::seconds(120));
     INFO(r.output);
     REQUIRE(r.exit_status == 0);
     const auto results = nm::load_results(dir.file("r.json"));
@@ -235,16 +242,20 @@ TEST_CASE("sweep --lab -6: every cell ok over IPv6, the server's IPv6 counters c
     const auto cfg = write_config(dir, "small6.json", kSmallV6);
     const std::string name = nm::test::unique_name("nmsw6");
     FILE* out = ::popen(("timeout 120 " + nicmatrix_binary() + " sweep " + cfg + " --lab -6 --lab-name " + name + " -q -o " + dir.file("r.json") +
-                         " --journal " + dir.file("j.json") + " >" + dir.file("log") + " 2>&1; echo $?").c_str(), "r");
+                         " --journal " + dir.file("j.json") + " >" + dir.file("log") + " 2>&1; echo $?")
+                            .c_str(),
+                        "r");
     REQUIRE(out != nullptr);
     // While it runs: the server namespace receives tens of MB over IPv6 and (almost) no IPv4 packets.
     uint64_t v6 = 0, v4 = 0;
-    nm::wait_until([&] {
-        v6 = ip6_in_octets(name + "-b");
-        v4 = ip4_in_receives(name + "-b");
-        return v6 > 50'000'000;
-    }, std::chrono::seconds(60), "50 MB received over IPv6 in " + name + "-b");
-    CHECK(v4 < 100);   // 50 MB over IPv4 would be 5,500 packets or more
+    nm::wait_until(
+        [&] {
+            v6 = ip6_in_octets(name + "-b");
+            v4 = ip4_in_receives(name + "-b");
+            return v6 > 50'000'000;
+        },
+        std::chrono::seconds(60), "50 MB received over IPv6 in " + name + "-b");
+    CHECK(v4 < 100);  // 50 MB over IPv4 would be 5,500 packets or more
     char status[16] = {};
     REQUIRE(std::fgets(status, sizeof status, out) != nullptr);
     ::pclose(out);
@@ -275,8 +286,8 @@ TEST_CASE("sweep --lab -6: every cell ok over IPv6, the server's IPv6 counters c
         }
     }
     // The host's sysctls and command line, as sysctl and cat read them independently (tabs shown as spaces).
-    for (const char* sysctl : {"net.ipv4.tcp_congestion_control", "net.core.rmem_max", "net.ipv4.tcp_rmem", "net.core.busy_poll",
-                             "net.core.netdev_budget"}) {
+    for (const char* sysctl :
+         {"net.ipv4.tcp_congestion_control", "net.core.rmem_max", "net.ipv4.tcp_rmem", "net.core.busy_poll", "net.core.netdev_budget"}) {
         INFO(sysctl);
         auto r = run_command(std::string("sysctl -n ") + sysctl + " | tr '\\t' ' '");
         REQUIRE(r.exit_status == 0);
@@ -316,9 +327,9 @@ TEST_CASE("sweep --lab --topology bridge -6: jumbo cells are path_mtu_blackhole 
     nm::test::require_net_admin();
     nm::test::TempDir dir;
     const auto cfg = write_config(dir, "small6.json", kSmallV6);
-    const auto r = run_command(nicmatrix_binary() + " sweep " + cfg + " --lab --topology bridge --ipv6 -q -o " + dir.file("r.json") + " --journal " +
-                                   dir.file("j.json"),
-                               std::chrono::seconds(120));
+    const auto r = run_command(
+        nicmatrix_binary() + " sweep " + cfg + " --lab --topology bridge --ipv6 -q -o " + dir.file("r.json") + " --journal " + dir.file("j.json"),
+        std::chrono::seconds(120));
     INFO(r.output);
     REQUIRE(r.exit_status == 0);
     const auto results = nm::load_results(dir.file("r.json"));
@@ -327,7 +338,7 @@ TEST_CASE("sweep --lab --topology bridge -6: jumbo cells are path_mtu_blackhole 
         INFO(cell.spec.key);
         CHECK(cell.status == (cell.spec.mtu == 1500 ? nm::CellStatus::Ok : nm::CellStatus::PathMtuBlackhole));
         if (cell.spec.mtu == 9000) CHECK_THAT(cell.error, Catch::Contains("9000-byte ICMPv6 echo, don't-fragment, to 2001:2::2: no echo within"));
-        CHECK(cell.runs.empty() == (cell.spec.mtu != 1500));   // found by the probe, before any traffic
+        CHECK(cell.runs.empty() == (cell.spec.mtu != 1500));  // found by the probe, before any traffic
     }
 }
 
@@ -341,16 +352,18 @@ TEST_CASE("SIGKILL mid-sweep: the file keeps every finished cell, restore puts t
     nm::test::Background sweep(nicmatrix_binary() + " sweep " + cfg + " --lab --lab-name " + name + " -o " + file + " --journal " + journal,
                                dir.file("log"));
     // Kill it once a cell is in the file and the next one is measuring.
-    nm::wait_until([&] {
-        try {
-            return std::filesystem::exists(file) && nm::load_results(file).cells.size() >= 1;
-        } catch (const nm::Error&) {
-            return false;
-        }
-    }, std::chrono::seconds(60), "the first finished cell in " + file);
+    nm::wait_until(
+        [&] {
+            try {
+                return std::filesystem::exists(file) && nm::load_results(file).cells.size() >= 1;
+            } catch (const nm::Error&) {
+                return false;
+            }
+        },
+        std::chrono::seconds(60), "the first finished cell in " + file);
     REQUIRE(::kill(sweep.pid(), SIGKILL) == 0);
     REQUIRE(sweep.wait(std::chrono::seconds(10)) == 128 + SIGKILL);
-    const auto partial = nm::load_results(file);   // valid JSON, a complete v1 file
+    const auto partial = nm::load_results(file);  // valid JSON, a complete v1 file
     CHECK(partial.run.finished.empty());
     REQUIRE(partial.cells.size() < 4);
     const auto done = partial.cells.size();
@@ -379,10 +392,10 @@ TEST_CASE("SIGKILL mid-sweep: the file keeps every finished cell, restore puts t
     REQUIRE(full.run.resumed.size() == 1);
     CHECK_THAT(full.run.resumed[0].command, Catch::Contains("--resume " + file));
     CHECK(full.run.resumed[0].started >= partial.run.started);
-    const auto& by = full.run.resumed[0].tool;   // the binary that resumed it, as its --version says
+    const auto& by = full.run.resumed[0].tool;  // the binary that resumed it, as its --version says
     CHECK(run_command(nicmatrix_binary() + " --version").output ==
           "nicmatrix " + by.version + (by.commit.empty() ? "" : " (" + by.commit + ")") + "\n");
-    CHECK(nm::Json(by) == nm::Json(full.tool));   // the same build began it: no note of two builds
+    CHECK(nm::Json(by) == nm::Json(full.tool));  // the same build began it: no note of two builds
     CHECK_THAT(r.output, !Catch::Contains("is continued by"));
     CHECK(nm::Json(full.local.tool) == nm::Json(by));
     size_t progress_lines = 0;

@@ -13,9 +13,9 @@
 #include <map>
 #include <vector>
 
+#include "core/base/wait_until.hpp"
 #include "matrix/model/results_codec.hpp"
 #include "matrix/model/sweep_codec.hpp"
-#include "core/base/wait_until.hpp"
 #include "matrix/results_store.hpp"
 #include "tests/support/background.hpp"
 #include "tests/support/command.hpp"
@@ -56,9 +56,7 @@ std::vector<std::string> visits_in(const std::string& output) {
     return keys;
 }
 
-uint64_t tx_bytes(const std::string& netns) {
-    return std::stoull(run_in_netns(netns, "cat /sys/class/net/nm-a/statistics/tx_bytes").output);
-}
+uint64_t tx_bytes(const std::string& netns) { return std::stoull(run_in_netns(netns, "cat /sys/class/net/nm-a/statistics/tx_bytes").output); }
 
 }  // namespace
 
@@ -68,18 +66,19 @@ TEST_CASE("sweep --lab in shuffled rounds: every visit runs under its cell's set
     const auto cfg = write_config(dir, "shuffled.json", kShuffled);
     const std::string name = nm::test::unique_name("nmso");
     const std::string ns = name + "-a";
-    std::vector<std::pair<std::string, std::map<std::string, bool>>> seen;   // per visit: key, ethtool -k while it measured
-    const auto sweep = nm::test::follow_sweep(
-        nicmatrix_binary() + " sweep " + cfg + " --lab --lab-name " + name + " --seed 1234 -o " + dir.file("r.json") + " --journal " + dir.file("j.json"),
-        std::chrono::seconds(180), [&](const std::string& key) {
-            const std::string mtu = nm::test::mtu_of_key(key);
-            // The visit has applied its settings once its MTU shows and its traffic flows (the previous
-            // visit may have had the same MTU, and its traffic has ended).
-            const uint64_t before = tx_bytes(ns);
-            nm::wait_until([&] { return nm::test::link_mtu(ns, "nm-a") == mtu + "\n" && tx_bytes(ns) > before + (1u << 20); },
-                           std::chrono::seconds(20), "the traffic of " + key + " on nm-a");
-            seen.emplace_back(key, nm::test::ethtool_features(ns, "nm-a"));
-        });
+    std::vector<std::pair<std::string, std::map<std::string, bool>>> seen;  // per visit: key, ethtool -k while it measured
+    const auto sweep =
+        nm::test::follow_sweep(nicmatrix_binary() + " sweep " + cfg + " --lab --lab-name " + name + " --seed 1234 -o " + dir.file("r.json") +
+                                   " --journal " + dir.file("j.json"),
+                               std::chrono::seconds(180), [&](const std::string& key) {
+                                   const std::string mtu = nm::test::mtu_of_key(key);
+                                   // The visit has applied its settings once its MTU shows and its traffic flows (the previous
+                                   // visit may have had the same MTU, and its traffic has ended).
+                                   const uint64_t before = tx_bytes(ns);
+                                   nm::wait_until([&] { return nm::test::link_mtu(ns, "nm-a") == mtu + "\n" && tx_bytes(ns) > before + (1u << 20); },
+                                                  std::chrono::seconds(20), "the traffic of " + key + " on nm-a");
+                                   seen.emplace_back(key, nm::test::ethtool_features(ns, "nm-a"));
+                               });
     const std::string& text = sweep.output;
     const int status = sweep.wait_status;
     INFO(text);
@@ -114,7 +113,7 @@ TEST_CASE("sweep --lab in shuffled rounds: every visit runs under its cell's set
         std::sort(keys.begin(), keys.end());
         CHECK(std::unique(keys.begin(), keys.end()) == keys.end());
     }
-    std::vector<std::pair<std::string, std::string>> starts;   // started, key
+    std::vector<std::pair<std::string, std::string>> starts;  // started, key
     for (const auto& cell : results.cells) {
         for (const auto& r : cell.runs) starts.emplace_back(r.started, cell.spec.key);
     }
@@ -127,9 +126,9 @@ TEST_CASE("sweep --lab in shuffled rounds: every visit runs under its cell's set
     CHECK(run_command("ip netns list | grep -q " + name).exit_status != 0);
 
     // The same seed gives the same order of visits.
-    const auto again = run_command(nicmatrix_binary() + " sweep " + cfg + " --lab --seed 1234 -o " + dir.file("r2.json") + " --journal " +
-                                       dir.file("j.json"),
-                                   std::chrono::seconds(180));
+    const auto again =
+        run_command(nicmatrix_binary() + " sweep " + cfg + " --lab --seed 1234 -o " + dir.file("r2.json") + " --journal " + dir.file("j.json"),
+                    std::chrono::seconds(180));
     REQUIRE(again.exit_status == 0);
     std::vector<std::string> first;
     for (const auto& v : seen) first.push_back(v.first);
@@ -151,13 +150,15 @@ TEST_CASE("SIGKILL mid-round: the file keeps every run, restore puts the lab bac
         return n;
     };
     // Kill it in the second round: every cell has a run, some have two.
-    nm::wait_until([&] {
-        try {
-            return std::filesystem::exists(file) && runs_in(nm::load_results(file)) >= 5;
-        } catch (const nm::Error&) {
-            return false;
-        }
-    }, std::chrono::seconds(120), "five runs in " + file);
+    nm::wait_until(
+        [&] {
+            try {
+                return std::filesystem::exists(file) && runs_in(nm::load_results(file)) >= 5;
+            } catch (const nm::Error&) {
+                return false;
+            }
+        },
+        std::chrono::seconds(120), "five runs in " + file);
     REQUIRE(::kill(sweep.pid(), SIGKILL) == 0);
     REQUIRE(sweep.wait(std::chrono::seconds(10)) == 128 + SIGKILL);
     const auto partial = nm::load_results(file);
@@ -205,7 +206,7 @@ TEST_CASE("sweep --precision --time-budget on the lab: the estimate and the budg
     CHECK_THAT(r.output, Catch::Contains("? = desired precision not achieved (the 95% interval of the median throughput_bps within ±0.001%"));
     const auto results = nm::load_results(dir.file("r.json"));
     REQUIRE(results.run.config.precision);
-    CHECK(results.run.config.precision->ci_pct == 0.001);   // --precision set it
+    CHECK(results.run.config.precision->ci_pct == 0.001);  // --precision set it
     CHECK(results.run.config.precision->max_repetitions == 3);
     CHECK(results.run.budget_reached);
     CHECK(results.run.time_budget_s == 8.0);

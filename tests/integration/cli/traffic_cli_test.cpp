@@ -7,8 +7,8 @@
 #include <sys/wait.h>
 
 #include <chrono>
-#include <thread>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -45,7 +45,7 @@ TEST_CASE("serve and run as processes: JSON result, CPU checked against /proc an
     nm::test::require_net_admin();
     nm::test::ScopedLab lab;
     ChildProcess server(nicmatrix_in_netns(lab.server().netns, {"serve", "--json"}), kStdout);
-    const auto listening = nlohmann::json::parse(server.read_line(std::chrono::seconds(5)));   // the READY line
+    const auto listening = nlohmann::json::parse(server.read_line(std::chrono::seconds(5)));  // the READY line
     CHECK(listening.at("listening") == nm::kDefaultPort);
     const double server_cpu_before = nm::test::process_cpu_seconds(server.pid());
 
@@ -53,7 +53,7 @@ TEST_CASE("serve and run as processes: JSON result, CPU checked against /proc an
     const std::string out = client.drain(std::chrono::seconds(10));
     rusage usage{};
     REQUIRE(client.wait(std::chrono::seconds(10), &usage) == 0);
-    const auto test_line = nlohmann::json::parse(server.read_line(std::chrono::seconds(5)));   // the server logged the test
+    const auto test_line = nlohmann::json::parse(server.read_line(std::chrono::seconds(5)));  // the server logged the test
     const double server_cpu = nm::test::process_cpu_seconds(server.pid()) - server_cpu_before;
 
     const auto res = nlohmann::json::parse(out);
@@ -65,8 +65,8 @@ TEST_CASE("serve and run as processes: JSON result, CPU checked against /proc an
     const double sender = cpu.at("sender").at("user_s").get<double>() + cpu.at("sender").at("sys_s").get<double>();
     const double receiver = cpu.at("receiver").at("user_s").get<double>() + cpu.at("receiver").at("sys_s").get<double>();
     const double client_total = seconds(usage.ru_utime) + seconds(usage.ru_stime);
-    INFO("sender " << sender << " s vs client process " << client_total << " s; receiver " << receiver
-                   << " s vs server process " << server_cpu << " s");
+    INFO("sender " << sender << " s vs client process " << client_total << " s; receiver " << receiver << " s vs server process " << server_cpu
+                   << " s");
     // The engine counts its worker threads over the window; the kernel counts the whole process over its
     // life. So: never more than the process (one clock tick of slack), and a good part of it for a busy 1.5 s
     // run (the part outside the window is start-up and teardown, which a loaded machine stretches).
@@ -144,7 +144,7 @@ TEST_CASE("Bad input: clear errors, exit 2 for usage, 1 for a port in use or no 
     r = run_in_netns(lab.client().netns, nicmatrix_binary() + " run -c no-such-host.invalid -t 1");
     CHECK(r.exit_status == 2);
     CHECK_THAT(r.output, Catch::Contains("no-such-host.invalid"));
-    r = client("-t 1");   // nothing listening
+    r = client("-t 1");  // nothing listening
     CHECK(r.exit_status == 1);
     CHECK_THAT(r.output, Catch::Contains("Connection refused"));
 
@@ -172,7 +172,7 @@ TEST_CASE("A text-mode run prints each interval while it runs (the paced rate, b
     INFO(seen);
     REQUIRE_FALSE(second.empty());
     CHECK_THAT(seen, Catch::Contains("Live (client's own counts"));
-    CHECK(::waitpid(client.pid(), nullptr, WNOHANG) == 0);   // still running: the line came live
+    CHECK(::waitpid(client.pid(), nullptr, WNOHANG) == 0);  // still running: the line came live
     // The sender's pacing (the kernel's SO_MAX_PACING_RATE) holds 50 Mbit/s; by the second interval the
     // socket buffer has filled, so what the sender hands over each second is what leaves.
     CHECK_THAT(second, Catch::EndsWith("sent"));

@@ -69,8 +69,7 @@ std::string host_irq_device_name() {
 
 }  // namespace
 
-TEST_CASE("A veth named like a host device's interrupt handler has no interrupts of its own, none read, the axis says why",
-          "[integration]") {
+TEST_CASE("A veth named like a host device's interrupt handler has no interrupts of its own, none read, the axis says why", "[integration]") {
     nm::test::require_net_admin();
     const std::string name = host_irq_device_name();
     if (name.empty()) {
@@ -86,8 +85,7 @@ TEST_CASE("A veth named like a host device's interrupt handler has no interrupts
     CHECK_THAT(j.at("tuning").at("unsupported").at("irq_affinity").get<std::string>(), Catch::Contains("virtual device"));
 }
 
-TEST_CASE("set --mtu 1200 on an interface with IPv6 addresses is refused before anything changes, ip -6 addr keeps them",
-          "[integration]") {
+TEST_CASE("set --mtu 1200 on an interface with IPv6 addresses is refused before anything changes, ip -6 addr keeps them", "[integration]") {
     nm::test::require_net_admin();
     OwnNetns ns("nmtr-a", "nmtr-b");
     REQUIRE(run_in_netns(ns.name, "ip -6 addr add 2001:2:0:36::1/64 dev nmtr-a nodad").exit_status == 0);
@@ -110,25 +108,27 @@ TEST_CASE("set --mtu 1200 on an interface with IPv6 addresses is refused before 
     CHECK(ns.sh("cat /sys/class/net/nmtr-a/mtu") == "1500\n");
 }
 
-TEST_CASE_METHOD(NetnsWithJournal, "restore takes back only what nicmatrix wrote, an administrator's MTU change after `set` is reported and kept, "
-          "the offload put back",
-          "[integration]") {
+TEST_CASE_METHOD(NetnsWithJournal,
+                 "restore takes back only what nicmatrix wrote, an administrator's MTU change after `set` is reported and kept, "
+                 "the offload put back",
+                 "[integration]") {
     REQUIRE(nm::test::ethtool_features(ns.name, "nmtr-a").at("tcp-segmentation-offload"));
     const auto set = run_command(nicmatrix_binary() + " set nmtr-a --netns " + ns.name + " --mtu 9000 --feature tso=off --journal " + journal);
     INFO(set.output);
     REQUIRE(set.exit_status == 0);
     REQUIRE_FALSE(nm::test::ethtool_features(ns.name, "nmtr-a").at("tcp-segmentation-offload"));
-    REQUIRE(run_in_netns(ns.name, "ip link set dev nmtr-a mtu 4000").exit_status == 0);   // the administrator
+    REQUIRE(run_in_netns(ns.name, "ip link set dev nmtr-a mtu 4000").exit_status == 0);  // the administrator
     const auto r = run_command(nicmatrix_binary() + " restore --journal " + journal);
     INFO(r.output);
     CHECK(r.exit_status == 0);
     CHECK_THAT(r.output, Catch::Contains("mtu is 4000 (nicmatrix wrote 9000; it was 1500 before)"));
     CHECK(ns.sh("cat /sys/class/net/nmtr-a/mtu") == "4000\n");
     CHECK(nm::test::ethtool_features(ns.name, "nmtr-a").at("tcp-segmentation-offload"));
-    CHECK_FALSE(std::ifstream(journal).good());   // nothing more to do: the entry is gone
+    CHECK_FALSE(std::ifstream(journal).good());  // nothing more to do: the entry is gone
 }
 
-TEST_CASE_METHOD(NetnsWithJournal, "restore refuses a journal writable by others (it names files root writes), and changes nothing", "[integration]") {
+TEST_CASE_METHOD(NetnsWithJournal, "restore refuses a journal writable by others (it names files root writes), and changes nothing",
+                 "[integration]") {
     const nm::test::EndsAsItBegan unchanged(ns.name, "nmtr-a");
     REQUIRE(run_command(nicmatrix_binary() + " set nmtr-a --netns " + ns.name + " --mtu 9000 --journal " + journal).exit_status == 0);
     REQUIRE(::chmod(journal.c_str(), 0666) == 0);
@@ -142,9 +142,10 @@ TEST_CASE_METHOD(NetnsWithJournal, "restore refuses a journal writable by others
     unchanged.check();
 }
 
-TEST_CASE_METHOD(NetnsWithJournal, "Two interfaces of one namespace change a sysctl, one namespace entry keeps the value from before either, and a "
-          "restore after the process died puts that back (sysctl judges)",
-          "[integration]") {
+TEST_CASE_METHOD(NetnsWithJournal,
+                 "Two interfaces of one namespace change a sysctl, one namespace entry keeps the value from before either, and a "
+                 "restore after the process died puts that back (sysctl judges)",
+                 "[integration]") {
     const std::string original = ns.sh("sysctl -n net.ipv4.tcp_rmem");
     // A process that changes both interfaces and the namespace's tcp_rmem twice, then dies without restoring.
     const pid_t child = ::fork();
@@ -178,7 +179,8 @@ TEST_CASE_METHOD(NetnsWithJournal, "Two interfaces of one namespace change a sys
             continue;
         }
         ++netns_entries;
-        CHECK(e.writes.at("sysctl.net.ipv4.tcp_rmem").before + "\n" == std::string(original).replace(original.find('\t'), 1, " ").replace(original.rfind('\t'), 1, " "));
+        CHECK(e.writes.at("sysctl.net.ipv4.tcp_rmem").before + "\n" ==
+              std::string(original).replace(original.find('\t'), 1, " ").replace(original.rfind('\t'), 1, " "));
     }
     CHECK(netns_entries == 1);
     const auto r = run_command(nicmatrix_binary() + " restore --journal " + journal);

@@ -8,8 +8,8 @@
 #include <filesystem>
 #include <fstream>
 
-#include "matrix/model/results_codec.hpp"
 #include "core/base/wait_until.hpp"
+#include "matrix/model/results_codec.hpp"
 #include "matrix/results_store.hpp"
 #include "tests/support/background.hpp"
 #include "tests/support/command.hpp"
@@ -42,9 +42,9 @@ TEST_CASE("configs/queues-steering.json on a lab: every cell ok, each under the 
     nm::test::require_net_admin();
     nm::test::TempDir dir;
     const std::string file = dir.file("qs.json");
-    const auto r = run_command(nicmatrix_binary() + " sweep " + kSource + "/configs/queues-steering.json --lab -o " + file + " --journal " +
-                                   dir.file("j.json"),
-                               std::chrono::seconds(240));
+    const auto r =
+        run_command(nicmatrix_binary() + " sweep " + kSource + "/configs/queues-steering.json --lab -o " + file + " --journal " + dir.file("j.json"),
+                    std::chrono::seconds(240));
     INFO(r.output);
     REQUIRE(r.exit_status == 0);
     const auto results = nm::load_results(file);
@@ -60,8 +60,9 @@ TEST_CASE("configs/queues-steering.json on a lab: every cell ok, each under the 
             const uint64_t n = c.spec.axes.at("channels") == "ch1" ? 1 : 2;
             CHECK(t.channels.at("rx") == n);
             CHECK(t.channels.at("tx") == n);
-            CHECK(t.rps.size() == n);   // the queues the channel count leaves
-            for (const auto& [queue, list] : t.rps) CHECK(list == (c.spec.axes.at("rps") == "rps-all" ? "0-" + std::to_string(results.local.cpu_count - 1) : "none"));
+            CHECK(t.rps.size() == n);  // the queues the channel count leaves
+            for (const auto& [queue, list] : t.rps)
+                CHECK(list == (c.spec.axes.at("rps") == "rps-all" ? "0-" + std::to_string(results.local.cpu_count - 1) : "none"));
         }
     }
     // The table labels rows by the axes' value names.
@@ -90,10 +91,12 @@ TEST_CASE("SIGKILL mid-sweep with every kind of tuning: nicmatrix restore puts e
     nm::test::Background sweep(nicmatrix_binary() + " sweep " + cfg + " --lab --lab-name " + name + " -o " + file + " --journal " + journal,
                                dir.file("log"));
     // Kill it while the first cell measures: its settings are on both ends then.
-    nm::wait_until([&] {
-        const auto r = run_in_netns(name + "-a", "tc qdisc show dev nm-a root");
-        return r.exit_status == 0 && r.output.find("tbf") != std::string::npos;
-    }, std::chrono::seconds(60), "the first cell's tbf on nm-a");
+    nm::wait_until(
+        [&] {
+            const auto r = run_in_netns(name + "-a", "tc qdisc show dev nm-a root");
+            return r.exit_status == 0 && r.output.find("tbf") != std::string::npos;
+        },
+        std::chrono::seconds(60), "the first cell's tbf on nm-a");
     CHECK(outside(name + "-a", "nm-a") != before_a);
     REQUIRE(::kill(sweep.pid(), SIGKILL) == 0);
     REQUIRE(sweep.wait(std::chrono::seconds(10)) == 128 + SIGKILL);

@@ -38,8 +38,7 @@ CpupowerIdle cpupower_idle_info(uint32_t cpu) {
     for (size_t i = 0; i < lines.size(); ++i) {
         if (const auto d = after(lines[i], "CPUidle driver: "); !d.empty()) out.driver = d;
         if (const auto g = after(lines[i], "CPUidle governor: "); !g.empty()) out.governor = g;
-        if (i + 1 < lines.size() && lines[i + 1].compare(0, 18, "Flags/Description:") == 0 && !lines[i].empty() &&
-            lines[i].back() == ':') {
+        if (i + 1 < lines.size() && lines[i + 1].compare(0, 18, "Flags/Description:") == 0 && !lines[i].empty() && lines[i].back() == ':') {
             CpupowerState s;
             s.name = lines[i].substr(0, lines[i].size() - 1);
             if (const auto at = s.name.find(" (DISABLED) "); at != std::string::npos) {
@@ -60,12 +59,11 @@ CpupowerIdle cpupower_idle_info(uint32_t cpu) {
 
 }  // namespace
 
-TEST_CASE("read_cpu_idle: driver, governor, states, latencies and disabled CPUs as cpupower idle-info shows them",
-          "[integration]") {
-    REQUIRE(nm::test::run_command("command -v cpupower").exit_status == 0);   // linux-cpupower (scripts/install-deps.sh)
+TEST_CASE("read_cpu_idle: driver, governor, states, latencies and disabled CPUs as cpupower idle-info shows them", "[integration]") {
+    REQUIRE(nm::test::run_command("command -v cpupower").exit_status == 0);  // linux-cpupower (scripts/install-deps.sh)
     const auto idle = nm::read_cpu_idle();
     const auto first = cpupower_idle_info(0);
-    if (first.driver.empty()) {   // "Could not determine cpuidle driver": nothing to record
+    if (first.driver.empty()) {  // "Could not determine cpuidle driver": nothing to record
         CHECK_FALSE(idle.has_value());
         return;
     }

@@ -97,7 +97,7 @@ TEST_CASE("Every frame size and IMIX through the bridge: line rate from the link
     std::smatch m;
     REQUIRE(std::regex_search(eth.output, m, std::regex(R"(Speed: (\d+)Mb/s)")));
     const double speed_bps = std::stod(m[1]) * 1e6;
-    nm::Rfc2544Spec spec;   // the default sizes: 64 ... 1518 and imix
+    nm::Rfc2544Spec spec;  // the default sizes: 64 ... 1518 and imix
     spec.trial_s = 0.3;
     spec.resolution_pct = 20;
     spec.max_trials = 3;

@@ -94,14 +94,15 @@ void check_rr(const nm::RunResult& res, uint64_t at_least) {
 /// nftables in `netns` dropping every `every`-th UDP datagram from `from` as it arrives (numgen: the
 /// `every`-th, the 2 x `every`-th, ...), and counting what it dropped.
 nm::test::NftInputCounter drop_every(const std::string& netns, const std::string& from, unsigned every) {
-    return nm::test::NftInputCounter(netns, "nmdrop",
-                                     "ip saddr " + from + " meta l4proto udp numgen inc mod " + std::to_string(every) + " " + std::to_string(every - 1),
-                                     "drop");
+    return nm::test::NftInputCounter(
+        netns, "nmdrop", "ip saddr " + from + " meta l4proto udp numgen inc mod " + std::to_string(every) + " " + std::to_string(every - 1), "drop");
 }
 
 }  // namespace
 
-TEST_CASE_METHOD(nm::test::InProcessLab, "TCP_RR over IPv4 and IPv6: both ends count the same transactions, and the server's interface saw a packet for each", "[integration]") {
+TEST_CASE_METHOD(nm::test::InProcessLab,
+                 "TCP_RR over IPv4 and IPv6: both ends count the same transactions, and the server's interface saw a packet for each",
+                 "[integration]") {
     for (const auto& host : {nm::strip_prefix(lab.server().ipv4), nm::strip_prefix(lab.server().ipv6)}) {
         INFO(host);
         const auto before = rx_packets(lab.server());
@@ -114,28 +115,32 @@ TEST_CASE_METHOD(nm::test::InProcessLab, "TCP_RR over IPv4 and IPv6: both ends c
     }
 }
 
-TEST_CASE_METHOD(nm::test::InProcessLab, "UDP_RR over IPv4 and IPv6: one datagram each way per transaction, as the kernel's UDP counters see it", "[integration]") {
+TEST_CASE_METHOD(nm::test::InProcessLab, "UDP_RR over IPv4 and IPv6: one datagram each way per transaction, as the kernel's UDP counters see it",
+                 "[integration]") {
     for (const auto& host : {nm::strip_prefix(lab.server().ipv4), nm::strip_prefix(lab.server().ipv6)}) {
         INFO(host);
         const bool v6 = host.find(':') != std::string::npos;
-        const auto datagrams_in = [&] { return v6 ? snmp6(lab.server().netns, "Udp6InDatagrams") : nm::test::snmp_counter(lab.server().netns, "Udp", "InDatagrams"); };
+        const auto datagrams_in = [&] {
+            return v6 ? snmp6(lab.server().netns, "Udp6InDatagrams") : nm::test::snmp_counter(lab.server().netns, "Udp", "InDatagrams");
+        };
         const auto in_before = datagrams_in();
         const auto res = run_in(lab.client(), rr_spec(host, server.port(), nm::Protocol::Udp, nm::TrafficPattern::Rr));
         check_rr(res, 1000);
-        CHECK(res.rr->lost == 0);   // a veth between two namespaces loses nothing at one request in flight
+        CHECK(res.rr->lost == 0);  // a veth between two namespaces loses nothing at one request in flight
         CHECK(datagrams_in() - in_before >= res.rr->responder_transactions);
     }
 }
 
-TEST_CASE_METHOD(nm::test::InProcessLab, "UDP_RR counts what the path drops as lost: every 40th answer dropped by nftables, one and two in flight", "[integration]") {
+TEST_CASE_METHOD(nm::test::InProcessLab, "UDP_RR counts what the path drops as lost: every 40th answer dropped by nftables, one and two in flight",
+                 "[integration]") {
     const std::string host = nm::strip_prefix(lab.server().ipv4);
-    for (const uint32_t burst : {1u, 2u}) {   // the ping-pong loop, and the epoll skeleton's flow
+    for (const uint32_t burst : {1u, 2u}) {  // the ping-pong loop, and the epoll skeleton's flow
         INFO("--rr-burst " << burst);
         const auto drop = drop_every(lab.client().netns, host, 40);
         auto spec = rr_spec(host, server.port(), nm::Protocol::Udp, nm::TrafficPattern::Rr);
         spec.rr_burst = burst;
         const auto res = run_in(lab.client(), spec);
-        check_rr(res, 100);   // each loss holds its slot for the loss timeout (at least 200 ms)
+        check_rr(res, 100);  // each loss holds its slot for the loss timeout (at least 200 ms)
         const uint64_t dropped = drop.packets();
         INFO("dropped " << dropped << ", lost " << res.rr->lost << ", late " << res.rr->late);
         CHECK(dropped >= 3);
@@ -161,7 +166,7 @@ int answers_to(const std::string& netns, const std::string& from, const nm::Sock
     }
     int answers = 0;
     const auto deadline = std::chrono::steady_clock::now() + window;
-    for (;;) {   // an observation window: what comes back in it (nothing, for a stranger)
+    for (;;) {  // an observation window: what comes back in it (nothing, for a stranger)
         const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now()).count();
         pollfd p{fd.get(), POLLIN, 0};
         if (left <= 0 || ::poll(&p, 1, static_cast<int>(left)) <= 0) return answers;
@@ -173,16 +178,16 @@ TEST_CASE("UDP_RR's responder answers the test's client only: requests from anot
     nm::test::require_net_admin();
     nm::test::ScopedLab lab;
     const std::string client = nm::strip_prefix(lab.client().ipv4);
-    const std::string stranger = "198.18.0.77";   // a second address on the client's interface
+    const std::string stranger = "198.18.0.77";  // a second address on the client's interface
     REQUIRE(nm::test::run_command("ip -n " + lab.client().netns + " addr add " + stranger + "/24 dev " + lab.client().ifname).exit_status == 0);
     LabServer server(lab.server().netns);
     const std::string host = nm::strip_prefix(lab.server().ipv4);
     auto spec = rr_spec(host, server.port(), nm::Protocol::Udp, nm::TrafficPattern::Rr);
-    spec.duration_s = 4;   // long enough that everything below happens while it runs, however loaded the machine
+    spec.duration_s = 4;  // long enough that everything below happens while it runs, however loaded the machine
     std::atomic<bool> done{false};
     nm::RunResult res;
     std::string failed;
-    std::jthread run([&] {   // joined on every way out of the test
+    std::jthread run([&] {  // joined on every way out of the test
         try {
             res = run_in(lab.client(), spec);
         } catch (const std::exception& e) {
@@ -207,8 +212,8 @@ TEST_CASE("UDP_RR's responder answers the test's client only: requests from anot
         std::chrono::seconds(10), "the responder's UDP socket");
     const auto to = nm::resolve_address(host, port);
     const int to_stranger = answers_to(lab.client().netns, stranger, to, 50, std::chrono::milliseconds(300));
-    const int to_client = answers_to(lab.client().netns, client, to, 5, std::chrono::milliseconds(300));   // the control
-    CHECK_FALSE(done.load());   // the responder was serving all along
+    const int to_client = answers_to(lab.client().netns, client, to, 5, std::chrono::milliseconds(300));  // the control
+    CHECK_FALSE(done.load());                                                                             // the responder was serving all along
     run.join();
     INFO("answers to the stranger " << to_stranger << ", to the client's address " << to_client << "; " << failed);
     CHECK(to_stranger == 0);
@@ -217,7 +222,8 @@ TEST_CASE("UDP_RR's responder answers the test's client only: requests from anot
     CHECK(res.rr->transactions > 1000);
 }
 
-TEST_CASE_METHOD(nm::test::InProcessLab, "TCP_CRR over IPv4 and IPv6: a connection per transaction, as the client's TCP ActiveOpens counts", "[integration]") {
+TEST_CASE_METHOD(nm::test::InProcessLab, "TCP_CRR over IPv4 and IPv6: a connection per transaction, as the client's TCP ActiveOpens counts",
+                 "[integration]") {
     for (const auto& host : {nm::strip_prefix(lab.server().ipv4), nm::strip_prefix(lab.server().ipv6)}) {
         INFO(host);
         const auto opens_before = nm::test::snmp_counter(lab.client().netns, "Tcp", "ActiveOpens");
@@ -231,7 +237,8 @@ TEST_CASE_METHOD(nm::test::InProcessLab, "TCP_CRR over IPv4 and IPv6: a connecti
     }
 }
 
-TEST_CASE_METHOD(nm::test::InProcessLab, "RR with -P 3 and --rr-burst 4, 64-byte requests and 1000-byte answers: flows over threads, counts agree", "[integration]") {
+TEST_CASE_METHOD(nm::test::InProcessLab, "RR with -P 3 and --rr-burst 4, 64-byte requests and 1000-byte answers: flows over threads, counts agree",
+                 "[integration]") {
     for (auto protocol : {nm::Protocol::Tcp, nm::Protocol::Udp}) {
         auto spec = rr_spec(nm::strip_prefix(lab.server().ipv4), server.port(), protocol, nm::TrafficPattern::Rr);
         spec.streams = 3;
@@ -248,7 +255,10 @@ TEST_CASE_METHOD(nm::test::InProcessLab, "RR with -P 3 and --rr-burst 4, 64-byte
     }
 }
 
-TEST_CASE_METHOD(nm::test::InProcessLab, "TCP_RR ping-pong with messages larger than a socket call (100 kB requests, 300 kB answers): every byte of every transaction, as the server's interface counts", "[integration]") {
+TEST_CASE_METHOD(nm::test::InProcessLab,
+                 "TCP_RR ping-pong with messages larger than a socket call (100 kB requests, 300 kB answers): every byte of every transaction, as "
+                 "the server's interface counts",
+                 "[integration]") {
     auto spec = rr_spec(nm::strip_prefix(lab.server().ipv4), server.port(), nm::Protocol::Tcp, nm::TrafficPattern::Rr);
     spec.request_size = 100'000;
     spec.response_size = 300'000;

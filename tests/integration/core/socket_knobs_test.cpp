@@ -25,8 +25,8 @@
 #include "tests/support/watched_server.hpp"
 
 using nm::test::LabServer;
-using nm::test::run_in;
 using nm::test::run_against_watched_server;
+using nm::test::run_in;
 using nm::test::run_in_netns;
 
 namespace {
@@ -72,7 +72,8 @@ std::vector<std::string> busy_sockets(const std::string& netns) {
 
 }  // namespace
 
-TEST_CASE_METHOD(nm::test::InProcessLab, "Knobs -C and -M: ss -tin shows the congestion control on the sender and the MSS on both ends", "[integration]") {
+TEST_CASE_METHOD(nm::test::InProcessLab, "Knobs -C and -M: ss -tin shows the congestion control on the sender and the MSS on both ends",
+                 "[integration]") {
     const std::string cc = other_congestion(lab.client().netns);
     if (cc.empty()) {
         std::fputs("SKIPPED: the namespace offers no congestion control besides its default\n", stderr);
@@ -84,11 +85,13 @@ TEST_CASE_METHOD(nm::test::InProcessLab, "Knobs -C and -M: ss -tin shows the con
     spec.socket.nodelay = true;
     auto running = std::async(std::launch::async, [&] { return run_in(lab.client(), spec); });
     std::vector<std::string> client_lines, server_lines;
-    nm::wait_until([&] {
-        client_lines = busy_sockets(lab.client().netns);
-        server_lines = busy_sockets(lab.server().netns);
-        return !client_lines.empty() && !server_lines.empty();
-    }, std::chrono::seconds(10), "the data connection in ss -tin on both ends");
+    nm::wait_until(
+        [&] {
+            client_lines = busy_sockets(lab.client().netns);
+            server_lines = busy_sockets(lab.server().netns);
+            return !client_lines.empty() && !server_lines.empty();
+        },
+        std::chrono::seconds(10), "the data connection in ss -tin on both ends");
     const auto res = running.get();
     INFO(client_lines.front() << "\n" << server_lines.front());
     REQUIRE(res.status == nm::RunStatus::Ok);
@@ -110,7 +113,8 @@ TEST_CASE_METHOD(nm::test::InProcessLab, "Knobs -C and -M: ss -tin shows the con
     CHECK(res.spec.socket.congestion == cc);
 }
 
-TEST_CASE_METHOD(nm::test::InProcessLab, "Knob -C with a congestion control the namespace lacks: a usage error naming the kernel's list, nothing run", "[integration]") {
+TEST_CASE_METHOD(nm::test::InProcessLab, "Knob -C with a congestion control the namespace lacks: a usage error naming the kernel's list, nothing run",
+                 "[integration]") {
     auto spec = stream_spec(nm::strip_prefix(lab.server().ipv4), server.port());
     spec.socket.congestion = "nosuchcc";
     const auto avail = run_in_netns(lab.client().netns, "cat /proc/sys/net/ipv4/tcp_available_congestion_control").output;
@@ -144,15 +148,18 @@ TEST_CASE("Knob --dscp EF: a capture on the server's veth sees TOS 0xb8 on the d
                 if (protocol == nm::Protocol::Tcp) {
                     // Capture once the data connection is up, so the control connection's handshake is not
                     // most of what is seen.
-                    nm::wait_until([&] {
-                        const auto ss = run_in_netns(lab.client().netns, "ss -tnH state established").output;
-                        return std::count(ss.begin(), ss.end(), '\n') >= 2;
-                    }, std::chrono::seconds(10), "the data connection");
+                    nm::wait_until(
+                        [&] {
+                            const auto ss = run_in_netns(lab.client().netns, "ss -tnH state established").output;
+                            return std::count(ss.begin(), ss.end(), '\n') >= 2;
+                        },
+                        std::chrono::seconds(10), "the data connection");
                 }
                 // 40 packets of the protocol, whichever way they go: the test's data (requests and answers,
                 // data and ACKs) and perhaps a control message or two, which carry no DSCP.
-                const auto cap = run_in_netns(lab.server().netns, "tcpdump -nn -v -c 40 -i " + lab.server().ifname + " " +
-                                              (v6 ? "ip6 and " : "ip and ") + (protocol == nm::Protocol::Udp ? "udp" : "tcp"),
+                const auto cap = run_in_netns(lab.server().netns,
+                                              "tcpdump -nn -v -c 40 -i " + lab.server().ifname + " " + (v6 ? "ip6 and " : "ip and ") +
+                                                  (protocol == nm::Protocol::Udp ? "udp" : "tcp"),
                                               std::chrono::seconds(8));
                 const auto res = running.get();
                 INFO(host << " " << nlohmann::json(pattern).dump() << " " << nlohmann::json(protocol).dump() << "\n" << cap.output);
@@ -174,13 +181,14 @@ TEST_CASE("Knob --dscp EF: a capture on the server's veth sees TOS 0xb8 on the d
     }
 }
 
-TEST_CASE_METHOD(nm::test::InProcessLab, "Knob --bind-dev: ss shows the client's data socket bound to its veth, a device that is not there is a usage error", "[integration]") {
+TEST_CASE_METHOD(nm::test::InProcessLab,
+                 "Knob --bind-dev: ss shows the client's data socket bound to its veth, a device that is not there is a usage error",
+                 "[integration]") {
     auto spec = stream_spec(nm::strip_prefix(lab.server().ipv4), server.port());
     spec.socket.bind_dev = lab.client().ifname;
     auto running = std::async(std::launch::async, [&] { return run_in(lab.client(), spec); });
     std::vector<std::string> lines;
-    nm::wait_until([&] { return !(lines = busy_sockets(lab.client().netns)).empty(); }, std::chrono::seconds(10),
-                   "the data connection in ss -tin");
+    nm::wait_until([&] { return !(lines = busy_sockets(lab.client().netns)).empty(); }, std::chrono::seconds(10), "the data connection in ss -tin");
     const auto res = running.get();
     INFO(lines.front());
     REQUIRE(res.status == nm::RunStatus::Ok);
@@ -190,7 +198,8 @@ TEST_CASE_METHOD(nm::test::InProcessLab, "Knob --bind-dev: ss shows the client's
     CHECK_THROWS_WITH(run_in(lab.client(), spec), Catch::Contains("bind-dev") && Catch::Contains("nm-none"));
 }
 
-TEST_CASE_METHOD(nm::test::InProcessLab, "Knob -Z: zerocopy sends and their completions from the error queue, on veth the kernel copies, and it says so", "[integration]") {
+TEST_CASE_METHOD(nm::test::InProcessLab,
+                 "Knob -Z: zerocopy sends and their completions from the error queue, on veth the kernel copies, and it says so", "[integration]") {
     auto spec = stream_spec(nm::strip_prefix(lab.server().ipv4), server.port());
     spec.socket.zerocopy = true;
     const auto res = run_in(lab.client(), spec);
@@ -229,13 +238,14 @@ TEST_CASE("Knob --skip-rx-copy: strace sees the receiving server read with MSG_T
 namespace {
 
 struct SpinRun {
-    nlohmann::json result;      ///< the client's `run --json`
-    long voluntary_switches;    ///< the server process's, from GNU time (wait4's rusage): how often it slept
+    nlohmann::json result;    ///< the client's `run --json`
+    long voluntary_switches;  ///< the server process's, from GNU time (wait4's rusage): how often it slept
 };
 
 /// A 1.5 s TCP stream with `--rx-spin us` against a `serve --once` under GNU time.
 SpinRun spin_run(const nm::test::ScopedLab& lab, unsigned us) {
-    const auto [client, timed] = run_against_watched_server(lab, "/usr/bin/time -f nvcsw=%w", "-t 1.5 -i 0 --rx-spin " + std::to_string(us) + " --json");
+    const auto [client, timed] =
+        run_against_watched_server(lab, "/usr/bin/time -f nvcsw=%w", "-t 1.5 -i 0 --rx-spin " + std::to_string(us) + " --json");
     INFO(client.output.substr(0, 2000));
     INFO(timed);
     REQUIRE(client.exit_status == 0);
@@ -246,7 +256,8 @@ SpinRun spin_run(const nm::test::ScopedLab& lab, unsigned us) {
 
 }  // namespace
 
-TEST_CASE("Knob --rx-spin: the receiving server sleeps far less often (GNU time's voluntary context switches), and says how often it spun", "[integration]") {
+TEST_CASE("Knob --rx-spin: the receiving server sleeps far less often (GNU time's voluntary context switches), and says how often it spun",
+          "[integration]") {
     nm::test::require_net_admin();
     nm::test::require_tool("/usr/bin/time");
     nm::test::ScopedLab lab;
@@ -271,7 +282,7 @@ TEST_CASE("Knob --rx-spin: the receiving server sleeps far less often (GNU time'
     CHECK(spin.at("spins").get<uint64_t>() > 0);
     CHECK(spin.at("caught").get<uint64_t>() > 0);
     CHECK(spin.at("caught").get<uint64_t>() <= spin.at("spins").get<uint64_t>());
-    CHECK(per_gb(spinning) < 0.4 * per_gb(sleeping));   // 1/40 on an idle machine, 1/7 under ctest -j2 and a build
+    CHECK(per_gb(spinning) < 0.4 * per_gb(sleeping));  // 1/40 on an idle machine, 1/7 under ctest -j2 and a build
     // The receiving end applied it, the sending end has no receivers in a forward test.
     CHECK(spinning.result.at("ends").at("receiver").at("socket").at("rx_spin").at("us") == 5000);
     CHECK(spinning.result.at("ends").at("sender").at("socket").at("rx_spin").at("us") == 0);

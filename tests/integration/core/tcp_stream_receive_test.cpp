@@ -32,7 +32,7 @@ std::map<std::string, ThreadCalls> calls_by_thread(const std::string& trace) {
     std::istringstream in(trace);
     for (std::string line; std::getline(in, line);) {
         std::smatch m;
-        if (std::regex_search(line, m, recv_call) && std::stoull(m[2]) >= 65536) {   // data reads, not control messages
+        if (std::regex_search(line, m, recv_call) && std::stoull(m[2]) >= 65536) {  // data reads, not control messages
             if (m[3].str().find("MSG_WAITALL") != std::string::npos) ++out[m[1]].waitall;
             if (m[3].str().find("MSG_DONTWAIT") != std::string::npos) ++out[m[1]].dontwait;
         } else if (std::regex_search(line, m, epoll_call)) {
@@ -44,7 +44,8 @@ std::map<std::string, ThreadCalls> calls_by_thread(const std::string& trace) {
 
 }  // namespace
 
-TEST_CASE("A TCP receiver thread with one stream blocks in recv(MSG_WAITALL) without epoll, and one with two streams uses epoll (strace)", "[integration]") {
+TEST_CASE("A TCP receiver thread with one stream blocks in recv(MSG_WAITALL) without epoll, and one with two streams uses epoll (strace)",
+          "[integration]") {
     nm::test::require_net_admin();
     nm::test::require_tool("strace");
     nm::test::ScopedLab lab;

@@ -35,9 +35,9 @@ class RuntCapture {
 public:
     RuntCapture(const nm::test::ScopedLab& lab, uint16_t port)
         : pcap_(dir_.file("runts.pcap")), log_(dir_.file("tcpdump.log")), pid_file_(dir_.file("tcpdump.pid")) {
-        const auto r = run_in_netns(lab.server().netns, "sh -c 'timeout 60 tcpdump -Z root -i " + lab.server().ifname + " -nn -S -s 96 -U -w " + pcap_ +
-                                                " \"tcp dst port " + std::to_string(port) + " and less 1499\" >" + log_ + " 2>&1 & echo $! >" +
-                                                pid_file_ + "'");
+        const auto r = run_in_netns(lab.server().netns, "sh -c 'timeout 60 tcpdump -Z root -i " + lab.server().ifname + " -nn -S -s 96 -U -w " +
+                                                            pcap_ + " \"tcp dst port " + std::to_string(port) + " and less 1499\" >" + log_ +
+                                                            " 2>&1 & echo $! >" + pid_file_ + "'");
         REQUIRE(r.exit_status == 0);
         nm::wait_until([&] { return nm::test::run_command("grep -q 'listening on' " + log_).exit_status == 0; }, std::chrono::seconds(10),
                        "tcpdump listening");
@@ -45,7 +45,7 @@ public:
     ~RuntCapture() {
         try {
             end();
-        } catch (const std::exception&) {   // a tcpdump that would not end: its timeout 60 ends it
+        } catch (const std::exception&) {  // a tcpdump that would not end: its timeout 60 ends it
         }
     }
     RuntCapture(const RuntCapture&) = delete;
@@ -67,7 +67,7 @@ private:
         nm::wait_until([&] { return nm::test::run_command("kill -0 " + pid).exit_status != 0; }, std::chrono::seconds(10), "tcpdump ending");
     }
 
-    nm::test::TempDir dir_;   // the capture's files, removed with it
+    nm::test::TempDir dir_;  // the capture's files, removed with it
     std::string pcap_, log_, pid_file_;
     bool stopped_ = false;
 };
@@ -75,7 +75,7 @@ private:
 /// A TCP data segment as `tcpdump -nn -S` prints it: "... IP SRC > DST: Flags [...], seq FIRST:END, ...
 /// length N". Parsed by hand: std::regex took 6 s of CPU for the second of 1000-byte writes.
 struct Segment {
-    std::string_view flow;   ///< SRC (address.port)
+    std::string_view flow;  ///< SRC (address.port)
     uint32_t first = 0, end = 0, length = 0;
 };
 
@@ -92,9 +92,10 @@ std::optional<Segment> parse_segment(std::string_view line) {
     if (seq == std::string_view::npos || length == std::string_view::npos || length < seq) return std::nullopt;
     Segment s;
     s.flow = line.substr(ip + 4, to - ip - 4);
-    size_t at = seq + 7;   // past "], seq "
-    if (!number(at, s.first) || at >= line.size() || line[at] != ':' || !number(++at, s.end) || at >= line.size() || line[at] != ',') return std::nullopt;
-    at = length + 8;       // past " length "
+    size_t at = seq + 7;  // past "], seq "
+    if (!number(at, s.first) || at >= line.size() || line[at] != ':' || !number(++at, s.end) || at >= line.size() || line[at] != ',')
+        return std::nullopt;
+    at = length + 8;  // past " length "
     if (!number(at, s.length)) return std::nullopt;
     return s;
 }
@@ -106,7 +107,7 @@ std::optional<Segment> parse_segment(std::string_view line) {
 /// split a segment where the window ends (a window probe), and the rest of it may end where a write did:
 /// that rest starts off the write's grid of full segments, and is not counted.
 size_t write_tail_runts(const std::string& capture, uint64_t write_size, uint32_t mss) {
-    std::map<std::string_view, uint32_t> data_start;   // per flow: the sequence number after the stream header
+    std::map<std::string_view, uint32_t> data_start;  // per flow: the sequence number after the stream header
     std::set<std::string_view> seen;
     size_t n = 0;
     std::string_view rest = capture;
@@ -132,8 +133,9 @@ size_t write_tail_runts(const std::string& capture, uint64_t write_size, uint32_
 }
 
 nlohmann::json run_json(const nm::test::ScopedLab& lab, const LabServer& server, const std::string& args, const std::string& prefix = "") {
-    const auto r = run_in_netns(lab.client().netns, prefix + nm::test::nicmatrix_binary() + " run -c " + nm::strip_prefix(lab.server().ipv4) +
-                                                        " -p " + std::to_string(server.port()) + " -i 0 --json " + args,
+    const auto r = run_in_netns(lab.client().netns,
+                                prefix + nm::test::nicmatrix_binary() + " run -c " + nm::strip_prefix(lab.server().ipv4) + " -p " +
+                                    std::to_string(server.port()) + " -i 0 --json " + args,
                                 std::chrono::seconds(30));
     INFO(r.output.substr(0, 2000));
     REQUIRE(r.exit_status == 0);
@@ -156,7 +158,7 @@ TEST_CASE("Without -l a TCP sender writes whole send units: strace sees sends of
     nm::test::ScopedLab lab;
     LabServer server(lab.server().netns);
     const uint32_t mss = expected_mss(lab);
-    const uint32_t write = 90 * mss;   // two send units of 45 segments each (a 64 KiB GSO packet holds 45)
+    const uint32_t write = 90 * mss;  // two send units of 45 segments each (a 64 KiB GSO packet holds 45)
     const nm::test::TempDir dir;
     const std::string trace = dir.file("sends.txt");
     const auto j = run_json(lab, server, "-t 1", "strace -f -qq -e trace=sendto -e signal=none -o " + trace + " ");
@@ -171,7 +173,7 @@ TEST_CASE("Without -l a TCP sender writes whole send units: strace sees sends of
     const std::regex send_call(R"(sendto\((\d+), .*, (\d+), MSG_DONTWAIT\|MSG_NOSIGNAL, NULL, 0\) = (-?\d+))");
     std::istringstream in(traced);
     size_t whole = 0, rest = 0;
-    std::map<std::string, uint64_t> due;   // per socket: what the last short send left
+    std::map<std::string, uint64_t> due;  // per socket: what the last short send left
     for (std::string line; std::getline(in, line);) {
         std::smatch m;
         if (!std::regex_search(line, m, send_call) || std::stoull(m[2]) < 4096) continue;

@@ -9,9 +9,9 @@
 
 #include "core/base/error.hpp"
 #include "core/base/wait_until.hpp"
+#include "core/engine/worker_merge.hpp"
 #include "core/session/traffic_client.hpp"
 #include "core/session/traffic_server.hpp"
-#include "core/engine/worker_merge.hpp"
 #include "ethtool_ctl/netns.hpp"
 #include "tests/support/command.hpp"
 #include "tests/support/lab_server.hpp"
@@ -19,8 +19,8 @@
 #include "tests/support/scoped_lab.hpp"
 
 using nm::test::LabServer;
-using nm::test::run_in;
 using nm::test::run_command;
+using nm::test::run_in;
 
 namespace {
 
@@ -52,8 +52,8 @@ struct ServedEngine : nm::test::InProcessLab {
 };
 
 void set_offloads(const nm::LabInterface& itf, const std::string& state) {
-    const auto r = run_command("ip netns exec " + itf.netns + " ethtool -K " + itf.ifname + " tx " + state + " sg " + state +
-                               " tso " + state + " gso " + state + " gro " + state);
+    const auto r = run_command("ip netns exec " + itf.netns + " ethtool -K " + itf.ifname + " tx " + state + " sg " + state + " tso " + state +
+                               " gso " + state + " gro " + state);
     REQUIRE(r.exit_status == 0);
 }
 
@@ -198,7 +198,7 @@ TEST_CASE_METHOD(ServedEngine, "Reverse (-R) moves data server to client and bid
     auto b1 = ip_link_stats(lab.server());
     REQUIRE(rev.status == nm::RunStatus::Ok);
     CHECK(static_cast<double>(a1.rx_bytes - a0.rx_bytes) >= static_cast<double>(rev.bytes));
-    CHECK(b1.rx_bytes - b0.rx_bytes < (a1.rx_bytes - a0.rx_bytes) / 20);   // only ACKs and control go that way
+    CHECK(b1.rx_bytes - b0.rx_bytes < (a1.rx_bytes - a0.rx_bytes) / 20);  // only ACKs and control go that way
     CHECK(rev.receiver.iface == lab.client().ifname);
     CHECK(rev.streams.at(0).direction == nm::Direction::Reverse);
 
@@ -298,11 +298,12 @@ TEST_CASE_METHOD(ServedEngine, "Many tests in a row against one server, each sta
     }
 }
 
-TEST_CASE("run --profile with the ends on two hosts: the server samples its own host and returns it, each profile knowing its end's threads", "[integration]") {
+TEST_CASE("run --profile with the ends on two hosts: the server samples its own host and returns it, each profile knowing its end's threads",
+          "[integration]") {
     nm::test::require_net_admin();
     nm::test::ScopedLab lab;
     nm::ServerOptions serve;
-    serve.allow_profile = true;   // serve --allow-profile: no key, and a profile for any client
+    serve.allow_profile = true;  // serve --allow-profile: no key, and a profile for any client
     LabServer server(lab.server().netns, serve);
     nm::TestSpec spec = spec_for(lab, server);
     spec.profile = true;
@@ -335,9 +336,10 @@ TEST_CASE("run --profile with the ends on two hosts: the server samples its own 
     CHECK(samples_of(server_host, "sender") == 0);
 }
 
-TEST_CASE("A server without a key profiles its host for no other host's client unless started with --allow-profile, and "
-          "for a client holding its key",
-          "[integration]") {
+TEST_CASE(
+    "A server without a key profiles its host for no other host's client unless started with --allow-profile, and "
+    "for a client holding its key",
+    "[integration]") {
     nm::test::require_net_admin();
     nm::test::ScopedLab lab;
     nm::TrafficClientOptions elsewhere;
@@ -349,7 +351,7 @@ TEST_CASE("A server without a key profiles its host for no other host's client u
         // Refused before any data moves, saying why and what would allow it.
         const uint64_t rx_before = ip_link_stats(lab.server()).rx_bytes;
         CHECK_THROWS_WITH(run_in(lab.client(), spec, {}, elsewhere), Catch::Contains("--profile") && Catch::Contains("--allow-profile"));
-        CHECK(ip_link_stats(lab.server()).rx_bytes - rx_before < 100000);   // the handshake, no test data
+        CHECK(ip_link_stats(lab.server()).rx_bytes - rx_before < 100000);  // the handshake, no test data
         // The same test without a profile is served; so is a profile asked from this host (the client samples).
         spec.profile = false;
         CHECK(run_in(lab.client(), spec, {}, elsewhere).status == nm::RunStatus::Ok);

@@ -26,8 +26,7 @@ namespace {
 
 // Sends `count` datagrams of stream 0 (in the window) with sequence numbers from `first`, from `from`
 // (bound, any port) in the client's namespace to `to`.
-void send_from(const nm::LabInterface& client, const std::string& from, const nm::SocketAddress& to, uint32_t cookie, uint64_t first,
-               int count) {
+void send_from(const nm::LabInterface& client, const std::string& from, const nm::SocketAddress& to, uint32_t cookie, uint64_t first, int count) {
     nm::NetnsScope scope(client.netns);
     nm::UniqueFd fd(::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0));
     REQUIRE(fd);
@@ -37,7 +36,7 @@ void send_from(const nm::LabInterface& client, const std::string& from, const nm
     for (int i = 0; i < count; ++i) {
         nm::UdpHeader{first + static_cast<uint64_t>(i), 1000, 0, true, cookie}.write(buf);
         REQUIRE(::sendto(fd.get(), buf, sizeof buf, 0, to.get(), to.len) == static_cast<ssize_t>(sizeof buf));
-        if (i % 50 == 49) std::this_thread::sleep_for(std::chrono::milliseconds(1));   // no drops at the socket
+        if (i % 50 == 49) std::this_thread::sleep_for(std::chrono::milliseconds(1));  // no drops at the socket
     }
 }
 
@@ -47,7 +46,7 @@ TEST_CASE("The UDP receiver counts only datagrams from its peer's address that c
     nm::test::require_net_admin();
     nm::test::ScopedLab lab;
     const std::string client = nm::strip_prefix(lab.client().ipv4);
-    const std::string other = "198.18.0.77";   // a second address on the client's interface: a spoofer next door
+    const std::string other = "198.18.0.77";  // a second address on the client's interface: a spoofer next door
     REQUIRE(nm::test::run_command("ip -n " + lab.client().netns + " addr add " + other + "/24 dev " + lab.client().ifname).exit_status == 0);
     constexpr uint32_t kCookie = 0x5eed1234;
 
@@ -70,13 +69,13 @@ TEST_CASE("The UDP receiver counts only datagrams from its peer's address that c
     engine.start(nm::make_timeline(spec, std::chrono::steady_clock::now()));
     const auto to = nm::resolve_address(spec.host, port);
     const uint64_t delivered_before = nm::test::snmp_counter(lab.server().netns, "Udp", "InDatagrams");
-    send_from(lab.client(), other, to, kCookie, 0, 300);          // the right cookie, another address
-    send_from(lab.client(), client, to, kCookie ^ 1, 300, 300);   // the right address, another cookie
-    send_from(lab.client(), client, to, kCookie, 600, 200);       // the test's own
+    send_from(lab.client(), other, to, kCookie, 0, 300);         // the right cookie, another address
+    send_from(lab.client(), client, to, kCookie ^ 1, 300, 300);  // the right address, another cookie
+    send_from(lab.client(), client, to, kCookie, 600, 200);      // the test's own
     // Every datagram delivered to the socket (the server namespace's Udp InDatagrams, a fresh namespace)
     // before the drain reads what is queued.
-    nm::wait_until([&] { return nm::test::snmp_counter(lab.server().netns, "Udp", "InDatagrams") >= delivered_before + 800; }, std::chrono::seconds(10),
-                   "all 800 datagrams to reach the receiver's socket");
+    nm::wait_until([&] { return nm::test::snmp_counter(lab.server().netns, "Udp", "InDatagrams") >= delivered_before + 800; },
+                   std::chrono::seconds(10), "all 800 datagrams to reach the receiver's socket");
     engine.stop_receivers();
     const nm::EndReport report = engine.finish(nm::RunStatus::Ok, "");
     REQUIRE(report.received.size() == 1);
@@ -90,7 +89,7 @@ TEST_CASE("A UDP sender toward a closed port stops after repeated ECONNREFUSED i
     nm::test::require_net_admin();
     nm::test::ScopedLab lab;
     nm::TestSpec spec;
-    spec.host = nm::strip_prefix(lab.client().ipv4);   // the server end sends toward the client
+    spec.host = nm::strip_prefix(lab.client().ipv4);  // the server end sends toward the client
     spec.protocol = nm::Protocol::Udp;
     spec.write_size = 1000;
     spec.rate_pps = 2000;
@@ -115,7 +114,7 @@ TEST_CASE("A UDP sender toward a closed port stops after repeated ECONNREFUSED i
     const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     INFO("the sender ran " << took << " s of its 20");
     CHECK(engine.senders_done());
-    CHECK(took < 15);   // the kernel rate-limits port unreachables (about one a second after a burst)
+    CHECK(took < 15);  // the kernel rate-limits port unreachables (about one a second after a burst)
     const nm::EndReport report = engine.finish(nm::RunStatus::Ok, "");
     CHECK_THAT(report.error, Catch::Contains("the receiver's port is closed (ECONNREFUSED 3 times)"));
 }

@@ -20,8 +20,7 @@ std::string trimmed(std::string s) {
 
 }  // namespace
 
-TEST_CASE("read_interface_system in a lab namespace: root qdisc as tc shows it, RPS masks as sysfs shows them, no IRQs on veth",
-          "[integration]") {
+TEST_CASE("read_interface_system in a lab namespace: root qdisc as tc shows it, RPS masks as sysfs shows them, no IRQs on veth", "[integration]") {
     nm::test::require_net_admin();
     nm::test::ScopedLab lab;
     const auto& a = lab.client();
@@ -59,7 +58,7 @@ TEST_CASE("read_interface_system in a lab namespace: root qdisc as tc shows it, 
     }
     REQUIRE_FALSE(s.rps.empty());
     REQUIRE(s.rps[0].mask.has_value());
-    CHECK(s.rps[0].mask->find_last_not_of("0,") != std::string::npos);   // the 1 we wrote, not all zero
+    CHECK(s.rps[0].mask->find_last_not_of("0,") != std::string::npos);  // the 1 we wrote, not all zero
     CHECK(std::stoul(s.rps[0].mask->substr(s.rps[0].mask->rfind(',') + 1), nullptr, 16) == 1);
     // veth has no device behind it: no IRQs, no NUMA node (none, not a made-up one).
     CHECK(nm::test::run_in_netns(a.netns, "test -e /sys/class/net/" + a.ifname + "/device").exit_status != 0);

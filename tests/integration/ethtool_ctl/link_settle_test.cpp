@@ -25,7 +25,7 @@ using nm::test::run_in_netns;
 class ResettingVeth final : public nm::DeviceControl {
 public:
     ResettingVeth(nm::NetlinkDeviceControl& inner, nm::LabInterface peer) : inner_(inner), peer_(std::move(peer)) {}
-    std::optional<std::chrono::milliseconds> back_after;   ///< none: the link stays down
+    std::optional<std::chrono::milliseconds> back_after;  ///< none: the link stays down
 
     nm::LinkState read(std::string_view ifname) override { return inner_.read(ifname); }
     void validate(std::string_view ifname, const nm::LinkSettings& wanted) override { inner_.validate(ifname, wanted); }
@@ -36,7 +36,7 @@ public:
         if (back_after) {
             const auto delay = *back_after;
             bring_up_ = std::thread([this, delay] {
-                std::this_thread::sleep_for(delay);   // the "negotiation": how long the link stays down, at least
+                std::this_thread::sleep_for(delay);  // the "negotiation": how long the link stays down, at least
                 run_in_netns(peer_.netns, "ip link set " + peer_.ifname + " up");
             });
         }
@@ -105,7 +105,7 @@ TEST_CASE("After a change that drops the carrier, apply_recorded waits until it 
 
 TEST_CASE("A carrier that does not come back is reported not back at the bound, with what the link shows", "[integration][link]") {
     LabEnd end;
-    ResettingVeth device(end.real, end.lab.server());   // never brought back
+    ResettingVeth device(end.real, end.lab.server());  // never brought back
     const auto t0 = std::chrono::steady_clock::now();
     const auto report = end.change_mtu(device, std::chrono::milliseconds(500));
     const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -113,7 +113,7 @@ TEST_CASE("A carrier that does not come back is reported not back at the bound, 
     REQUIRE(report.link);
     CHECK_FALSE(report.link->back);
     CHECK_THAT(report.link->state, Catch::Contains("no carrier"));
-    CHECK(took >= 0.5);   // it waited the bound out
+    CHECK(took >= 0.5);  // it waited the bound out
     const auto shown = run_in_netns(end.a.netns, "ip -o link show " + end.a.ifname);
     CHECK_THAT(shown.output, Catch::Contains("NO-CARRIER"));
 }

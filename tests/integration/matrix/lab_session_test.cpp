@@ -15,25 +15,23 @@
 #include "matrix/sweep_request.hpp"
 #include "tests/support/command.hpp"
 #include "tests/support/command_device.hpp"
-#include "tests/support/oracles.hpp"
 #include "tests/support/hello_engine.hpp"
 #include "tests/support/matrix_fakes.hpp"
 #include "tests/support/matrix_world.hpp"
+#include "tests/support/oracles.hpp"
 #include "tests/support/require.hpp"
 #include "tests/support/scoped_lab.hpp"
 
 namespace {
 
-bool netns_listed(const std::string& name) {
-    return nm::test::run_command("ip netns list | grep -qw " + name).exit_status == 0;
-}
+bool netns_listed(const std::string& name) { return nm::test::run_command("ip netns list | grep -qw " + name).exit_status == 0; }
 
 }  // namespace
 
 TEST_CASE("LabSession: server in the server namespace, client and devices in the client's, all gone afterwards", "[integration]") {
     nm::test::require_net_admin();
     const std::string name = nm::test::unique_name("nmls");
-    std::vector<std::pair<std::string, bool>> device_calls;   // namespace, and whether nm-a/nm-b was visible
+    std::vector<std::pair<std::string, bool>> device_calls;  // namespace, and whether nm-a/nm-b was visible
     nm::LabFactories factories;
     factories.device = [&](const std::string& netns) {
         const bool visible = ::if_nametoindex(netns == name + "-a" ? "nm-a" : "nm-b") != 0;
@@ -101,7 +99,8 @@ TEST_CASE("A sweep through a LabSession: real namespaces, sockets and path probe
     // The real interfaces stay at MTU 1500 (the stand-in devices change nothing), so the 9000 cells'
     // real DF probe finds the path does not carry them.
     const auto config = nm::parse_sweep_config_text(R"({"offloads": [{"name": "on", "features": {"tso": "on"}}],
-        "mtu": [1500, 9000], "traffic": [{"streams": 1}], "duration_s": 0.1, "omit_s": 0, "repetitions": 2})", "x");
+        "mtu": [1500, 9000], "traffic": [{"streams": 1}], "duration_s": 0.1, "omit_s": 0, "repetitions": 2})",
+                                                    "x");
     const auto out = nm::run_sweep(config, lab.target(), services, options, {});
     REQUIRE(out.results.cells.size() == 2);
     CHECK(out.results.cells[0].status == nm::CellStatus::Ok);
@@ -148,7 +147,7 @@ TEST_CASE("execute_sweep --lab: its own lab, settings on both ends, the results 
     REQUIRE(out.results.cells.size() == 4);
     for (const auto& c : out.results.cells) {
         INFO(c.spec.key << ": " << c.error);
-        CHECK(c.status == nm::CellStatus::Ok);   // both ends at 9000 on a pair lab: the DF probe passes
+        CHECK(c.status == nm::CellStatus::Ok);  // both ends at 9000 on a pair lab: the DF probe passes
         CHECK(c.applied_local->mtu == c.spec.mtu);
         CHECK(c.applied_remote->mtu == c.spec.mtu);
         CHECK(c.runs.at(0).bytes == 5);

@@ -43,7 +43,7 @@ void check_oversized_probe_fails_at_once(const nm::test::ScopedLab& lab, const s
 /// once an iperf3 listens there.
 void check_peer_checks(const nm::test::ScopedLab& lab, const std::string& to, const std::string& shown, const std::string& nobody) {
     const auto& a = lab.client();
-    nm::test::wait_for_lab_path(lab.info());   // this test is about the checks, not a lab coming up
+    nm::test::wait_for_lab_path(lab.info());  // this test is about the checks, not a lab coming up
     CHECK_THROWS_WITH(nm::check_peer_reachable(a.netns, to, 5301, std::chrono::milliseconds(1000)),
                       Catch::StartsWith("peer " + shown + " port 5301: cannot connect (Connection refused)") ||
                           Catch::StartsWith("peer " + shown + " port 5301: no traffic server answers"));
@@ -102,8 +102,7 @@ TEST_CASE("check_peer_reachable: a peer that answers ping but has no server, and
     check_peer_checks(lab, nm::strip_prefix(lab.server().ipv4), "198.18.0.2", "198.18.0.77");
 }
 
-TEST_CASE("Over IPv6 the probe is ICMPv6 with don't-fragment: a 1500-byte bridge drops jumbo probes, a 9000-byte one carries them",
-          "[integration]") {
+TEST_CASE("Over IPv6 the probe is ICMPv6 with don't-fragment: a 1500-byte bridge drops jumbo probes, a 9000-byte one carries them", "[integration]") {
     nm::test::require_net_admin();
     nm::test::ScopedLab lab(nm::LabTopology::Bridge);
     const auto& a = lab.client();

@@ -10,13 +10,13 @@
 #include "core/base/clock.hpp"
 #include "core/base/device_codec.hpp"
 #include "core/base/lab_codec.hpp"
-#include "matrix/model/results_codec.hpp"
 #include "core/base/traffic_codec.hpp"
 #include "core/base/tuning_codec.hpp"
 #include "ethtool_ctl/netlink_device_control.hpp"
 #include "ethtool_ctl/restore_settings.hpp"
 #include "matrix/config.hpp"
 #include "matrix/icmp_path_probe.hpp"
+#include "matrix/model/results_codec.hpp"
 #include "matrix/runner.hpp"
 #include "tests/support/command.hpp"
 #include "tests/support/lab_sweep.hpp"
@@ -58,7 +58,7 @@ std::string tree_view(const std::string& netns, const std::string& dev) {
     auto q = nm::Json::parse(tc(netns, "-j -d qdisc show dev " + dev));
     for (auto& e : q) {
         e.erase("refcnt");
-        if (e.contains("options")) e["options"].erase("direct_packets_stat");   // htb's counter of unclassified packets
+        if (e.contains("options")) e["options"].erase("direct_packets_stat");  // htb's counter of unclassified packets
     }
     std::string view = "qdiscs " + q.dump() + "\nclasses\n" + lines(tc(netns, "-d class show dev " + dev));
     view += "filters " + tc(netns, "-j filter show dev " + dev) + "\n";
@@ -68,7 +68,8 @@ std::string tree_view(const std::string& netns, const std::string& dev) {
         std::string cls, kind, id;
         words >> cls >> kind >> id;
         // A leaf class has no filter block: tc says so and fails, the same before and after.
-        if (cls == "class") view += "filters of " + id + "\n" + lines(run_in_netns(netns, "timeout 10 tc filter show dev " + dev + " parent " + id).output);
+        if (cls == "class")
+            view += "filters of " + id + "\n" + lines(run_in_netns(netns, "timeout 10 tc filter show dev " + dev + " parent " + id).output);
     }
     return view;
 }
@@ -77,16 +78,15 @@ std::string tree_view(const std::string& netns, const std::string& dev) {
 // (two priorities, so two hash tables) and one on an inner class.
 void build_htb_tree(const std::string& netns, const std::string& dev) {
     const std::string d = " dev " + dev + " ";
-    for (const std::string& cmd : {"qdisc add" + d + "root handle 1: htb default 20 r2q 100",
-                                   "class add" + d + "parent 1: classid 1:1 htb rate 200mbit ceil 400mbit",
-                                   "class add" + d + "parent 1:1 classid 1:10 htb rate 50mbit ceil 200mbit prio 1",
-                                   "class add" + d + "parent 1:1 classid 1:20 htb rate 20mbit ceil 100mbit burst 15k",
-                                   "qdisc add" + d + "parent 1:10 handle 10: pfifo limit 300",
-                                   "qdisc add" + d + "parent 1:20 handle 20: bfifo limit 150000",
-                                   "filter add" + d + "parent 1: protocol ip prio 1 u32 match ip dst 198.18.0.2/32 match ip dport 5201 0xffff flowid 1:10",
-                                   "filter add" + d + "parent 1: protocol ip prio 1 u32 match ip protocol 17 0xff flowid 1:20",
-                                   "filter add" + d + "parent 1: protocol all prio 5 u32 match u32 0 0 flowid 1:20",
-                                   "filter add" + d + "parent 1:1 protocol ip prio 3 u32 match ip tos 0x10 0xff flowid 1:10"}) {
+    for (const std::string& cmd :
+         {"qdisc add" + d + "root handle 1: htb default 20 r2q 100", "class add" + d + "parent 1: classid 1:1 htb rate 200mbit ceil 400mbit",
+          "class add" + d + "parent 1:1 classid 1:10 htb rate 50mbit ceil 200mbit prio 1",
+          "class add" + d + "parent 1:1 classid 1:20 htb rate 20mbit ceil 100mbit burst 15k",
+          "qdisc add" + d + "parent 1:10 handle 10: pfifo limit 300", "qdisc add" + d + "parent 1:20 handle 20: bfifo limit 150000",
+          "filter add" + d + "parent 1: protocol ip prio 1 u32 match ip dst 198.18.0.2/32 match ip dport 5201 0xffff flowid 1:10",
+          "filter add" + d + "parent 1: protocol ip prio 1 u32 match ip protocol 17 0xff flowid 1:20",
+          "filter add" + d + "parent 1: protocol all prio 5 u32 match u32 0 0 flowid 1:20",
+          "filter add" + d + "parent 1:1 protocol ip prio 3 u32 match ip tos 0x10 0xff flowid 1:10"}) {
         tc(netns, cmd);
     }
 }
@@ -137,8 +137,8 @@ TEST_CASE("An htb tree (classes, leaf qdiscs, u32 filters) replaced by the sweep
     INFO("before:\n" << before);
     REQUIRE(before.find("\"kind\":\"htb\"") != std::string::npos);
     REQUIRE(before.find("class htb 1:20 parent 1:1") != std::string::npos);
-    REQUIRE(before.find("800::801") != std::string::npos);   // two rules in one hash table
-    REQUIRE(before.find("801::800") != std::string::npos);   // a second priority, a second table
+    REQUIRE(before.find("800::801") != std::string::npos);  // two rules in one hash table
+    REQUIRE(before.find("801::800") != std::string::npos);  // a second priority, a second table
 
     // nicmatrix's own reading of it: every node, nothing refused.
     const auto t = k.dev_a.read(k.a.ifname).tuning;
@@ -154,7 +154,7 @@ TEST_CASE("An htb tree (classes, leaf qdiscs, u32 filters) replaced by the sweep
     INFO(outcome.results.cells[0].error);
     REQUIRE(outcome.results.cells[0].status == CellStatus::Ok);
     REQUIRE(k.traffic.seen.size() == 1);
-    CHECK(k.traffic.seen[0].rfind("qdisc tbf", 0) == 0);   // the axis did replace the root
+    CHECK(k.traffic.seen[0].rfind("qdisc tbf", 0) == 0);  // the axis did replace the root
     CHECK(tree_view(k.a.netns, k.a.ifname) == before);
     // The results file's originals carry the tree, in the canonical form the journal keeps.
     REQUIRE(outcome.results.local.interface->tuning->qdisc_tree);
@@ -187,7 +187,8 @@ TEST_CASE("put_back rebuilds an htb tree from the journal's JSON after its root 
     CHECK_FALSE(nm::qdisc_root_is(*original.tuning.qdisc_tree->root(), k.dev_a.read(k.a.ifname).tuning.qdisc_tree));
 }
 
-TEST_CASE("A tree nicmatrix cannot rebuild (a cls_bpf filter, a kind off the allow-list) makes the qdisc axis refuse the interface before any change", "[integration]") {
+TEST_CASE("A tree nicmatrix cannot rebuild (a cls_bpf filter, a kind off the allow-list) makes the qdisc axis refuse the interface before any change",
+          "[integration]") {
     TreeSweep k;
     const std::string dev = " dev " + k.a.ifname + " ";
     std::string expect;

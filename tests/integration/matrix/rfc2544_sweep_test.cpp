@@ -81,14 +81,15 @@ TEST_CASE("sweep --lab --topology bridge: frame-size tables with the DUT's offlo
             CHECK(row.found);
             CHECK(row.confirmation.has_value());
         }
-        CHECK(c.rfc2544->interfaces.size() == 4);   // sender, receiver and both DUT ports
+        CHECK(c.rfc2544->interfaces.size() == 4);  // sender, receiver and both DUT ports
     }
     // The report renders each cell as the frame-size table, IMIX last.
     const auto report = nm::test::run_command(nm::test::nicmatrix_binary() + " report " + req.output);
     REQUIRE(report.exit_status == 0);
     CHECK_THAT(report.output, Catch::Contains("on/mtu1500/frames (ok)"));
     CHECK_THAT(report.output, Catch::Contains("off/mtu1500/frames (ok)"));
-    CHECK_THAT(report.output, Catch::Matches(R"([\s\S]*frame size +% of line rate +frames/s +Mbit/s +CPU \(sender/receiver/softirq\) +loss +trials[\s\S]*)"));
+    CHECK_THAT(report.output,
+               Catch::Matches(R"([\s\S]*frame size +% of line rate +frames/s +Mbit/s +CPU \(sender/receiver/softirq\) +loss +trials[\s\S]*)"));
     CHECK(report.output.find("imix") > report.output.find("1518"));
     CHECK(nm::test::run_command("ip netns list").output.find(req.lab_name) == std::string::npos);
 }

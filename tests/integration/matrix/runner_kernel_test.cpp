@@ -9,17 +9,17 @@
 
 #include "core/base/clock.hpp"
 #include "core/base/lab_codec.hpp"
-#include "matrix/model/results_codec.hpp"
-#include "matrix/model/sweep_codec.hpp"
 #include "core/base/traffic_codec.hpp"
 #include "core/base/wait_until.hpp"
 #include "matrix/config.hpp"
 #include "matrix/icmp_path_probe.hpp"
+#include "matrix/model/results_codec.hpp"
+#include "matrix/model/sweep_codec.hpp"
 #include "matrix/runner.hpp"
 #include "tests/support/command.hpp"
-#include "tests/support/lab_sweep.hpp"
 #include "tests/support/command_device.hpp"
 #include "tests/support/ends_as_it_began.hpp"
+#include "tests/support/lab_sweep.hpp"
 #include "tests/support/matrix_fakes.hpp"
 #include "tests/support/oracles.hpp"
 #include "tests/support/require.hpp"
@@ -57,7 +57,7 @@ struct KernelSweep {
     OracleRunner traffic{a.netns, a.ifname};
 
     explicit KernelSweep(nm::LabTopology topology) : lab(topology) {
-        nm::test::wait_for_lab_path(lab.info());   // a lab just made may drop its first packets
+        nm::test::wait_for_lab_path(lab.info());  // a lab just made may drop its first packets
     }
     nm::SweepOutcome run(const nm::SweepConfig& config) { return nm::test::run_lab_sweep(lab, config, dev_a, dev_b, traffic); }
 };
@@ -86,7 +86,7 @@ TEST_CASE("The runner on real veth records the kernel's side effects, finds dupl
     size_t measured = 0;
     for (const auto& cell : out.results.cells) {
         INFO(cell.spec.key << ": " << cell.error);
-        CHECK(cell.overhead_s > 0);   // recorded (its size is the machine's business, not a test's)
+        CHECK(cell.overhead_s > 0);  // recorded (its size is the machine's business, not a test's)
         const std::string mtu = "/mtu" + std::to_string(cell.spec.mtu) + "/tcp-p1";
         if (cell.spec.offloads == "tx-off-tcp4-off") {
             // tx off already turned tx-tcp-segmentation off: the same effective state as tx-off.
@@ -100,7 +100,7 @@ TEST_CASE("The runner on real veth records the kernel's side effects, finds dupl
             CHECK(cell.duplicate_of == "original" + mtu);
             continue;
         }
-        REQUIRE(cell.status == CellStatus::Ok);   // 9000 too: both ends of the pair get it, the probe passes
+        REQUIRE(cell.status == CellStatus::Ok);  // 9000 too: both ends of the pair get it, the probe passes
         REQUIRE(measured < traffic.seen.size());
         const auto& [oracle, seen_mtu] = traffic.seen[measured++];
         CHECK(seen_mtu == std::to_string(cell.spec.mtu) + "\n");
@@ -115,16 +115,17 @@ TEST_CASE("The runner on real veth records the kernel's side effects, finds dupl
     const auto find = [&](const std::string& key) {
         return *std::find_if(out.results.cells.begin(), out.results.cells.end(), [&](const nm::CellResult& c) { return c.spec.key == key; });
     };
-    CHECK(find("tx-off/mtu1500/tcp-p1").applied_local->features.at("tx-tcp-segmentation") == false);   // the side effect
-    CHECK(find("tx-off/mtu1500/tcp-p1").applied_local->features.at("tx-scatter-gather") == true);      // not named: original
-    CHECK(find("gro-on/mtu1500/tcp-p1").applied_local->features.at("tx-tcp-segmentation") == true);    // reset after tx-off
+    CHECK(find("tx-off/mtu1500/tcp-p1").applied_local->features.at("tx-tcp-segmentation") == false);  // the side effect
+    CHECK(find("tx-off/mtu1500/tcp-p1").applied_local->features.at("tx-scatter-gather") == true);     // not named: original
+    CHECK(find("gro-on/mtu1500/tcp-p1").applied_local->features.at("tx-tcp-segmentation") == true);   // reset after tx-off
     CHECK(find("gro-on/mtu1500/tcp-p1").applied_remote->features.at("rx-gro") == true);
 
     a_unchanged.check();
     b_unchanged.check();
 }
 
-TEST_CASE("The runner on a bridge lab whose middle hop stays at 1500: jumbo cells are path_mtu_blackhole, found by the DF probe before any traffic", "[integration]") {
+TEST_CASE("The runner on a bridge lab whose middle hop stays at 1500: jumbo cells are path_mtu_blackhole, found by the DF probe before any traffic",
+          "[integration]") {
     nm::test::require_net_admin();
     KernelSweep k(nm::LabTopology::Bridge);
     const auto& a = k.a;
@@ -132,7 +133,8 @@ TEST_CASE("The runner on a bridge lab whose middle hop stays at 1500: jumbo cell
     const nm::test::EndsAsItBegan a_unchanged(a), b_unchanged(b);
 
     const auto config = nm::parse_sweep_config_text(R"({"offloads": [{"name": "original", "features": {}}],
-      "mtu": [1500, 9000, 4096], "traffic": [{}], "duration_s": 0.1, "omit_s": 0, "repetitions": 1})", "bridge");
+      "mtu": [1500, 9000, 4096], "traffic": [{}], "duration_s": 0.1, "omit_s": 0, "repetitions": 1})",
+                                                    "bridge");
     const auto out = k.run(config);
     REQUIRE(out.results.cells.size() == 3);
     CHECK(out.results.cells[0].status == CellStatus::Ok);

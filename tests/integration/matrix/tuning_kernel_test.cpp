@@ -8,14 +8,14 @@
 
 #include "core/base/clock.hpp"
 #include "core/base/device_codec.hpp"
-#include "core/host/host_codec.hpp"
 #include "core/base/lab_codec.hpp"
-#include "matrix/model/results_codec.hpp"
-#include "matrix/model/sweep_codec.hpp"
 #include "core/base/traffic_codec.hpp"
+#include "core/host/host_codec.hpp"
 #include "ethtool_ctl/netlink_device_control.hpp"
 #include "matrix/config.hpp"
 #include "matrix/icmp_path_probe.hpp"
+#include "matrix/model/results_codec.hpp"
+#include "matrix/model/sweep_codec.hpp"
 #include "matrix/runner.hpp"
 #include "tests/support/command.hpp"
 #include "tests/support/lab_sweep.hpp"
@@ -31,12 +31,12 @@ namespace {
 
 // What the outside tools say of one interface.
 struct OutsideView {
-    std::string channels;   // "rx=N tx=N" from ethtool -l's current settings
-    std::string rps;        // every rx queue's rps_cpus, as sysfs prints them
+    std::string channels;  // "rx=N tx=N" from ethtool -l's current settings
+    std::string rps;       // every rx queue's rps_cpus, as sysfs prints them
     std::string xps;
-    std::string napi;       // gro_flush_timeout napi_defer_hard_irqs
-    std::string cc;         // sysctl -n net.ipv4.tcp_congestion_control
-    std::string qdisc;      // the kind tc -j qdisc show reports for the root
+    std::string napi;   // gro_flush_timeout napi_defer_hard_irqs
+    std::string cc;     // sysctl -n net.ipv4.tcp_congestion_control
+    std::string qdisc;  // the kind tc -j qdisc show reports for the root
     bool operator==(const OutsideView& o) const {
         return channels == o.channels && rps == o.rps && xps == o.xps && napi == o.napi && cc == o.cc && qdisc == o.qdisc;
     }
@@ -58,11 +58,13 @@ std::string out(const std::string& netns, const std::string& cmd) {
 OutsideView look(const std::string& netns, const std::string& ifname) {
     OutsideView v;
     // ethtool -l: the second RX:/TX: lines are the current settings.
-    const std::string l = out(netns, "ethtool -l " + ifname + " | sed -n '/Current/,$p' | awk '/^RX:/{r=$2} /^TX:/{t=$2} END{print \"rx=\" r \" tx=\" t}'");
+    const std::string l =
+        out(netns, "ethtool -l " + ifname + " | sed -n '/Current/,$p' | awk '/^RX:/{r=$2} /^TX:/{t=$2} END{print \"rx=\" r \" tx=\" t}'");
     v.channels = l;
     v.rps = out(netns, "sh -c 'cat /sys/class/net/" + ifname + "/queues/rx-*/rps_cpus | tr \"\\n\" \" \"'");
     v.xps = out(netns, "sh -c 'cat /sys/class/net/" + ifname + "/queues/tx-*/xps_cpus | tr \"\\n\" \" \"'");
-    v.napi = out(netns, "sh -c 'echo $(cat /sys/class/net/" + ifname + "/gro_flush_timeout) $(cat /sys/class/net/" + ifname + "/napi_defer_hard_irqs)'");
+    v.napi =
+        out(netns, "sh -c 'echo $(cat /sys/class/net/" + ifname + "/gro_flush_timeout) $(cat /sys/class/net/" + ifname + "/napi_defer_hard_irqs)'");
     v.cc = out(netns, "sysctl -n net.ipv4.tcp_congestion_control");
     const auto tc = nm::Json::parse(out(netns, "tc -j qdisc show dev " + ifname + " root"));
     v.qdisc = tc.empty() ? "" : tc.at(0).at("kind").get<std::string>();
@@ -188,7 +190,7 @@ TEST_CASE("Tuning axes on real veth: outside tools see what each cell records, a
         // The record is what was asked, not only what was read: the labels hold.
         CHECK(cells[i].applied_local->tuning->channels.at("rx") == (cells[i].spec.axes.at("channels") == "ch1" ? 1U : 2U));
         CHECK(cells[i].applied_local->tuning->qdisc->kind == cells[i].spec.axes.at("qdisc"));
-        CHECK(cells[i].applied_remote->tuning->qdisc->kind == "noqueue");   // qdisc applies to the local end only
+        CHECK(cells[i].applied_remote->tuning->qdisc->kind == "noqueue");  // qdisc applies to the local end only
     }
     CHECK(look(k.a.netns, k.a.ifname) == before_a);
     CHECK(look(k.b.netns, k.b.ifname) == before_b);
@@ -209,7 +211,7 @@ TEST_CASE("Rings and coalescing on veth are infeasible with the kernel's reason,
     CHECK(c.status == CellStatus::Infeasible);
     CHECK_THAT(c.error, Catch::Contains("rings: Operation not supported") && Catch::Contains("coalesce: Operation not supported"));
     CHECK(k.traffic.seen.empty());
-    CHECK(k.dev_a.applies == 0);   // not even the MTU: nothing was sent to either end
+    CHECK(k.dev_a.applies == 0);  // not even the MTU: nothing was sent to either end
     CHECK(k.dev_b.applies == 0);
     // ethtool itself says the same.
     CHECK(run_in_netns(k.a.netns, "ethtool -g " + k.a.ifname).exit_status != 0);
@@ -219,7 +221,8 @@ TEST_CASE("A channel count above the device's maximum is infeasible before any c
     TuningSweep k;
     const auto config = nm::parse_sweep_config_text(R"({"offloads": [{"name": "o", "features": {}}], "mtu": [1500],
       "channels": [{"rx": 3, "tx": 3}], "traffic": [{"protocol": "tcp"}], "duration_s": 0.1, "omit_s": 0, "repetitions": 1,
-      "interference": {"sample_ms": 0}})", "ch3");
+      "interference": {"sample_ms": 0}})",
+                                                    "ch3");
     const auto outcome = k.run(config);
     REQUIRE(outcome.results.cells.size() == 1);
     CHECK(outcome.results.cells[0].status == CellStatus::Infeasible);

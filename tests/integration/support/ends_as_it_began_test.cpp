@@ -12,8 +12,7 @@ using nm::test::interface_state;
 using nm::test::run_in_netns;
 using nm::test::state_difference;
 
-TEST_CASE("EndsAsItBegan: each oracle's change shows as a difference, its undoing as none, and a bridge's timers are not state",
-          "[integration]") {
+TEST_CASE("EndsAsItBegan: each oracle's change shows as a difference, its undoing as none, and a bridge's timers are not state", "[integration]") {
     nm::test::require_net_admin();
     nm::test::ScopedLab lab(nm::LabTopology::Bridge);
     const auto& a = lab.client();
@@ -28,7 +27,7 @@ TEST_CASE("EndsAsItBegan: each oracle's change shows as a difference, its undoin
     CHECK_THAT(before.at("ethtool -k"), Catch::Contains("tcp-segmentation-offload: on"));
     CHECK_THAT(before.at("ethtool -l"), Catch::Contains("Current hardware settings"));
     const std::string rmem = before.at("sysctl net.ipv4.tcp_rmem").substr(0, before.at("sysctl net.ipv4.tcp_rmem").find('\n'));
-    const std::string channels = nm::test::ethtool_channels(a.netns, a.ifname);   // "RX: 2 TX: 2"
+    const std::string channels = nm::test::ethtool_channels(a.netns, a.ifname);  // "RX: 2 TX: 2"
     const bool two = channels == "RX: 2 TX: 2";
     REQUIRE((two || channels == "RX: 1 TX: 1"));
 
@@ -44,14 +43,13 @@ TEST_CASE("EndsAsItBegan: each oracle's change shows as a difference, its undoin
         {"tc qdisc", "tc qdisc replace" + dev + " root pfifo limit 100", "tc qdisc del" + dev + " root", "qdisc pfifo"},
         {"rps_cpus", "sh -c 'echo 1 > /sys/class/net/" + a.ifname + "/queues/rx-0/rps_cpus'",
          "sh -c 'echo 0 > /sys/class/net/" + a.ifname + "/queues/rx-0/rps_cpus'", "1"},
-        {"sysctl net.ipv4.tcp_rmem", "sysctl -qw 'net.ipv4.tcp_rmem=4096 65536 1000000'", "sysctl -qw 'net.ipv4.tcp_rmem=" + rmem + "'",
-         "1000000"},
+        {"sysctl net.ipv4.tcp_rmem", "sysctl -qw 'net.ipv4.tcp_rmem=4096 65536 1000000'", "sysctl -qw 'net.ipv4.tcp_rmem=" + rmem + "'", "1000000"},
     };
     for (const auto& c : changes) {
         INFO(c.view);
         REQUIRE(run_in_netns(a.netns, c.change).exit_status == 0);
         const auto changed = state_difference(before, interface_state(a.netns, a.ifname, sysctls));
-        CHECK_THAT(changed, Catch::Contains(std::string(c.view) + ":\n  - "));   // another view may show it too (ip link: the qdisc)
+        CHECK_THAT(changed, Catch::Contains(std::string(c.view) + ":\n  - "));  // another view may show it too (ip link: the qdisc)
         CHECK_THAT(changed, Catch::Contains("\n  + ") && Catch::Contains(c.shown));
         REQUIRE(run_in_netns(a.netns, c.undo).exit_status == 0);
         CHECK(state_difference(before, interface_state(a.netns, a.ifname, sysctls)).empty());

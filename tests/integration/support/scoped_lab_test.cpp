@@ -30,11 +30,11 @@ TEST_CASE("remove_orphaned_labs: a lab named for a process that is gone is taken
     if (child == 0) ::_exit(0);
     REQUIRE(::waitpid(child, nullptr, 0) == child);
     const std::string orphan = "nmt" + std::to_string(child) + "x1";
-    nm::test::ScopedLab mine;   // this process is alive: its lab is not an orphan (and the once-per-process sweep is done)
+    nm::test::ScopedLab mine;  // this process is alive: its lab is not an orphan (and the once-per-process sweep is done)
     nm::lab_up(orphan);
     struct Down {
         std::string lab;
-        ~Down() { nm::lab_down(lab); }   // whatever the checks say
+        ~Down() { nm::lab_down(lab); }  // whatever the checks say
     } down{orphan};
     REQUIRE(netns_listed(orphan + "-a"));
     const auto removed = nm::test::remove_orphaned_labs();

@@ -21,8 +21,10 @@ nm::AgentRefusal refusal(const nm::Json& message) {
     return {};
 }
 
-const nm::Json kApply{{"type", "request"}, {"seq", 3}, {"mac", "ab"}, {"op", "apply"}, {"ifname", "nm-b"},
-                      {"settings", {{"mtu", 9000}, {"features", {{"tso", false}, {"tx-udp-segmentation", true}}}}}, {"confirm_ms", 3000}};
+const nm::Json kApply{{"type", "request"}, {"seq", 3},
+                      {"mac", "ab"},       {"op", "apply"},
+                      {"ifname", "nm-b"},  {"settings", {{"mtu", 9000}, {"features", {{"tso", false}, {"tx-udp-segmentation", true}}}}},
+                      {"confirm_ms", 3000}};
 
 }  // namespace
 
@@ -32,7 +34,7 @@ TEST_CASE("Agent messages: each has one name on the wire, none a test's, and the
         const auto m = static_cast<nm::AgentMsg>(i);
         const std::string name(nm::msg_name(m));
         CHECK(names.insert(name).second);
-        CHECK_FALSE(nm::msg_from_name(name));   // not one of core's Msg
+        CHECK_FALSE(nm::msg_from_name(name));  // not one of core's Msg
         CHECK(nm::agent_msg_type(nm::Json{{"type", name}}) == m);
         CHECK(nm::is(nm::Json{{"type", name}}, m));
     }
@@ -50,7 +52,7 @@ TEST_CASE("Agent requests: every op and its fields decode", "[unit]") {
     CHECK(apply.settings.mtu == 9000u);
     CHECK(apply.settings.features == std::map<std::string, bool>{{"tso", false}, {"tx-udp-segmentation", true}});
     CHECK(apply.confirm_window == std::chrono::milliseconds(3000));
-    CHECK(apply.link_wait == nm::kDefaultLinkWait);   // optional: 10 s when not asked
+    CHECK(apply.link_wait == nm::kDefaultLinkWait);  // optional: 10 s when not asked
     nm::Json waiting = kApply;
     waiting["link_wait_ms"] = 2500;
     CHECK(nm::parse_agent_request(waiting).link_wait == std::chrono::milliseconds(2500));
@@ -68,7 +70,7 @@ TEST_CASE("Agent requests: every op and its fields decode", "[unit]") {
     CHECK_FALSE(nm::takes_control(nm::AgentOp::Ping));
     CHECK_FALSE(nm::takes_control(nm::AgentOp::Describe));
     CHECK(nm::parse_agent_request(nm::Json{{"op", "describe"}, {"ifname", "eth1"}}).ifname == "eth1");
-    CHECK_THROWS(nm::parse_agent_request(nm::Json{{"op", "describe"}}));   // needs the interface
+    CHECK_THROWS(nm::parse_agent_request(nm::Json{{"op", "describe"}}));  // needs the interface
     for (auto op : {nm::AgentOp::Ping, nm::AgentOp::Read, nm::AgentOp::Validate, nm::AgentOp::Apply, nm::AgentOp::Confirm, nm::AgentOp::Restore,
                     nm::AgentOp::Describe}) {
         CHECK(nm::op_from_name(nm::op_name(op)) == op);
@@ -113,9 +115,26 @@ TEST_CASE("Agent requests: every field is checked before anything is done", "[un
 }
 
 TEST_CASE("Agent requests: only the offloads a sweep sweeps and the MTU may be changed", "[unit]") {
-    for (const char* ok : {"tso", "tx", "rx", "sg", "gso", "gro", "lro", "tcp-segmentation-offload", "tx-checksumming", "rx-checksum",
-                           "tx-checksum-ip-generic", "tx-scatter-gather", "tx-tcp-segmentation", "tx-tcp6-segmentation",
-                           "tx-udp-segmentation", "tx-gre-segmentation", "rx-gro", "rx-gro-list", "rx-udp-gro-forwarding", "rx-lro"}) {
+    for (const char* ok : {"tso",
+                           "tx",
+                           "rx",
+                           "sg",
+                           "gso",
+                           "gro",
+                           "lro",
+                           "tcp-segmentation-offload",
+                           "tx-checksumming",
+                           "rx-checksum",
+                           "tx-checksum-ip-generic",
+                           "tx-scatter-gather",
+                           "tx-tcp-segmentation",
+                           "tx-tcp6-segmentation",
+                           "tx-udp-segmentation",
+                           "tx-gre-segmentation",
+                           "rx-gro",
+                           "rx-gro-list",
+                           "rx-udp-gro-forwarding",
+                           "rx-lro"}) {
         INFO(ok);
         CHECK(nm::agent_allows_feature(ok));
     }
@@ -153,11 +172,12 @@ TEST_CASE("Agent requests: the tuning kinds decode, every field checked", "[unit
     CHECK(refusal(settings({{"channels", {{"rx", 4294967296ULL}}}})).kind == nm::WireError::Usage);
     CHECK(refusal(settings({{"rps", {{"rx-0", 3}}}})).message == "bad request: \"settings.tuning.rps.rx-0\" must be a string, got 3");
     CHECK(refusal(settings({{"xps", "all"}})).kind == nm::WireError::Usage);
-    CHECK(refusal(settings({{"qdisc", {{"rate_bps", 1}}}})).kind == nm::WireError::Usage);   // no kind
+    CHECK(refusal(settings({{"qdisc", {{"rate_bps", 1}}}})).kind == nm::WireError::Usage);  // no kind
     // Qdisc kinds from the allow-list only (no module autoload), and never a tree or raw options from a client.
     const auto netem = refusal(settings({{"qdisc", {{"kind", "netem"}}}}));
     CHECK(netem.kind == nm::WireError::Refused);
-    CHECK(netem.message == "settings control refused: qdisc kind \"netem\" is not on the allow-list (noqueue, mq, pfifo_fast, pfifo, bfifo, tbf, htb, fq_codel)");
+    CHECK(netem.message ==
+          "settings control refused: qdisc kind \"netem\" is not on the allow-list (noqueue, mq, pfifo_fast, pfifo, bfifo, tbf, htb, fq_codel)");
     const auto original = refusal(settings({{"qdisc_original", {{"kind", "netem"}, {"handle", 65536}, {"options_hex", "00"}}}}));
     CHECK(original.kind == nm::WireError::Refused);
     CHECK_THAT(original.message, Catch::Contains("qdisc_original") && Catch::Contains("not taken from clients"));
@@ -172,12 +192,12 @@ TEST_CASE("Agent requests: the tuning kinds decode, every field checked", "[unit
 TEST_CASE("Agent setting kinds: one table, sysctls and IRQ affinity off by default, --allow-kinds words checked", "[unit]") {
     CHECK(nm::default_agent_kinds() == std::vector<std::string>{"mtu", "offloads", "channels", "rings", "coalesce", "rps", "xps", "napi", "qdisc"});
     CHECK(nm::parse_agent_kinds({"channels,rps"}) == std::vector<std::string>{"channels", "rps"});
-    CHECK(nm::parse_agent_kinds({"rps", "mtu"}) == std::vector<std::string>{"mtu", "rps"});   // table order
+    CHECK(nm::parse_agent_kinds({"rps", "mtu"}) == std::vector<std::string>{"mtu", "rps"});  // table order
     auto with_sysctl = nm::default_agent_kinds();
     with_sysctl.push_back("sysctl");
     CHECK(nm::parse_agent_kinds({"default,sysctl"}) == with_sysctl);
     CHECK(nm::parse_agent_kinds({"all"}).size() == nm::kAgentSettingKinds.size());
-    CHECK_THROWS_WITH(nm::parse_agent_kinds({"mtu", "ring"}),   // as CLI11 hands it over, split at the commas
+    CHECK_THROWS_WITH(nm::parse_agent_kinds({"mtu", "ring"}),  // as CLI11 hands it over, split at the commas
                       "--allow-kinds mtu,ring: unknown kind \"ring\"; expected default, all or kinds of mtu, offloads, channels, rings, coalesce, "
                       "rps, xps, napi, qdisc, irq_affinity, sysctl");
     try {

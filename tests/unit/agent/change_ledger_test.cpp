@@ -36,7 +36,7 @@ TEST_CASE("ChangeLedger: a confirm inside the window keeps the change, one after
     REQUIRE(undo.size() == 1);
     CHECK(undo.front().id == 2);
     CHECK(undo.front().before.mtu == 4000);
-    CHECK(ledger.confirm(2) == Confirmation::RolledBack);   // the late confirm
+    CHECK(ledger.confirm(2) == Confirmation::RolledBack);  // the late confirm
     CHECK(ledger.confirm(3) == Confirmation::Unknown);
     CHECK_FALSE(ledger.rollback_due(clock.now()));
 }
@@ -44,10 +44,10 @@ TEST_CASE("ChangeLedger: a confirm inside the window keeps the change, one after
 TEST_CASE("ChangeLedger: stacked changes roll back newest first, to the last confirmed state", "[unit]") {
     nm::test::FakeClock clock;
     nm::ChangeLedger ledger(10s, clock.now());
-    ledger.record(change(1, 1500, clock.now() + 60s));   // 1500 -> 4000
+    ledger.record(change(1, 1500, clock.now() + 60s));  // 1500 -> 4000
     REQUIRE(ledger.confirm(1) == Confirmation::Confirmed);
-    ledger.record(change(2, 4000, clock.now() + 1s));    // 4000 -> 5000, short window
-    ledger.record(change(3, 5000, clock.now() + 60s));   // 5000 -> 6000, long window
+    ledger.record(change(2, 4000, clock.now() + 1s));   // 4000 -> 5000, short window
+    ledger.record(change(3, 5000, clock.now() + 60s));  // 5000 -> 6000, long window
     clock.advance(1s);
     // The short window closing takes the newer change with it: the peer never stays at an unconfirmed state.
     REQUIRE(ledger.rollback_due(clock.now()));
@@ -55,7 +55,7 @@ TEST_CASE("ChangeLedger: stacked changes roll back newest first, to the last con
     REQUIRE(undo.size() == 2);
     CHECK(undo[0].id == 3);
     CHECK(undo[1].id == 2);
-    CHECK(undo[1].before.mtu == 4000);   // the last confirmed state
+    CHECK(undo[1].before.mtu == 4000);  // the last confirmed state
     CHECK(ledger.confirm(3) == Confirmation::RolledBack);
     CHECK(ledger.confirm(2) == Confirmation::RolledBack);
     CHECK(ledger.confirm(1) == Confirmation::AlreadyConfirmed);
@@ -86,7 +86,7 @@ TEST_CASE("ChangeLedger: silence counts from the last handled message and never 
     nm::ChangeLedger ledger(1s, clock.now());
     clock.advance(900ms);
     CHECK_FALSE(ledger.silent(clock.now()));
-    ledger.heard(clock.now());                 // e.g. after a slow apply finished
+    ledger.heard(clock.now());  // e.g. after a slow apply finished
     clock.advance(900ms);
     CHECK_FALSE(ledger.silent(clock.now()));
     CHECK(ledger.next_due() == clock.now() + 100ms);

@@ -22,16 +22,16 @@ const std::string k32 = "0123456789abcdef0123456789abcdef";
 
 }  // namespace
 
-TEST_CASE("Key files: a private regular file of 32 to 4096 bytes is the key, anything else is a usage error naming the file",
-          "[unit]") {
+TEST_CASE("Key files: a private regular file of 32 to 4096 bytes is the key, anything else is a usage error naming the file", "[unit]") {
     nm::test::TempDir dir;
     CHECK(nm::load_key(write_key(dir, "good", k32, 0600)).bytes() == k32);
-    CHECK(nm::load_key(write_key(dir, "ro", k32 + "\n", 0400)).size() == 33);   // a trailing newline is part of it
+    CHECK(nm::load_key(write_key(dir, "ro", k32 + "\n", 0400)).size() == 33);  // a trailing newline is part of it
     CHECK(nm::load_key(write_key(dir, "max", std::string(4096, 'x'), 0600)).size() == 4096);
 
     CHECK_THROWS_WITH(nm::load_key(dir.file("none")), "key file " + dir.file("none") + ": cannot be read (No such file or directory)");
     const auto shorter = write_key(dir, "short", "short", 0600);
-    CHECK_THROWS_WITH(nm::load_key(shorter), "key file " + shorter + ": 5 bytes; at least 32 (make one with: head -c 32 /dev/urandom > " + shorter + ")");
+    CHECK_THROWS_WITH(nm::load_key(shorter),
+                      "key file " + shorter + ": 5 bytes; at least 32 (make one with: head -c 32 /dev/urandom > " + shorter + ")");
     const auto world = write_key(dir, "world", k32, 0644);
     CHECK_THROWS_WITH(nm::load_key(world), "key file " + world + ": mode 0644 lets group and others read it; chmod 600 " + world);
     const auto group = write_key(dir, "group", k32, 0640);
@@ -39,7 +39,8 @@ TEST_CASE("Key files: a private regular file of 32 to 4096 bytes is the key, any
     const auto writable = write_key(dir, "writable", k32, 0602);
     CHECK_THROWS_WITH(nm::load_key(writable), "key file " + writable + ": mode 0602 lets others write it; chmod 600 " + writable);
     const auto big = write_key(dir, "big", std::string(4097, 'x'), 0600);
-    CHECK_THROWS_WITH(nm::load_key(big), "key file " + big + ": longer than 4096 bytes; a key is 32 random bytes (head -c 32 /dev/urandom > " + big + ")");
+    CHECK_THROWS_WITH(nm::load_key(big),
+                      "key file " + big + ": longer than 4096 bytes; a key is 32 random bytes (head -c 32 /dev/urandom > " + big + ")");
     std::filesystem::create_directories(dir.file("d"));
     CHECK_THROWS_WITH(nm::load_key(dir.file("d")), "key file " + dir.file("d") + ": not a regular file");
     // A FIFO neither hangs the open nor the read.

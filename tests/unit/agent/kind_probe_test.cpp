@@ -40,9 +40,9 @@ const std::vector<std::string> kAll = nm::parse_agent_kinds({"all"});
 TEST_CASE("Kind probe: a writable host leaves every kind available and opens each file the kinds write", "[unit]") {
     FakeHost host;
     CHECK(nm::unavailable_kinds(kAll, {"nm-b"}, host.ops()).empty());
-    for (const char* path : {"/sys/class/net/nm-b/queues/rx-0/rps_cpus", "/sys/class/net/nm-b/queues/rx-1/rps_cpus",
-                             "/sys/class/net/nm-b/queues/tx-0/xps_cpus", "/sys/class/net/nm-b/gro_flush_timeout",
-                             "/sys/class/net/nm-b/napi_defer_hard_irqs", "/proc/irq/default_smp_affinity"}) {
+    for (const char* path :
+         {"/sys/class/net/nm-b/queues/rx-0/rps_cpus", "/sys/class/net/nm-b/queues/rx-1/rps_cpus", "/sys/class/net/nm-b/queues/tx-0/xps_cpus",
+          "/sys/class/net/nm-b/gro_flush_timeout", "/sys/class/net/nm-b/napi_defer_hard_irqs", "/proc/irq/default_smp_affinity"}) {
         INFO(path);
         CHECK(std::find(host.opened.begin(), host.opened.end(), path) != host.opened.end());
     }
@@ -84,5 +84,5 @@ TEST_CASE("Agent requests: the op unsupported takes an interface and settings an
     CHECK(r.settings.tuning.rps.at("*") == "0");
     CHECK_FALSE(nm::takes_control(nm::AgentOp::Unsupported));
     CHECK(nm::op_from_name("unsupported") == nm::AgentOp::Unsupported);
-    CHECK_THROWS(nm::parse_agent_request(nm::Json{{"op", "unsupported"}, {"ifname", "nm-b"}}));   // needs the settings
+    CHECK_THROWS(nm::parse_agent_request(nm::Json{{"op", "unsupported"}, {"ifname", "nm-b"}}));  // needs the settings
 }

@@ -37,7 +37,7 @@ TEST_CASE("Cidr matches IPv4 blocks at any prefix length, mapped addresses inclu
                 {"198.20.0.0", "198.17.255.255", "::ffff:10.0.0.1", "2001:2::1"});
     check_block("198.18.0.1", {"198.18.0.1"}, {"198.18.0.2"});
     check_block("0.0.0.0/0", {"203.0.113.9"}, {});
-    check_block("198.18.0.77/24", {"198.18.0.1"}, {});   // host bits ignored
+    check_block("198.18.0.77/24", {"198.18.0.1"}, {});  // host bits ignored
     check_block("198.18.0.0/31", {"198.18.0.1"}, {"198.18.0.2"});
 }
 
@@ -64,7 +64,7 @@ TEST_CASE("Cidr refuses what is not a block, naming the text, an empty list allo
 
 TEST_CASE("source_group: an IPv4 client is its address, an IPv6 client its /64 (or the prefix asked)", "[unit]") {
     CHECK(nm::source_group(addr("198.18.0.1"), 64) == "198.18.0.1");
-    CHECK(nm::source_group(mapped("198.18.0.1"), 64) == "198.18.0.1");   // a dual-stack listener's view of IPv4
+    CHECK(nm::source_group(mapped("198.18.0.1"), 64) == "198.18.0.1");  // a dual-stack listener's view of IPv4
     CHECK(nm::source_group(addr("2001:2:0:36::1"), 64) == "2001:2:0:36::/64");
     CHECK(nm::source_group(addr("2001:2:0:36:ffff:1:2:3"), 64) == "2001:2:0:36::/64");
     CHECK(nm::source_group(addr("2001:2:0:37::1"), 64) == "2001:2:0:37::/64");

@@ -88,7 +88,7 @@ TEST_CASE("ControlChannel refuses a line over the size cap and reports a closed 
     Pair p;
     nm::ControlChannel rx(std::move(p.b));
     std::thread writer([fd = std::move(p.a)]() mutable {
-        const std::string junk(nm::kMaxControlMessage + 10, 'x');   // no newline at all
+        const std::string junk(nm::kMaxControlMessage + 10, 'x');  // no newline at all
         nm::send_all(fd.get(), junk.data(), junk.size(), soon(2000), "junk");
     });
     CHECK_THROWS_WITH(rx.receive(soon(2000)), Contains("longer than"));
@@ -143,7 +143,7 @@ TEST_CASE("A signed channel: sequence numbers and MACs both ways, tampering, rep
         const auto line = nm::encode_control_message(std::move(m));
         nm::send_all(client.fd(), line.data(), line.size(), soon(1000), "raw");
     };
-    nm::Json replayed = *start;   // seq 1 again
+    nm::Json replayed = *start;  // seq 1 again
     raw(replayed);
     CHECK_THROWS_WITH(server.receive(soon(1000)), Contains("wrong MAC or sequence number"));
     nm::Json tampered = *start;
@@ -161,7 +161,7 @@ TEST_CASE("A signed channel: sequence numbers and MACs both ways, tampering, rep
     Pair q;
     nm::ControlChannel a(std::move(q.a));
     nm::ControlChannel b(std::move(q.b));
-    a.sign_with({"one key", "x", "c->s", "s->c"});   // the labels agree: only the key differs
+    a.sign_with({"one key", "x", "c->s", "s->c"});  // the labels agree: only the key differs
     b.sign_with({"y", "another key", "s->c", "c->s"});
     a.send(nm::Msg::Start, nm::Json::object(), soon(1000));
     CHECK_THROWS(b.receive(soon(1000)));

@@ -17,7 +17,7 @@ TEST_CASE("Every message type has one name on the wire, and the name reads back 
     }
     CHECK(nm::msg_name(nm::Msg::ResultPart) == "result_part");
     CHECK_FALSE(nm::msg_from_name("bogus"));
-    CHECK_FALSE(nm::msg_from_name("rolled_back"));   // the peer agent's (agent/agent_protocol.hpp: AgentMsg)
+    CHECK_FALSE(nm::msg_from_name("rolled_back"));  // the peer agent's (agent/agent_protocol.hpp: AgentMsg)
     CHECK_FALSE(nm::msg_type(nm::Json{{"type", 3}}));
     CHECK_FALSE(nm::msg_type(nm::Json::array()));
 }
@@ -37,8 +37,8 @@ TEST_CASE("DataHeader encodes magic, cookie and id, and refuses other bytes", "[
 
 TEST_CASE("One table maps wire error kinds to ErrorKind and back", "[unit]") {
     CHECK(nm::error_kind(nm::WireError::Usage) == nm::ErrorKind::Usage);
-    for (auto w : {nm::WireError::Refused, nm::WireError::Busy, nm::WireError::Auth, nm::WireError::Replay, nm::WireError::Limit,
-                   nm::WireError::Expired}) {
+    for (auto w :
+         {nm::WireError::Refused, nm::WireError::Busy, nm::WireError::Auth, nm::WireError::Replay, nm::WireError::Limit, nm::WireError::Expired}) {
         CHECK(nm::error_kind(w) == nm::ErrorKind::Refused);
     }
     CHECK(nm::error_kind(nm::WireError::Protocol) == nm::ErrorKind::Failed);

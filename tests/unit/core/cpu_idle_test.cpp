@@ -2,14 +2,13 @@
 
 #include <filesystem>
 
-#include "core/host/host_codec.hpp"
 #include "core/host/cpu_idle.hpp"
+#include "core/host/host_codec.hpp"
 #include "tests/support/matrix_world.hpp"
 
 using nm::test::put_file;
 
-TEST_CASE("read_cpu_idle reads the driver, governor, each state with the CPUs that disable it, and the driver's parameters",
-          "[unit]") {
+TEST_CASE("read_cpu_idle reads the driver, governor, each state with the CPUs that disable it, and the driver's parameters", "[unit]") {
     nm::test::TempDir dir;
     const std::filesystem::path sys = dir.path / "system";
     const std::filesystem::path mod = dir.path / "module";
@@ -30,12 +29,12 @@ TEST_CASE("read_cpu_idle reads the driver, governor, each state with the CPUs th
     put_file(mod / "intel_idle/parameters/max_cstate", "9");
     put_file(mod / "intel_idle/parameters/states_off", "0");
     std::filesystem::create_directories(mod / "intel_idle/parameters/not_a_file");
-    put_file(mod / "haltpoll/parameters/guest_halt_poll_ns", "200000");   // another driver's: not this host's
+    put_file(mod / "haltpoll/parameters/guest_halt_poll_ns", "200000");  // another driver's: not this host's
 
     auto idle = nm::read_cpu_idle(sys.string(), mod.string());
     REQUIRE(idle.has_value());
     CHECK(idle->driver == "intel_idle");
-    CHECK(idle->governor == "menu");   // current_governor_ro when there is no current_governor
+    CHECK(idle->governor == "menu");  // current_governor_ro when there is no current_governor
     REQUIRE(idle->states.size() == 3);
     CHECK(idle->states[0].name == "POLL");
     CHECK(idle->states[0].latency_us == 0u);
@@ -67,7 +66,7 @@ TEST_CASE("read_cpu_idle reads the driver, governor, each state with the CPUs th
     CHECK_FALSE(back.states[1].latency_us.has_value());
     CHECK(back.driver_parameters == idle->driver_parameters);
     nm::HostInfo h;
-    CHECK_FALSE(nm::Json(h).contains("cpu_idle"));   // not read: absent, and absent reads as none
+    CHECK_FALSE(nm::Json(h).contains("cpu_idle"));  // not read: absent, and absent reads as none
     CHECK_FALSE(nm::Json(h).get<nm::HostInfo>().cpu_idle.has_value());
     h.cpu_idle = idle;
     REQUIRE(nm::Json(h).get<nm::HostInfo>().cpu_idle.has_value());

@@ -2,8 +2,8 @@
 
 #include <filesystem>
 
-#include "core/host/host_codec.hpp"
 #include "core/host/cpu_layout.hpp"
+#include "core/host/host_codec.hpp"
 #include "tests/support/matrix_world.hpp"
 
 using nm::test::put_file;
@@ -30,7 +30,7 @@ TEST_CASE("read_cpu_layout reads SMT, NUMA nodes, each CPU's core, package, node
     REQUIRE(l.cpus.size() == 3);
     CHECK(l.cpus[0].governor == "performance");
     CHECK(l.cpus[0].freq_khz == 3500000u);
-    CHECK_FALSE(l.cpus[1].governor.has_value());   // no cpufreq: none, not an error
+    CHECK_FALSE(l.cpus[1].governor.has_value());  // no cpufreq: none, not an error
     CHECK_FALSE(l.cpus[1].freq_khz.has_value());
     CHECK(l.cpus[2].core == 1);
     CHECK(l.cpus[2].package == 1);

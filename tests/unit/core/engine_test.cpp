@@ -50,15 +50,15 @@ TEST_CASE("EndEngine: TCP stream workers move each stream's byte count and the r
     send.protocol = recv.protocol = nm::Protocol::Tcp;
     send.write_size = recv.write_size = 64 * 1024;
     send.bytes_per_stream = recv.bytes_per_stream = kBytes;
-    send.send_direction = nm::Direction::Forward;   // the client's
-    recv.send_direction = nm::Direction::Reverse;   // the server's: it receives forward streams
+    send.send_direction = nm::Direction::Forward;  // the client's
+    recv.send_direction = nm::Direction::Reverse;  // the server's: it receives forward streams
     std::vector<nm::DataStream> near, far;
     for (uint32_t id : {4u, 5u, 6u}) {
         auto [a, b] = socket_pair(id);
         near.push_back(std::move(a));
         far.push_back(std::move(b));
     }
-    send.send_groups.push_back(std::move(near));   // one sender thread, three streams
+    send.send_groups.push_back(std::move(near));  // one sender thread, three streams
     recv.recv_groups.push_back(std::move(far));
     nm::EndEngine sender(std::move(send));
     nm::EndEngine receiver(std::move(recv));
@@ -83,7 +83,7 @@ TEST_CASE("EndEngine: TCP stream workers move each stream's byte count and the r
     }
     CHECK(s.sent_bytes == 3 * kBytes);
     CHECK(r.received_bytes == 3 * kBytes);
-    CHECK(s.send_calls >= 3 * kBytes / (64 * 1024));   // at most write_size per call
+    CHECK(s.send_calls >= 3 * kBytes / (64 * 1024));  // at most write_size per call
 }
 
 TEST_CASE("EndEngine: a worker's error makes an ok end failed, with the worker's message", "[unit]") {
@@ -101,7 +101,7 @@ TEST_CASE("EndEngine: a timed sender's window is exactly window_start to window_
     plan.protocol = nm::Protocol::Tcp;
     plan.write_size = 64 * 1024;
     plan.send_direction = nm::Direction::Forward;
-    auto [a, b] = socket_pair(0);   // nobody reads b: the sender fills the pair and waits, as on a slow path
+    auto [a, b] = socket_pair(0);  // nobody reads b: the sender fills the pair and waits, as on a slow path
     std::vector<nm::DataStream> group;
     group.push_back(std::move(a));
     plan.send_groups.push_back(std::move(group));
@@ -113,10 +113,10 @@ TEST_CASE("EndEngine: a timed sender's window is exactly window_start to window_
     // the window's end would close it at once).
     tl.window_end = tl.window_start + 1000ms;
     engine.start(tl);
-    CHECK(engine.next_due() == tl.window_start);   // a session loop wakes for the window's start
+    CHECK(engine.next_due() == tl.window_start);  // a session loop wakes for the window's start
     nm::wait_until([&] { return std::chrono::steady_clock::now() >= tl.window_start + 30ms; }, 5s, "a late first poll");
     engine.poll(std::chrono::steady_clock::now());
-    CHECK(engine.next_due() == tl.window_end);     // then for its end
+    CHECK(engine.next_due() == tl.window_end);  // then for its end
     nm::wait_until([&] { return engine.senders_done(); }, 5s, "the sender's window to end");
     nm::wait_until([&] { return std::chrono::steady_clock::now() >= tl.window_end + 100ms; }, 5s, "a late last poll");
     engine.poll(std::chrono::steady_clock::now());
@@ -141,11 +141,11 @@ TEST_CASE("EndEngine: a receive-only end's window ends at its last byte, not whe
     const auto tl = byte_count_timeline();
     engine.start(tl);
     engine.poll(std::chrono::steady_clock::now());
-    CHECK(engine.next_due() == nm::TimePoint::max());   // nothing due by the clock: the peer's end of data ends it
+    CHECK(engine.next_due() == nm::TimePoint::max());  // nothing due by the clock: the peer's end of data ends it
     // The peer writes its bytes, then keeps the connection open a while before it closes (its end of data).
     const std::vector<char> chunk(64 * 1024, 'x');
     size_t written = 0;
-    const int peer_fd = a.fd.get();   // a structured binding cannot be captured by the lambda (clang 14)
+    const int peer_fd = a.fd.get();  // a structured binding cannot be captured by the lambda (clang 14)
     nm::wait_until(
         [&] {
             const ssize_t w = ::send(peer_fd, chunk.data(), std::min(chunk.size(), kBytes - written), MSG_NOSIGNAL);
@@ -175,5 +175,5 @@ TEST_CASE("EndEngine: a receive-only end's window ends at its last byte, not whe
     CHECK(r.received_bytes == kBytes);
     const double to_last_write = std::chrono::duration<double>(last_write - tl.window_start).count();
     CHECK(r.measurement.duration_s > 0);
-    CHECK(r.measurement.duration_s <= to_last_write + 0.1);   // the 300 ms of quiet is not in it
+    CHECK(r.measurement.duration_s <= to_last_write + 0.1);  // the 300 ms of quiet is not in it
 }

@@ -105,7 +105,7 @@ TEST_CASE("iperf3 parameters follow the spec", "[unit]") {
     CHECK(rev.at("len") == 65536);
     CHECK(rev.at("congestion") == "cubic");
     CHECK(rev.at("TOS") == 184);
-    CHECK(rev.at("bandwidth") == 1000000000);   // per stream, for the sending server
+    CHECK(rev.at("bandwidth") == 1000000000);  // per stream, for the sending server
     s.direction = nm::Direction::Bidir;
     CHECK(ip3::parameters(s, {0, 1}, "x").at("bidirectional") == true);
 }
@@ -134,9 +134,9 @@ TEST_CASE("iperf3 3.12 server results of a forward test read as the peer's figur
     CHECK(f.received_bps == Approx(1153957888.0 * 8 / 1.02327));
     CHECK(f.cpu_total_pct == Approx(17.355949363130151));
     CHECK(f.cpu_system_pct == Approx(16.307855281905546));
-    CHECK_FALSE(f.retransmits.has_value());   // iperf3's -1: not measured
+    CHECK_FALSE(f.retransmits.has_value());  // iperf3's -1: not measured
     CHECK(f.congestion == "bbr");
-    CHECK(f.version.empty());                 // a text-mode server tells no version
+    CHECK(f.version.empty());  // a text-mode server tells no version
     CHECK(f.time_s == 2);
     REQUIRE(f.streams.size() == 1);
     CHECK(f.streams[0].id == 1);

@@ -15,7 +15,7 @@ TEST_CASE("Signed lines verify on their bytes, any change, a missing MAC or anot
     const std::string line = nm::sign_text(text, key, "client->agent");
     // The MAC is the last member; the rest of the line is the text as given, byte for byte.
     CHECK(line.starts_with(text.substr(0, text.size() - 1) + R"(,"mac":")"));
-    CHECK(line.size() == text.size() - 1 + 8 + 64 + 2);   // the closing brace, then ,"mac":" hex "}
+    CHECK(line.size() == text.size() - 1 + 8 + 64 + 2);  // the closing brace, then ,"mac":" hex "}
     CHECK(nm::verify_text(line, key, "client->agent"));
     CHECK_FALSE(nm::verify_text(line, "another key, 32 bytes long......", "client->agent"));
     // The same message reflected back in the other direction does not verify.

@@ -7,8 +7,8 @@
 #include "core/base/rfc2544_codec.hpp"
 #include "core/base/traffic_codec.hpp"
 #include "core/engine/engine.hpp"
-#include "core/workers/payload_mix.hpp"
 #include "core/session/traffic_session.hpp"
+#include "core/workers/payload_mix.hpp"
 
 TEST_CASE("The IMIX send pattern has every share its weight's times and spreads them evenly", "[unit]") {
     // 64/594/1518-byte frames at 7:4:1 are 18/548/1472-byte payloads.
@@ -61,7 +61,7 @@ TEST_CASE("plan_for paces a mix in datagrams per second and carries the pattern"
     s.host = "198.18.0.2";
     s.protocol = nm::Protocol::Udp;
     s.payload_mix = {{100, 1}, {300, 1}};
-    s.rate_bps = 8 * 200 * 1000;   // mean payload 200 bytes -> 1000 datagrams/s
+    s.rate_bps = 8 * 200 * 1000;  // mean payload 200 bytes -> 1000 datagrams/s
     const auto r = nm::resolve_spec(s, 2);
     const auto plan = nm::plan_for(r, nm::Direction::Forward, "");
     CHECK(plan.payload_pattern.size() == 2);
@@ -89,7 +89,7 @@ TEST_CASE("NAPI rates: interrupts per second and per packet, packets per interru
     CHECK(n.interrupts_per_packet == Approx(0.05));
     CHECK(n.processed_per_s == Approx(4500));
     CHECK(n.processed_per_interrupt == Approx(18));
-    nm::NapiStats none;   // veth: no interrupts, no division by zero
+    nm::NapiStats none;  // veth: no interrupts, no division by zero
     none.processed = 10;
     nm::napi_rates(none, 0);
     CHECK(none.interrupts_per_packet == 0);

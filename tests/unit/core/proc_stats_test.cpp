@@ -50,13 +50,13 @@ TEST_CASE("parse_proc_stat reads the aggregate cpu line", "[unit]") {
 
 TEST_CASE("system_cpu_between turns tick deltas into percent of all CPUs", "[unit]") {
     nm::CpuTimes a, b;
-    b.user = 100;      // 10 %
-    b.system = 200;    // 20 %
-    b.irq = 50;        // 5 %
-    b.softirq = 150;   // 15 %
+    b.user = 100;     // 10 %
+    b.system = 200;   // 20 %
+    b.irq = 50;       // 5 %
+    b.softirq = 150;  // 15 %
     b.idle = 450;
-    b.iowait = 50;     // idle too
-    b.steal = 100;     // 10 %: busy from this guest's view (it wanted the CPU), and reported apart
+    b.iowait = 50;  // idle too
+    b.steal = 100;  // 10 %: busy from this guest's view (it wanted the CPU), and reported apart
     b.idle = 350;
     const auto s = nm::system_cpu_between(a, b);
     CHECK(s.user_pct == Approx(10));
@@ -107,7 +107,7 @@ TEST_CASE("parse_proc_net_dev maps the columns to stats64 fields", "[unit]") {
 TEST_CASE("counter_delta is a counter's growth, 0 when it went back", "[unit]") {
     CHECK(nm::counter_delta(10, 25) == 15);
     CHECK(nm::counter_delta(7, 7) == 0);
-    CHECK(nm::counter_delta(25, 10) == 0);   // a reset, not 2^64 - 15
+    CHECK(nm::counter_delta(25, 10) == 0);  // a reset, not 2^64 - 15
 }
 
 TEST_CASE("parse_proc_stat_cpus reads every cpuN line by number, skipping what is not one", "[unit]") {
@@ -157,17 +157,18 @@ TEST_CASE("system_cpu_between per CPU: each CPU's own percent, the busiest, busy
     CHECK(s.per_cpu[1].steal_pct == Approx(10));
     CHECK(s.busiest_cpu == 0);
     CHECK(s.busiest_cpu_busy_pct == Approx(90));
-    CHECK(s.busy_pct == Approx(60));        // the aggregate: 120 busy of 200 ticks
-    CHECK(s.busy_cpu_s == Approx(1.2));     // 120 busy ticks at 100 per second
+    CHECK(s.busy_pct == Approx(60));     // the aggregate: 120 busy of 200 ticks
+    CHECK(s.busy_cpu_s == Approx(1.2));  // 120 busy ticks at 100 per second
     CHECK(nm::system_cpu_between(a, a, 100).busiest_cpu == -1);
 }
 
 TEST_CASE("parse_proc_softirqs reads one row by the header's CPU numbers", "[unit]") {
-    const std::string text = "                    CPU0       CPU1       CPU3\n"
-                             "          HI:          0          0          1\n"
-                             "      NET_TX:          5          1          0\n"
-                             "      NET_RX:       3254      49171         17\n"
-                             "       BLOCK:          9          9          9\n";
+    const std::string text =
+        "                    CPU0       CPU1       CPU3\n"
+        "          HI:          0          0          1\n"
+        "      NET_TX:          5          1          0\n"
+        "      NET_RX:       3254      49171         17\n"
+        "       BLOCK:          9          9          9\n";
     CHECK(nm::parse_proc_softirqs(text, "NET_RX") == std::vector<uint64_t>{3254, 49171, 0, 17});
     CHECK(nm::parse_proc_softirqs(text, "NET_TX") == std::vector<uint64_t>{5, 1, 0, 0});
     CHECK(nm::parse_proc_softirqs(text, "RCU").empty());

@@ -16,7 +16,8 @@ std::string net_dev(uint64_t rx_bytes, uint64_t rx_packets) {
     return "Inter-|   Receive                                                |  Transmit\n"
            " face |bytes    packets errs drop fifo frame compressed multicast|bytes    packets errs drop fifo colls carrier compressed\n"
            "    lo:    1234      12    0    0    0     0          0         0     1234      12    0    0    0     0       0          0\n"
-           "  nm-b: " + std::to_string(rx_bytes) + " " + std::to_string(rx_packets) +
+           "  nm-b: " +
+           std::to_string(rx_bytes) + " " + std::to_string(rx_packets) +
            "    0    0    0     0          0         0  9876543    4321    0    0    0     0       0          0\n";
 }
 
@@ -48,27 +49,27 @@ TEST_CASE("rx_aggregated: a mean received packet of 16 KiB or more means TSO/GRO
     b.rx_bytes = a.rx_bytes + 100 * 16 * 1024;
     b.rx_packets = a.rx_packets + 100;
     CHECK(nm::rx_aggregated(a, b));
-    b.rx_bytes -= 1;                           // just under 16 KiB per packet
+    b.rx_bytes -= 1;  // just under 16 KiB per packet
     CHECK_FALSE(nm::rx_aggregated(a, b));
     b = a;
-    CHECK_FALSE(nm::rx_aggregated(a, b));      // nothing arrived
-    b.rx_bytes = 0;                            // counters went back (a reset): no verdict
+    CHECK_FALSE(nm::rx_aggregated(a, b));  // nothing arrived
+    b.rx_bytes = 0;                        // counters went back (a reset): no verdict
     b.rx_packets = 0;
     CHECK_FALSE(nm::rx_aggregated(a, b));
 }
 
 TEST_CASE("ReadSizePolicy switches to big reads once, after the probe saw aggregated packets", "[unit]") {
-    Readings r{{net_dev(0, 0), net_dev(64 * 65536, 64)}};   // 64 KiB per packet: GRO on veth
+    Readings r{{net_dev(0, 0), net_dev(64 * 65536, 64)}};  // 64 KiB per packet: GRO on veth
     const nm::TimePoint t0{};
     ReadSizePolicy p(0, "nm-b", false, t0, r.reader());
     CHECK(r.calls == 1);
     CHECK(p.read_size() == ReadSizePolicy::kReadSize);
     CHECK(p.buffer_size() == ReadSizePolicy::kBigReadSize);
-    CHECK_FALSE(p.update(t0 + 199ms));        // still probing: the interface is not read again
+    CHECK_FALSE(p.update(t0 + 199ms));  // still probing: the interface is not read again
     CHECK(r.calls == 1);
     CHECK(p.update(t0 + ReadSizePolicy::kProbeTime));
     CHECK(p.read_size() == ReadSizePolicy::kBigReadSize);
-    CHECK_FALSE(p.update(t0 + 1s));           // decided once
+    CHECK_FALSE(p.update(t0 + 1s));  // decided once
     CHECK(r.calls == 2);
 }
 
@@ -93,11 +94,11 @@ TEST_CASE("ReadSizePolicy does not probe a paced test, an unknown interface or o
     CHECK(none.calls == 0);
 
     Readings missing{{net_dev(0, 0)}};
-    ReadSizePolicy c(0, "nm-x", false, t0, missing.reader());   // not listed: no probe
+    ReadSizePolicy c(0, "nm-x", false, t0, missing.reader());  // not listed: no probe
     CHECK_FALSE(c.update(t0 + 1s));
     CHECK(missing.calls == 1);
 
-    ReadSizePolicy d(0, "nm-b", false, t0, [] () -> std::string { throw nm::Error(nm::ErrorKind::Failed, "no /proc"); });
+    ReadSizePolicy d(0, "nm-b", false, t0, []() -> std::string { throw nm::Error(nm::ErrorKind::Failed, "no /proc"); });
     CHECK_FALSE(d.update(t0 + 1s));
     CHECK(d.read_size() == ReadSizePolicy::kReadSize);
 }

@@ -141,7 +141,7 @@ TEST_CASE("combine_rr: the client's transactions and latencies, the server's cou
     const auto rr = nm::combine_rr(spec, client, server);
     CHECK(rr.transactions == 100000);
     CHECK(rr.responder_transactions == 100000);
-    CHECK(rr.transactions_per_s == Approx(50000));   // over the window, not the 2.01 s the client measured
+    CHECK(rr.transactions_per_s == Approx(50000));  // over the window, not the 2.01 s the client measured
     CHECK(rr.cpu_us_per_transaction_sender == Approx(10));
     CHECK(rr.cpu_us_per_transaction_receiver == Approx(4));
     CHECK(rr.latency_us.p50 == Approx(14.95).epsilon(0.005));

@@ -52,14 +52,14 @@ TEST_CASE("Ordinary tests are within the default limits, and their footprint fol
     nm::TestSpec u;
     u.protocol = nm::Protocol::Udp;
     u.write_size = 18;
-    const auto udp = resolved(u);   // unlimited: one stream and one receiver socket per core
+    const auto udp = resolved(u);  // unlimited: one stream and one receiver socket per core
     CHECK_FALSE(nm::over_server_limits(udp, defaults, 2));
     nm::EnginePlan plan = nm::plan_for(udp, nm::Direction::Reverse, "");
     CHECK(nm::server_test_memory(udp) == 2 * nm::worker_memory_bytes(plan, false, 1));
 
     nm::TestSpec r = u;
     r.direction = nm::Direction::Reverse;
-    const auto reverse = resolved(r);   // the server only sends: two sender threads of one stream each
+    const auto reverse = resolved(r);  // the server only sends: two sender threads of one stream each
     plan = nm::plan_for(reverse, nm::Direction::Reverse, "");
     CHECK(nm::server_test_memory(reverse) == 2 * nm::worker_memory_bytes(plan, true, 1));
 
@@ -73,7 +73,7 @@ TEST_CASE("Ordinary tests are within the default limits, and their footprint fol
 }
 
 TEST_CASE("Duration, stall timeout and threads limits name their flags, a byte count is not refused for length", "[unit]") {
-    const nm::ServerLimits limits;   // 300 s, 60 s, the cores
+    const nm::ServerLimits limits;  // 300 s, 60 s, the cores
     nm::TestSpec s;
     s.duration_s = 295;
     s.omit_s = 6;
@@ -86,7 +86,7 @@ TEST_CASE("Duration, stall timeout and threads limits name their flags, a byte c
     nm::TestSpec bytes;
     bytes.bytes = 1'000'000'000'000;
     bytes.duration_s = 0;
-    CHECK_FALSE(nm::over_server_limits(resolved(bytes), limits, 2));   // ended at the limit instead
+    CHECK_FALSE(nm::over_server_limits(resolved(bytes), limits, 2));  // ended at the limit instead
 
     nm::TestSpec stall;
     stall.stall_timeout_s = 61;

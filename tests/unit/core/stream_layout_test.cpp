@@ -90,7 +90,7 @@ TEST_CASE("StreamLayout: TCP opens one data connection per id in every direction
         CHECK(tcp.data_connections() == tcp.total());
         CHECK(udp.data_connections() == 0);
         CHECK(udp.total() == tcp.total());
-        CHECK(udp.sent_by(End::Server) == tcp.sent_by(End::Server));   // the same ids whatever the transport
+        CHECK(udp.sent_by(End::Server) == tcp.sent_by(End::Server));  // the same ids whatever the transport
     }
 }
 

@@ -20,8 +20,8 @@ using nm::StreamSet;
 namespace {
 
 struct Pair {
-    nm::DataStream near;   // goes into the set
-    nm::UniqueFd far;      // the test's end
+    nm::DataStream near;  // goes into the set
+    nm::UniqueFd far;     // the test's end
 };
 
 Pair socket_pair(uint32_t id) {
@@ -51,14 +51,15 @@ TEST_CASE("StreamSet serves each ready stream until EOF and ends when every stre
     auto b = socket_pair(9);
     write_all(a.far.get(), "hello, ");
     write_all(b.far.get(), "world and more");
-    a.far.reset();   // EOF after the data
+    a.far.reset();  // EOF after the data
     b.far.reset();
     std::vector<nm::DataStream> streams;
     streams.push_back(std::move(a.near));
     streams.push_back(std::move(b.near));
     std::vector<std::string> got(2);
-    StreamSet set(std::move(streams), {.events = EPOLLIN, .on_stop = nm::OnStop::End, .on_turn = {},
-                                       .on_ready = [&](Stream& s, nm::TimePoint) { return read_some(s, got); }});
+    StreamSet set(std::move(streams), {.events = EPOLLIN, .on_stop = nm::OnStop::End, .on_turn = {}, .on_ready = [&](Stream& s, nm::TimePoint) {
+                                           return read_some(s, got);
+                                       }});
     REQUIRE(set.size() == 2);
     CHECK(set[0].id() == 7);
     CHECK(set[1].id() == 9);
@@ -68,23 +69,25 @@ TEST_CASE("StreamSet serves each ready stream until EOF and ends when every stre
     CHECK(got[1] == "world and more");
     CHECK(set.open() == 0);
     CHECK(set[0].finished());
-    CHECK(set[0].fd() >= 0);   // sockets stay open after the loop (TCP_INFO, shutdown)
+    CHECK(set[0].fd() >= 0);  // sockets stay open after the loop (TCP_INFO, shutdown)
 }
 
 TEST_CASE("StreamSet serves a stream that stays ready at most kCallsPerWake times per loop turn", "[unit]") {
     auto a = socket_pair(0);
-    write_all(a.far.get(), "x");   // stays readable: the callback never reads
+    write_all(a.far.get(), "x");  // stays readable: the callback never reads
     std::vector<nm::DataStream> streams;
     streams.push_back(std::move(a.near));
     int turns = 0, calls = 0;
-    StreamSet set(std::move(streams), {.events = EPOLLIN, .on_stop = nm::OnStop::End,
+    StreamSet set(std::move(streams), {.events = EPOLLIN,
+                                       .on_stop = nm::OnStop::End,
                                        .on_turn = [&](StreamSet&, nm::TimePoint) { return ++turns <= 3; },
-                                       .on_ready = [&](Stream&, nm::TimePoint) {
-                                           ++calls;
-                                           return Step::again();
-                                       }});
+                                       .on_ready =
+                                           [&](Stream&, nm::TimePoint) {
+                                               ++calls;
+                                               return Step::again();
+                                           }});
     set.run({});
-    CHECK(turns == 4);   // the fourth turn said stop
+    CHECK(turns == 4);  // the fourth turn said stop
     CHECK(calls == 3 * StreamSet::kCallsPerWake);
 }
 
@@ -95,8 +98,7 @@ TEST_CASE("StreamSet: a stream postponed with later() is not served before its t
     streams.push_back(std::move(a.near));
     std::vector<std::chrono::steady_clock::time_point> calls;
     const auto postponement = 30ms;
-    StreamSet set(std::move(streams), {.events = EPOLLIN, .on_stop = nm::OnStop::End, .on_turn = {},
-                                       .on_ready = [&](Stream&, nm::TimePoint) {
+    StreamSet set(std::move(streams), {.events = EPOLLIN, .on_stop = nm::OnStop::End, .on_turn = {}, .on_ready = [&](Stream&, nm::TimePoint) {
                                            calls.push_back(std::chrono::steady_clock::now());
                                            if (calls.size() == 1) return Step::later(calls[0] + postponement);
                                            return Step::done();
@@ -115,23 +117,26 @@ TEST_CASE("StreamSet: a callback after a wait gets the time the wait ended, not 
     streams.push_back(std::move(a.near));
     std::vector<std::string> got(1);
     nm::TimePoint written{}, stamp{};
-    const auto deadline = std::chrono::steady_clock::now() + 10s;   // a lost write ends the loop, not the test run
+    const auto deadline = std::chrono::steady_clock::now() + 10s;  // a lost write ends the loop, not the test run
     std::jthread writer;
-    StreamSet set(std::move(streams), {.events = EPOLLIN, .on_stop = nm::OnStop::End,
-                                       .on_turn = [&](StreamSet&, nm::TimePoint) {
-                                           if (!writer.joinable()) {
-                                               writer = std::jthread([&] {
-                                                   written = std::chrono::steady_clock::now();
-                                                   (void)::write(far, "late", 4);   // no REQUIRE off the test's thread
-                                               });
-                                           }
-                                           return std::chrono::steady_clock::now() < deadline;
-                                       },
-                                       .on_ready = [&](Stream& s, nm::TimePoint now) {
-                                           if (got[0].empty()) stamp = now;
-                                           const Step step = read_some(s, got);
-                                           return got[0] == "late" ? Step::done() : step;
-                                       }});
+    StreamSet set(std::move(streams), {.events = EPOLLIN,
+                                       .on_stop = nm::OnStop::End,
+                                       .on_turn =
+                                           [&](StreamSet&, nm::TimePoint) {
+                                               if (!writer.joinable()) {
+                                                   writer = std::jthread([&] {
+                                                       written = std::chrono::steady_clock::now();
+                                                       (void)::write(far, "late", 4);  // no REQUIRE off the test's thread
+                                                   });
+                                               }
+                                               return std::chrono::steady_clock::now() < deadline;
+                                           },
+                                       .on_ready =
+                                           [&](Stream& s, nm::TimePoint now) {
+                                               if (got[0].empty()) stamp = now;
+                                               const Step step = read_some(s, got);
+                                               return got[0] == "late" ? Step::done() : step;
+                                           }});
     set.run({});
     writer.join();
     CHECK(got[0] == "late");
@@ -146,40 +151,43 @@ TEST_CASE("StreamSet: watch() changes the readiness a stream waits for", "[unit]
     int turns = 0, calls_before_data = 0;
     bool data_sent = false;
     StreamSet* self = nullptr;
-    StreamSet set(std::move(streams), {.events = EPOLLOUT, .on_stop = nm::OnStop::End,
-                                       .on_turn = [&](StreamSet&, nm::TimePoint) {
-                                           if (++turns == 4) {   // a few idle turns first
-                                               write_all(a.far.get(), "ping");
-                                               a.far.reset();
-                                               data_sent = true;
-                                           }
-                                           return true;
-                                       },
-                                       .on_ready = [&](Stream& s, nm::TimePoint) {
-                                           if (!data_sent) {
-                                               ++calls_before_data;   // writable: from now on wait for data
-                                               self->watch(s, EPOLLIN);
-                                               return Step::wait();
-                                           }
-                                           return read_some(s, got);
-                                       }});
+    StreamSet set(std::move(streams), {.events = EPOLLOUT,
+                                       .on_stop = nm::OnStop::End,
+                                       .on_turn =
+                                           [&](StreamSet&, nm::TimePoint) {
+                                               if (++turns == 4) {  // a few idle turns first
+                                                   write_all(a.far.get(), "ping");
+                                                   a.far.reset();
+                                                   data_sent = true;
+                                               }
+                                               return true;
+                                           },
+                                       .on_ready =
+                                           [&](Stream& s, nm::TimePoint) {
+                                               if (!data_sent) {
+                                                   ++calls_before_data;  // writable: from now on wait for data
+                                                   self->watch(s, EPOLLIN);
+                                                   return Step::wait();
+                                               }
+                                               return read_some(s, got);
+                                           }});
     self = &set;
     set.run({});
-    CHECK(calls_before_data == 1);   // the writable socket called back once, then never while idle
+    CHECK(calls_before_data == 1);  // the writable socket called back once, then never while idle
     CHECK(got[0] == "ping");
 }
 
 TEST_CASE("StreamSet: on stop, End leaves at once and Drain takes what is queued first", "[unit]") {
     for (const auto mode : {nm::OnStop::End, nm::OnStop::Drain}) {
         auto a = socket_pair(0);
-        write_all(a.far.get(), "queued data");   // the far end stays open: no EOF ends the loop
+        write_all(a.far.get(), "queued data");  // the far end stays open: no EOF ends the loop
         std::vector<nm::DataStream> streams;
         streams.push_back(std::move(a.near));
         std::vector<std::string> got(1);
         std::stop_source stop;
         stop.request_stop();
-        StreamSet set(std::move(streams), {.events = EPOLLIN, .on_stop = mode, .on_turn = {},
-                                           .on_ready = [&](Stream& s, nm::TimePoint) { return read_some(s, got); }});
+        StreamSet set(std::move(streams),
+                      {.events = EPOLLIN, .on_stop = mode, .on_turn = {}, .on_ready = [&](Stream& s, nm::TimePoint) { return read_some(s, got); }});
         set.run(stop.get_token());
         CHECK(got[0] == (mode == nm::OnStop::Drain ? "queued data" : ""));
         CHECK(set.open() == 1);
@@ -193,11 +201,13 @@ TEST_CASE("StreamSet: finish() from on_turn ends the loop when no stream is left
     streams.push_back(std::move(a.near));
     streams.push_back(std::move(b.near));
     int turns = 0;
-    StreamSet set(std::move(streams), {.events = EPOLLIN, .on_stop = nm::OnStop::End,
-                                       .on_turn = [&](StreamSet& all, nm::TimePoint) {
-                                           all.finish(all[static_cast<size_t>(turns++)]);
-                                           return true;
-                                       },
+    StreamSet set(std::move(streams), {.events = EPOLLIN,
+                                       .on_stop = nm::OnStop::End,
+                                       .on_turn =
+                                           [&](StreamSet& all, nm::TimePoint) {
+                                               all.finish(all[static_cast<size_t>(turns++)]);
+                                               return true;
+                                           },
                                        .on_ready = [](Stream&, nm::TimePoint) { return Step::wait(); }});
     set.run({});
     CHECK(turns == 2);
@@ -207,7 +217,7 @@ TEST_CASE("StreamSet: finish() from on_turn ends the loop when no stream is left
 
 TEST_CASE("StreamSet: reconnect() swaps a stream's socket, keeping its id and index", "[unit]") {
     auto first = socket_pair(3);
-    auto second = socket_pair(99);   // only its socket is used
+    auto second = socket_pair(99);  // only its socket is used
     std::vector<nm::DataStream> streams;
     streams.push_back(std::move(first.near));
     std::vector<std::string> got(1);
@@ -217,11 +227,10 @@ TEST_CASE("StreamSet: reconnect() swaps a stream's socket, keeping its id and in
     first.far.reset();
     write_all(second.far.get(), "two");
     second.far.reset();
-    StreamSet set(std::move(streams), {.events = EPOLLIN, .on_stop = nm::OnStop::End, .on_turn = {},
-                                       .on_ready = [&](Stream& s, nm::TimePoint) {
+    StreamSet set(std::move(streams), {.events = EPOLLIN, .on_stop = nm::OnStop::End, .on_turn = {}, .on_ready = [&](Stream& s, nm::TimePoint) {
                                            const Step step = read_some(s, got);
                                            if (step.kind() != Step::Kind::Done || reconnects > 0) return step;
-                                           ++reconnects;   // the first connection ended: the next one
+                                           ++reconnects;  // the first connection ended: the next one
                                            self->reconnect(s, std::move(second.near.fd), EPOLLIN);
                                            return Step::wait();
                                        }});
@@ -240,7 +249,8 @@ TEST_CASE("StreamSet spin: with nothing to read each wait spins its whole time f
     std::vector<std::string> got(1);
     int turns = 0;
     const auto start = std::chrono::steady_clock::now();
-    StreamSet set(std::move(streams), {.events = EPOLLIN, .on_stop = nm::OnStop::End,
+    StreamSet set(std::move(streams), {.events = EPOLLIN,
+                                       .on_stop = nm::OnStop::End,
                                        .on_turn = [&](StreamSet&, nm::TimePoint) { return ++turns <= 2; },
                                        .on_ready = [&](Stream& s, nm::TimePoint) { return read_some(s, got); },
                                        .spin = 3ms});
@@ -260,15 +270,18 @@ TEST_CASE("StreamSet spin: data that comes while it spins ends the spin and coun
         streams.push_back(std::move(a.near));
         std::vector<std::string> got(1);
         std::jthread writer;
-        StreamSet set(std::move(streams), {.events = EPOLLIN, .on_stop = nm::OnStop::End,
-                                           .on_turn = [&](StreamSet&, nm::TimePoint) {
-                                               if (!writer.joinable()) writer = std::jthread([&] { (void)::write(far, "late", 4); });
-                                               return true;
-                                           },
-                                           .on_ready = [&](Stream& s, nm::TimePoint) {
-                                               const Step step = read_some(s, got);
-                                               return got[0] == "late" ? Step::done() : step;
-                                           },
+        StreamSet set(std::move(streams), {.events = EPOLLIN,
+                                           .on_stop = nm::OnStop::End,
+                                           .on_turn =
+                                               [&](StreamSet&, nm::TimePoint) {
+                                                   if (!writer.joinable()) writer = std::jthread([&] { (void)::write(far, "late", 4); });
+                                                   return true;
+                                               },
+                                           .on_ready =
+                                               [&](Stream& s, nm::TimePoint) {
+                                                   const Step step = read_some(s, got);
+                                                   return got[0] == "late" ? Step::done() : step;
+                                               },
                                            .spin = spin});
         set.run({});
         writer.join();

@@ -38,6 +38,6 @@ TEST_CASE("The default write is the largest whole number of send units under the
         const uint32_t w = nm::whole_unit_write_size(mss, cap);
         CHECK(w <= cap);
         CHECK(w % nm::tcp_send_unit(mss) == 0);
-        CHECK(cap - w < nm::tcp_send_unit(mss));   // the largest such multiple
+        CHECK(cap - w < nm::tcp_send_unit(mss));  // the largest such multiple
     }
 }

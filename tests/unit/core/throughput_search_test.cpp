@@ -20,7 +20,7 @@ struct FakePath {
         const double sent_fps = std::min(offered, generator_fps);
         nm::TrialOutcome t;
         t.sent_fps = sent_fps;
-        t.sent = static_cast<uint64_t>(sent_fps);          // a one-second trial
+        t.sent = static_cast<uint64_t>(sent_fps);  // a one-second trial
         t.received = static_cast<uint64_t>(std::min(sent_fps, limit_fps));
         return t;
     }
@@ -86,7 +86,7 @@ TEST_CASE("Loss tolerance lets a trial with a little loss pass", "[unit]") {
         nm::TrialOutcome t;
         t.sent_fps = offered;
         t.sent = 100000;
-        t.received = offered > 500000 ? 90000 : 99950;   // 0.05% loss below 500k, 10% above
+        t.received = offered > 500000 ? 90000 : 99950;  // 0.05% loss below 500k, 10% above
         return t;
     };
     nm::SearchOptions o;
@@ -170,7 +170,7 @@ TEST_CASE("A failed step below a failed confirmation does not end the search", "
     const auto bisection = nm::find_throughput(std::ref(plain), o);
     REQUIRE(bisection.confirmed);
     const uint32_t bisection_trials = bisection.trials;
-    REQUIRE(bisection.throughput_fps > 985);   // so the first back-off step (1%) still fails at 975
+    REQUIRE(bisection.throughput_fps > 985);  // so the first back-off step (1%) still fails at 975
 
     int calls = 0;
     const auto slowing = [&](double offered) {

@@ -24,7 +24,7 @@ TEST_CASE("TokenBucket starts empty and accrues at its rate", "[unit]") {
     CHECK(bucket.take(10) == 5);
     CHECK(bucket.take(10) == 0);
     clock.advance(std::chrono::microseconds(1500));
-    CHECK(bucket.take(10) == 1);   // 1.5 tokens: one whole, half kept
+    CHECK(bucket.take(10) == 1);  // 1.5 tokens: one whole, half kept
     clock.advance(std::chrono::microseconds(500));
     CHECK(bucket.take(10) == 1);
 }
@@ -38,7 +38,7 @@ TEST_CASE("TokenBucket caps a backlog at the burst", "[unit]") {
 
 TEST_CASE("TokenBucket holds the average rate when the sender sleeps until next_available", "[unit]") {
     FakeClock clock;
-    const double rate = 4246.0;   // 50 Mbit/s of 1472-byte datagrams
+    const double rate = 4246.0;  // 50 Mbit/s of 1472-byte datagrams
     nm::TokenBucket bucket(clock, rate, 64);
     const auto start = clock.now();
     uint64_t sent = 0;

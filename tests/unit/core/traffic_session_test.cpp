@@ -30,7 +30,7 @@ TEST_CASE("resolve_spec fills the automatic values", "[unit]") {
     const auto t = nm::resolve_spec(tcp(), 4);
     CHECK(t.streams == 1);
     CHECK(t.threads == 1);
-    CHECK(t.write_size == 0);   // TCP: whole send units, chosen by the sender once it knows the MSS
+    CHECK(t.write_size == 0);  // TCP: whole send units, chosen by the sender once it knows the MSS
     const auto plan = nm::plan_for(t, nm::Direction::Forward, "");
     CHECK(plan.whole_units);
     CHECK(plan.write_size == nm::kDefaultTcpWrite);
@@ -39,7 +39,7 @@ TEST_CASE("resolve_spec fills the automatic values", "[unit]") {
     CHECK(nm::resolve_spec(exact, 4).write_size == 131072);
     CHECK_FALSE(nm::plan_for(nm::resolve_spec(exact, 4), nm::Direction::Forward, "").whole_units);
     const auto u = nm::resolve_spec(udp(), 4);
-    CHECK(u.streams == 4);   // unlimited UDP: one sender per core
+    CHECK(u.streams == 4);  // unlimited UDP: one sender per core
     CHECK(u.threads == 4);
     CHECK(u.write_size == 1472);
     auto paced = udp();
@@ -161,7 +161,7 @@ TEST_CASE("combine_reports: reverse swaps the ends, TCP takes TCP_INFO from the 
     CHECK(res.tcp_retransmits == 7);
     REQUIRE(res.streams.size() == 1);
     CHECK(res.streams[0].cwnd == 10);
-    CHECK(res.packets == 1000);   // no interface counters: bytes / (PMTU - 52), named an estimate
+    CHECK(res.packets == 1000);  // no interface counters: bytes / (PMTU - 52), named an estimate
     CHECK(res.packets_source == "estimate");
     CHECK(res.segments_per_packet == 0);
     CHECK(res.throughput_bps == Approx(1448.0 * 1000 * 8));
@@ -178,7 +178,7 @@ TEST_CASE("combine_reports: TCP segments from the path MTU less the headers of t
     sent.pmtu = 9000;
     client.sent.push_back(sent);
     nm::StreamResult got;
-    got.bytes = 8928ull * 1000;   // 1000 IPv6 segments of 9000 - 72; 997.8 IPv4 ones of 9000 - 52
+    got.bytes = 8928ull * 1000;  // 1000 IPv6 segments of 9000 - 72; 997.8 IPv4 ones of 9000 - 52
     server.received.push_back(got);
     CHECK(nm::combine_reports(spec, client, server, nm::RunStatus::Ok, "", AF_INET6).packets == 1000);
     CHECK(nm::combine_reports(spec, client, server, nm::RunStatus::Ok, "", AF_INET).packets == 998);
@@ -191,7 +191,7 @@ TEST_CASE("combine_reports: TCP packets from the receiving interface, segments p
     server.measurement.duration_s = 2;
     server.measurement.iface = "nm-b";
     server.measurement.counters_before.rx_packets = 500;
-    server.measurement.counters_after.rx_packets = 500 + 4000;   // 2000 packets/s on the wire
+    server.measurement.counters_after.rx_packets = 500 + 4000;  // 2000 packets/s on the wire
     nm::StreamResult sent;
     sent.mss = 1448;
     sent.pmtu = 1500;
@@ -226,10 +226,10 @@ TEST_CASE("combine_reports: netperf's per-end service demand is the host's busy 
     server.measurement.duration_s = 1;
     client.measurement.cpu = {0.1, 0.3, 40};
     server.measurement.cpu = {0.05, 0.15, 20};
-    client.measurement.system.busy_cpu_s = 1.5;   // e.g. 75 % of 2 CPUs for 1 s
+    client.measurement.system.busy_cpu_s = 1.5;  // e.g. 75 % of 2 CPUs for 1 s
     server.measurement.system.busy_cpu_s = 0.5;
     nm::StreamResult got;
-    got.bytes = 1024 * 1000;   // 1000 KB
+    got.bytes = 1024 * 1000;  // 1000 KB
     server.received.push_back(got);
     const auto res = nm::combine_reports(spec, client, server, nm::RunStatus::Ok, "");
     CHECK(res.sender_service_demand_us_per_kb == Approx(1.5e6 / 1000));
@@ -278,9 +278,9 @@ TEST_CASE("resolve_spec bounds every rate and time before anything converts it (
         nm::TestSpec (*spec)();
         double nm::TestSpec::*field;
         const char* named;
-    } bounded[] = {{udp, &nm::TestSpec::rate_bps, "rate"},      {udp, &nm::TestSpec::rate_pps, "pps"},
-                   {tcp, &nm::TestSpec::stall_timeout_s, "stall timeout"}, {tcp, &nm::TestSpec::duration_s, "duration"},
-                   {tcp, &nm::TestSpec::omit_s, "omit"},         {tcp, &nm::TestSpec::interval_s, "interval"}};
+    } bounded[] = {
+        {udp, &nm::TestSpec::rate_bps, "rate"},       {udp, &nm::TestSpec::rate_pps, "pps"}, {tcp, &nm::TestSpec::stall_timeout_s, "stall timeout"},
+        {tcp, &nm::TestSpec::duration_s, "duration"}, {tcp, &nm::TestSpec::omit_s, "omit"},  {tcp, &nm::TestSpec::interval_s, "interval"}};
     for (double bad : {inf, nan, 3e20, -1.0}) {
         for (const auto& b : bounded) {
             auto s = b.spec();
@@ -305,8 +305,8 @@ TEST_CASE("resolve_spec bounds every rate and time before anything converts it (
 TEST_CASE("resolve_spec caps window x sockets and payload-mix shares (review L14, L18)", "[unit]") {
     auto w = tcp();
     w.window = 1u << 30;
-    CHECK(nm::resolve_spec(w, 2).window == 1u << 30);   // one socket of 1 GiB is allowed
-    w.direction = nm::Direction::Bidir;                  // two
+    CHECK(nm::resolve_spec(w, 2).window == 1u << 30);  // one socket of 1 GiB is allowed
+    w.direction = nm::Direction::Bidir;                // two
     CHECK_THROWS_WITH(nm::resolve_spec(w, 2), Contains("window: 1073741824 bytes on each of 2 sockets") && Contains("more than 1 GiB"));
     auto many = udp();
     many.window = 8u << 20;
@@ -329,17 +329,17 @@ TEST_CASE("resolve_spec refuses GSO datagrams that do not fit the path MTU (revi
     auto g = udp();
     g.udp_gso = true;
     g.write_size = 65507;
-    CHECK(nm::resolve_spec(g, 2).write_size == 65507);   // the path is not known yet
+    CHECK(nm::resolve_spec(g, 2).write_size == 65507);  // the path is not known yet
     const nm::UdpPath v4{1500, 28, "198.18.0.2"};
     CHECK_THROWS_WITH(nm::resolve_spec(g, 2, v4), Contains("gso: a UDP payload of 65507 bytes plus 28 bytes of IP and UDP headers") &&
-                                                        Contains("path MTU 1500 to 198.18.0.2") && Contains("1472 bytes or less"));
+                                                      Contains("path MTU 1500 to 198.18.0.2") && Contains("1472 bytes or less"));
     g.write_size = 1472;
     CHECK(nm::resolve_spec(g, 2, v4).write_size == 1472);
     g.write_size = 1473;
     CHECK_THROWS(nm::resolve_spec(g, 2, v4));
     CHECK_THROWS_WITH(nm::resolve_spec(g, 2, nm::UdpPath{1500, 48, "2001:2::2"}), Contains("1452 bytes or less"));
     auto plain = udp();
-    plain.write_size = 65507;   // without GSO the kernel fragments: allowed
+    plain.write_size = 65507;  // without GSO the kernel fragments: allowed
     CHECK(nm::resolve_spec(plain, 2, v4).write_size == 65507);
 }
 
@@ -369,15 +369,15 @@ TEST_CASE("Interval samples merge with their neighbours: counts add, rates are o
     CHECK(m[0].end_s == 1.0);
     CHECK(m[0].bytes == 2000);
     CHECK(m[0].throughput_bps == Approx(16000));
-    CHECK(m[2].bytes == 1000);   // the odd one out stays itself
+    CHECK(m[2].bytes == 1000);  // the odd one out stays itself
     CHECK(m[2].end_s == 2.5);
     CHECK(m[2].packets_per_s == Approx(20));
 
     nm::EndReport r;
-    r.received_intervals = samples(8000, 0.01);   // -t 80 -i 0.01
+    r.received_intervals = samples(8000, 0.01);  // -t 80 -i 0.01
     r.sent_intervals = samples(100, 1);
     nm::cap_intervals(r);
-    CHECK(r.received_intervals.size() == 2000);   // merged 4 at a time: the first power of two that fits 3600
+    CHECK(r.received_intervals.size() == 2000);  // merged 4 at a time: the first power of two that fits 3600
     CHECK(r.received_intervals[0].end_s == Approx(0.04));
     CHECK(r.sent_intervals.size() == 100);
     uint64_t total = 0;
@@ -389,20 +389,20 @@ TEST_CASE("combine_reports sums two directions' samples at the coarser of their 
     nm::TestSpec spec = tcp();
     spec.direction = nm::Direction::Bidir;
     nm::EndReport client, server;
-    client.received_intervals = samples(3601, 0.5);   // merged once more than ...
-    server.received_intervals = samples(3600, 0.5);   // ... this one
+    client.received_intervals = samples(3601, 0.5);  // merged once more than ...
+    server.received_intervals = samples(3600, 0.5);  // ... this one
     nm::cap_intervals(client);
     nm::cap_intervals(server);
     REQUIRE(client.received_intervals.size() == 1801);
     const auto r = nm::combine_reports(spec, client, server, nm::RunStatus::Ok, "");
     REQUIRE(r.intervals.size() == 1801);
     CHECK(r.intervals[0].end_s == 1.0);
-    CHECK(r.intervals[0].bytes == 4000);   // two samples from each direction
+    CHECK(r.intervals[0].bytes == 4000);  // two samples from each direction
 }
 
 TEST_CASE("A report of any size travels in parts that each fit the message cap (review M8)", "[unit]") {
     nm::EndReport big;
-    big.error = "\"quotes\" and \\ backslashes, é";   // escaping and non-ASCII survive the split
+    big.error = "\"quotes\" and \\ backslashes, é";  // escaping and non-ASCII survive the split
     for (uint32_t id = 0; id < 512; ++id) {
         nm::StreamResult s;
         s.id = id;
@@ -419,7 +419,7 @@ TEST_CASE("A report of any size travels in parts that each fit the message cap (
     nm::ControlChannel tx{nm::UniqueFd(fds[0])};
     nm::ControlChannel rx{nm::UniqueFd(fds[1])};
     std::thread sender([&] { nm::send_report(tx, big, nm::deadline_in(std::chrono::seconds(10))); });
-    const auto first = rx.expect(nm::deadline_in(std::chrono::seconds(10)), "result");   // the receiver's cap applies to every part
+    const auto first = rx.expect(nm::deadline_in(std::chrono::seconds(10)), "result");  // the receiver's cap applies to every part
     CHECK(first.at("type") == "result");
     CHECK(first.at("parts").get<int>() > 4);
     const auto got = nm::receive_report(rx, first, nm::deadline_in(std::chrono::seconds(10)));

@@ -12,28 +12,28 @@ TEST_CASE("UdpHeader round-trips in 18 bytes: 48-bit sequence and time, window b
     CHECK(r.stream == 300);
     CHECK(r.in_window);
     CHECK(r.cookie == 0xdeadbeef);
-    CHECK(buf[0] == 0x09);   // little-endian, whatever the host
+    CHECK(buf[0] == 0x09);  // little-endian, whatever the host
     CHECK(buf[14] == 0xef);
     nm::UdpHeader{1, 2, 7, false, 5}.write(buf);
     CHECK_FALSE(nm::UdpHeader::read(buf).in_window);
     CHECK(nm::UdpHeader::read(buf).stream == 7);
     CHECK(nm::UdpHeader::read(buf).cookie == 5);
     nm::UdpHeader{(uint64_t{1} << 48) + 3, 0, 0, false, 0}.write(buf);
-    CHECK(nm::UdpHeader::read(buf).seq == 3);   // 48 bits: 2.8e14 datagrams, 32 days at 100 Mpps
+    CHECK(nm::UdpHeader::read(buf).seq == 3);  // 48 bits: 2.8e14 datagrams, 32 days at 100 Mpps
 }
 
 TEST_CASE("UdpSequenceTracker counts unique, duplicate and reordered datagrams", "[unit]") {
     nm::UdpSequenceTracker t;
     for (uint64_t s : {0, 1, 2, 4, 5, 3, 5, 9, 6, 0}) t.on_datagram(s, 0, 0);
-    CHECK(t.received() == 8);     // 0 1 2 3 4 5 6 9
-    CHECK(t.duplicates() == 2);   // the second 5 and the second 0
-    CHECK(t.reordered() == 2);    // 3 after 5, 6 after 9
+    CHECK(t.received() == 8);    // 0 1 2 3 4 5 6 9
+    CHECK(t.duplicates() == 2);  // the second 5 and the second 0
+    CHECK(t.reordered() == 2);   // 3 after 5, 6 after 9
 }
 
 TEST_CASE("UdpSequenceTracker forgets skipped numbers across a large gap", "[unit]") {
     nm::UdpSequenceTracker t;
     t.on_datagram(5, 0, 0);
-    const uint64_t far = 5 + nm::UdpSequenceTracker::kWindow;   // same ring slot as 5
+    const uint64_t far = 5 + nm::UdpSequenceTracker::kWindow;  // same ring slot as 5
     t.on_datagram(far, 0, 0);
     t.on_datagram(far - 1, 0, 0);
     CHECK(t.duplicates() == 0);

@@ -70,7 +70,7 @@ TEST_CASE("merge_intervals sums the workers' intervals, the last one ends at the
     CHECK(v[0].start_s == 0);
     CHECK(v[0].end_s == 0.5);
     CHECK(v[2].start_s == 1.0);
-    CHECK(v[2].end_s == 1.25);   // a quarter-second interval
+    CHECK(v[2].end_s == 1.25);  // a quarter-second interval
     CHECK(v[2].throughput_bps == Approx(300 * 8 / 0.25));
     CHECK(v[1].packets_per_s == Approx(7 / 0.5));
     CHECK(nm::merge_intervals(outs, 0, 1.25).empty());
@@ -88,7 +88,7 @@ TEST_CASE("merge_intervals folds a trailing sliver of the window into the interv
     CHECK(v[1].start_s == 0.5);
     CHECK(v[1].end_s == Approx(1.0004));
     CHECK(v[1].throughput_bps == Approx(2007 * 8 / 0.5004));
-    CHECK(v[0].bytes + v[1].bytes == 3007);   // nothing lost
+    CHECK(v[0].bytes + v[1].bytes == 3007);  // nothing lost
     // A tenth or more stays an interval of its own.
     const auto w = nm::merge_intervals(outs, 0.5, 1.06);
     REQUIRE(w.size() == 3);

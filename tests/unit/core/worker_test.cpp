@@ -32,12 +32,12 @@ TEST_CASE("run_worker turns any exception into the worker's error and always set
     CHECK(a.progress.done.load());
 
     Harness b;
-    nm::run_worker(throws_int, b.job);   // not a std::exception: still caught, still an error
+    nm::run_worker(throws_int, b.job);  // not a std::exception: still caught, still an error
     CHECK_FALSE(b.out.error.empty());
     CHECK(b.progress.done.load());
 
     Harness c;
-    nm::run_worker(records_then_throws, c.job);   // the first error is the one that explains
+    nm::run_worker(records_then_throws, c.job);  // the first error is the one that explains
     CHECK(c.out.error == "stream 1: send: Broken pipe");
 
     Harness d;

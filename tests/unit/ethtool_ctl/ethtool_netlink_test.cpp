@@ -91,8 +91,8 @@ TEST_CASE("Link modes, channels and the rtnetlink link message of a veth decode"
     CHECK(link.operstate == "up");
     CHECK(link.counters.tx_packets > 0);
     CHECK(link.ifindex > 0);
-    CHECK(link.kind == "veth");          // IFLA_LINKINFO/IFLA_INFO_KIND
-    CHECK(link.perm_address.empty());    // a veth has no IFLA_PERM_ADDRESS
+    CHECK(link.kind == "veth");        // IFLA_LINKINFO/IFLA_INFO_KIND
+    CHECK(link.perm_address.empty());  // a veth has no IFLA_PERM_ADDRESS
 }
 
 TEST_CASE("The attribute parser skips attributes it does not know and rejects malformed ones", "[unit]") {

@@ -38,7 +38,8 @@ public:
                 auto* s = static_cast<ethtool_gstrings*>(data);
                 REQUIRE(s->len == names.size());
                 REQUIRE(len >= sizeof(*s) + names.size() * ETH_GSTRING_LEN);
-                for (size_t i = 0; i < names.size(); ++i) std::strncpy(reinterpret_cast<char*>(s->data + i * ETH_GSTRING_LEN), names[i].c_str(), ETH_GSTRING_LEN);
+                for (size_t i = 0; i < names.size(); ++i)
+                    std::strncpy(reinterpret_cast<char*>(s->data + i * ETH_GSTRING_LEN), names[i].c_str(), ETH_GSTRING_LEN);
                 return 0;
             }
             case ETHTOOL_GFEATURES: {
@@ -76,9 +77,7 @@ public:
         b.hw = b.wanted = b.active = b.nochange = {false};
         return b;
     }
-    nm::FeatureSetResult set(std::string_view, const nm::FeatureBits& before, const nm::FeatureRequest&) override {
-        return {before.active, {}};
-    }
+    nm::FeatureSetResult set(std::string_view, const nm::FeatureBits& before, const nm::FeatureRequest&) override { return {before.active, {}}; }
 };
 
 }  // namespace
@@ -102,7 +101,7 @@ TEST_CASE("EOPNOTSUPP from genetlink switches to the ioctl path, which decodes n
     CHECK(io.commands == std::vector<uint32_t>{ETHTOOL_GSSET_INFO, ETHTOOL_GSTRINGS, ETHTOOL_GFEATURES});
     CHECK(r.bits.names == io.names);
     CHECK(r.bits.active == std::vector<bool>{true, false, false, true});
-    CHECK(r.bits.fixed(1));          // tx-checksum-ipv4 not available
+    CHECK(r.bits.fixed(1));  // tx-checksum-ipv4 not available
     CHECK_FALSE(r.bits.fixed(2));
 
     // Setting goes through SFEATURES with exactly the requested bits, and the read-back is the result.
@@ -124,8 +123,7 @@ TEST_CASE("A missing ethtool genetlink family also falls back, other errors do n
     ScriptedNetlink netlink;
     netlink.fail_with = EPERM;
     io.commands.clear();
-    CHECK_THROWS_WITH(nm::read_features([&]() -> nm::FeatureAccess& { return netlink; }, ioctl, false, "eth9"),
-                      Catch::Contains("not permitted"));
+    CHECK_THROWS_WITH(nm::read_features([&]() -> nm::FeatureAccess& { return netlink; }, ioctl, false, "eth9"), Catch::Contains("not permitted"));
     CHECK(io.commands.empty());
 }
 

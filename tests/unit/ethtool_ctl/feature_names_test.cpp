@@ -15,9 +15,7 @@ namespace {
 
 std::vector<std::string> names() { return nm::decode_string_set(fixture_bytes("strset_features"), ETH_SS_FEATURES); }
 
-std::vector<std::string> resolve(const std::string& typed) {
-    return nm::resolve_feature_name(typed, names(), "nm-a").kernel_names;
-}
+std::vector<std::string> resolve(const std::string& typed) { return nm::resolve_feature_name(typed, names(), "nm-a").kernel_names; }
 
 // Renders rows the way ethtool 6.1 prints them (the CLI's text is checked against ethtool -k itself in
 // the integration tests; here the rows and states are checked against a captured ethtool -k).
@@ -50,8 +48,7 @@ TEST_CASE("ethtool's patterns match like flag_pattern_match", "[unit]") {
 
 TEST_CASE("Names resolve like ethtool -K against the captured string set", "[unit]") {
     using V = std::vector<std::string>;
-    CHECK(resolve("tx") == V{"tx-checksum-ipv4", "tx-checksum-ip-generic", "tx-checksum-ipv6", "tx-checksum-fcoe-crc",
-                             "tx-checksum-sctp"});
+    CHECK(resolve("tx") == V{"tx-checksum-ipv4", "tx-checksum-ip-generic", "tx-checksum-ipv6", "tx-checksum-fcoe-crc", "tx-checksum-sctp"});
     CHECK(resolve("tx-checksumming") == resolve("tx"));
     CHECK(resolve("rx") == V{"rx-checksum"});
     CHECK(resolve("rx-checksumming") == V{"rx-checksum"});
@@ -96,9 +93,9 @@ TEST_CASE("The ethtool -k rows and states reproduce ethtool 6.1's output for the
     for (size_t i = 0; i < bits.size(); ++i) features[bits.names[i]] = {bits.active[i], bits.wanted[i], bits.fixed(i)};
     const auto view = nm::ethtool_k_view(n, features);
     CHECK(view.at("tx-checksumming").active);
-    CHECK_FALSE(view.at("tx-checksumming").fixed);       // some members can change
+    CHECK_FALSE(view.at("tx-checksumming").fixed);  // some members can change
     CHECK(view.at("large-receive-offload").fixed);
-    CHECK(view.count("rx-lro") == 0);                    // single-member groups show under the group name
-    CHECK(view.count("tx-tcp6-segmentation") == 1);      // members of larger groups show by kernel name
+    CHECK(view.count("rx-lro") == 0);                // single-member groups show under the group name
+    CHECK(view.count("tx-tcp6-segmentation") == 1);  // members of larger groups show by kernel name
     CHECK(view.count("udp-fragmentation-offload") == 0);
 }

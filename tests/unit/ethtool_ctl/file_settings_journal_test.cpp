@@ -13,8 +13,8 @@
 #include <set>
 #include <sstream>
 
-#include "core/base/error.hpp"
 #include "core/base/device_codec.hpp"
+#include "core/base/error.hpp"
 #include "core/base/journal_codec.hpp"
 #include "core/base/unique_fd.hpp"
 #include "ethtool_ctl/file_settings_journal.hpp"
@@ -33,13 +33,13 @@ constexpr uint64_t kInitIno = 4026531840;
 struct FakeWorld {
     struct Netns {
         std::string name;
-        std::map<std::string, nm::LinkState> links;   // by name
+        std::map<std::string, nm::LinkState> links;  // by name
     };
-    std::map<uint64_t, Netns> netns;   // by inode
-    std::set<int32_t> alive;           // pids of owners that run
+    std::map<uint64_t, Netns> netns;  // by inode
+    std::set<int32_t> alive;          // pids of owners that run
     std::string boot = "boot-2";
     nm::JournalOwner self{100, 5000, "boot-2", "nicmatrix test"};
-    std::vector<std::pair<std::string, nm::LinkSettings>> applied;   // (netns name/ifname, what was sent)
+    std::vector<std::pair<std::string, nm::LinkSettings>> applied;  // (netns name/ifname, what was sent)
 
     FakeWorld() { netns[kInitIno].name = "init"; }
 
@@ -186,11 +186,11 @@ nm::JournalReport only(const std::vector<nm::JournalReport>& r) {
 
 TEST_CASE_METHOD(NmA, "The journal keeps the first state with its owner and identity, a restore after the owner died puts it back", "[unit]") {
     auto journal = claimed();
-    wrote(journal, w, 11, "nm-a", [](nm::LinkState& s) {   // the change
+    wrote(journal, w, 11, "nm-a", [](nm::LinkState& s) {  // the change
         s.mtu = 9000;
         s.features["tx-tcp-segmentation"] = {false, false, false};
     });
-    journal.remember(w.link(11, "nm-a"));                 // a later state does not replace the original
+    journal.remember(w.link(11, "nm-a"));  // a later state does not replace the original
     CHECK(journal.entries()[0].writes.at("mtu") == nm::SettingWrite{"1500", "9000", std::nullopt});
     REQUIRE(journal.entries().size() == 1);
     const auto e = journal.entries()[0];
@@ -222,7 +222,7 @@ TEST_CASE_METHOD(NmA, "The journal keeps the first state with its owner and iden
 TEST_CASE_METHOD(NmA, "A live owner's entries are left alone by restore, refused to a second claimer, and taken only with force", "[unit]") {
     auto sweep = claimed();
     w.alive.insert(w.self.pid);
-    wrote(sweep, w, 11, "nm-a", [](nm::LinkState& s) { s.mtu = 9000; });   // a cell of the running sweep
+    wrote(sweep, w, 11, "nm-a", [](nm::LinkState& s) { s.mtu = 9000; });  // a cell of the running sweep
 
     as_other_process(w, 300);
     auto other = journal_in(dir, w);
@@ -230,7 +230,7 @@ TEST_CASE_METHOD(NmA, "A live owner's entries are left alone by restore, refused
     CHECK(r.action == nm::JournalAction::LeftAlone);
     CHECK(r.owner.pid == 100);
     CHECK_THAT(r.note, Catch::Contains("pid 100") && Catch::Contains("still running") && Catch::Contains("--force"));
-    CHECK(w.link(11, "nm-a").mtu == 9000);   // untouched
+    CHECK(w.link(11, "nm-a").mtu == 9000);  // untouched
     CHECK(w.applied.empty());
     CHECK(other.entries().size() == 1);
 
@@ -255,19 +255,19 @@ TEST_CASE_METHOD(NmA, "A live owner's entries are left alone by restore, refused
 
 TEST_CASE_METHOD(NmA, "An owner that is gone: its entry is restored by others, and taken over with its original by a new claimer", "[unit]") {
     auto crashed = claimed();
-    w.link(11, "nm-a").mtu = 9000;   // left changed by a sweep that was killed
+    w.link(11, "nm-a").mtu = 9000;  // left changed by a sweep that was killed
 
     as_other_process(w, 400);
     auto set = journal_in(dir, w);
-    set.remember(w.link(11, "nm-a"));   // `nicmatrix set` now: not refused (the owner is gone) ...
+    set.remember(w.link(11, "nm-a"));  // `nicmatrix set` now: not refused (the owner is gone) ...
     REQUIRE(set.entries().size() == 1);
     CHECK(set.entries()[0].owner.pid == 400);
-    CHECK(set.entries()[0].original.mtu == 1500);   // ... and the truer original stays
+    CHECK(set.entries()[0].original.mtu == 1500);  // ... and the truer original stays
 }
 
 TEST_CASE_METHOD(NmA, "An entry from an earlier boot is dropped with a note, never applied over the new boot's state", "[unit]") {
     auto before = claimed();
-    w.boot = "boot-3";   // a reboot
+    w.boot = "boot-3";  // a reboot
     as_other_process(w, 100);
     auto after = journal_in(dir, w);
     const auto r = only(after.restore(nm::RestoreOptions{}));
@@ -319,7 +319,7 @@ TEST_CASE_METHOD(NmA, "Another interface under the journalled name is never touc
 }
 
 TEST_CASE_METHOD(NmA, "Same-named interfaces in two namespaces: the restore acts in the journalled one, wherever it runs", "[unit]") {
-    w.add(12, "other", "nm-a", 7, 1400, true);   // same name, same ifindex, another namespace
+    w.add(12, "other", "nm-a", 7, 1400, true);  // same name, same ifindex, another namespace
     auto j = claimed();
     wrote(j, w, 11, "nm-a", [](nm::LinkState& s) { s.mtu = 9000; });
     as_other_process(w, 200);
@@ -385,7 +385,7 @@ TEST_CASE_METHOD(NmA, "release drops only this process's entry for that interfac
     as_other_process(w, 300);
     auto theirs = journal_in(dir, w);
     theirs.remember(w.link(11, "nm-b"));
-    theirs.release(w.link(11, "nm-a"));   // not theirs
+    theirs.release(w.link(11, "nm-a"));  // not theirs
     CHECK(theirs.entries().size() == 2);
     w.self = me;
     mine.release(w.link(11, "nm-a"));
@@ -446,7 +446,7 @@ TEST_CASE_METHOD(NmA, "A lock held too long is an error naming the holder, a pla
     {
         nm::UniqueFd held(::open((path + ".lock").c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600));
         REQUIRE(held);
-        REQUIRE(::flock(held.get(), LOCK_EX) == 0);   // another open file description: the journal's flock conflicts
+        REQUIRE(::flock(held.get(), LOCK_EX) == 0);  // another open file description: the journal's flock conflicts
         try {
             j.remember(w.link(11, "nm-a"));
             FAIL("remember() did not time out");
@@ -504,15 +504,16 @@ TEST_CASE("/proc/PID/stat and /proc/locks parse, an owner is alive only with the
 
     const nm::JournalOwner o{4242, 987654, "boot-1", ""};
     CHECK(nm::owner_status(o, "boot-1", nm::ProcPidStat{'S', 987654}) == nm::OwnerStatus::Alive);
-    CHECK(nm::owner_status(o, "boot-1", nm::ProcPidStat{'S', 987655}) == nm::OwnerStatus::Gone);   // pid reused
-    CHECK(nm::owner_status(o, "boot-1", nm::ProcPidStat{'Z', 987654}) == nm::OwnerStatus::Gone);   // exited
+    CHECK(nm::owner_status(o, "boot-1", nm::ProcPidStat{'S', 987655}) == nm::OwnerStatus::Gone);  // pid reused
+    CHECK(nm::owner_status(o, "boot-1", nm::ProcPidStat{'Z', 987654}) == nm::OwnerStatus::Gone);  // exited
     CHECK(nm::owner_status(o, "boot-1", std::nullopt) == nm::OwnerStatus::Gone);
     CHECK(nm::owner_status(o, "boot-2", nm::ProcPidStat{'S', 987654}) == nm::OwnerStatus::EarlierBoot);
     CHECK(nm::owner_status(nm::JournalOwner{}, "boot-1", std::nullopt) == nm::OwnerStatus::Gone);
 
-    const std::string locks = "1: FLOCK  ADVISORY  WRITE 1234 00:1a:5521 0 EOF\n"
-                              "1: -> FLOCK  ADVISORY  WRITE 999 00:1a:5521 0 EOF\n"
-                              "2: POSIX  ADVISORY  WRITE 77 08:01:42 0 EOF\n";
+    const std::string locks =
+        "1: FLOCK  ADVISORY  WRITE 1234 00:1a:5521 0 EOF\n"
+        "1: -> FLOCK  ADVISORY  WRITE 999 00:1a:5521 0 EOF\n"
+        "2: POSIX  ADVISORY  WRITE 77 08:01:42 0 EOF\n";
     CHECK(nm::lock_holders(locks, 0, 0x1a, 5521) == std::vector<int>{1234});
     CHECK(nm::lock_holders(locks, 8, 1, 42) == std::vector<int>{77});
     CHECK(nm::lock_holders(locks, 8, 1, 43).empty());
@@ -558,10 +559,10 @@ TEST_CASE("Identity rules: same interface needs namespace, ifindex, kind and any
     a.driver.driver = "e1000e";
     nm::LinkState b = a;
     b.name = "lan0";
-    CHECK(nm::same_interface(a, b));   // renamed
+    CHECK(nm::same_interface(a, b));  // renamed
     b.identity.ifindex = 4;
     CHECK_FALSE(nm::same_interface(a, b));
-    CHECK(nm::same_hardware(a, b));    // moved: another index, same address
+    CHECK(nm::same_hardware(a, b));  // moved: another index, same address
     b = a;
     b.identity.netns_ino = 12;
     CHECK_FALSE(nm::same_interface(a, b));
@@ -579,7 +580,7 @@ TEST_CASE("Identity rules: same interface needs namespace, ifindex, kind and any
     nm::LinkState unknown;
     unknown.name = "x";
     CHECK_FALSE(nm::same_interface(unknown, unknown));
-    CHECK(nm::same_link(unknown, unknown));   // no identity: by names
+    CHECK(nm::same_link(unknown, unknown));  // no identity: by names
 }
 
 TEST_CASE_METHOD(NmA, "A setting someone else changed after nicmatrix wrote it is reported and left, the rest put back", "[unit]") {
@@ -588,7 +589,7 @@ TEST_CASE_METHOD(NmA, "A setting someone else changed after nicmatrix wrote it i
         s.mtu = 9000;
         s.features["tx-tcp-segmentation"] = {false, false, false};
     });
-    w.link(11, "nm-a").mtu = 4000;   // an administrator, meanwhile
+    w.link(11, "nm-a").mtu = 4000;  // an administrator, meanwhile
     as_other_process(w, 200);
     const auto r = only(j.restore(nm::RestoreOptions{}));
     CHECK(r.action == nm::JournalAction::Restored);
@@ -603,7 +604,7 @@ TEST_CASE_METHOD(NmA, "A setting someone else changed after nicmatrix wrote it i
 TEST_CASE_METHOD(NmA, "A setting nicmatrix never wrote is never put back, whatever moved since the claim", "[unit]") {
     auto j = claimed();
     wrote(j, w, 11, "nm-a", [](nm::LinkState& s) { s.features["tx-tcp-segmentation"] = {false, false, false}; });
-    w.link(11, "nm-a").mtu = 4000;   // not nicmatrix's
+    w.link(11, "nm-a").mtu = 4000;  // not nicmatrix's
     as_other_process(w, 200);
     const auto r = only(j.restore(nm::RestoreOptions{}));
     CHECK(r.action == nm::JournalAction::Restored);
@@ -638,8 +639,8 @@ TEST_CASE_METHOD(NmA, "A rolled-back change among several is journalled too, so 
     nm::LinkSettings first, second;
     first.mtu = 4000;
     second.mtu = 6000;
-    nm::apply_recorded(device, j, "nm-a", first);                          // confirmed
-    const auto last = nm::apply_recorded(device, j, "nm-a", second);       // rolled back
+    nm::apply_recorded(device, j, "nm-a", first);                     // confirmed
+    const auto last = nm::apply_recorded(device, j, "nm-a", second);  // rolled back
     CHECK(last.writes.at("mtu") == nm::SettingWrite{"4000", "6000", std::nullopt});
     const auto undo = nm::undo_writes(device, "nm-a", last.writes, &j);
     CHECK(undo.foreign.empty());
@@ -660,7 +661,8 @@ TEST_CASE("A v2 journal's entry is restored as v2 did (every setting that differ
     e.original = s;
     e.where = "lab-a";
     const std::string path = dir.path + "/j.json";
-    std::ofstream(path) << nm::Json{{"schema", "nicmatrix/journal/v2"}, {"entries", {{{"owner", e.owner}, {"where", "lab-a"}, {"original", s}}}}}.dump();
+    std::ofstream(path)
+        << nm::Json{{"schema", "nicmatrix/journal/v2"}, {"entries", {{{"owner", e.owner}, {"where", "lab-a"}, {"original", s}}}}}.dump();
     ::chmod(path.c_str(), 0600);
     w.link(11, "nm-a").mtu = 9000;
     auto system = std::make_shared<FakeSystem>(w);
@@ -669,7 +671,7 @@ TEST_CASE("A v2 journal's entry is restored as v2 did (every setting that differ
     const auto kept = only(j.restore(nm::RestoreOptions{}));
     CHECK(kept.action == nm::JournalAction::Kept);
     REQUIRE(j.entries().size() == 1);
-    CHECK(j.entries()[0].legacy);   // rewritten as v3, still without writes: still restored the v2 way
+    CHECK(j.entries()[0].legacy);  // rewritten as v3, still without writes: still restored the v2 way
     system->stuck_mtu = false;
     const auto r = only(j.restore(nm::RestoreOptions{}));
     CHECK(r.action == nm::JournalAction::Restored);

@@ -2,8 +2,8 @@
 
 #include <filesystem>
 
-#include "core/base/error.hpp"
 #include "core/base/device_types.hpp"
+#include "core/base/error.hpp"
 #include "core/host/host_codec.hpp"
 #include "ethtool_ctl/interface_system.hpp"
 #include "tests/support/matrix_world.hpp"
@@ -18,7 +18,7 @@ TEST_CASE("read_interface_sysfs: MSI IRQs with affinity, NUMA node, RPS/XPS per 
     const auto dev = sys / "class/net/eth9";
     for (const char* q : {"rx-0", "rx-2", "rx-10"}) put_file(dev / "queues" / q / "rps_cpus", "00000000,0000000f");
     put_file(dev / "queues/tx-0/xps_cpus", "1");
-    std::filesystem::create_directories(dev / "queues/tx-1");   // no xps_cpus shown: none
+    std::filesystem::create_directories(dev / "queues/tx-1");  // no xps_cpus shown: none
     put_file(dev / "device/numa_node", "1");
     for (const char* n : {"41", "40", "140"}) put_file(dev / "device/msi_irqs" / n, "msi");
     put_file(irq / "40/smp_affinity_list", "0-3");
@@ -38,7 +38,7 @@ TEST_CASE("read_interface_sysfs: MSI IRQs with affinity, NUMA node, RPS/XPS per 
     CHECK(s.irqs[0].affinity == "0-3");
     CHECK(s.irqs[1].affinity == "2");
     CHECK(s.irqs[2].irq == 140);
-    CHECK(s.irqs[2].affinity == "");   // unreadable: empty, the IRQ still listed
+    CHECK(s.irqs[2].affinity == "");  // unreadable: empty, the IRQ still listed
 
     // numa_node -1 (no affinity) is none; a legacy IRQ comes from device/irq.
     put_file(dev / "device/numa_node", "-1");

@@ -39,7 +39,7 @@ std::vector<uint8_t> root_htb() {
     g.version = 3;
     g.rate2quantum = 10;
     g.defcls = 0x20;
-    g.direct_pkts = 12345;   // a counter: not an option
+    g.direct_pkts = 12345;  // a counter: not an option
     auto opts = m.req.nest(TCA_OPTIONS);
     m.req.put_binary(TCA_HTB_INIT, &g, sizeof g);
     m.req.put_u32(TCA_HTB_DIRECT_QLEN, 1000);
@@ -77,14 +77,16 @@ TEST_CASE("decode_qdisc_tree refuses what it cannot write back, naming the node"
     SECTION("a kind off the allow-list") {
         Message netem(RTM_NEWQDISC, TC_H_ROOT, 0x10000, "netem");
         const auto t = nm::decode_qdisc_tree({netem.bytes()}, {}, {}, kIfindex);
-        CHECK(t.refused == "qdisc netem 1: root: the qdisc kind is not on nicmatrix's allow-list (noqueue, mq, pfifo_fast, pfifo, bfifo, tbf, htb, fq_codel)");
+        CHECK(t.refused ==
+              "qdisc netem 1: root: the qdisc kind is not on nicmatrix's allow-list (noqueue, mq, pfifo_fast, pfifo, bfifo, tbf, htb, fq_codel)");
     }
     SECTION("an option attribute the decoder does not know") {
         Message fq(RTM_NEWQDISC, TC_H_ROOT, 0x10000, "fq_codel");
         auto opts = fq.req.nest(TCA_OPTIONS);
         fq.req.put_u32(99, 1);
         opts.close();
-        CHECK(nm::decode_qdisc_tree({fq.bytes()}, {}, {}, kIfindex).refused == "qdisc fq_codel 1: root: fq_codel option attribute 99 (not one nicmatrix can set)");
+        CHECK(nm::decode_qdisc_tree({fq.bytes()}, {}, {}, kIfindex).refused ==
+              "qdisc fq_codel 1: root: fq_codel option attribute 99 (not one nicmatrix can set)");
     }
     SECTION("a tbf peak rate") {
         Message tbf(RTM_NEWQDISC, TC_H_ROOT, 0x10000, "tbf");

@@ -3,9 +3,9 @@
 #include <catch2/catch.hpp>
 
 #include "core/base/device_codec.hpp"
-#include "matrix/model/sweep_codec.hpp"
 #include "core/base/tuning_codec.hpp"
 #include "matrix/config.hpp"
+#include "matrix/model/sweep_codec.hpp"
 #include "matrix/runner.hpp"
 
 namespace {
@@ -30,7 +30,7 @@ TEST_CASE("Tuning axes: derived names, the product between MTU and traffic, excl
     CHECK(c.axes.at("sysctl")[0].name == "tcp_congestion_control=bbr");
     CHECK(c.axes.at("qdisc")[1].tuning.qdisc->rate_bps == 1000000000ULL);
     const auto cells = nm::expand_cells(c);
-    CHECK(cells.size() == 2 * 3 * 1 * 2 - 2);   // the rule drops rps-all with tbf for both channel counts
+    CHECK(cells.size() == 2 * 3 * 1 * 2 - 2);  // the rule drops rps-all with tbf for both channel counts
     CHECK(cells.front().key == "o/mtu1500/ch1/rps-none/tcp_congestion_control=bbr/pfifo_fast/tcp");
     for (const auto& cell : cells) CHECK_FALSE((cell.axes.at("rps") == "rps-all" && cell.axes.at("qdisc") == "tbf"));
     // apply_to per axis: the qdisc goes to the local end only.
@@ -52,13 +52,16 @@ TEST_CASE("Tuning axes: bad values name their JSON pointer", "[unit]") {
         return std::string(R"({"offloads": [{"name": "o", "features": {}}], "mtu": [1500], "traffic": [{"protocol": "tcp"}], )") + axes + "}";
     };
     CHECK_THROWS_WITH(nm::parse_sweep_config_text(bad(R"("rps": ["0-"])"), "x"), Catch::StartsWith("x: /rps/0: expected a CPU list"));
-    CHECK_THROWS_WITH(nm::parse_sweep_config_text(bad(R"("channels": [{"rx": 1, "queues": 2}])"), "x"), Catch::StartsWith("x: /channels/0/queues: unknown key"));
+    CHECK_THROWS_WITH(nm::parse_sweep_config_text(bad(R"("channels": [{"rx": 1, "queues": 2}])"), "x"),
+                      Catch::StartsWith("x: /channels/0/queues: unknown key"));
     CHECK_THROWS_WITH(nm::parse_sweep_config_text(bad(R"("sysctl": [{"kernel.panic": "1"}])"), "x"),
                       "x: /sysctl/0/kernel.panic: sysctl \"kernel.panic\" is not on the allow-list (nicmatrix sweep --help prints it)");
     CHECK_THROWS_WITH(nm::parse_sweep_config_text(bad(R"("napi": [{"gro_flush_timeout": 1}, {"name": "gft1", "napi_defer_hard_irqs": 1}])"), "x"),
                       Catch::Contains("is used twice"));
-    CHECK_THROWS_WITH(nm::parse_sweep_config_text(bad(R"("qdisc": [{"kind": "tbf", "rate": "fast"}])"), "x"), Catch::StartsWith("x: /qdisc/0/rate: expected a rate"));
-    CHECK_THROWS_WITH(nm::parse_sweep_config_text(bad(R"("rps": ["none"], "exclude": [{"rps": "rps-all"}])"), "x"), Catch::StartsWith("x: /exclude/0/rps: expected one of the rps value names"));
+    CHECK_THROWS_WITH(nm::parse_sweep_config_text(bad(R"("qdisc": [{"kind": "tbf", "rate": "fast"}])"), "x"),
+                      Catch::StartsWith("x: /qdisc/0/rate: expected a rate"));
+    CHECK_THROWS_WITH(nm::parse_sweep_config_text(bad(R"("rps": ["none"], "exclude": [{"rps": "rps-all"}])"), "x"),
+                      Catch::StartsWith("x: /exclude/0/rps: expected one of the rps value names"));
 }
 
 TEST_CASE("Tuning state round-trips through the codec, and old journals without it read back empty", "[unit]") {

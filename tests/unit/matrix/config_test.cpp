@@ -4,9 +4,9 @@
 #include <fstream>
 
 #include "core/base/error.hpp"
-#include "matrix/model/sweep_codec.hpp"
 #include "core/base/traffic_codec.hpp"
 #include "matrix/config.hpp"
+#include "matrix/model/sweep_codec.hpp"
 
 using nm::parse_sweep_config_text;
 
@@ -59,7 +59,8 @@ TEST_CASE("The README default config is the forum matrix: 2 profiles x 4 MTUs x 
     const auto config = nm::load_sweep_config(std::string(NM_SOURCE_DIR) + "/configs/offload-mtu.json");
     CHECK(config.mtu == std::vector<uint32_t>{1500, 4096, 8192, 9000});
     REQUIRE(config.offloads.size() == 2);
-    CHECK(config.offloads[0].features == std::map<std::string, bool>{{"rx", true}, {"tx", true}, {"sg", true}, {"tso", true}, {"gso", true}, {"gro", true}});
+    CHECK(config.offloads[0].features ==
+          std::map<std::string, bool>{{"rx", true}, {"tx", true}, {"sg", true}, {"tso", true}, {"gso", true}, {"gro", true}});
     CHECK(config.offloads[1].features.at("tso") == false);
     const auto cells = nm::expand_cells(config);
     REQUIRE(cells.size() == 16);
@@ -85,12 +86,14 @@ TEST_CASE("Config errors name the file, the JSON pointer and what was expected",
           "configs/x.json: /offloads/0/features/tso: expected \"on\", \"off\", true or false, got \"maybe\"");
     CHECK(error_of(with(R"({"duration_s": 0})")) == "configs/x.json: /duration_s: expected a positive number of seconds, got 0");
     CHECK(error_of(with(R"({"repetitions": 2.5})")) == "configs/x.json: /repetitions: expected a positive integer, got 2.5");
-    CHECK(error_of(with(R"({"apply_to": "remote"})")) == "configs/x.json: /apply_to: expected one of \"local\", \"peer\", \"both\", \"dut\", got \"remote\"");
+    CHECK(error_of(with(R"({"apply_to": "remote"})")) ==
+          "configs/x.json: /apply_to: expected one of \"local\", \"peer\", \"both\", \"dut\", got \"remote\"");
     CHECK(error_of(with(R"({"apply_to": {"mtu": "server"}})")) ==
           "configs/x.json: /apply_to/mtu: expected one of \"local\", \"peer\", \"both\", \"dut\", got \"server\"");
     CHECK(error_of(R"({"mtu": [1500], "traffic": [{}]})") == "configs/x.json: /offloads: missing; expected a non-empty array of offload profiles");
     CHECK(error_of("[1, 2]") == "configs/x.json: /: expected a sweep config object, got an array");
-    CHECK(error_of(with(R"({"traffic": [{"protocol": "sctp"}]})")) == "configs/x.json: /traffic/0/protocol: expected \"tcp\" or \"udp\", got \"sctp\"");
+    CHECK(error_of(with(R"({"traffic": [{"protocol": "sctp"}]})")) ==
+          "configs/x.json: /traffic/0/protocol: expected \"tcp\" or \"udp\", got \"sctp\"");
     CHECK(error_of(with(R"({"traffic": [{"protocol": "udp", "write_size": 8}]})")) ==
           "configs/x.json: /traffic/0/write_size: expected a UDP payload size from 18 to 65507 bytes, got 8");
     CHECK(error_of(with(R"({"traffic": [{"udp_gso": true}]})")) == "configs/x.json: /traffic/0/udp_gso: only for \"protocol\": \"udp\"");
@@ -98,7 +101,8 @@ TEST_CASE("Config errors name the file, the JSON pointer and what was expected",
           "configs/x.json: /traffic/1: the test name \"tcp-p2\" is already used by /traffic/0; give each test a unique \"name\"");
     CHECK(error_of(with(R"({"offloads": [{"name": "a/b", "features": {}}]})")) ==
           "configs/x.json: /offloads/0/name: expected a non-empty name of letters, digits, '.', '_', '-', '+', '=', got \"a/b\"");
-    CHECK(error_of(with(R"({"exclude": [{"offloads": "nope"}]})")) == "configs/x.json: /exclude/0/offloads: expected one of the profile names \"a\", got \"nope\"");
+    CHECK(error_of(with(R"({"exclude": [{"offloads": "nope"}]})")) ==
+          "configs/x.json: /exclude/0/offloads: expected one of the profile names \"a\", got \"nope\"");
     CHECK(error_of(with(R"({"exclude": [{"mtu": 9000}]})")) == "configs/x.json: /exclude/0/mtu: expected an MTU from the mtu axis, got 9000");
     CHECK_THAT(error_of("{\"mtu\": [1500,"), Catch::StartsWith("configs/x.json: not valid JSON: parse error at line 1, column 15"));
 }
@@ -110,7 +114,8 @@ TEST_CASE("A missing config file is a usage error naming it", "[unit]") {
 
 TEST_CASE("Traffic names are derived from the test when not given", "[unit]") {
     const auto c = parse_sweep_config_text(with(R"({"traffic": [{"streams": 10}, {"protocol": "udp", "length": 18},
-        {"protocol": "udp", "write_size": 1472, "rate_bps": 100000000, "udp_gso": true}, {"direction": "reverse"}]})"), "x");
+        {"protocol": "udp", "write_size": 1472, "rate_bps": 100000000, "udp_gso": true}, {"direction": "reverse"}]})"),
+                                           "x");
     REQUIRE(c.traffic.size() == 4);
     CHECK(c.traffic[0].name == "tcp-p10");
     CHECK(c.traffic[1].name == "udp-l18");
@@ -137,11 +142,10 @@ TEST_CASE("Defaults, apply_to forms and on/off spellings", "[unit]") {
 }
 
 TEST_CASE("rfc2544 traffic entries: test or protocol, frames, search options, errors by pointer", "[unit]") {
-    const auto c = parse_sweep_config_text(
-        with(R"({"traffic": [{"test": "rfc2544", "frames": [64, 1518, "imix"], "trial_s": 0.5, "resolution_pct": 2,
+    const auto c = parse_sweep_config_text(with(R"({"traffic": [{"test": "rfc2544", "frames": [64, 1518, "imix"], "trial_s": 0.5, "resolution_pct": 2,
                               "max_trials": 8, "loss_tolerance_pct": 0.1, "line_rate_bps": 1e9},
                              {"name": "t2", "protocol": "rfc2544"}]})"),
-        "x.json");
+                                           "x.json");
     REQUIRE(c.traffic.size() == 2);
     const auto& t = c.traffic[0];
     CHECK(t.name == "rfc2544");
@@ -153,17 +157,17 @@ TEST_CASE("rfc2544 traffic entries: test or protocol, frames, search options, er
     CHECK(t.rfc2544->loss_tolerance_pct == 0.1);
     CHECK(t.rfc2544->line_rate_bps == 1e9);
     REQUIRE(c.traffic[1].rfc2544);
-    CHECK(c.traffic[1].rfc2544->frames.empty());   // the defaults: RFC 2544's sizes and IMIX
+    CHECK(c.traffic[1].rfc2544->frames.empty());  // the defaults: RFC 2544's sizes and IMIX
 
     // Written into a results file and read back, the entry is the same.
     const auto again = nm::parse_sweep_config(nm::Json(c));
     REQUIRE(again.traffic[0].rfc2544);
     CHECK(nm::Json(again.traffic[0]) == nm::Json(t));
 
-    CHECK_THAT(error_of(with(R"({"traffic": [{"test": "rfc2544", "frames": [32]}]})")), Catch::Contains("/traffic/0/frames/0: expected a frame size"));
+    CHECK_THAT(error_of(with(R"({"traffic": [{"test": "rfc2544", "frames": [32]}]})")),
+               Catch::Contains("/traffic/0/frames/0: expected a frame size"));
     CHECK_THAT(error_of(with(R"({"traffic": [{"test": "rfc2544", "frames": ["jumbo"]}]})")), Catch::Contains("/traffic/0/frames/0"));
-    CHECK_THAT(error_of(with(R"({"traffic": [{"test": "rfc2544", "frames": ["imix:64"]}]})")),
-               Catch::Contains("/traffic/0/frames/0: frame mix"));
+    CHECK_THAT(error_of(with(R"({"traffic": [{"test": "rfc2544", "frames": ["imix:64"]}]})")), Catch::Contains("/traffic/0/frames/0: frame mix"));
     CHECK_THAT(error_of(with(R"({"traffic": [{"test": "rfc2544", "trial_s": 0}]})")), Catch::Contains("/traffic/0/trial_s"));
     CHECK_THAT(error_of(with(R"({"traffic": [{"test": "rfc2544", "resolution_pct": 100}]})")), Catch::Contains("/traffic/0/resolution_pct"));
     CHECK_THAT(error_of(with(R"({"traffic": [{"test": "rfc2544", "write_size": 18}]})")), Catch::Contains("/traffic/0/write_size: unknown key"));
@@ -196,7 +200,8 @@ TEST_CASE("A config the engine would refuse fails at load, naming the entry, bef
                    Catch::Contains("path MTU 1500"));
     // ... unless that cell is excluded.
     CHECK_NOTHROW(parse_sweep_config_text(
-        with(R"({"mtu": [9000, 1500], "traffic": [{"name": "g", "protocol": "udp", "write_size": 8972, "udp_gso": true}], "exclude": [{"mtu": 1500}]})"),
+        with(
+            R"({"mtu": [9000, 1500], "traffic": [{"name": "g", "protocol": "udp", "write_size": 8972, "udp_gso": true}], "exclude": [{"mtu": 1500}]})"),
         "x"));
 }
 

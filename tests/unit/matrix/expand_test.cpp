@@ -23,10 +23,9 @@ std::vector<std::string> keys(const std::vector<nm::CellSpec>& cells) {
 
 TEST_CASE("Cells are the cartesian product in config order, profile outermost, with stable keys", "[unit]") {
     const auto cells = nm::expand_cells(config_with("[]"));
-    CHECK(keys(cells) == std::vector<std::string>{
-                             "on/mtu1500/tcp-p1",  "on/mtu1500/tcp-p10",  "on/mtu1500/udp-l18",  "on/mtu9000/tcp-p1",
-                             "on/mtu9000/tcp-p10", "on/mtu9000/udp-l18",  "off/mtu1500/tcp-p1", "off/mtu1500/tcp-p10",
-                             "off/mtu1500/udp-l18", "off/mtu9000/tcp-p1", "off/mtu9000/tcp-p10", "off/mtu9000/udp-l18"});
+    CHECK(keys(cells) == std::vector<std::string>{"on/mtu1500/tcp-p1", "on/mtu1500/tcp-p10", "on/mtu1500/udp-l18", "on/mtu9000/tcp-p1",
+                                                  "on/mtu9000/tcp-p10", "on/mtu9000/udp-l18", "off/mtu1500/tcp-p1", "off/mtu1500/tcp-p10",
+                                                  "off/mtu1500/udp-l18", "off/mtu9000/tcp-p1", "off/mtu9000/tcp-p10", "off/mtu9000/udp-l18"});
     CHECK(cells[6].features_requested == std::map<std::string, bool>{{"tso", false}});
     CHECK(cells[6].profile_index == 1);
     CHECK(cells[5].traffic_index == 2);

@@ -3,10 +3,10 @@
 // matrix/modes.hpp, not from the C++).
 #include <catch2/catch.hpp>
 
-#include "matrix/model/results_codec.hpp"
-#include "matrix/model/sweep_codec.hpp"
 #include "core/base/traffic_codec.hpp"
 #include "matrix/config.hpp"
+#include "matrix/model/results_codec.hpp"
+#include "matrix/model/sweep_codec.hpp"
 #include "matrix/modes.hpp"
 #include "matrix/report/report.hpp"
 #include "matrix/stats.hpp"
@@ -95,12 +95,10 @@ TEST_CASE("run_placement reads the softirq CPU, the threads' CPUs and the receiv
     nm::RunResult run = placed_run(10, 1, 1);
     run.receiver.receive_path.incoming_napi_ids = {8193};
     const auto p = nm::run_placement(run);
-    const std::vector<std::pair<std::string, std::string>> want{{"softirq and receiver", "same CPU"},
-                                                                {"sender and receiver threads", "different CPUs"},
-                                                                {"receive softirq", "CPU 1"},
-                                                                {"receiver thread", "CPU 1"},
-                                                                {"sender thread", "CPU 0"},
-                                                                {"receive queue", "NAPI 8193"}};
+    const std::vector<std::pair<std::string, std::string>> want{
+        {"softirq and receiver", "same CPU"}, {"sender and receiver threads", "different CPUs"},
+        {"receive softirq", "CPU 1"},         {"receiver thread", "CPU 1"},
+        {"sender thread", "CPU 0"},           {"receive queue", "NAPI 8193"}};
     CHECK(p == want);
     CHECK(nm::run_placement(nm::RunResult{}).empty());
 }
@@ -108,7 +106,8 @@ TEST_CASE("run_placement reads the softirq CPU, the threads' CPUs and the receiv
 TEST_CASE("The matrix shows a cell's modes with their run counts, the unit once when the modes share it", "[unit]") {
     nm::ResultsFile r;
     r.run.config = nm::parse_sweep_config_text(R"({"name": "t", "offloads": [{"name": "on", "features": {}}], "mtu": [1500],
-        "traffic": [{"name": "p1", "streams": 1}, {"name": "p10", "streams": 10}]})", "t");
+        "traffic": [{"name": "p1", "streams": 1}, {"name": "p10", "streams": 10}]})",
+                                               "t");
     const auto cells = nm::expand_cells(r.run.config);
     const std::vector<std::vector<double>> gbps{{8.0, 13.2, 13.4, 8.3, 12.8, 8.6, 13.2}, {0.644, 0.65, 0.64, 0.66, 1.69, 1.71}};
     for (size_t i = 0; i < cells.size(); ++i) {

@@ -5,12 +5,12 @@
 #include <map>
 
 #include "core/base/error.hpp"
+#include "core/base/traffic_codec.hpp"
 #include "core/host/host_codec.hpp"
+#include "core/host/host_info.hpp"
+#include "matrix/config.hpp"
 #include "matrix/model/results_codec.hpp"
 #include "matrix/model/sweep_codec.hpp"
-#include "core/base/traffic_codec.hpp"
-#include "matrix/config.hpp"
-#include "core/host/host_info.hpp"
 #include "matrix/results_store.hpp"
 #include "matrix/stats.hpp"
 #include "tests/support/matrix_world.hpp"
@@ -25,9 +25,11 @@ nm::ResultsFile sample() {
     r.tool.version = "0.1.0";
     r.run.started = "2026-11-30T01:00:00Z";
     r.run.command = "nicmatrix sweep configs/x.json --lab";
-    r.run.resumed.push_back({"2026-11-30T02:00:00Z", "nicmatrix sweep configs/x.json --lab --resume r.json", {.version = "0.1.1", .commit = "0123456789ab"}});
+    r.run.resumed.push_back(
+        {"2026-11-30T02:00:00Z", "nicmatrix sweep configs/x.json --lab --resume r.json", {.version = "0.1.1", .commit = "0123456789ab"}});
     r.run.config = nm::parse_sweep_config_text(R"({"name": "x", "offloads": [{"name": "p", "features": {"tso": "off"}}],
-        "mtu": [9000], "traffic": [{"protocol": "udp", "write_size": 18}]})", "x");
+        "mtu": [9000], "traffic": [{"protocol": "udp", "write_size": 18}]})",
+                                               "x");
     r.local.kernel = "6.18.0";
     r.local.cpu_model = "Test CPU";
     r.local.cpu_count = 2;
@@ -76,18 +78,20 @@ TEST_CASE("A results file round-trips through save and load", "[unit]") {
     CHECK(j.at("hosts").at("remote").at("interface").is_null());
     CHECK(j.at("run").at("resumed").at(0).at("tool").at("commit") == "0123456789ab");
     CHECK(j.at("hosts").at("local").at("tool").at("commit") == "0123456789ab-dirty");
-    CHECK_FALSE(j.at("hosts").at("remote").contains("tool"));   // not read: absent, not an empty version
-    CHECK_FALSE(j.at("tool").contains("commit"));                // unknown: absent
+    CHECK_FALSE(j.at("hosts").at("remote").contains("tool"));  // not read: absent, not an empty version
+    CHECK_FALSE(j.at("tool").contains("commit"));              // unknown: absent
 }
 
 TEST_CASE("check_resumable: a precision metric naming every cell's headline figure is the default, any other difference is named", "[unit]") {
     const auto config = [](const std::string& metric, const std::string& traffic) {
         return nm::parse_sweep_config_text(R"({"name": "x", "offloads": [{"name": "p", "features": {"tso": "off"}}], "mtu": [1500],
-            "traffic": [)" + traffic + R"(], "precision": {"ci_pct": 5)" + metric + "}}", "x");
+            "traffic": [)" + traffic + R"(], "precision": {"ci_pct": 5)" +
+                                               metric + "}}",
+                                           "x");
     };
     const std::string stream = R"({"protocol": "tcp"})", rr = R"({"test": "rr", "protocol": "tcp"})";
     nm::ResultsFile old;
-    old.run.config = config(R"(, "metric": "throughput_bps")", stream);   // as files before the default wrote it
+    old.run.config = config(R"(, "metric": "throughput_bps")", stream);  // as files before the default wrote it
     CHECK_NOTHROW(nm::check_resumable(old, config("", stream), "r.json"));
     old.run.config = config("", stream);
     CHECK_NOTHROW(nm::check_resumable(old, config(R"(, "metric": "throughput_bps")", stream), "r.json"));
@@ -102,7 +106,8 @@ TEST_CASE("check_resumable: a precision metric naming every cell's headline figu
     CHECK_THROWS(nm::check_resumable(old, config("", rr), "r.json"));
 }
 
-TEST_CASE("A file written before order, precision and the median's interval were recorded still loads, and gets the interval from its runs", "[unit]") {
+TEST_CASE("A file written before order, precision and the median's interval were recorded still loads, and gets the interval from its runs",
+          "[unit]") {
     TempDir dir;
     auto r = sample();
     for (double v : {2e8, 3e8}) {
@@ -128,16 +133,16 @@ TEST_CASE("A file written before order, precision and the median's interval were
     }
     std::ofstream(dir.file("old.json")) << old.dump();
     const auto back = nm::load_results(dir.file("old.json"));
-    CHECK(back.run.order.mode == nm::SweepOrder::Sequential);   // how every sweep ran then
+    CHECK(back.run.order.mode == nm::SweepOrder::Sequential);  // how every sweep ran then
     CHECK_FALSE(back.run.order.seed);
     CHECK_FALSE(back.cells[0].precision_met);
     const auto& t = back.cells[0].summary.at("throughput_bps");
     CHECK(t.n == 3);
     REQUIRE(t.median_ci_confidence);
-    CHECK(*t.median_ci_confidence == Catch::Detail::Approx(75));   // [min, max] of 3
+    CHECK(*t.median_ci_confidence == Catch::Detail::Approx(75));  // [min, max] of 3
     CHECK(*t.median_ci_low == 1e8);
     CHECK(*t.median_ci_high == 3e8);
-    CHECK(t.ci95 == r.cells[0].summary.at("throughput_bps").ci95);   // the file's own figures stay
+    CHECK(t.ci95 == r.cells[0].summary.at("throughput_bps").ci95);  // the file's own figures stay
 }
 
 TEST_CASE("save_results replaces the file in one step and leaves no temporary file", "[unit]") {

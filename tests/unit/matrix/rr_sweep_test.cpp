@@ -6,9 +6,9 @@
 
 #include "core/base/error.hpp"
 #include "core/base/rr_codec.hpp"
-#include "matrix/model/sweep_codec.hpp"
 #include "core/base/traffic_codec.hpp"
 #include "matrix/config.hpp"
+#include "matrix/model/sweep_codec.hpp"
 #include "matrix/report/report.hpp"
 #include "matrix/stats.hpp"
 
@@ -32,12 +32,11 @@ std::string error_of(const std::string& traffic) {
 }  // namespace
 
 TEST_CASE("Sweep: rr entries become TCP_RR, UDP_RR and TCP_CRR tests named after their sizes", "[unit]") {
-    const auto c = nm::parse_sweep_config_text(
-        config_with(R"({"test": "rr", "protocol": "tcp"},
+    const auto c = nm::parse_sweep_config_text(config_with(R"({"test": "rr", "protocol": "tcp"},
                       {"test": "rr", "protocol": "udp", "request_size": 64, "response_size": 1024, "streams": 2, "burst": 4},
                       {"test": "rr", "protocol": "tcp", "connect_per_transaction": true, "congestion": "cubic", "dscp": "EF"},
                       {"protocol": "tcp", "nodelay": true, "mss": 1000, "skip_rx_copy": true, "zerocopy": true})"),
-        "configs/x.json");
+                                               "configs/x.json");
     REQUIRE(c.traffic.size() == 4);
     CHECK(c.traffic[0].name == "tcp-rr-1x1");
     CHECK(c.traffic[0].test.pattern == nm::TrafficPattern::Rr);
@@ -74,13 +73,13 @@ TEST_CASE("Sweep: rr entries refuse stream fields, UDP CRR, bad sizes and knobs,
 }
 
 TEST_CASE("Sweep: rx_spin_us in a stream entry is read, named -spin, written back, and refused on rr entries and past 10000", "[unit]") {
-    const auto c = nm::parse_sweep_config_text(config_with(R"({"protocol": "tcp", "rx_spin_us": 10}, {"protocol": "udp", "rx_spin_us": 0})"),
-                                               "configs/x.json");
+    const auto c =
+        nm::parse_sweep_config_text(config_with(R"({"protocol": "tcp", "rx_spin_us": 10}, {"protocol": "udp", "rx_spin_us": 0})"), "configs/x.json");
     REQUIRE(c.traffic.size() == 2);
     CHECK(c.traffic[0].test.socket.rx_spin_us == 10);
     CHECK(c.traffic[0].name == "tcp-p1-spin10");
     CHECK(nlohmann::json(c.traffic[0]).at("rx_spin_us") == 10);
-    CHECK(c.traffic[1].name == "udp");                      // 0 is the default: nothing in the name
+    CHECK(c.traffic[1].name == "udp");  // 0 is the default: nothing in the name
     CHECK_FALSE(nlohmann::json(c.traffic[1]).contains("rx_spin_us"));
     CHECK_THAT(error_of(R"({"test": "rr", "rx_spin_us": 10})"), Catch::Contains("/traffic/0/rx_spin_us"));
     CHECK_THAT(error_of(R"({"rx_spin_us": 10001})"), Catch::Contains("/traffic/0/rx_spin_us") && Catch::Contains("0 to 10000"));

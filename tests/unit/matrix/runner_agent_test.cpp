@@ -10,9 +10,9 @@
 #include "tests/support/matrix_world.hpp"
 
 using nm::CellStatus;
+using nm::test::cell;
 using nm::test::TempDir;
 using nm::test::World;
-using nm::test::cell;
 
 namespace {
 
@@ -50,7 +50,7 @@ public:
         require_connected();
         ++confirms;
         if (late_confirms.count(confirms) != 0) {
-            revert();   // the window passed before the confirm came
+            revert();  // the window passed before the confirm came
             return Confirmation::RolledBack;
         }
         unconfirmed_.reset();
@@ -80,8 +80,8 @@ public:
         back_to_original();
     }
 
-    std::set<size_t> late_confirms;   // confirm numbers (1-based) that come after the window
-    std::optional<uint32_t> link_lost_at_mtu;   // an MTU after which the agent's link never comes back
+    std::set<size_t> late_confirms;            // confirm numbers (1-based) that come after the window
+    std::optional<uint32_t> link_lost_at_mtu;  // an MTU after which the agent's link never comes back
     bool comes_back = true;
     size_t applies = 0, confirms = 0, reconnects = 0;
 
@@ -115,7 +115,8 @@ nm::SweepConfig config(const std::string& patch = "{}") {
     return nm::test::sweep_config({R"({
       "offloads": [{"name": "tso-off", "features": {"tso": "off"}}, {"name": "gro-on", "features": {"gro": "on"}}],
       "mtu": [1500, 4000], "traffic": [{"streams": 1}], "duration_s": 1, "omit_s": 0, "repetitions": 2, "cooldown_s": 0,
-      "order": "sequential"})", patch});
+      "order": "sequential"})",
+                                   patch});
 }
 
 /// The sweep went on after one reconnect and finished: every cell of config() recorded ok, with its two
@@ -134,18 +135,20 @@ void check_finished_after_one_reconnect(const AgentWorld& w, const nm::SweepOutc
 
 }  // namespace
 
-TEST_CASE("Peer agent: a confirm the agent refuses (it had rolled the change back) makes the cell unreachable_after_change, "
-          "never measured under its label",
-          "[unit]") {
+TEST_CASE(
+    "Peer agent: a confirm the agent refuses (it had rolled the change back) makes the cell unreachable_after_change, "
+    "never measured under its label",
+    "[unit]") {
     AgentWorld w;
-    w.agent.late_confirms = {2};   // the second cell's confirm comes after the agent's window
+    w.agent.late_confirms = {2};  // the second cell's confirm comes after the agent's window
     const auto out = w.run(config());
     REQUIRE(out.results.cells.size() == 4);
     const auto& late = cell(out.results, "tso-off/mtu4000/tcp-p1");
     CHECK(late.status == CellStatus::UnreachableAfterChange);
     CHECK(late.runs.empty());
-    CHECK(late.error == "after the change (mtu=4000 tso=off on the peer): the peer agent had already rolled the change back when the "
-                        "confirmation came (its confirm window had passed); both ends reverted it");
+    CHECK(late.error ==
+          "after the change (mtu=4000 tso=off on the peer): the peer agent had already rolled the change back when the "
+          "confirmation came (its confirm window had passed); both ends reverted it");
     for (const auto* key : {"tso-off/mtu1500/tcp-p1", "gro-on/mtu1500/tcp-p1", "gro-on/mtu4000/tcp-p1"}) {
         INFO(key);
         CHECK(cell(out.results, key).status == CellStatus::Ok);
@@ -159,12 +162,13 @@ TEST_CASE("Peer agent: a confirm the agent refuses (it had rolled the change bac
     w.check_restored();
 }
 
-TEST_CASE("Peer agent: a control connection lost mid-cell is reconnected, the cell runs again from the originals, and the sweep "
-          "finishes",
-          "[unit]") {
+TEST_CASE(
+    "Peer agent: a control connection lost mid-cell is reconnected, the cell runs again from the originals, and the sweep "
+    "finishes",
+    "[unit]") {
     AgentWorld w;
     w.traffic.on_run = [&](size_t n, const nm::TestSpec&) {
-        if (n == 3) w.agent.lose();   // the first repetition of the second cell: the agent restores its side
+        if (n == 3) w.agent.lose();  // the first repetition of the second cell: the agent restores its side
     };
     const auto out = w.run(config());
     CHECK(out.stopped_because.empty());
@@ -177,9 +181,10 @@ TEST_CASE("Peer agent: a control connection lost mid-cell is reconnected, the ce
     w.check_restored();
 }
 
-TEST_CASE("Peer agent: when the agent does not come back the sweep restores its side, keeps the finished cells and changes nothing "
-          "more",
-          "[unit]") {
+TEST_CASE(
+    "Peer agent: when the agent does not come back the sweep restores its side, keeps the finished cells and changes nothing "
+    "more",
+    "[unit]") {
     TempDir dir;
     nm::SweepOptions options;
     options.output_path = dir.file("r.json");
@@ -194,8 +199,9 @@ TEST_CASE("Peer agent: when the agent does not come back the sweep restores its 
     };
     const auto out = w.run(config(), options);
     CHECK(out.interrupted);
-    CHECK(out.stopped_because == "lost the peer agent: peer agent 198.18.0.2:5301 did not come back within 15 s "
-                                 "(connection refused)");
+    CHECK(out.stopped_because ==
+          "lost the peer agent: peer agent 198.18.0.2:5301 did not come back within 15 s "
+          "(connection refused)");
     CHECK(w.agent.reconnects == 1);
     // The finished cell is kept, the cut one is not recorded, and the file says the run did not finish.
     REQUIRE(out.results.cells.size() == 1);
@@ -216,7 +222,7 @@ TEST_CASE("Peer agent: when the agent does not come back the sweep restores its 
 TEST_CASE("Peer agent: a loss between cells is noticed before the next cell changes anything", "[unit]") {
     AgentWorld w;
     w.traffic.on_run = [&](size_t n, const nm::TestSpec&) {
-        if (n == 2) w.agent.lose();   // the last repetition of the first cell: its figures were taken before
+        if (n == 2) w.agent.lose();  // the last repetition of the first cell: its figures were taken before
     };
     const auto out = w.run(config(R"({"repetitions": 2})"));
     CHECK(w.agent.reconnects == 1);
@@ -226,13 +232,14 @@ TEST_CASE("Peer agent: a loss between cells is noticed before the next cell chan
     w.check_restored();
 }
 
-TEST_CASE("Peer agent: shuffled rounds: a loss during a later visit of a recorded cell drops only that visit's repetition, which "
-          "runs again once reconnected",
-          "[unit]") {
+TEST_CASE(
+    "Peer agent: shuffled rounds: a loss during a later visit of a recorded cell drops only that visit's repetition, which "
+    "runs again once reconnected",
+    "[unit]") {
     AgentWorld w;
     size_t lost_at = 0;
     w.traffic.on_run = [&](size_t n, const nm::TestSpec&) {
-        if (n == 6) {   // round 2 (runs 5-8): the second visit of some cell
+        if (n == 6) {  // round 2 (runs 5-8): the second visit of some cell
             w.agent.lose();
             lost_at = n;
         }

@@ -7,8 +7,8 @@
 #include "tests/support/matrix_world.hpp"
 
 using nm::CellStatus;
-using nm::test::World;
 using nm::test::cell;
+using nm::test::World;
 
 // A real NIC's link after a change, as these tests script it on the fakes: the driver resets the device
 // and its carrier is gone for a while (veth never does this; the real kernel's behaviour is checked in
@@ -23,7 +23,8 @@ nm::SweepConfig link_config(const std::string& patch = "{}") {
       "offloads": [{"name": "original", "features": {}}],
       "mtu": [1500, 9000],
       "traffic": [{"streams": 1}],
-      "duration_s": 1, "omit_s": 0, "repetitions": 2, "order": "sequential"})", patch});
+      "duration_s": 1, "omit_s": 0, "repetitions": 2, "order": "sequential"})",
+                                   patch});
 }
 
 // A NIC that drops its carrier for `down` (real time) whenever its MTU changes; `forever_at` an MTU at
@@ -66,7 +67,7 @@ TEST_CASE("A change that drops the link is waited out and measured only after, i
     // The carrier was gone for at least the scripted 60 ms, and the sweep waited at least that long.
     CHECK(link.link_down_s >= 0.06);
     CHECK(link.settle_s >= 0.06);
-    REQUIRE(link.ends.size() == 1);   // both ends changed; only the local one can tell (and it dropped)
+    REQUIRE(link.ends.size() == 1);  // both ends changed; only the local one can tell (and it dropped)
     CHECK(link.ends[0].end == "local");
     CHECK(link.ends[0].ifname == "nm-a");
     CHECK(link.ends[0].link.carrier_drops == 1);
@@ -96,7 +97,7 @@ TEST_CASE("A link that does not come back within link_wait_s makes the cell link
 
     const auto& jumbo = cell(out.results, "original/mtu9000/tcp-p1");
     CHECK(jumbo.status == CellStatus::LinkLost);
-    CHECK(jumbo.runs.empty());   // never measured
+    CHECK(jumbo.runs.empty());  // never measured
     CHECK_THAT(jumbo.error, Catch::Contains("nm-a") && Catch::Contains("not back 0.2 s after the change") && Catch::Contains("no carrier"));
     CHECK(cell(out.results, "original/mtu1500/tcp-p1").status == CellStatus::Ok);
     // Rolled back at once: the 9000 never outlived its cell, and everything ended as it began.
@@ -110,7 +111,7 @@ TEST_CASE("A link that comes back while the path never answers again makes the c
     auto nic = std::make_shared<ResettingNic>();
     nic->down = std::chrono::milliseconds(20);
     w.local.on_carrier = [nic](const nm::LinkState& s) { return (*nic)(s); };
-    w.probe.max_mtu = 0;   // nothing crosses
+    w.probe.max_mtu = 0;  // nothing crosses
     const auto out = w.run(link_config(R"({"link_wait_s": 0.3})"));
     const auto& jumbo = cell(out.results, "original/mtu9000/tcp-p1");
     CHECK(jumbo.status == CellStatus::LinkLost);

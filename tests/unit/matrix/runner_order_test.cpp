@@ -4,11 +4,11 @@
 
 #include <regex>
 
-#include "matrix/model/results_codec.hpp"
 #include "core/base/rr_codec.hpp"
-#include "matrix/model/sweep_codec.hpp"
 #include "core/base/traffic_codec.hpp"
 #include "matrix/config.hpp"
+#include "matrix/model/results_codec.hpp"
+#include "matrix/model/sweep_codec.hpp"
 #include "matrix/results_store.hpp"
 #include "matrix/runner.hpp"
 #include "matrix/stats.hpp"
@@ -16,9 +16,9 @@
 #include "tests/support/matrix_world.hpp"
 
 using nm::CellStatus;
+using nm::test::cell;
 using nm::test::TempDir;
 using nm::test::World;
-using nm::test::cell;
 
 namespace {
 
@@ -45,14 +45,14 @@ struct Seen {
 TEST_CASE("Shuffled rounds: every cell once per round in a shuffled order, never twice in a row, under its own settings", "[unit]") {
     World w;
     const auto config = make_config();
-    CHECK(config.order == nm::SweepOrder::Shuffled);   // the default
+    CHECK(config.order == nm::SweepOrder::Shuffled);  // the default
     std::vector<Seen> seen;
     w.traffic.on_run = [&](size_t, const nm::TestSpec& spec) {
         seen.push_back({w.local.state("nm-a").mtu, w.local.active("nm-a", "tx-tcp-segmentation"), spec.streams});
     };
     const auto out = w.run(config, seeded(42));
     const auto cells = nm::expand_cells(config);
-    const auto& visits = w.observer.started;   // 1-based cell numbers, one per visit
+    const auto& visits = w.observer.started;  // 1-based cell numbers, one per visit
     REQUIRE(visits.size() == 24);
     for (size_t round = 0; round < 3; ++round) {
         std::vector<size_t> in_round(visits.begin() + static_cast<long>(round * 8), visits.begin() + static_cast<long>(round * 8 + 8));
@@ -152,7 +152,7 @@ TEST_CASE("Shuffled: the file is saved after every visit, a stop keeps partly me
             size_t runs = 0;
             for (const auto& c : file.cells) runs += c.runs.size();
             CHECK(runs == n - 1);
-            if (n == 13) stop.request_stop();   // in round 2
+            if (n == 13) stop.request_stop();  // in round 2
         };
         const auto out = w.run(config, options, stop.get_token());
         CHECK(out.interrupted);
@@ -171,7 +171,7 @@ TEST_CASE("Shuffled: the file is saved after every visit, a stop keeps partly me
     {
         World w;
         options.resume = nm::load_results(options.output_path);
-        options.seed.reset();   // the file's seed is used again
+        options.seed.reset();  // the file's seed is used again
         const auto out = w.run(config, options);
         CHECK_FALSE(out.interrupted);
         CHECK(w.traffic.specs.size() == 24 - 12);
@@ -180,7 +180,7 @@ TEST_CASE("Shuffled: the file is saved after every visit, a stop keeps partly me
             INFO(c.spec.key);
             REQUIRE(c.runs.size() == 3);
             const auto& before = kept[c.spec.key];
-            for (size_t i = 0; i < before.size(); ++i) CHECK(c.runs[i].throughput_bps == before[i]);   // kept, not re-measured
+            for (size_t i = 0; i < before.size(); ++i) CHECK(c.runs[i].throughput_bps == before[i]);  // kept, not re-measured
         }
         CHECK_FALSE(out.results.run.finished.empty());
         w.check_restored();
@@ -239,7 +239,7 @@ TEST_CASE("Precision: min_repetitions holds even when the interval is tight soon
     const auto config = make_config(R"({"mtu": [1500], "traffic": [{"streams": 1}], "offloads": [{"name": "x", "features": {}}],
                                         "precision": {"ci_pct": 1, "confidence": 75, "min_repetitions": 5, "metric": "cpu_receiver_pct"}})");
     const auto out = w.run(config, seeded(1));
-    CHECK(out.results.cells[0].runs.size() == 5);   // 75% is reachable at 3, but 5 were asked at least
+    CHECK(out.results.cells[0].runs.size() == 5);  // 75% is reachable at 3, but 5 were asked at least
     CHECK(out.results.cells[0].precision_met == true);
     CHECK(*out.results.cells[0].summary.at("cpu_receiver_pct").median_ci_confidence == Catch::Detail::Approx(93.75));
 }
@@ -262,7 +262,7 @@ TEST_CASE("Precision: without a metric a request/response cell is judged by its 
     const auto out = w.run(config, seeded(3));
     const auto& rr = cell(out.results, "x/mtu1500/rr");
     const auto& stream = cell(out.results, "x/mtu1500/stream");
-    CHECK(rr.runs.size() == 6);   // 95% is reached at 6 with a steady figure
+    CHECK(rr.runs.size() == 6);  // 95% is reached at 6 with a steady figure
     CHECK(rr.precision_met == true);
     CHECK(stream.runs.size() == 8);
     CHECK(stream.precision_met == false);
@@ -276,7 +276,7 @@ TEST_CASE("The time budget: no repetition starts that would end after it, the ce
     w.traffic.on_run = [&](size_t, const nm::TestSpec& spec) {
         w.clock.advance(std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::duration<double>(spec.omit_s + spec.duration_s)));
     };
-    w.traffic.on_result = [&](size_t n, nm::RunResult& r) { r.throughput_bps = 1e9 * static_cast<double>(1 + n % 7); };   // never precise
+    w.traffic.on_result = [&](size_t n, nm::RunResult& r) { r.throughput_bps = 1e9 * static_cast<double>(1 + n % 7); };  // never precise
     auto options = seeded(2);
     options.time_budget_s = 40;
     const auto config = make_config(R"({"mtu": [1500], "precision": {"ci_pct": 1}, "interference": {"sample_ms": 0}})");
@@ -306,8 +306,7 @@ TEST_CASE("Interference: a busy machine is waited for, if it stays busy the repe
     const auto config = make_config(R"({"offloads": [{"name": "x", "features": {}}], "mtu": [1500], "traffic": [{"streams": 1}],
                                         "repetitions": 3, "interference": {"max_busy_pct": 20, "max_steal_pct": 5, "max_wait_s": 1}})");
     // Run 1: quiet. Run 2: busy once, then quiet. Run 3: busy (80%) for all of the 1 s wait: 5 samples of 200 ms.
-    w.load.script = {{2, 0, 0, 0}, {60, 0, 0, 0}, {3, 0, 0, 0}, {80, 0, 0, 0}, {80, 0, 0, 0}, {80, 0, 0, 0}, {80, 0, 0, 0},
-                     {80, 1, 0, 0}};
+    w.load.script = {{2, 0, 0, 0}, {60, 0, 0, 0}, {3, 0, 0, 0}, {80, 0, 0, 0}, {80, 0, 0, 0}, {80, 0, 0, 0}, {80, 0, 0, 0}, {80, 1, 0, 0}};
     const auto out = w.run(config, seeded(1));
     const auto& runs = out.results.cells.at(0).runs;
     REQUIRE(runs.size() == 3);
@@ -320,7 +319,7 @@ TEST_CASE("Interference: a busy machine is waited for, if it stays busy the repe
     CHECK(runs[2].disturbed);
     CHECK(runs[2].background->busy_pct == 80);
     CHECK(runs[2].background->steal_pct == 1);
-    CHECK(runs[2].background->waited_s == Catch::Detail::Approx(0.8));   // before its last sample
+    CHECK(runs[2].background->waited_s == Catch::Detail::Approx(0.8));  // before its last sample
     CHECK(w.load.samples == 8);
     const nm::Json j = runs[2];
     CHECK(j.at("disturbed") == true);

@@ -5,13 +5,13 @@
 #include <algorithm>
 #include <filesystem>
 
-#include "core/base/error.hpp"
 #include "core/base/device_codec.hpp"
+#include "core/base/error.hpp"
+#include "core/base/traffic_codec.hpp"
 #include "core/host/host_codec.hpp"
+#include "matrix/config.hpp"
 #include "matrix/model/results_codec.hpp"
 #include "matrix/model/sweep_codec.hpp"
-#include "core/base/traffic_codec.hpp"
-#include "matrix/config.hpp"
 #include "matrix/results_store.hpp"
 #include "matrix/runner.hpp"
 #include "tests/support/matrix_fakes.hpp"
@@ -19,10 +19,10 @@
 #include "tests/support/scoped_lab.hpp"
 
 using nm::CellStatus;
+using nm::test::cell;
 using nm::test::FakeDeviceControl;
 using nm::test::TempDir;
 using nm::test::World;
-using nm::test::cell;
 
 namespace {
 
@@ -75,8 +75,8 @@ TEST_CASE("A sweep runs every cell in order, measures each repetitions times, re
     }
     const auto& off = cell(out.results, "all-off/mtu9000/tcp-p1");
     CHECK(off.applied_local->features.at("tx-tcp-segmentation") == false);
-    CHECK(off.applied_local->features.at("rx-checksum") == true);   // not in the profile: original
-    CHECK(off.applied_local->features.count("rx-lro") == 0);        // fixed: not part of the cell's state
+    CHECK(off.applied_local->features.at("rx-checksum") == true);  // not in the profile: original
+    CHECK(off.applied_local->features.count("rx-lro") == 0);       // fixed: not part of the cell's state
     CHECK(cell(out.results, "all-on/mtu1500/tcp-p1").applied_remote->features.at("rx-gro") == true);
 
     // The engine got the config's timing and the lab's server address.
@@ -123,10 +123,12 @@ TEST_CASE("Every cell starts from the original state: features a profile does no
     CHECK(cell(out.results, "gro-on/mtu1500/tcp-p1").applied_local->features.at("tx-generic-segmentation") == true);
     CHECK(cell(out.results, "gro-on/mtu1500/tcp-p1").applied_local->features.at("rx-gro") == true);
     // One apply per end per cell, and one reset per end when the profile changes (in kernel names).
-    CHECK(w.local.count("apply") == 2 + 1 + 1);   // cell 1, reset, cell 2, final restore
-    const auto& reset = w.local.calls()[std::size_t(std::find_if(w.local.calls().begin(), w.local.calls().end(), [](const auto& c) {
-                                                     return c.op == "apply" && c.settings.features.count("tx-generic-segmentation");
-                                                 }) - w.local.calls().begin())];
+    CHECK(w.local.count("apply") == 2 + 1 + 1);  // cell 1, reset, cell 2, final restore
+    const auto& reset =
+        w.local
+            .calls()[std::size_t(std::find_if(w.local.calls().begin(), w.local.calls().end(),
+                                              [](const auto& c) { return c.op == "apply" && c.settings.features.count("tx-generic-segmentation"); }) -
+                                 w.local.calls().begin())];
     CHECK(reset.settings.features == std::map<std::string, bool>{{"tx-generic-segmentation", true}});
     w.check_restored();
 }
@@ -140,17 +142,17 @@ TEST_CASE("tx off takes TSO with it: a cell whose effective state equals an earl
     const auto& first = cell(out.results, "tx-off/mtu1500/tcp-p1");
     const auto& dup = cell(out.results, "tx-tso-off/mtu1500/tcp-p1");
     CHECK(first.status == CellStatus::Ok);
-    CHECK(first.applied_local->features.at("tx-tcp-segmentation") == false);   // the side effect, recorded
+    CHECK(first.applied_local->features.at("tx-tcp-segmentation") == false);  // the side effect, recorded
     CHECK(dup.status == CellStatus::Duplicate);
     CHECK(dup.duplicate_of == "tx-off/mtu1500/tcp-p1");
     CHECK(dup.runs.empty());
-    CHECK(w.traffic.specs.size() == 2);   // only the first cell's repetitions
+    CHECK(w.traffic.specs.size() == 2);  // only the first cell's repetitions
     w.check_restored();
 }
 
 TEST_CASE("A fixed feature makes a cell infeasible with the reason and the sweep goes on", "[unit]") {
     World w;
-    w.local.fix("nm-a", "rx-gro");   // fixed off on the client end
+    w.local.fix("nm-a", "rx-gro");  // fixed off on the client end
     const auto config = make_config(R"({"mtu": [1500], "traffic": [{"streams": 1}], "repetitions": 1})");
     const auto out = w.run(config);
     const auto& on = cell(out.results, "all-on/mtu1500/tcp-p1");
@@ -163,8 +165,8 @@ TEST_CASE("A fixed feature makes a cell infeasible with the reason and the sweep
 
 TEST_CASE("A run that fails or stalls is recorded with its error and the sweep goes on, and originals come back", "[unit]") {
     World w;
-    w.traffic.fail_runs = {1};    // first repetition of the first cell
-    w.traffic.stall_runs = {2};   // first repetition of the second cell (the first cell stopped at its failure)
+    w.traffic.fail_runs = {1};   // first repetition of the first cell
+    w.traffic.stall_runs = {2};  // first repetition of the second cell (the first cell stopped at its failure)
     const auto config = make_config(R"({"mtu": [9000], "repetitions": 2})");
     const auto out = w.run(config);
     const auto& failed = cell(out.results, "all-on/mtu9000/tcp-p1");
@@ -187,7 +189,7 @@ TEST_CASE("A run whose worker failed (status failed) fails its cell with the wor
     const auto& failed = cell(out.results, "all-on/mtu1500/tcp-p1");
     CHECK(failed.status == CellStatus::Failed);
     CHECK(failed.error == "repetition 1: stream 0: sendmmsg: Message too long");
-    REQUIRE(failed.runs.size() == 1);   // the failed run is kept, its figures are not taken for a result
+    REQUIRE(failed.runs.size() == 1);  // the failed run is kept, its figures are not taken for a result
     CHECK(failed.runs[0].status == nm::RunStatus::Failed);
     CHECK(cell(out.results, "all-off/mtu1500/tcp-p1").status == CellStatus::Ok);
     w.check_restored();
@@ -283,7 +285,7 @@ TEST_CASE("The results file is rewritten atomically after every cell", "[unit]")
     CHECK_FALSE(file.run.finished.empty());
     size_t files = 0;
     for ([[maybe_unused]] const auto& e : std::filesystem::directory_iterator(dir.path)) ++files;
-    CHECK(files == 1);   // no temporary file left
+    CHECK(files == 1);  // no temporary file left
 }
 
 TEST_CASE("A stop in the middle of a cell leaves a valid file with its finished runs, restores, and --resume runs only the rest", "[unit]") {
@@ -297,7 +299,7 @@ TEST_CASE("A stop in the middle of a cell leaves a valid file with its finished 
         World w;
         std::stop_source stop;
         w.traffic.on_run = [&](size_t n, const nm::TestSpec&) {
-            if (n == 4) stop.request_stop();   // second repetition of the second cell
+            if (n == 4) stop.request_stop();  // second repetition of the second cell
         };
         const auto out = w.run(config, options, stop.get_token());
         CHECK(out.interrupted);
@@ -313,21 +315,22 @@ TEST_CASE("A stop in the middle of a cell leaves a valid file with its finished 
     {
         World w;
         options.resume = nm::load_results(options.output_path);
-        options.tool_commit = "0123456789ab";   // another build continues the file
+        options.tool_commit = "0123456789ab";  // another build continues the file
         const auto out = w.run(config, options);
         CHECK_FALSE(out.interrupted);
-        CHECK_THAT(w.observer.notes, Catch::VectorContains(std::string(
-                       "the file was begun by nicmatrix 0.1.0 and is continued by 0.1.0 (0123456789ab): its cells will hold figures of "
-                       "two builds (run.resumed records which)")));
+        CHECK_THAT(w.observer.notes,
+                   Catch::VectorContains(
+                       std::string("the file was begun by nicmatrix 0.1.0 and is continued by 0.1.0 (0123456789ab): its cells will hold figures of "
+                                   "two builds (run.resumed records which)")));
         REQUIRE(out.results.run.resumed.size() == 1);
         CHECK(out.results.run.resumed[0].tool.commit == "0123456789ab");
-        CHECK(out.results.tool.commit.empty());   // the first run's build stays the file's
+        CHECK(out.results.tool.commit.empty());  // the first run's build stays the file's
         options.tool_commit.clear();
         CHECK(out.cells_run == 7);
-        CHECK(w.traffic.specs.size() == 1 + 6 * 2);   // the rest of the second cell, then six cells
+        CHECK(w.traffic.specs.size() == 1 + 6 * 2);  // the rest of the second cell, then six cells
         CHECK(keys(out.results).size() == 8);
         CHECK(out.results.cells[0].spec.key == "all-on/mtu1500/tcp-p1");
-        CHECK(out.results.cells[0].runs[0].throughput_bps == first_cell_figures[0]);   // kept, not re-measured
+        CHECK(out.results.cells[0].runs[0].throughput_bps == first_cell_figures[0]);  // kept, not re-measured
         REQUIRE(out.results.cells[1].runs.size() == 2);
         CHECK(out.results.cells[1].runs[0].throughput_bps == first_cell_figures[1]);
         CHECK(w.observer.started.front() == 2);
@@ -350,8 +353,9 @@ TEST_CASE("A peer agent of another build is noted when the sweep starts, one of 
     options.tool_version = "0.1.0";
     options.tool_commit = "1c161a64d529";
     const auto config = make_config(R"({"mtu": [1500], "repetitions": 1})");
-    const std::string note = "the peer's agent is nicmatrix 0.1.0 (0123456789ab) and this sweep 0.1.0 (1c161a64d529): the two ends' figures "
-                             "come from different builds (hosts.remote.tool records the agent's)";
+    const std::string note =
+        "the peer's agent is nicmatrix 0.1.0 (0123456789ab) and this sweep 0.1.0 (1c161a64d529): the two ends' figures "
+        "come from different builds (hosts.remote.tool records the agent's)";
     for (const std::string commit : {"0123456789ab", "1c161a64d529", ""}) {
         World w;
         w.remote_host.tool = nm::ToolInfo{.version = commit.empty() ? "" : "0.1.0", .commit = commit};
@@ -396,7 +400,7 @@ TEST_CASE("An interface another live process holds stops the sweep before anythi
     CHECK(w.local.count("apply") == 0);
     CHECK(w.remote.count("apply") == 0);
     CHECK(w.traffic.specs.empty());
-    CHECK(w.journal.entries().empty());   // the end claimed first was released again
+    CHECK(w.journal.entries().empty());  // the end claimed first was released again
     // The entries of a live process were listed, not restored.
     REQUIRE_FALSE(w.observer.notes.empty());
     CHECK_THAT(w.observer.notes[0], Catch::Contains("nm-b (netns lab-b)") && Catch::Contains("left alone"));
@@ -450,7 +454,7 @@ TEST_CASE("Time outside measuring is recorded per cell as overhead_s, and cooldo
     const auto before = w.clock.now();
     const auto out = w.run(config);
     CHECK(out.results.cells[0].overhead_s == Catch::Detail::Approx(0.25));
-    CHECK(out.results.cells[1].overhead_s == Catch::Detail::Approx(0.5));   // with the reset to the original
+    CHECK(out.results.cells[1].overhead_s == Catch::Detail::Approx(0.5));  // with the reset to the original
     // One cooldown (not after the last cell), the applies, the final restore, and before each of the two
     // repetitions the 200 ms look at the machine's load.
     CHECK(w.load.samples == 2);
@@ -488,7 +492,7 @@ TEST_CASE("apply_to dut changes only the device under test's ports and restores 
         REQUIRE(c.applied_dut.size() == 2);
         CHECK(c.applied_dut.at("dut-b").mtu == c.spec.mtu);
         CHECK(c.applied_dut.at("dut-a").features.at("tx-tcp-segmentation") == (c.spec.offloads == "all-on"));
-        CHECK(c.applied_local->mtu == 1500);   // the ends stay as they were
+        CHECK(c.applied_local->mtu == 1500);  // the ends stay as they were
     }
     CHECK(w.local.count("apply") == 0);
     CHECK(w.remote.count("apply") == 0);

@@ -42,7 +42,7 @@ void check(const Json& root, const Json& schema, const Json& v, const std::strin
     if (const auto ref = schema.find("$ref"); ref != schema.end()) {
         const auto r = ref->get<std::string>();
         if (r.rfind("#/", 0) == 0) check(root, root.at(Json::json_pointer(r.substr(1))), v, at, errors);
-        return;   // references to the other schema file are checked by the Python test
+        return;  // references to the other schema file are checked by the Python test
     }
     if (const auto one = schema.find("oneOf"); one != schema.end()) {
         size_t passing = 0;
@@ -133,7 +133,7 @@ TEST_CASE("Every example config uses only keys and values the sweep schema docum
     size_t checked = 0;
     for (const auto& e : std::filesystem::directory_iterator(kSource + "/configs")) {
         if (e.path().extension() != ".json" || e.path().string().find(".schema.json") != std::string::npos) continue;
-        if (e.path().filename() == "profile-categories.json") continue;   // the kernel profile's category table, not a sweep
+        if (e.path().filename() == "profile-categories.json") continue;  // the kernel profile's category table, not a sweep
         INFO(e.path().string());
         const Json config = read_json(e.path().string());
         CHECK(validate(schema, config).empty());
@@ -144,10 +144,10 @@ TEST_CASE("Every example config uses only keys and values the sweep schema docum
     CHECK(checked >= 3);
     // The schema knows every key the C++ parser accepts, and no other.
     const auto props = schema.at("properties");
-    for (const char* key : {"$schema", "name", "description", "offloads", "mtu", "traffic", "duration_s", "omit_s",
-                            "repetitions", "cooldown_s", "link_wait_s", "apply_to", "exclude", "precision", "order", "interference", "affinity",
-                            "profile", "profile_hz", "channels", "rings", "coalesce", "rps", "xps", "irq_affinity", "napi", "sysctl",
-                            "qdisc"}) {
+    for (const char* key :
+         {"$schema",     "name",     "description", "offloads",  "mtu",          "traffic",      "duration_s", "omit_s",  "repetitions", "cooldown_s",
+          "link_wait_s", "apply_to", "exclude",     "precision", "order",        "interference", "affinity",   "profile", "profile_hz",  "channels",
+          "rings",       "coalesce", "rps",         "xps",       "irq_affinity", "napi",         "sysctl",     "qdisc"}) {
         CHECK(props.contains(key));
     }
     CHECK(props.size() == 28);
@@ -160,10 +160,11 @@ TEST_CASE("Every example config uses only keys and values the sweep schema docum
     }
     CHECK(schema.at("$defs").at("test").at("properties").size() == 22);
     CHECK(schema.at("$defs").at("rr").at("properties").size() == 17);
-    CHECK(entry_keys == std::set<std::string>{"name", "test", "protocol", "direction", "streams", "threads", "write_size", "length",
-                                              "window", "bytes", "rate_bps", "rate_pps", "udp_gso", "udp_gro", "request_size",
-                                              "response_size", "burst", "connect_per_transaction", "congestion", "nodelay", "mss",
-                                              "dscp", "zerocopy", "skip_rx_copy", "bind_dev", "rx_spin_us"});
+    CHECK(entry_keys == std::set<std::string>{"name",       "test",      "protocol",     "direction",     "streams",  "threads",
+                                              "write_size", "length",    "window",       "bytes",         "rate_bps", "rate_pps",
+                                              "udp_gso",    "udp_gro",   "request_size", "response_size", "burst",    "connect_per_transaction",
+                                              "congestion", "nodelay",   "mss",          "dscp",          "zerocopy", "skip_rx_copy",
+                                              "bind_dev",   "rx_spin_us"});
     CHECK_FALSE(validate(schema, Json::parse(R"({"offloads": [], "mtu": [1500], "traffic": [{"stream": 1}]})")).empty());
 }
 

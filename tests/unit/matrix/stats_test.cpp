@@ -183,10 +183,10 @@ TEST_CASE("Too few repetitions claim nothing: 1 run on a side, 3 and 3 at 95%, t
 }
 
 TEST_CASE("precision_met: enough repetitions, the asked confidence reached, both ends within ci_pct of the median", "[unit]") {
-    nm::PrecisionSpec p;   // 5%, 95%, 3..12
-    CHECK(nm::precision_met(nm::summarize({100, 101, 99, 102, 98, 100}), p));          // [98, 102] at 96.9%
-    CHECK_FALSE(nm::precision_met(nm::summarize({100, 101, 99}), p));                  // [99, 101] but at 75% only
-    CHECK_FALSE(nm::precision_met(nm::summarize({100, 101, 99, 102, 98, 106}), p));    // 106 is 5.5% above 100.5
+    nm::PrecisionSpec p;                                                             // 5%, 95%, 3..12
+    CHECK(nm::precision_met(nm::summarize({100, 101, 99, 102, 98, 100}), p));        // [98, 102] at 96.9%
+    CHECK_FALSE(nm::precision_met(nm::summarize({100, 101, 99}), p));                // [99, 101] but at 75% only
+    CHECK_FALSE(nm::precision_met(nm::summarize({100, 101, 99, 102, 98, 106}), p));  // 106 is 5.5% above 100.5
     p.confidence = 75;
     p.min_repetitions = 3;
     CHECK(nm::precision_met(nm::summarize({100, 101, 99}, 75), p));
@@ -207,7 +207,7 @@ TEST_CASE("summarize_runs summarizes every metric of the runs, steal included", 
     CHECK(s.at("throughput_bps").n == 2);
     CHECK(s.at("cpu_sender_pct").median == 60);
     CHECK(s.at("steal_pct").max == 4);
-    CHECK(s.at("loss_pct").n == 1);   // only the UDP run has loss figures
+    CHECK(s.at("loss_pct").n == 1);  // only the UDP run has loss figures
     CHECK(nm::metric_values(runs, "loss_pct").size() == 1);
     CHECK(nm::metric_values(runs, "throughput_bps") == std::vector<double>{1e9, 3e9});
 }

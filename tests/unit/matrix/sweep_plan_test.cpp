@@ -4,9 +4,9 @@
 #include <map>
 #include <set>
 
+#include "matrix/config.hpp"
 #include "matrix/model/results_codec.hpp"
 #include "matrix/model/sweep_codec.hpp"
-#include "matrix/config.hpp"
 #include "matrix/runner.hpp"
 #include "matrix/sweep_plan.hpp"
 #include "matrix/sweep_schedule.hpp"
@@ -64,8 +64,8 @@ TEST_CASE("SweepPlan: the config's cells expanded once, in the config's order, e
     const auto plan = nm::parse_sweep_plan_text(kConfig, "plan.json");
     CHECK(nm::Json(plan.config) == nm::Json(nm::parse_sweep_config_text(kConfig, "plan.json")));
     CHECK(keys(plan.cells) == keys(nm::expand_cells(plan.config)));
-    CHECK(keys(plan.cells) == std::vector<std::string>{"on/mtu1500/p1", "on/mtu1500/p4", "on/mtu9000/p1", "on/mtu9000/p4",
-                                                       "off/mtu1500/p1", "off/mtu1500/p4", "off/mtu9000/p1"});
+    CHECK(keys(plan.cells) == std::vector<std::string>{"on/mtu1500/p1", "on/mtu1500/p4", "on/mtu9000/p1", "on/mtu9000/p4", "off/mtu1500/p1",
+                                                       "off/mtu1500/p4", "off/mtu9000/p1"});
     CHECK(plan.index_of("on/mtu9000/p1") == 2);
     CHECK(plan.index_of("off/mtu9000/p4") == plan.cells.size());
     // make_sweep_plan gives the same plan for the config.
@@ -82,7 +82,8 @@ TEST_CASE("SweepPlan: the config's cells expanded once, in the config's order, e
 TEST_CASE("SweepPlan: a cell's test is checked against the engine's limits at its MTU as the config is read", "[unit]") {
     auto j = nm::Json::parse(kConfig);
     j["traffic"] = nm::Json::parse(R"([{"name": "gso", "protocol": "udp", "write_size": 8972, "udp_gso": true}])");
-    CHECK_THROWS_WITH(nm::parse_sweep_plan_text(j.dump(), "plan.json"), Catch::StartsWith("plan.json: /traffic/0: in cell on/mtu1500/gso: gso: a UDP payload of 8972 bytes"));
+    CHECK_THROWS_WITH(nm::parse_sweep_plan_text(j.dump(), "plan.json"),
+                      Catch::StartsWith("plan.json: /traffic/0: in cell on/mtu1500/gso: gso: a UDP payload of 8972 bytes"));
 }
 
 TEST_CASE("SweepSchedule: sequential is one round in the config's order", "[unit]") {
@@ -101,7 +102,7 @@ TEST_CASE("SweepSchedule: the shuffled order is the seed's, every cell once a ro
     const auto a = rounds(plan, 7);
     CHECK(a == rounds(plan, 7));
     CHECK(a != rounds(plan, 8));
-    REQUIRE(a.size() == 2);   // two repetitions, one per round
+    REQUIRE(a.size() == 2);  // two repetitions, one per round
     for (const auto& round : a) CHECK(std::set<size_t>(round.begin(), round.end()).size() == plan.cells.size());
     CHECK(a[0].back() != a[1].front());
 }

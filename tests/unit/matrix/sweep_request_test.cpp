@@ -37,14 +37,15 @@ TEST_CASE("prepare_sweep: the output defaults to nicmatrix-results/<name>-<stamp
     partial.run.config.repetitions = 9;
     nm::save_results(partial, dir.file("other.json"));
     req.resume = dir.file("other.json");
-    CHECK_THROWS_WITH(nm::prepare_sweep(req), Catch::StartsWith("--resume " + dir.file("other.json") + ": the file was made with a different sweep config"));
+    CHECK_THROWS_WITH(nm::prepare_sweep(req),
+                      Catch::StartsWith("--resume " + dir.file("other.json") + ": the file was made with a different sweep config"));
 }
 
 TEST_CASE("execute_sweep: lab or peer, not both and not neither, before anything else", "[unit]") {
     nm::SweepRequest req;
     req.config_file = kConfig;
     const auto p = nm::prepare_sweep(req);
-    nm::SweepBackends none;   // any use of a backend would throw bad_function_call
+    nm::SweepBackends none;  // any use of a backend would throw bad_function_call
     CHECK_THROWS_WITH(nm::execute_sweep(req, p, none, nullptr, {}), "sweep: give either --lab or --iface IF --peer HOST");
     req.lab = true;
     req.iface = "eth9";
@@ -89,7 +90,7 @@ TEST_CASE("prepare_sweep: --precision sets the config's ci_pct (defaults for the
 TEST_CASE("resolve_peer: numeric IPv4 and IPv6 stay as given, a name resolves once, the asked family is kept", "[unit]") {
     CHECK(nm::resolve_peer("198.18.0.2", 0) == "198.18.0.2");
     CHECK(nm::resolve_peer("2001:2::2", 0) == "2001:2::2");
-    CHECK(nm::resolve_peer("2001:0002:0000::0002", 6) == "2001:2::2");   // in the canonical form the probe and engine print
+    CHECK(nm::resolve_peer("2001:0002:0000::0002", 6) == "2001:2::2");  // in the canonical form the probe and engine print
     CHECK(nm::resolve_peer("198.18.0.2", 4) == "198.18.0.2");
     CHECK(nm::resolve_peer("localhost", 4) == "127.0.0.1");
     CHECK_THROWS_WITH(nm::resolve_peer("198.18.0.2", 6), Catch::StartsWith("--peer 198.18.0.2: ") && Catch::EndsWith("(IPv6)"));

@@ -39,7 +39,7 @@ TEST_CASE("JsonLines: a reader that stops reading costs events, counted, and no 
     CHECK(std::chrono::steady_clock::now() - t0 < std::chrono::seconds(2));
     const auto s = lines.stats();
     CHECK(s.queue_lines == 4);
-    CHECK(s.written_lines >= 3);   // a page holds about four of them
+    CHECK(s.written_lines >= 3);  // a page holds about four of them
     CHECK(s.unwritten_lines >= 1);
     CHECK(s.unwritten_lines <= 4);
     CHECK(s.written_lines + s.unwritten_lines + s.dropped_events == 100);

@@ -32,8 +32,8 @@ TEST_CASE("VM lab NIC names are QEMU devices or drivers, unknown ones refused wi
     CHECK(nics[4].driver == "virtio_net");
     CHECK(nics[5].device == "tulip");
     CHECK_THROWS_WITH(nm::parse_nic_list("e1000e,ne2k", "--nics"), Catch::Contains("--nics: unknown NIC \"ne2k\"") &&
-                                                                      Catch::Contains("e1000e (driver e1000e)") &&
-                                                                      Catch::Contains("rtl8139 (driver 8139cp)"));
+                                                                       Catch::Contains("e1000e (driver e1000e)") &&
+                                                                       Catch::Contains("rtl8139 (driver 8139cp)"));
     CHECK_THROWS_WITH(nm::parse_nic_list("e1000e", "--nics"), Catch::Contains("at least 2"));
     CHECK_THROWS_WITH(nm::parse_nic_list("e1000e,", "--nics"), Catch::Contains("unknown NIC \"\""));
     CHECK_THROWS_AS(nm::parse_nic_list("e1000e,ne2k", "--nics"), nm::Error);
@@ -67,7 +67,7 @@ TEST_CASE("QEMU's command line joins the NICs pairwise by hubs, with no network 
     CHECK(has_pair(argv, "-netdev", "hubport,id=nic1,hubid=0"));
     CHECK(has_pair(argv, "-netdev", "hubport,id=nic2,hubid=1"));
     CHECK(has_pair(argv, "-netdev", "hubport,id=nic3,hubid=1"));
-    CHECK(has_pair(argv, "-netdev", "hubport,id=nic4,hubid=1"));   // the odd last NIC joins the hub before it
+    CHECK(has_pair(argv, "-netdev", "hubport,id=nic4,hubid=1"));  // the odd last NIC joins the hub before it
     CHECK(has_pair(argv, "-device", "rtl8139,netdev=nic1,mac=52:54:00:4e:4d:01,addr=0x11"));
     CHECK(std::count(argv.begin(), argv.end(), "-device") == 5);
     spec.kvm = true;

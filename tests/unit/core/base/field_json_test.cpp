@@ -37,8 +37,7 @@ constexpr auto json_fields(const FieldsTestRecord*) {
 TEST_CASE("a field list writes every key as its options say") {
     nm::FieldsTestRecord r;
     r.name = "a";
-    CHECK(nm::Json(r).dump() ==
-          R"({"count":0,"cpu":{"receiver":0.0,"sender":0.0},"extra":{},"name":"a","note":null,"ratio":null,"tos":null})");
+    CHECK(nm::Json(r).dump() == R"({"count":0,"cpu":{"receiver":0.0,"sender":0.0},"extra":{},"name":"a","note":null,"ratio":null,"tos":null})");
     r.tos = 184;
     r.note = "n";
     r.cpus = {1, 2};

@@ -1,7 +1,7 @@
 #include <catch2/catch.hpp>
 
-#include "core/base/error.hpp"
 #include "core/base/device_codec.hpp"
+#include "core/base/error.hpp"
 #include "core/base/journal_codec.hpp"
 
 namespace {
@@ -71,8 +71,8 @@ TEST_CASE("ApplyReport and LinkSettings round-trip, outcomes are words", "[unit]
     ls.features = {{"tso", false}};
     CHECK(nm::Json(nm::Json(ls).get<nm::LinkSettings>()) == nm::Json(ls));
     CHECK_THROWS_AS(nm::Json("maybe").get<nm::SettingOutcome>(), nm::Error);
-    for (auto o : {nm::SettingOutcome::Applied, nm::SettingOutcome::AlreadySet, nm::SettingOutcome::Fixed,
-                   nm::SettingOutcome::Unsupported, nm::SettingOutcome::SideEffect}) {
+    for (auto o : {nm::SettingOutcome::Applied, nm::SettingOutcome::AlreadySet, nm::SettingOutcome::Fixed, nm::SettingOutcome::Unsupported,
+                   nm::SettingOutcome::SideEffect}) {
         CHECK(nm::Json(o).get<nm::SettingOutcome>() == o);
     }
 }

@@ -1,7 +1,7 @@
 #include <catch2/catch.hpp>
 
-#include "core/base/error.hpp"
 #include "core/base/cpu_codec.hpp"
+#include "core/base/error.hpp"
 #include "core/base/traffic_codec.hpp"
 
 namespace {
@@ -72,9 +72,26 @@ nm::RunResult sample() {
 
 TEST_CASE("RunResult JSON has the documented keys", "[unit]") {
     const nm::Json j = sample();
-    for (const char* key : {"throughput_bps", "packets_per_s", "bytes", "duration_s", "streams", "loss", "tcp", "cpu",
-                            "io_calls", "calls_per_s", "ms_per_call", "engine_service_demand_us_per_kb", "intervals", "nic",
-                            "napi", "status", "error", "placement", "packets_source", "segments_per_packet"}) {
+    for (const char* key : {"throughput_bps",
+                            "packets_per_s",
+                            "bytes",
+                            "duration_s",
+                            "streams",
+                            "loss",
+                            "tcp",
+                            "cpu",
+                            "io_calls",
+                            "calls_per_s",
+                            "ms_per_call",
+                            "engine_service_demand_us_per_kb",
+                            "intervals",
+                            "nic",
+                            "napi",
+                            "status",
+                            "error",
+                            "placement",
+                            "packets_source",
+                            "segments_per_packet"}) {
         INFO(key);
         CHECK(j.contains(key));
     }
@@ -89,7 +106,7 @@ TEST_CASE("RunResult JSON has the documented keys", "[unit]") {
     CHECK(j.at("status") == "stalled");
     CHECK(j.at("spec").at("protocol") == "udp");
     CHECK(j.at("spec").at("direction") == "bidir");
-    CHECK_FALSE(j.contains("service_demand_us_per_kb"));   // renamed: engine_service_demand_us_per_kb
+    CHECK_FALSE(j.contains("service_demand_us_per_kb"));  // renamed: engine_service_demand_us_per_kb
     CHECK(j.at("cpu").at("service_demand_us_per_kb").at("sender") == 4.5);
     CHECK(j.at("cpu").at("service_demand_us_per_kb").at("receiver") == 3.25);
     const auto& sys = j.at("cpu").at("system").at("sender");
@@ -97,7 +114,7 @@ TEST_CASE("RunResult JSON has the documented keys", "[unit]") {
     CHECK(sys.at("per_cpu").at(0).at("softirq_pct") == 20);
     CHECK(sys.at("busiest_cpu") == 0);
     CHECK(sys.at("busiest_cpu_busy_pct") == 90);
-    CHECK(j.at("cpu").at("system").at("receiver").at("busiest_cpu").is_null());   // no per-CPU figures
+    CHECK(j.at("cpu").at("system").at("receiver").at("busiest_cpu").is_null());  // no per-CPU figures
     CHECK(j.at("placement").at("receiver") == nm::Json::array({1, 2}));
     CHECK(j.at("spec").at("affinity").at("server") == nm::Json::array({1, 2}));
     CHECK(j.at("streams").at(0).at("mss") == 1448);

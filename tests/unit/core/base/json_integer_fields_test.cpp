@@ -12,13 +12,13 @@
 
 #include <catch2/catch.hpp>
 
-#include "core/base/error.hpp"
 #include "core/base/device_codec.hpp"
+#include "core/base/error.hpp"
 #include "core/base/journal_codec.hpp"
-#include "matrix/model/results_codec.hpp"
 #include "core/base/rfc2544_codec.hpp"
-#include "matrix/model/sweep_codec.hpp"
 #include "core/base/tuning_codec.hpp"
+#include "matrix/model/results_codec.hpp"
+#include "matrix/model/sweep_codec.hpp"
 
 using nm::Json;
 
@@ -37,16 +37,16 @@ Json read_json(const std::string& relative) {
 std::vector<Json::json_pointer> integer_fields(const Json& doc) {
     std::vector<Json::json_pointer> out;
     std::set<std::string> shapes;
-    std::function<void(const Json&, const Json::json_pointer&, const std::string&)> walk =
-        [&](const Json& v, const Json::json_pointer& at, const std::string& shape) {
-            if (v.is_object()) {
-                for (const auto& [key, child] : v.items()) walk(child, at / key, shape + "/" + key);
-            } else if (v.is_array()) {
-                for (size_t i = 0; i < v.size(); ++i) walk(v[i], at / i, shape + "/*");
-            } else if (v.is_number_integer() && shapes.insert(shape).second) {
-                out.push_back(at);
-            }
-        };
+    std::function<void(const Json&, const Json::json_pointer&, const std::string&)> walk = [&](const Json& v, const Json::json_pointer& at,
+                                                                                               const std::string& shape) {
+        if (v.is_object()) {
+            for (const auto& [key, child] : v.items()) walk(child, at / key, shape + "/" + key);
+        } else if (v.is_array()) {
+            for (size_t i = 0; i < v.size(); ++i) walk(v[i], at / i, shape + "/*");
+        } else if (v.is_number_integer() && shapes.insert(shape).second) {
+            out.push_back(at);
+        }
+    };
     walk(doc, Json::json_pointer(), "");
     return out;
 }
@@ -65,8 +65,7 @@ std::vector<std::string> fields_taking_a_float(const Json& doc, const std::funct
             // integer that is not the one the document had was taken from the float.
             if (back.contains(at) && back[at].is_number_integer() && back[at] != doc[at]) taken.push_back(at.to_string());
         } catch (const nm::Error&) {
-        } catch (const Json::exception&) {
-        }
+        } catch (const Json::exception&) {}
     }
     return taken;
 }
@@ -82,25 +81,23 @@ Json round_trip(const Json& j) {
 
 TEST_CASE("A results file refuses a float wherever it has an integer", "[unit]") {
     // The first cells of each example cover its kinds of traffic (rr: TCP_RR, bursts, UDP_RR, CRR).
-    const std::vector<std::pair<const char*, size_t>> files = {{"tests/fixtures/results/fake-lab.json", 0},
-                                                               {"results/queues-steering-lab.json", 0},
-                                                               {"results/example-gro-lab.json", 0},
-                                                               {"results/example-rr-lab.json", 4},
-                                                               {"results/example-profile-lab.json", 2},
-                                                               {"results/example-bridge-frames-lab.json", 1},
-                                                               {"results/example-iperf3-lab.json", 0}};
+    const std::vector<std::pair<const char*, size_t>> files = {
+        {"tests/fixtures/results/fake-lab.json", 0}, {"results/queues-steering-lab.json", 0}, {"results/example-gro-lab.json", 0},
+        {"results/example-rr-lab.json", 4},          {"results/example-profile-lab.json", 2}, {"results/example-bridge-frames-lab.json", 1},
+        {"results/example-iperf3-lab.json", 0}};
     for (const auto& [file, cells] : files) {
         INFO(file);
         Json doc = read_json(file);
-        if (cells != 0 && doc.at("cells").size() > cells) doc["cells"].erase(doc["cells"].begin() + static_cast<std::ptrdiff_t>(cells), doc["cells"].end());
+        if (cells != 0 && doc.at("cells").size() > cells)
+            doc["cells"].erase(doc["cells"].begin() + static_cast<std::ptrdiff_t>(cells), doc["cells"].end());
         REQUIRE_NOTHROW(round_trip<nm::ResultsFile>(doc));
         CHECK(fields_taking_a_float(doc, round_trip<nm::ResultsFile>) == kNone);
     }
 }
 
 TEST_CASE("A sweep config refuses a float wherever it has an integer", "[unit]") {
-    for (const char* file : {"configs/offload-mtu.json", "configs/udp-pps.json", "configs/rr-latency.json", "configs/queues-steering.json",
-                             "configs/napi.json"}) {
+    for (const char* file :
+         {"configs/offload-mtu.json", "configs/udp-pps.json", "configs/rr-latency.json", "configs/queues-steering.json", "configs/napi.json"}) {
         INFO(file);
         const Json doc = read_json(file);
         REQUIRE_NOTHROW(round_trip<nm::SweepConfig>(doc));

@@ -2,8 +2,8 @@
 #include <catch2/catch.hpp>
 
 #include "core/base/error.hpp"
-#include "core/base/traffic_codec.hpp"
 #include "core/base/json_integer.hpp"
+#include "core/base/traffic_codec.hpp"
 
 using Catch::Contains;
 using nm::Json;
@@ -35,9 +35,9 @@ TEST_CASE("A test spec from the network is read with the checked reader", "[unit
         return Json::parse(R"({"protocol":"udp",")" + field + "\":" + value + "}").get<nm::TestSpec>();
     };
     CHECK(spec("streams", "4").streams == 4);
-    CHECK_THROWS_WITH(spec("streams", "4294967297"), Contains("streams"));   // was read as 1
-    CHECK_THROWS_WITH(spec("window", "4294969344"), Contains("window"));     // was read as 2048
+    CHECK_THROWS_WITH(spec("streams", "4294967297"), Contains("streams"));  // was read as 1
+    CHECK_THROWS_WITH(spec("window", "4294969344"), Contains("window"));    // was read as 2048
     CHECK_THROWS_WITH(spec("port", "70000"), Contains("port"));
-    CHECK_THROWS_WITH(spec("write_size", "1e20"), Contains("write_size"));   // undefined behaviour before
+    CHECK_THROWS_WITH(spec("write_size", "1e20"), Contains("write_size"));  // undefined behaviour before
     CHECK_THROWS_WITH(spec("payload_mix", R"([{"payload_bytes": 64, "weight": -1}])"), Contains("weight"));
 }

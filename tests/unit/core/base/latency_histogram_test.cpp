@@ -8,8 +8,8 @@
 #include <random>
 #include <vector>
 
-#include "core/base/rr_codec.hpp"
 #include "core/base/latency_histogram.hpp"
+#include "core/base/rr_codec.hpp"
 #include "core/base/rr_types.hpp"
 
 namespace {
@@ -31,7 +31,7 @@ std::vector<uint64_t> recorded_latencies(size_t n, unsigned seed) {
     for (size_t i = 0; i < n; ++i) {
         const auto pick = i % 100;
         if (pick == 0) v.push_back(static_cast<uint64_t>(tail(rng)));
-        else if (pick == 1) v.push_back(small(rng));   // the exact (linear) region below 256 ns
+        else if (pick == 1) v.push_back(small(rng));  // the exact (linear) region below 256 ns
         else v.push_back(static_cast<uint64_t>(body(rng)));
     }
     return v;
@@ -55,7 +55,7 @@ TEST_CASE("Latency histogram: percentiles within the stated relative error of th
             const double got = h.percentile_ns(pct);
             INFO("seed " << seed << " p" << pct << ": exact " << exact << " ns, histogram " << got << " ns");
             CHECK(std::fabs(got - exact) <= nm::LatencyHistogram::kRelativeError * exact + 0.5);
-            CHECK(got >= last);   // monotonic
+            CHECK(got >= last);  // monotonic
             last = got;
         }
     }
@@ -112,9 +112,8 @@ TEST_CASE("Latency histogram: the CDF steps at each non-empty bucket's upper bou
         if (i > 0) CHECK(upper > cdf[i - 1].first);
         // Counted on the values themselves: the share strictly below the step's bound (values above the
         // histogram's range are counted in its last bucket).
-        const auto below = std::count_if(values.begin(), values.end(), [&, bound = upper](uint64_t v) {
-            return std::min(v, nm::LatencyHistogram::kMaxValueNs) < bound;
-        });
+        const auto below = std::count_if(values.begin(), values.end(),
+                                         [&, bound = upper](uint64_t v) { return std::min(v, nm::LatencyHistogram::kMaxValueNs) < bound; });
         INFO("step " << i << " at " << upper << " ns");
         CHECK(fraction == Approx(static_cast<double>(below) / static_cast<double>(values.size())).margin(1e-12));
     }

@@ -2,8 +2,8 @@
 // is rebuilt, and what restore asks for (tuning_back_to) from trees and from older journals' summaries.
 #include <catch2/catch.hpp>
 
-#include "core/base/tuning_codec.hpp"
 #include "core/base/qdisc_tree.hpp"
+#include "core/base/tuning_codec.hpp"
 #include "core/base/tuning_types.hpp"
 
 using nm::Json;
@@ -20,7 +20,8 @@ QdiscTree htb_tree() {
     t.qdiscs.push_back(TcNode{"htb", 0x10000, kRoot, 0, 0, 0, {{"r2q", 10}, {"default", 0x20}, {"direct_qlen", 1000}}, {}});
     t.qdiscs.push_back(TcNode{"pfifo", 0x100000, 0x10010, 0, 0, 0, {{"limit", 300}}, {}});
     t.classes.push_back(TcNode{"htb", 0x10010, kRoot, 0, 0, 0, {{"rate", 6250000}, {"ceil", 12500000}, {"prio", 1}}, {}});
-    t.filters.push_back(TcNode{"u32", 0x80000800, 0x10000, 0x0800, 1, 0, {{"classid", 0x10010}, {"sel_flags", 1}}, {{"keys", {0xc6120002, 0xffffffff, 16, 0}}}});
+    t.filters.push_back(
+        TcNode{"u32", 0x80000800, 0x10000, 0x0800, 1, 0, {{"classid", 0x10010}, {"sel_flags", 1}}, {{"keys", {0xc6120002, 0xffffffff, 16, 0}}}});
     nm::canonicalize(t);
     return t;
 }
@@ -32,7 +33,7 @@ TEST_CASE("A qdisc tree round-trips through its JSON: named integer options, no 
     const Json j = t;
     CHECK(j.dump().find("hex") == std::string::npos);
     CHECK(j.at("filters").at(0).at("options").at("keys") == Json::array({0xc6120002U, 0xffffffffU, 16, 0}));
-    CHECK(j.at("qdiscs").at(0).at("options").at("limit") == 300);   // sorted by parent: the leaf (1:10) before the root (root)
+    CHECK(j.at("qdiscs").at(0).at("options").at("limit") == 300);  // sorted by parent: the leaf (1:10) before the root (root)
     CHECK(j.get<QdiscTree>() == t);
     // Read in any order, it compares equal: the reader sorts.
     Json shuffled = j;

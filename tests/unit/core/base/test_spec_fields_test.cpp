@@ -9,10 +9,10 @@
 #include <type_traits>
 
 #include "core/base/error.hpp"
-#include "matrix/model/sweep_codec.hpp"
-#include "core/base/traffic_codec.hpp"
 #include "core/base/test_spec_fields.hpp"
 #include "core/base/test_spec_schema.hpp"
+#include "core/base/traffic_codec.hpp"
+#include "matrix/model/sweep_codec.hpp"
 
 namespace {
 
@@ -34,7 +34,7 @@ nm::Json sweep_with(const nm::Json& entry) {
 
 TEST_CASE("every field of the table is written and read back under its key") {
     std::set<std::string> keys;
-    for (const auto& f : nm::kTestSpecFields) CHECK(keys.insert(f.key).second);   // declared once
+    for (const auto& f : nm::kTestSpecFields) CHECK(keys.insert(f.key).second);  // declared once
     nm::TestSpec spec;
     for_each_test_spec_field(spec, [](const nm::TestSpecField&, auto& member) { set_other(member); });
     const nm::Json j = spec;
@@ -78,7 +78,7 @@ TEST_CASE("the generated schemas name every field of the table") {
 
 TEST_CASE("the table's flags of nicmatrix run are unique, and a flag they need comes before them") {
     std::set<std::string> names;
-    std::set<std::string> flagged;   // keys whose flag is already made
+    std::set<std::string> flagged;  // keys whose flag is already made
     for (const auto& f : nm::kTestSpecFields) {
         INFO(f.key);
         const std::string all = f.flag.names;

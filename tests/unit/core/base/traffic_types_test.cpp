@@ -18,7 +18,7 @@ TEST_CASE("LossStats += adds the counts, keeps the worse jitter and recomputes p
     CHECK(a.duplicates == 4);
     CHECK(a.reordered == 6);
     CHECK(a.jitter_ms == 1.5);
-    CHECK(a.percent == Approx(5.0));   // 20 of 400, not 10 + 3.3
+    CHECK(a.percent == Approx(5.0));  // 20 of 400, not 10 + 3.3
     nm::LossStats none;
     none += nm::LossStats{};
     CHECK(none.percent == 0);

@@ -43,8 +43,8 @@ TEST_CASE("profile globs: * any run, ? one character, the whole name", "[unit]")
 TEST_CASE("profile categories: the shipped table sorts the network stack's symbols as the issue's categories", "[unit]") {
     const auto table = nm::profile::builtin_category_table();
     CHECK(table.source == "built-in");
-    for (const char* c : {"copy", "checksum", "segmentation", "gro", "tcp_ip", "udp", "netdev", "skb", "memory", "locks",
-                          "scheduling", "syscall", "epoll", "user", "idle", "other"}) {
+    for (const char* c : {"copy", "checksum", "segmentation", "gro", "tcp_ip", "udp", "netdev", "skb", "memory", "locks", "scheduling", "syscall",
+                          "epoll", "user", "idle", "other"}) {
         CHECK(std::find(table.categories.begin(), table.categories.end(), c) != table.categories.end());
     }
     nm::profile::CategoryMatcher m(table);
@@ -55,7 +55,7 @@ TEST_CASE("profile categories: the shipped table sorts the network stack's symbo
     CHECK(category_of(m, "csum_and_copy_from_iter_full") == "checksum");
     CHECK(category_of(m, "skb_segment") == "segmentation");
     CHECK(category_of(m, "tcp_gso_segment") == "segmentation");
-    CHECK(category_of(m, "tcp4_gro_receive") == "gro");   // before tcp_ip: the first rule wins
+    CHECK(category_of(m, "tcp4_gro_receive") == "gro");  // before tcp_ip: the first rule wins
     CHECK(category_of(m, "napi_gro_receive") == "gro");
     CHECK(category_of(m, "tcp_sendmsg_locked") == "tcp_ip");
     CHECK(category_of(m, "ip_finish_output2") == "tcp_ip");
@@ -76,8 +76,7 @@ TEST_CASE("profile categories: a bad table is refused with its JSON pointer, --p
     CHECK(table_error(R"([1])").find("/: expected a category table") != std::string::npos);
     CHECK(table_error(R"({"categories": ["copy", "user", "idle", "other"], "rule": []})").find("/rule: unknown key") != std::string::npos);
     CHECK(table_error(R"({"categories": ["copy", "idle", "other"], "rules": []})").find("must list \"user\"") != std::string::npos);
-    CHECK(table_error(R"({"categories": ["copy", "Copy", "user", "idle", "other"], "rules": []})").find("/categories/1") !=
-          std::string::npos);
+    CHECK(table_error(R"({"categories": ["copy", "Copy", "user", "idle", "other"], "rules": []})").find("/categories/1") != std::string::npos);
     CHECK(table_error(R"({"categories": ["copy", "user", "idle", "other"], "rules": [{"category": "cpy", "match": "x*"}]})")
               .find("/rules/0/category: expected one of the listed categories (\"copy\"") != std::string::npos);
     CHECK(table_error(R"({"categories": ["copy", "user", "idle", "other"], "rules": [{"category": "copy", "match": []}]})")

@@ -88,7 +88,7 @@ TEST_CASE("profile records: samples, comm/exec and lost records decode, a short 
 
     auto shorter = sample(1, 2, 3, 4, 0, PERF_RECORD_MISC_KERNEL);
     shorter.resize(24);
-    std::memcpy(shorter.data() + 6, "\x18\x00", 2);   // the header says 24 bytes: too short for a sample
+    std::memcpy(shorter.data() + 6, "\x18\x00", 2);  // the header says 24 bytes: too short for a sample
     nm::profile::decode_record(shorter, b);
     CHECK(b.malformed == 1);
     CHECK(b.samples.size() == 2);

@@ -4,10 +4,10 @@
 #include <numeric>
 
 #include "core/profile/categories.hpp"
-#include "core/profile/profile_aggregate.hpp"
 #include "core/profile/host_profiler.hpp"
 #include "core/profile/perf_sampler.hpp"
 #include "core/profile/profile_access.hpp"
+#include "core/profile/profile_aggregate.hpp"
 
 namespace {
 
@@ -49,7 +49,7 @@ TEST_CASE("profile aggregate: shares of all samples by category, CPU and task, t
     CHECK(p.categories.at("netdev") == Approx(100.0 * 2 / 21));
     CHECK(p.categories.at("idle") == Approx(100.0 * 4 / 21));
     CHECK(p.categories.at("other") == Approx(100.0 * 1 / 21));
-    CHECK(p.categories.at("checksum") == 0);   // every category of the table appears
+    CHECK(p.categories.at("checksum") == 0);  // every category of the table appears
 
     REQUIRE(p.by_cpu.size() == 3);
     CHECK(p.by_cpu[0].samples == 10);
@@ -63,7 +63,7 @@ TEST_CASE("profile aggregate: shares of all samples by category, CPU and task, t
     CHECK(p.by_task.at("receiver").samples == 3);
     CHECK(p.by_task.at("ksoftirqd").samples == 2);
     CHECK(p.by_task.at("idle").samples == 4);
-    CHECK(p.by_task.at("other").samples == 2);   // the compiler, and the idle task's interrupt work
+    CHECK(p.by_task.at("other").samples == 2);  // the compiler, and the idle task's interrupt work
     REQUIRE(!p.other_tasks.empty());
 
     REQUIRE(p.top.size() == 8);

@@ -27,12 +27,12 @@ TEST_CASE("profile kallsyms: text symbols found by address, the name perf would 
     CHECK_FALSE(k.addresses_hidden());
     REQUIRE(k.find(0xffffffff81000150) != nullptr);
     CHECK(k.find(0xffffffff81000150)->name == "tcp_sendmsg");
-    CHECK(k.find(0xffffffff81000250)->name == "tcp_sendmsg");   // data symbols do not end a function
+    CHECK(k.find(0xffffffff81000250)->name == "tcp_sendmsg");  // data symbols do not end a function
     CHECK(k.find(0xffffffff81000300)->name == "csum_partial");
     CHECK(k.find(0xffffffffc0a01010)->name == "veth_xmit");
     CHECK(k.find(0xffffffffc0a01010)->module == "veth");
     CHECK(k.find(0xffffffff80ffffff) == nullptr);
-    CHECK(k.find(0xffffffffc0a01000 + (2u << 20)) == nullptr);   // far past the last symbol
+    CHECK(k.find(0xffffffffc0a01000 + (2u << 20)) == nullptr);  // far past the last symbol
 
     const auto hidden = nm::profile::KernelSymbols::parse("0000000000000000 T _stext\n0000000000000000 T tcp_sendmsg\n");
     CHECK(hidden.addresses_hidden());
@@ -76,6 +76,6 @@ TEST_CASE("profile CPU list and maps: /sys CPU lists and /proc maps lines parse,
     CHECK(maps[0].start == 0x55d4c8a00000);
     CHECK(maps[0].pgoff == 0x12000);
     CHECK(maps[0].path == "/usr/bin/nicmatrix");
-    CHECK(nm::profile::ring_pages_for(1000, 3.0) == 32);   // 120 kB of 40-byte samples: 32 pages
+    CHECK(nm::profile::ring_pages_for(1000, 3.0) == 32);  // 120 kB of 40-byte samples: 32 pages
     CHECK(nm::profile::ring_pages_for(1, 1.0) == 8);
 }

@@ -1,9 +1,9 @@
 #include <catch2/catch.hpp>
 
-#include "matrix/model/results_codec.hpp"
 #include "core/base/rfc2544_codec.hpp"
-#include "matrix/model/sweep_codec.hpp"
 #include "core/base/traffic_types.hpp"
+#include "matrix/model/results_codec.hpp"
+#include "matrix/model/sweep_codec.hpp"
 #include "matrix/report/frame_table.hpp"
 
 namespace {
@@ -44,7 +44,7 @@ TEST_CASE("The frame-size table has one row per size, IMIX last, and the posted 
     CHECK(t.rows[2].frame == "imix");
     CHECK(t.rows[0].line_pct == "17.5%");
     CHECK(t.rows[0].fps == "259875");
-    CHECK(t.rows[0].mbps == "133.06");   // 259875 x 64 x 8
+    CHECK(t.rows[0].mbps == "133.06");  // 259875 x 64 x 8
     CHECK(t.rows[0].cpu == "86/40/12%");
     CHECK(t.rows[0].loss == "0.00% (confirmed 0.00%)");
     CHECK(t.rows[0].trials == "7+1");
@@ -98,7 +98,7 @@ TEST_CASE("report renders the frame table of every rfc2544 cell", "[unit]") {
     const auto text = nm::render_results(f, "throughput_bps", nm::TableFormat::Text);
     CHECK_THAT(text, Catch::StartsWith("on/mtu1500/frames (ok)"));
     CHECK_THAT(text, Catch::Contains("259875"));
-    CHECK(text.find("MTU 1500") == std::string::npos);   // no matrix when every test is a table
+    CHECK(text.find("MTU 1500") == std::string::npos);  // no matrix when every test is a table
     // And it survives the results file's JSON.
     const auto back = nm::Json(f).get<nm::ResultsFile>();
     REQUIRE(back.cells.at(0).rfc2544);

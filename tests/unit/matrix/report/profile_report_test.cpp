@@ -4,9 +4,9 @@
 
 #include "core/base/error.hpp"
 #include "core/base/profile_codec.hpp"
-#include "matrix/model/results_codec.hpp"
 #include "core/base/traffic_codec.hpp"
 #include "matrix/config.hpp"
+#include "matrix/model/results_codec.hpp"
 #include "matrix/profile_metrics.hpp"
 #include "matrix/report/profile_report.hpp"
 #include "matrix/stats.hpp"
@@ -34,16 +34,23 @@ nm::RunResult shared_run(double copy, double gro) {
 
 TEST_CASE("profile in a sweep config: \"profile\": true and profile_hz parse, bad values name the pointer", "[unit]") {
     const auto c = nm::parse_sweep_config_text(R"({"name": "p", "offloads": [{"name": "a", "features": {}}], "mtu": [1500],
-        "traffic": [{"streams": 1}], "profile": true, "profile_hz": 499})", "p.json");
+        "traffic": [{"streams": 1}], "profile": true, "profile_hz": 499})",
+                                               "p.json");
     CHECK(c.profile);
     CHECK(c.profile_hz == 499);
     CHECK(nm::Json(c).at("profile") == true);
     CHECK_FALSE(nm::parse_sweep_config_text(R"({"name": "p", "offloads": [{"name": "a", "features": {}}], "mtu": [1500],
-        "traffic": [{"streams": 1}]})", "p.json").profile);
+        "traffic": [{"streams": 1}]})",
+                                            "p.json")
+                    .profile);
     CHECK_THROWS_WITH(nm::parse_sweep_config_text(R"({"name": "p", "offloads": [{"name": "a", "features": {}}], "mtu": [1500],
-        "traffic": [{"streams": 1}], "profile_hz": 0})", "p.json"), Catch::Contains("/profile_hz"));
+        "traffic": [{"streams": 1}], "profile_hz": 0})",
+                                                  "p.json"),
+                      Catch::Contains("/profile_hz"));
     CHECK_THROWS_WITH(nm::parse_sweep_config_text(R"({"name": "p", "offloads": [{"name": "a", "features": {}}], "mtu": [1500],
-        "traffic": [{"streams": 1}], "profile": "yes"})", "p.json"), Catch::Contains("/profile"));
+        "traffic": [{"streams": 1}], "profile": "yes"})",
+                                                  "p.json"),
+                      Catch::Contains("/profile"));
 }
 
 TEST_CASE("profile metrics: one host gives cpu:<category>, two give each end's and both pooled by samples", "[unit]") {
@@ -61,7 +68,7 @@ TEST_CASE("profile metrics: one host gives cpu:<category>, two give each end's a
     CHECK(t.at("cpu:sender:copy") == 40);
     CHECK(t.at("cpu:receiver:gro") == 6);
     CHECK(t.at("cpu:copy") == Approx((40 * 1000 + 10 * 3000) / 4000.0));
-    CHECK(nm::run_metrics(two).at("cpu:receiver:copy") == 10);   // the summaries take them
+    CHECK(nm::run_metrics(two).at("cpu:receiver:copy") == 10);  // the summaries take them
 
     std::map<std::string, double> none;
     nm::add_profile_metrics(nm::RunResult{}, none);
@@ -77,7 +84,8 @@ TEST_CASE("profile metrics: one host gives cpu:<category>, two give each end's a
 TEST_CASE("profile report --cpu-breakdown: per cell the median of each category, zero columns left out", "[unit]") {
     nm::ResultsFile r;
     r.run.config = nm::parse_sweep_config_text(R"({"name": "t", "offloads": [{"name": "on", "features": {}},
-        {"name": "off", "features": {}}], "mtu": [1500], "traffic": [{"streams": 1}], "profile": true})", "t");
+        {"name": "off", "features": {}}], "mtu": [1500], "traffic": [{"streams": 1}], "profile": true})",
+                                               "t");
     const auto cells = nm::expand_cells(r.run.config);
     REQUIRE(cells.size() == 2);
     nm::CellResult on;
@@ -95,8 +103,8 @@ TEST_CASE("profile report --cpu-breakdown: per cell the median of each category,
     INFO(text);
     CHECK_THAT(text, Catch::Contains("on/mtu1500/tcp-p1"));
     CHECK_THAT(text, Catch::Contains("both ends (vm)"));
-    CHECK_THAT(text, Catch::Contains("30.0"));   // median copy
-    CHECK_THAT(text, Catch::Contains("3.0"));    // median gro
+    CHECK_THAT(text, Catch::Contains("30.0"));  // median copy
+    CHECK_THAT(text, Catch::Contains("3.0"));   // median gro
     CHECK_THAT(text, Catch::Contains("0.0 in every cell, not shown: checksum"));
     CHECK_THAT(text, Catch::Contains("off/mtu1500/tcp-p1: not profiled"));
     const std::string csv = nm::render_cpu_breakdown(r, nm::TableFormat::Csv);

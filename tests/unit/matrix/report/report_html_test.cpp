@@ -44,7 +44,7 @@ TEST_CASE("html report: the page's matrix entries are the text report's, with th
             if (e.value->median_ci_low) {
                 ++with_interval;
                 CHECK(shown["value"]["interval_text"] == nm::format_metric("throughput_bps", *e.value->median_ci_low) + " .. " +
-                                                            nm::format_metric("throughput_bps", *e.value->median_ci_high));
+                                                             nm::format_metric("throughput_bps", *e.value->median_ci_high));
             }
         }
     }

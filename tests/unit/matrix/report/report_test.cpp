@@ -1,13 +1,13 @@
 #include <catch2/catch.hpp>
 
-#include "core/base/error.hpp"
-#include "matrix/model/comparison_codec.hpp"
 #include "core/base/cpu_codec.hpp"
+#include "core/base/error.hpp"
+#include "core/base/traffic_codec.hpp"
 #include "core/host/host_codec.hpp"
+#include "matrix/config.hpp"
+#include "matrix/model/comparison_codec.hpp"
 #include "matrix/model/results_codec.hpp"
 #include "matrix/model/sweep_codec.hpp"
-#include "core/base/traffic_codec.hpp"
-#include "matrix/config.hpp"
 #include "matrix/report/report.hpp"
 #include "matrix/stats.hpp"
 
@@ -75,12 +75,16 @@ TEST_CASE("The matrix: rows profile x traffic, columns MTU, median and CPU, stat
           "  median throughput_bps (sender/receiver engine CPU, % of one core); - = not run\n"
           "  all-on/mtu9000/tcp-p10: duplicate: same effective settings as all-on/mtu1500/tcp-p1\n"
           "  all-off/mtu9000/tcp-p1: path_mtu_blackhole: why all-off/mtu9000/tcp-p1\n");
-    CHECK_THAT(nm::render_matrix(table, nm::TableFormat::Markdown), Catch::StartsWith(
-          "| offloads / traffic | MTU 1500 | MTU 9000 |\n| --- | ---: | ---: |\n| all-on / tcp-p1 | 9.41 Gbit/s (95/70%) | 20.1 Gbit/s (95/70%) |\n"));
+    CHECK_THAT(nm::render_matrix(table, nm::TableFormat::Markdown),
+               Catch::StartsWith("| offloads / traffic | MTU 1500 | MTU 9000 |\n| --- | ---: | ---: |\n| all-on / tcp-p1 | 9.41 Gbit/s (95/70%) | "
+                                 "20.1 Gbit/s (95/70%) |\n"));
     const auto csv = nm::render_matrix(table, nm::TableFormat::Csv);
-    CHECK_THAT(csv, Catch::StartsWith("profile,traffic,mtu,key,status,throughput_bps_median,throughput_bps_mean,throughput_bps_ci95,n,cpu_sender_pct_median,cpu_receiver_pct_median,"
-                                      "throughput_bps_median_ci_low,throughput_bps_median_ci_high,throughput_bps_median_ci_confidence,precision_met,disturbed_runs\n"
-                                      "all-on,tcp-p1,1500,all-on/mtu1500/tcp-p1,ok,9410000000.0,"));
+    CHECK_THAT(csv,
+               Catch::StartsWith(
+                   "profile,traffic,mtu,key,status,throughput_bps_median,throughput_bps_mean,throughput_bps_ci95,n,cpu_sender_pct_median,cpu_"
+                   "receiver_pct_median,"
+                   "throughput_bps_median_ci_low,throughput_bps_median_ci_high,throughput_bps_median_ci_confidence,precision_met,disturbed_runs\n"
+                   "all-on,tcp-p1,1500,all-on/mtu1500/tcp-p1,ok,9410000000.0,"));
     // [min, max] of 3 at 75%; no precision was asked; no run was disturbed.
     CHECK_THAT(csv, Catch::Contains(",3,95.0,70.0,9300000000.0,9500000000.0,75.0,,0\n"));
     CHECK_THAT(csv, Catch::Contains("all-off,tcp-p1,9000,all-off/mtu9000/tcp-p1,path_mtu_blackhole,,,,0,,,,,,,0\n"));
@@ -88,7 +92,9 @@ TEST_CASE("The matrix: rows profile x traffic, columns MTU, median and CPU, stat
 
 TEST_CASE("report --metric of a metric no cell has lists the metrics there are", "[unit]") {
     const auto r = results({{"all-on/mtu1500/tcp-p1", {1}}});
-    CHECK_THROWS_WITH(nm::build_matrix(r, "goodput"), Catch::StartsWith("--metric goodput: no cell has this metric; the file has busiest_cpu_busy_pct, cpu_receiver_pct, cpu_sender_pct,"));
+    CHECK_THROWS_WITH(
+        nm::build_matrix(r, "goodput"),
+        Catch::StartsWith("--metric goodput: no cell has this metric; the file has busiest_cpu_busy_pct, cpu_receiver_pct, cpu_sender_pct,"));
     CHECK_THROWS_AS(nm::parse_table_format("xml"), nm::Error);
     CHECK(nm::build_matrix(r, "cpu_sender_pct").rows.size() == 4);
 }
@@ -117,7 +123,7 @@ TEST_CASE("compare matches cells by settings, gives B/A with its interval, marks
     CHECK(half.significant);
     CHECK(half.verdict == nm::RatioVerdict::Significant);
     CHECK(half.features_requested == std::map<std::string, bool>{{"tso", true}});
-    CHECK(cmp.rows[1].verdict == nm::RatioVerdict::TooFew);   // 3 and 3 reach 90% at most
+    CHECK(cmp.rows[1].verdict == nm::RatioVerdict::TooFew);  // 3 and 3 reach 90% at most
     CHECK_FALSE(cmp.rows[1].significant);
     CHECK(cmp.rows[2].verdict == nm::RatioVerdict::NotSignificant);
     CHECK(cmp.only_a == std::vector<std::string>{"all-off/mtu1500/tcp-p1"});
@@ -129,8 +135,10 @@ TEST_CASE("compare matches cells by settings, gives B/A with its interval, marks
           "all-on/mtu1500/tcp-p10      11.0 Gbit/s    11.0 Gbit/s  1.00     3+3 runs: at most 90.0% confidence, 95.0% asked\n"
           "all-on/mtu9000/tcp-p10      5.15 Gbit/s    5.15 Gbit/s  1.00 ≈                                      0.926..1.060\n"
           "\n"
-          "  B/A = median B / median A of throughput_bps; interval: the 95% Hodges-Lehmann/Mann-Whitney interval of B/A (exact, distribution-free, on log values; it assumes B is A scaled)\n"
-          "  * = a difference: the cell's exact Mann-Whitney p-value (the test its interval inverts), not adjusted for the number of cells, is at most 0.05; ≈ = no difference shown; no mark = too few repetitions to claim anything at 95% (each side needs at least 4)\n"
+          "  B/A = median B / median A of throughput_bps; interval: the 95% Hodges-Lehmann/Mann-Whitney interval of B/A (exact, distribution-free, "
+          "on log values; it assumes B is A scaled)\n"
+          "  * = a difference: the cell's exact Mann-Whitney p-value (the test its interval inverts), not adjusted for the number of cells, is at "
+          "most 0.05; ≈ = no difference shown; no mark = too few repetitions to claim anything at 95% (each side needs at least 4)\n"
           "  2 cells tested: even if nothing differed, about 0.1 of them would be marked * by chance\n"
           "  only in A: all-off/mtu1500/tcp-p1\n"
           "  only in B: all-on/mtu9000/tcp-p1\n");
@@ -173,7 +181,8 @@ TEST_CASE("compare marks a figure whose precision was not met (?) or that was me
     CHECK(json.at("rows")[0].at("disturbed_b") == 1);
 }
 
-TEST_CASE("compare adjusts the cells' p-values together (Holm by default, BH, none), names the method and the family, and marks = within a margin", "[unit]") {
+TEST_CASE("compare adjusts the cells' p-values together (Holm by default, BH, none), names the method and the family, and marks = within a margin",
+          "[unit]") {
     // Eight cells of 6+6 runs: two with B 20% faster, six the same figures shuffled (A/A).
     const std::vector<double> base{10.0, 10.1, 10.2, 10.3, 10.4, 10.5};
     const std::vector<double> shuffled{10.25, 10.05, 10.45, 10.15, 10.35, 10.12};
@@ -208,7 +217,8 @@ TEST_CASE("compare adjusts the cells' p-values together (Holm by default, BH, no
     CHECK(*holm.rows[0].p_adjusted == Approx(8 * 2.0 / 924));
     CHECK(*holm.rows[1].p_adjusted == Approx(8 * 2.0 / 924));
     const auto text = nm::render_comparison(holm, nm::TableFormat::Text);
-    CHECK_THAT(text, Catch::Contains("adjusted by Holm (family-wise error rate) over the 8 cells tested, is at most 0.05 (each cell on its own: 2 marked)"));
+    CHECK_THAT(
+        text, Catch::Contains("adjusted by Holm (family-wise error rate) over the 8 cells tested, is at most 0.05 (each cell on its own: 2 marked)"));
     const auto json = nm::Json::parse(nm::render_comparison(holm, nm::TableFormat::JsonDocument));
     CHECK(json.at("adjustment") == "holm");
     CHECK(json.at("tested_cells") == 8);
@@ -221,7 +231,8 @@ TEST_CASE("compare adjusts the cells' p-values together (Holm by default, BH, no
     CHECK(*bh.rows[0].p_adjusted == Approx(4 * 2.0 / 924));
     CHECK(bh.rows[0].significant);
     CHECK_FALSE(bh.rows[2].significant);
-    CHECK_THAT(nm::render_comparison(bh, nm::TableFormat::Text), Catch::Contains("Benjamini-Hochberg (false discovery rate) over the 8 cells tested"));
+    CHECK_THAT(nm::render_comparison(bh, nm::TableFormat::Text),
+               Catch::Contains("Benjamini-Hochberg (false discovery rate) over the 8 cells tested"));
 
     // A margin of 5%: the A/A cells are the same within it, the 20% cells are not.
     const auto eq = nm::compare_results(a, b, "throughput_bps", "a", "b", {95, nm::PAdjustment::Holm, 5.0});
@@ -234,7 +245,8 @@ TEST_CASE("compare adjusts the cells' p-values together (Holm by default, BH, no
     }
     const auto eq_text = nm::render_comparison(eq, nm::TableFormat::Text);
     CHECK_THAT(eq_text, Catch::Contains("1.19 * "));
-    CHECK_THAT(eq_text, Catch::Contains("= = the same within ±5%: two one-sided Mann-Whitney tests that B/A lies inside [0.950, 1.050] (each at 0.05: the 90% interval inside the margin)"));
+    CHECK_THAT(eq_text, Catch::Contains("= = the same within ±5%: two one-sided Mann-Whitney tests that B/A lies inside [0.950, 1.050] (each at "
+                                        "0.05: the 90% interval inside the margin)"));
     const auto eq_json = nm::Json::parse(nm::render_comparison(eq, nm::TableFormat::JsonDocument));
     CHECK(eq_json.at("margin_pct") == 5.0);
     CHECK(eq_json.at("rows")[2].at("verdict") == "equivalent");
@@ -252,7 +264,8 @@ TEST_CASE("compare adjusts the cells' p-values together (Holm by default, BH, no
     }
     const auto few = nm::compare_results(results(fa), results(fb), "throughput_bps", "a", "b");
     for (const auto& r : few.rows) CHECK_FALSE(r.significant);
-    CHECK_THAT(nm::render_comparison(few, nm::TableFormat::Text), Catch::Contains("8 of the 8 cells have too few repetitions to be marked * under Holm"));
+    CHECK_THAT(nm::render_comparison(few, nm::TableFormat::Text),
+               Catch::Contains("8 of the 8 cells have too few repetitions to be marked * under Holm"));
 }
 
 TEST_CASE("repetitions: 1 claims nothing: no interval, no mark, however far apart", "[unit]") {
@@ -282,14 +295,14 @@ TEST_CASE("report --against: every cell relative to the reference profile at the
                            {{"all-off/mtu9000/tcp-p10", nm::CellStatus::PathMtuBlackhole}, {"all-on/mtu9000/tcp-p10", nm::CellStatus::Failed}});
     const auto cmp = nm::compare_to_profile(r, "throughput_bps", "all-off", "r.json", kEachOnItsOwn);
     CHECK(cmp.reference == "all-off");
-    REQUIRE(cmp.rows.size() == 4);   // the all-on cells, each against all-off
+    REQUIRE(cmp.rows.size() == 4);  // the all-on cells, each against all-off
     CHECK(cmp.rows[0].key_a == "all-off/mtu1500/tcp-p1");
     CHECK(cmp.rows[0].key_b == "all-on/mtu1500/tcp-p1");
     CHECK(cmp.rows[0].profile == "all-on");
     CHECK(cmp.rows[0].significant);
     CHECK(cmp.rows[1].key_b == "all-on/mtu1500/tcp-p10");
-    CHECK(cmp.rows[1].verdict == nm::RatioVerdict::NotSignificant);   // the same figures, shuffled
-    CHECK(cmp.rows[2].verdict == nm::RatioVerdict::TooFew);           // 3 against 2 runs
+    CHECK(cmp.rows[1].verdict == nm::RatioVerdict::NotSignificant);  // the same figures, shuffled
+    CHECK(cmp.rows[2].verdict == nm::RatioVerdict::TooFew);          // 3 against 2 runs
     const auto text = nm::render_against(cmp, nm::TableFormat::Text);
     CHECK(text.substr(0, text.find("\n\n")) ==
           "offloads / traffic               MTU 1500  MTU 9000\n"
@@ -315,8 +328,10 @@ TEST_CASE("The matrix marks cells whose precision was not met (?) and cells meas
     CHECK_THAT(text, Catch::Contains("9.41 Gbit/s (95/70%)"));
     CHECK_THAT(text, Catch::Contains("20.1 Gbit/s (95/70%) ?"));
     CHECK_THAT(text, Catch::Contains("1.05 Gbit/s (95/70%) ?!"));
-    CHECK_THAT(text, Catch::Contains("  ? = desired precision not achieved (the 95% interval of the median throughput_bps within ±5%, in 12 repetitions at most): 2 of 3 cells\n"));
-    CHECK_THAT(text, Catch::Contains("  ! = measured under interference (before a repetition, busy above 20% or steal above 5% of all CPUs, for longer than the sweep waited): 1 of 3 cells\n"));
+    CHECK_THAT(text, Catch::Contains("  ? = desired precision not achieved (the 95% interval of the median throughput_bps within ±5%, in 12 "
+                                     "repetitions at most): 2 of 3 cells\n"));
+    CHECK_THAT(text, Catch::Contains("  ! = measured under interference (before a repetition, busy above 20% or steal above 5% of all CPUs, for "
+                                     "longer than the sweep waited): 1 of 3 cells\n"));
     CHECK_THROWS_AS(nm::render_matrix(nm::build_matrix(r, "throughput_bps"), nm::TableFormat::JsonDocument), nm::Error);
 }
 
@@ -328,8 +343,10 @@ TEST_CASE("format_metric puts human units on bits/s, packets/s and percentages",
     CHECK(nm::format_metric("tcp_retransmits", 3) == "3.00");
 }
 
-TEST_CASE("compare warns when the files' hosts differ in kernel, CPU model, driver, firmware, congestion control, CPU mitigations, idle policy or nicmatrix build, naming which",
-          "[unit]") {
+TEST_CASE(
+    "compare warns when the files' hosts differ in kernel, CPU model, driver, firmware, congestion control, CPU mitigations, idle policy or "
+    "nicmatrix build, naming which",
+    "[unit]") {
     auto a = results({{"all-on/mtu1500/tcp-p1", {9.0, 9.2, 9.3, 9.4}}});
     auto b = results({{"all-on/mtu1500/tcp-p1", {9.1, 9.2, 9.3, 9.4}}});
     for (auto* r : {&a, &b}) {
@@ -341,8 +358,7 @@ TEST_CASE("compare warns when the files' hosts differ in kernel, CPU model, driv
         r->local.sysctls["net.ipv4.tcp_congestion_control"] = "cubic";
     }
     CHECK(nm::host_differences(a, b).empty());
-    CHECK_THAT(nm::render_comparison(nm::compare_results(a, b, "throughput_bps", "a", "b"), nm::TableFormat::Text),
-               !Catch::Contains("warning"));
+    CHECK_THAT(nm::render_comparison(nm::compare_results(a, b, "throughput_bps", "a", "b"), nm::TableFormat::Text), !Catch::Contains("warning"));
     b.local.kernel = "6.5.0-1-amd64";
     CHECK(nm::host_differences(a, b) == std::vector<std::string>{"local kernel: 6.1.0-13-amd64 vs 6.5.0-1-amd64"});
     b.local.interface->firmware = "4.40";
@@ -350,12 +366,11 @@ TEST_CASE("compare warns when the files' hosts differ in kernel, CPU model, driv
     b.local.interface->driver_version = "1.3.0";
     b.local.sysctls["net.ipv4.tcp_congestion_control"] = "bbr";
     b.local.cpu_model = "AMD EPYC 7763";
-    b.remote.kernel = "6.1.0";   // A knows nothing of its remote: not compared
+    b.remote.kernel = "6.1.0";  // A knows nothing of its remote: not compared
     const auto cmp = nm::compare_results(a, b, "throughput_bps", "a", "b");
-    CHECK(cmp.host_differences == std::vector<std::string>{"local kernel: 6.1.0-13-amd64 vs 6.5.0-1-amd64",
-                                                           "local CPU model: Intel(R) Xeon(R) Gold 6338 vs AMD EPYC 7763",
-                                                           "local driver version: 1.2.3 vs 1.3.0", "local firmware: 4.20 vs 4.40",
-                                                           "local congestion control: cubic vs bbr"});
+    CHECK(cmp.host_differences ==
+          std::vector<std::string>{"local kernel: 6.1.0-13-amd64 vs 6.5.0-1-amd64", "local CPU model: Intel(R) Xeon(R) Gold 6338 vs AMD EPYC 7763",
+                                   "local driver version: 1.2.3 vs 1.3.0", "local firmware: 4.20 vs 4.40", "local congestion control: cubic vs bbr"});
     const auto text = nm::render_comparison(cmp, nm::TableFormat::Text);
     CHECK_THAT(text, Catch::Contains("warning: the files' hosts differ: local kernel: 6.1.0-13-amd64 vs 6.5.0-1-amd64"));
     CHECK_THAT(text, Catch::Contains("warning: the files' hosts differ: local congestion control: cubic vs bbr"));
@@ -365,23 +380,25 @@ TEST_CASE("compare warns when the files' hosts differ in kernel, CPU model, driv
     b.local.cpu_vulnerabilities = {{"meltdown", "Not affected"}, {"spectre_v2", "Mitigation: Enhanced IBRS"}, {"gds", "Vulnerable"}};
     a.local.tool = {.version = "0.1.0", .commit = "0ba10a8d8d1e"};
     b.local.tool = {.version = "0.1.0", .commit = "0ba10a8d8d1e-dirty"};
-    b.remote.tool = {.version = "0.1.0", .commit = ""};   // A's remote was not read: not compared
+    b.remote.tool = {.version = "0.1.0", .commit = ""};  // A's remote was not read: not compared
     const auto differences = nm::host_differences(a, b);
     REQUIRE(differences.size() == 8);
     CHECK(std::vector<std::string>(differences.begin() + 5, differences.end()) ==
           std::vector<std::string>{"local CPU vulnerability gds: (not listed) vs Vulnerable",
                                    "local CPU vulnerability spectre_v2: Mitigation: Retpolines vs Mitigation: Enhanced IBRS",
                                    "local nicmatrix build: 0.1.0 (0ba10a8d8d1e) vs 0.1.0 (0ba10a8d8d1e-dirty)"});
-    b.local.cpu_vulnerabilities.clear();   // B's not read: not compared
+    b.local.cpu_vulnerabilities.clear();  // B's not read: not compared
     CHECK(nm::host_differences(a, b).size() == 6);
     // The idle policy (where both files read it): driver, governor, states, and the same driver's parameters.
-    nm::CpuIdle halting{.driver = "haltpoll", .governor = "haltpoll",
-                        .states = {{.name = "POLL", .latency_us = 0, .disabled_cpus = {}}, {.name = "haltpoll idle", .latency_us = 1, .disabled_cpus = {}}},
-                        .driver_parameters = {{"guest_halt_poll_ns", "0"}}};
+    nm::CpuIdle halting{
+        .driver = "haltpoll",
+        .governor = "haltpoll",
+        .states = {{.name = "POLL", .latency_us = 0, .disabled_cpus = {}}, {.name = "haltpoll idle", .latency_us = 1, .disabled_cpus = {}}},
+        .driver_parameters = {{"guest_halt_poll_ns", "0"}}};
     a.local.cpu_idle = halting;
-    CHECK(nm::host_differences(a, b).size() == 6);   // B's not read: not compared
+    CHECK(nm::host_differences(a, b).size() == 6);  // B's not read: not compared
     b.local.cpu_idle = halting;
-    CHECK(nm::host_differences(a, b).size() == 6);   // the same: nothing to say
+    CHECK(nm::host_differences(a, b).size() == 6);  // the same: nothing to say
     b.local.cpu_idle->driver_parameters["guest_halt_poll_ns"] = "200000";
     b.local.cpu_idle->states[0].disabled_cpus = {0, 1};
     auto idle_differences = nm::host_differences(a, b);
@@ -389,9 +406,12 @@ TEST_CASE("compare warns when the files' hosts differ in kernel, CPU model, driv
     CHECK(std::vector<std::string>(idle_differences.begin() + 5, idle_differences.begin() + 7) ==
           std::vector<std::string>{"local idle states: POLL (0 us), haltpoll idle (1 us) vs POLL (0 us, disabled on 0-1), haltpoll idle (1 us)",
                                    "local haltpoll parameter guest_halt_poll_ns: 0 vs 200000"});
-    b.local.cpu_idle = nm::CpuIdle{.driver = "intel_idle", .governor = "menu", .states = {{.name = "C1", .latency_us = std::nullopt, .disabled_cpus = {}}}, .driver_parameters = {{"max_cstate", "9"}}};
+    b.local.cpu_idle = nm::CpuIdle{.driver = "intel_idle",
+                                   .governor = "menu",
+                                   .states = {{.name = "C1", .latency_us = std::nullopt, .disabled_cpus = {}}},
+                                   .driver_parameters = {{"max_cstate", "9"}}};
     idle_differences = nm::host_differences(a, b);
-    REQUIRE(idle_differences.size() == 9);   // another driver's parameters are not compared one by one
+    REQUIRE(idle_differences.size() == 9);  // another driver's parameters are not compared one by one
     CHECK(std::vector<std::string>(idle_differences.begin() + 5, idle_differences.begin() + 8) ==
           std::vector<std::string>{"local cpuidle driver: haltpoll vs intel_idle", "local cpuidle governor: haltpoll vs menu",
                                    "local idle states: POLL (0 us), haltpoll idle (1 us) vs C1 (latency unknown)"});
@@ -408,11 +428,12 @@ TEST_CASE("compare warns when the files' hosts differ in kernel, CPU model, driv
 TEST_CASE("The matrix notes when the local kernel may hide softirq in the engines' CPU", "[unit]") {
     auto r = results({{"all-on/mtu1500/tcp-p1", {9.3, 9.41, 9.5}}});
     CHECK_THAT(nm::render_matrix(nm::build_matrix(r, "throughput_bps"), nm::TableFormat::Text),
-               !Catch::Contains("may include softirq"));   // unknown accounting: no claim
+               !Catch::Contains("may include softirq"));  // unknown accounting: no claim
     r.local.cpu_accounting.irq_time = nm::KernelOption::No;
     r.local.cpu_accounting.source = "/proc/config.gz";
-    CHECK_THAT(nm::render_matrix(nm::build_matrix(r, "throughput_bps"), nm::TableFormat::Text),
-               Catch::Contains("engine CPU may include softirq: this kernel does not account IRQ time (CONFIG_IRQ_TIME_ACCOUNTING off, /proc/config.gz)"));
+    CHECK_THAT(
+        nm::render_matrix(nm::build_matrix(r, "throughput_bps"), nm::TableFormat::Text),
+        Catch::Contains("engine CPU may include softirq: this kernel does not account IRQ time (CONFIG_IRQ_TIME_ACCOUNTING off, /proc/config.gz)"));
     r.local.cpu_accounting.irq_time = nm::KernelOption::Yes;
     CHECK_THAT(nm::render_matrix(nm::build_matrix(r, "throughput_bps"), nm::TableFormat::Text), !Catch::Contains("may include softirq"));
 }
@@ -432,13 +453,13 @@ TEST_CASE("The default metric: transactions/s when every cell is a request/respo
     for (const auto& spec : nm::expand_cells(rr)) r.cells.push_back(cell_of(spec));
     REQUIRE(r.cells.size() == 4);
     CHECK(nm::headline_metric(r.cells[0].spec.traffic.test) == "rr_transactions_per_s");
-    CHECK(nm::headline_metric(r.cells[2].spec.traffic.test) == "rr_transactions_per_s");   // CRR
-    CHECK(nm::default_metric(r) == "rr_transactions_per_s");   // the rfc2544 table does not count
+    CHECK(nm::headline_metric(r.cells[2].spec.traffic.test) == "rr_transactions_per_s");  // CRR
+    CHECK(nm::default_metric(r) == "rr_transactions_per_s");                              // the rfc2544 table does not count
     const auto stream = nm::expand_cells(config()).front();
     CHECK(nm::headline_metric(stream.traffic.test) == "throughput_bps");
     r.cells.push_back(cell_of(stream));
-    CHECK(nm::default_metric(r) == "throughput_bps");   // one stream cell among them
+    CHECK(nm::default_metric(r) == "throughput_bps");  // one stream cell among them
     CHECK(nm::default_metric(nm::ResultsFile{}) == "throughput_bps");
-    r.cells = {r.cells[3]};   // an rfc2544 table alone
+    r.cells = {r.cells[3]};  // an rfc2544 table alone
     CHECK(nm::default_metric(r) == "throughput_bps");
 }

@@ -9,6 +9,7 @@ packages=(
   build-essential cmake pkg-config g++
   libmnl-dev libnl-3-dev libnl-route-3-dev libnl-genl-3-dev
   nlohmann-json3-dev libcli11-dev catch2 pybind11-dev python3-dev libssl-dev libboost-dev zlib1g-dev clang-14
+  clang-format-14  # scripts/lint.sh --format, which scripts/test.sh runs over the tree
   ethtool iproute2 iputils-ping iperf3 procps libcap2-bin tcpdump strace
   linux-cpupower  # cpupower idle-info: the oracle of the idle policy a results file records (hosts.*.cpu_idle)
   time  # GNU time: a server's voluntary context switches (its sleeps), the oracle of the --rx-spin test

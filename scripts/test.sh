@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # Installs what is missing, builds build/, and runs every test suite CI runs, in this order: the Debian
 # package's check beside the libFuzzer targets (clang, ASan and UBSan, in build-fuzz/, for a bounded time),
-# then every CTest suite in build/ (unit, integration: root, real veth in network namespaces the tests make
-# and remove themselves; vm, python, browser, docs), whose summary closes the output. CI runs exactly this
-# (.ci/run). Not run here: the unit tests under ASan and UBSan (scripts/test-sanitized.sh; not yet seen
-# green on the whole tree), lint (scripts/lint.sh), the fleet test and the fault trials.
+# then the unit tests under ASan and UBSan (in the same build-fuzz/), the tree's formatting against
+# .clang-format, then every CTest suite in build/ (unit, integration: root, real veth in network namespaces
+# the tests make and remove themselves; vm, python, browser, docs), whose summary closes the output. CI runs
+# exactly this (.ci/run). Not run here: clang-tidy (scripts/lint.sh --tidy: about half an hour on 2 cores),
+# the fleet test and the fault trials.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/build.sh
@@ -22,6 +23,9 @@ trap 'kill "$package_pid" 2>/dev/null || true; wait "$package_pid" 2>/dev/null |
 # the layers built with clang, ASan and UBSan in build-fuzz/ (a few minutes on an idle 2-core machine),
 # 10 s each on the committed corpus (fuzz/corpus/).
 timeout 600 fuzz/run.sh 10
+# The unit tests built with the fuzz step's flags (ASan, UBSan, no recovery) in build-fuzz/, whose layer
+# libraries that step has just built: about 10 minutes here (the test code's compile, then 155 s of tests).
+timeout 1500 bash scripts/test-sanitized.sh
 package_status=0
 wait "$package_pid" || package_status=$?
 trap - EXIT
@@ -31,6 +35,8 @@ if [ "$package_status" -ne 0 ]; then
   echo "test.sh: scripts/check-package.sh failed (exit $package_status)" >&2
   exit "$package_status"
 fi
+# Formatting: every tracked C++ file as .clang-format lays it out (a few seconds; nothing is rewritten).
+bash scripts/lint.sh --format
 cd build
 # Two tests at a time (the machine's two cores): every test holds on a loaded 2-core machine, and this is
 # one (it also halves the wall time). The bound leaves room for the VM lab's suite (tests/vm: one guest

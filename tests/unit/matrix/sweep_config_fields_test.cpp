@@ -20,10 +20,11 @@ using nm::SweepConfigField;
 
 const Json kMinimal = Json::parse(R"({"offloads": [{"name": "a", "features": {"tso": "off"}}], "mtu": [1500], "traffic": [{}]})");
 
-// The message of the usage error parsing `config` throws; "" when it parses.
+// The message of the usage error parsing `config` throws; "" when it parses. Through its text, as a file
+// is read (a JSON parser gives a positive integer as unsigned; Json(1) in C++ is signed).
 std::string error_of(const Json& config) {
     try {
-        nm::parse_sweep_config(config);
+        nm::parse_sweep_config(Json::parse(config.dump()));
     } catch (const nm::Error& e) {
         CHECK(e.kind() == nm::ErrorKind::Usage);
         return e.what();
@@ -115,7 +116,7 @@ TEST_CASE("A value at a table key's edge reaches its member, and the writer writ
     config["profile_hz"] = 10000;
     config["precision"] = Json{{"ci_pct", 100}, {"confidence", 50}, {"min_repetitions", 1}, {"max_repetitions", 1000}};
     config["interference"] = Json{{"sample_ms", 0}, {"max_wait_s", 3600}};
-    const auto c = nm::parse_sweep_config(config);
+    const auto c = nm::parse_sweep_config(Json::parse(config.dump()));
     CHECK(c.duration_s == 86400);
     CHECK(c.repetitions == 1);
     CHECK(c.profile_hz == 10000);

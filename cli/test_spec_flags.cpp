@@ -27,6 +27,8 @@ const char* unit_name(FieldUnit u) {
         case FieldUnit::BitsPerSecond: return "bit/s";
         case FieldUnit::PacketsPerSecond: return "packets/s";
         case FieldUnit::Hertz: return "Hz";
+        case FieldUnit::Milliseconds: return "ms";
+        case FieldUnit::Percent: return "%";
     }
     return "";
 }

@@ -113,6 +113,7 @@ enum class FieldAxis : uint8_t {
 };
 
 /// The unit of a TestSpec field's value (the table's `unit`): what `nicmatrix run` scales a K/M/G suffix by.
+/// The sweep config's tables (matrix/model/sweep_types.hpp) name their units with it too.
 enum class FieldUnit : uint8_t {
     None,   ///< a count, a name, a switch
     Bytes,  ///< K/M/G are powers of 1024
@@ -121,6 +122,8 @@ enum class FieldUnit : uint8_t {
     BitsPerSecond,     ///< K/M/G are powers of 1000
     PacketsPerSecond,  ///< K/M/G are powers of 1000
     Hertz,
+    Milliseconds,  ///< the sweep config's (no flag of `nicmatrix run` has it)
+    Percent,       ///< the sweep config's
 };
 
 // TestSpec's fields, declared once (the machinery and what is derived: core/base/test_spec_fields.hpp).

@@ -1,14 +1,18 @@
 // JSON of a sweep config. A config is what users write by hand, so it is read field by field with the JSON
 // pointer of every value at hand (json_node.hpp): each error says where (`/traffic/1/streams`), what was
 // expected and what was found, and unknown keys are errors (a typo must not silently become a default).
-// Traffic entries and tuning axes are read in files of their own (sweep_config_parts.hpp).
+// Traffic entries and tuning axes are read in files of their own (sweep_config_parts.hpp). The keys of
+// the top level, `precision` and `interference`, and the range and wording of those that are one member,
+// come from their field tables (sweep_config_fields.hpp); the keys that are not are read here by hand.
 #include <algorithm>
 #include <iterator>
 #include <map>
 #include <set>
+#include <type_traits>
 
 #include "matrix/model/json_node.hpp"
 #include "matrix/model/sweep_codec.hpp"
+#include "matrix/model/sweep_config_fields.hpp"
 #include "matrix/model/sweep_config_parts.hpp"
 
 namespace nm {
@@ -23,17 +27,42 @@ constexpr std::pair<ApplyTo, const char*> kApplyTo[] = {
     {ApplyTo::Local, "local"}, {ApplyTo::Peer, "peer"}, {ApplyTo::Both, "both"}, {ApplyTo::Dut, "dut"}};
 constexpr std::pair<SweepOrder, const char*> kSweepOrders[] = {{SweepOrder::Shuffled, "shuffled"}, {SweepOrder::Sequential, "sequential"}};
 
+// The keys of `record`'s table that are one member each, those `n` has: a missing required one says
+// "missing; expected <help>", a wrong value "expected <expected>, got ...".
+template <typename Record>
+void read_table_fields(const Node& n, Record& record) {
+    for_each_sweep_field(record, [&](const SweepConfigField& f, auto& member) {
+        using T = std::decay_t<decltype(member)>;
+        if (!n.has(f.key)) {
+            if (f.options & kSweepKeyRequired) n.required(f.key, f.help);
+            return;
+        }
+        const Node v = n.child(f.key);
+        if constexpr (std::is_same_v<T, bool>) {
+            if (!v.json().is_boolean()) v.fail(f.expected);
+            member = v.json().template get<bool>();
+        } else if constexpr (std::is_integral_v<T>) {
+            const auto min = static_cast<uint64_t>(f.min) + ((f.options & kSweepKeyAboveMin) ? 1 : 0);
+            member = static_cast<T>(v.integer(min, static_cast<uint64_t>(f.max), f.expected));
+        } else {
+            member = v.number(f.min, f.max, (f.options & kSweepKeyAboveMin) != 0, f.expected);
+        }
+    });
+}
+
+// The members of `record`'s table, as a JSON object.
+template <typename Record>
+Json table_fields_json(const Record& record) {
+    Json j = Json::object();
+    for_each_sweep_field(record, [&](const SweepConfigField& f, const auto& member) { j[f.key] = member; });
+    return j;
+}
+
 PrecisionSpec parse_precision(const Node& n) {
-    n.expect_object({"ci_pct", "confidence", "min_repetitions", "max_repetitions", "metric"},
+    n.expect_object(sweep_record_keys<PrecisionSpec>(),
                     "a precision {\"ci_pct\": 5, \"confidence\": 95, \"min_repetitions\": 3, \"max_repetitions\": 12, \"metric\": ...}");
     PrecisionSpec p;
-    p.ci_pct = n.required("ci_pct", "the wanted half-width of the median's interval, in percent of the median")
-                   .number(0, 100, true, "a half-width in percent of the median (0 < x <= 100)");
-    if (n.has("confidence")) p.confidence = n.child("confidence").number(50, 99.9, false, "a confidence in percent from 50 to 99.9");
-    if (n.has("min_repetitions"))
-        p.min_repetitions = static_cast<uint32_t>(n.child("min_repetitions").integer(1, 1000, "a number of repetitions from 1 to 1000"));
-    if (n.has("max_repetitions"))
-        p.max_repetitions = static_cast<uint32_t>(n.child("max_repetitions").integer(1, 1000, "a number of repetitions from 1 to 1000"));
+    read_table_fields(n, p);
     if (p.max_repetitions < p.min_repetitions) {
         (n.has("max_repetitions") ? n.child("max_repetitions") : n.child("min_repetitions"))
             .fail_message("max_repetitions (" + std::to_string(p.max_repetitions) + ") is below min_repetitions (" +
@@ -47,13 +76,10 @@ PrecisionSpec parse_precision(const Node& n) {
 }
 
 InterferenceSpec parse_interference(const Node& n) {
-    n.expect_object({"max_busy_pct", "max_steal_pct", "sample_ms", "max_wait_s"},
+    n.expect_object(sweep_record_keys<InterferenceSpec>(),
                     "an interference check {\"max_busy_pct\": 20, \"max_steal_pct\": 5, \"sample_ms\": 200, \"max_wait_s\": 2}");
     InterferenceSpec f;
-    if (n.has("max_busy_pct")) f.max_busy_pct = n.child("max_busy_pct").number(0, 100, false, "a percentage of all CPUs from 0 to 100");
-    if (n.has("max_steal_pct")) f.max_steal_pct = n.child("max_steal_pct").number(0, 100, false, "a percentage of all CPUs from 0 to 100");
-    if (n.has("sample_ms")) f.sample_ms = static_cast<uint32_t>(n.child("sample_ms").integer(0, 5000, "milliseconds from 0 (no check) to 5000"));
-    if (n.has("max_wait_s")) f.max_wait_s = n.child("max_wait_s").number(0, 3600, false, "a number of seconds, 0 or more");
+    read_table_fields(n, f);
     return f;
 }
 
@@ -116,18 +142,10 @@ void read_mtus_and_traffic(const Node& root, SweepConfig& c) {
     }
 }
 
-// How each cell is measured: its times, repetitions, profile, precision, order, interference check, affinity.
+// How each cell is measured: its times, repetitions and profile (the table's), precision, order,
+// interference check, affinity.
 void read_measuring(const Node& root, SweepConfig& c) {
-    if (root.has("duration_s")) c.duration_s = root.child("duration_s").number(0, 86400, true, "a positive number of seconds");
-    if (root.has("omit_s")) c.omit_s = root.child("omit_s").number(0, 3600, false, "a number of seconds, 0 or more");
-    if (root.has("repetitions")) c.repetitions = static_cast<uint32_t>(root.child("repetitions").integer(1, 1000, "a positive integer"));
-    if (root.has("cooldown_s")) c.cooldown_s = root.child("cooldown_s").number(0, 3600, false, "a number of seconds, 0 or more");
-    if (root.has("link_wait_s")) c.link_wait_s = root.child("link_wait_s").number(0, 600, false, "a number of seconds from 0 to 600");
-    if (root.has("profile")) c.profile = root.child("profile").boolean();
-    if (root.has("profile_hz")) {
-        c.profile_hz = static_cast<uint32_t>(root.child("profile_hz").integer(1, 10000, "samples per second per CPU from 1 to 10000"));
-    }
-
+    read_table_fields(root, c);
     if (root.has("precision")) c.precision = parse_precision(root.child("precision"));
     if (root.has("order")) c.order = enum_value(root.child("order"), kSweepOrders);
     if (root.has("interference")) c.interference = parse_interference(root.child("interference"));
@@ -199,13 +217,11 @@ void to_json(Json& j, const SweepOrder& v) { j = sweep_json::enum_name(v, sweep_
 void from_json(const Json& j, SweepOrder& v) { v = sweep_json::enum_value(sweep_json::Node(j, "/order"), sweep_json::kSweepOrders); }
 
 void to_json(Json& j, const PrecisionSpec& v) {
-    j = Json{{"ci_pct", v.ci_pct}, {"confidence", v.confidence}, {"min_repetitions", v.min_repetitions}, {"max_repetitions", v.max_repetitions}};
+    j = sweep_json::table_fields_json(v);
     if (!v.metric.empty()) j["metric"] = v.metric;
 }
 
-void to_json(Json& j, const InterferenceSpec& v) {
-    j = Json{{"max_busy_pct", v.max_busy_pct}, {"max_steal_pct", v.max_steal_pct}, {"sample_ms", v.sample_ms}, {"max_wait_s", v.max_wait_s}};
-}
+void to_json(Json& j, const InterferenceSpec& v) { j = sweep_json::table_fields_json(v); }
 
 void to_json(Json& j, const ApplyTo& v) { j = sweep_json::enum_name(v, sweep_json::kApplyTo); }
 void from_json(const Json& j, ApplyTo& v) { v = sweep_json::enum_value(sweep_json::Node(j, "/apply_to"), sweep_json::kApplyTo); }
@@ -226,18 +242,19 @@ void to_json(Json& j, const SweepConfig& v) {
         for (const auto& [axis, name] : r.axes) rule[axis] = name;
         exclude.push_back(rule);
     }
-    j = Json{{"offloads", profiles},
-             {"mtu", v.mtu},
-             {"traffic", v.traffic},
-             {"duration_s", v.duration_s},
-             {"omit_s", v.omit_s},
-             {"repetitions", v.repetitions},
-             {"cooldown_s", v.cooldown_s},
-             {"link_wait_s", v.link_wait_s},
-             {"apply_to", {{"offloads", v.apply_offloads_to}, {"mtu", v.apply_mtu_to}}},
-             {"exclude", exclude},
-             {"order", v.order},
-             {"interference", v.interference}};
+    j = sweep_json::table_fields_json(v);
+    // A config without a profile is written as before profiles existed.
+    if (!v.profile) {
+        j.erase("profile");
+        j.erase("profile_hz");
+    }
+    j["offloads"] = profiles;
+    j["mtu"] = v.mtu;
+    j["traffic"] = v.traffic;
+    j["apply_to"] = Json{{"offloads", v.apply_offloads_to}, {"mtu", v.apply_mtu_to}};
+    j["exclude"] = exclude;
+    j["order"] = v.order;
+    j["interference"] = v.interference;
     if (v.precision) j["precision"] = *v.precision;
     for (const auto& [axis, values] : v.axes) {
         Json list = Json::array();
@@ -251,20 +268,12 @@ void to_json(Json& j, const SweepConfig& v) {
     // A config read from a file without a name is named after the file later; "" is not a valid name.
     if (!v.name.empty()) j["name"] = v.name;
     if (!v.description.empty()) j["description"] = v.description;
-    if (v.profile) {
-        j["profile"] = true;
-        j["profile_hz"] = v.profile_hz;
-    }
 }
 
 SweepConfig parse_sweep_config(const Json& j) {
     using namespace sweep_json;
     const Node root(j, "");
-    root.expect_object(
-        {"$schema",     "name",     "description", "offloads",  "mtu",          "traffic",      "duration_s", "omit_s",  "repetitions", "cooldown_s",
-         "link_wait_s", "apply_to", "exclude",     "precision", "order",        "interference", "affinity",   "profile", "profile_hz",  "channels",
-         "rings",       "coalesce", "rps",         "xps",       "irq_affinity", "napi",         "sysctl",     "qdisc"},
-        "a sweep config object");
+    root.expect_object(sweep_record_keys<SweepConfig>(), "a sweep config object");
     SweepConfig c;
     if (root.has("$schema")) root.child("$schema").string();
     if (root.has("name")) c.name = root.child("name").name();

@@ -60,6 +60,10 @@ struct ExcludeRule {
     std::map<std::string, std::string> axes;            ///< tuning axis -> value name
 };
 
+/// The `options` of a row of the sweep config's field tables (NM_SWEEP_CONFIG_FIELDS and its sub-objects').
+inline constexpr unsigned kSweepKeyRequired = 1;  ///< the key must be given (no default; the schema's "required")
+inline constexpr unsigned kSweepKeyAboveMin = 2;  ///< min itself is refused (the schema's "exclusiveMinimum")
+
 /// Precision on request (netperf's -I/-i): a cell is repeated until the distribution-free confidence
 /// interval of the median of `metric` is within ±ci_pct % of the median, or max_repetitions, or the
 /// sweep's time budget runs out.
@@ -70,6 +74,28 @@ struct PrecisionSpec {
     uint32_t max_repetitions = 12;
     std::string metric;  ///< a name run_metrics produces; empty: each cell's headline figure (matrix/stats.hpp precision_metric)
 };
+
+// The sweep config's keys, declared once per record (the machinery and what is derived:
+// matrix/model/sweep_config_fields.hpp). Each table lists the record's JSON keys in the order its
+// "unknown key" error names them:
+// X(key, member, min, max, options, unit, help, expected) a key that is one number or switch member
+//   key       the JSON key
+//   member    the member of the record it is
+//   min,max   the range the parser accepts (a switch: 0, 0)
+//   options   kSweepKeyRequired (no default: missing is an error), kSweepKeyAboveMin (min itself is refused)
+//   unit      FieldUnit: what the number counts
+//   help      what it is: the JSON Schema's description, and a missing required key's "expected <help>"
+//   expected  what a wrong value's error says: "/precision/confidence: expected <expected>, got 100"
+// H("key") a key coded by hand (a list, an object, a name, an enum), named here for its place in the
+// allowed keys; its schema is written by hand in configs/sweep.schema.json.
+#define NM_PRECISION_FIELDS(X, H)                                                                                                                    \
+    X(ci_pct, ci_pct, 0, 100, kSweepKeyRequired | kSweepKeyAboveMin, Percent,                                                                        \
+      "the wanted half-width of the median's interval, in percent of the median", "a half-width in percent of the median (0 < x <= 100)")            \
+    X(confidence, confidence, 50, 99.9, 0, Percent, "the wanted confidence of that interval, in percent", "a confidence in percent from 50 to 99.9") \
+    X(min_repetitions, min_repetitions, 1, 1000, 0, None, "the fewest repetitions of a cell", "a number of repetitions from 1 to 1000")              \
+    X(max_repetitions, max_repetitions, 1, 1000, 0, None, "the most repetitions of a cell, at least min_repetitions",                                \
+      "a number of repetitions from 1 to 1000")                                                                                                      \
+    H("metric")
 
 /// How the repetitions of a sweep are ordered.
 enum class SweepOrder {
@@ -86,6 +112,15 @@ struct InterferenceSpec {
     uint32_t sample_ms = 200;  ///< 0 = no check (runs are not sampled, nothing is marked)
     double max_wait_s = 2;     ///< 0 = do not wait, only mark
 };
+
+// InterferenceSpec's keys (the columns: NM_PRECISION_FIELDS above).
+#define NM_INTERFERENCE_FIELDS(X, H)                                                                                                              \
+    X(max_busy_pct, max_busy_pct, 0, 100, 0, Percent, "percent of all CPUs busy, steal included", "a percentage of all CPUs from 0 to 100")       \
+    X(max_steal_pct, max_steal_pct, 0, 100, 0, Percent, "percent of all CPUs stolen by the hypervisor", "a percentage of all CPUs from 0 to 100") \
+    X(sample_ms, sample_ms, 0, 5000, 0, Milliseconds, "how long /proc/stat is sampled before each repetition; 0 = no check",                      \
+      "milliseconds from 0 (no check) to 5000")                                                                                                   \
+    X(max_wait_s, max_wait_s, 0, 3600, 0, Seconds, "the longest wait for the load to fall; 0 = do not wait, only mark",                           \
+      "a number of seconds from 0 to 3600")
 
 /// Where the engine's worker threads run (iperf3's -A for every cell): CPUs of the client's host and of
 /// the server's. Empty = not pinned.
@@ -120,6 +155,37 @@ struct SweepConfig {
     InterferenceSpec interference;
     AffinitySpec affinity;
 };
+
+// SweepConfig's keys (the columns: NM_PRECISION_FIELDS above); the tuning axes (kTuningAxes) follow them,
+// coded by hand (matrix/model/tuning_axis_codec.cpp).
+#define NM_SWEEP_CONFIG_FIELDS(X, H)                                                                                                         \
+    H("$schema")                                                                                                                             \
+    H("name")                                                                                                                                \
+    H("description")                                                                                                                         \
+    H("offloads")                                                                                                                            \
+    H("mtu")                                                                                                                                 \
+    H("traffic")                                                                                                                             \
+    X(duration_s, duration_s, 0, 86400, kSweepKeyAboveMin, Seconds, "Measured seconds per repetition", "a positive number of seconds")       \
+    X(omit_s, omit_s, 0, 3600, 0, Seconds, "Warm-up seconds before each repetition, not counted", "a number of seconds from 0 to 3600")      \
+    X(repetitions, repetitions, 1, 1000, 0, None,                                                                                            \
+      "Measured repetitions of each cell (with a precision, its min_repetitions to max_repetitions instead)", "a positive integer")          \
+    X(cooldown_s, cooldown_s, 0, 3600, 0, Seconds, "Idle seconds after each measured visit of a cell", "a number of seconds from 0 to 3600") \
+    X(link_wait_s, link_wait_s, 0, 600, 0, Seconds,                                                                                          \
+      "After each change on an end: the longest wait for its link to be back (carrier and operstate up) and, when the change "               \
+      "dropped it, for the path to answer; a cell whose link is not back by then is rolled back and marked link_lost. 0 waits for "          \
+      "nothing",                                                                                                                             \
+      "a number of seconds from 0 to 600")                                                                                                   \
+    H("apply_to")                                                                                                                            \
+    H("exclude")                                                                                                                             \
+    H("precision")                                                                                                                           \
+    H("order")                                                                                                                               \
+    H("interference")                                                                                                                        \
+    H("affinity")                                                                                                                            \
+    X(profile, profile, 0, 0, 0, None,                                                                                                       \
+      "A kernel profile of every run's measured window on each end's host, as nicmatrix run --profile: where the CPU went, by "              \
+      "category (results: runs[].cpu_profile, summary cpu:<category>). Needs root or CAP_PERFMON; not for rfc2544 tests",                    \
+      "true or false")                                                                                                                       \
+    X(profile_hz, profile_hz, 1, 10000, 0, Hertz, "The profile's samples per second per CPU", "samples per second per CPU from 1 to 10000")
 
 /// The test a sweep runs for `entry`: the entry's test, sent to `target`, for the config's duration and
 /// warm-up. The one place a sweep's destination goes into its tests (the runner adds the rest of a cell's).

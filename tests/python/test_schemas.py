@@ -129,3 +129,49 @@ def test_committed_schemas_hold_what_the_field_tables_give(nicmatrix_bin):
     # splices them into the committed files, and here changes nothing.
     out = run("/usr/bin/python3", os.path.join(SOURCE, "scripts", "update_schemas.py"), nicmatrix_bin, "--check", check=False)
     assert out.returncode == 0, out.stderr
+
+
+def sweep_table_edges(nicmatrix_bin):
+    """(name, config, accepted) for the edges of every key of the sweep config's field tables
+    (`nicmatrix schema sweep`): at its minimum and maximum it is taken, just past them refused."""
+    table = json.loads(run(nicmatrix_bin, "schema", "sweep").stdout)
+    # Where each record sits in a config, and what its object needs besides the key under test
+    # (min_repetitions <= max_repetitions: each at its widest lets the other reach its edges).
+    places = {"config": None, "precision": {"ci_pct": 5, "min_repetitions": 1, "max_repetitions": 1000},
+              "interference": {}}
+    for record, base in places.items():
+        for key, s in table[record]["properties"].items():
+            if s["type"] == "boolean":
+                values = [(True, True), (False, True), (1, False)]
+            else:
+                step = 1 if s["type"] == "integer" else 0.5
+                values = [(s["maximum"], True), (s["maximum"] + step, False)]
+                if "exclusiveMinimum" in s:
+                    values += [(s["exclusiveMinimum"], False), (s["exclusiveMinimum"] + step, True)]
+                else:
+                    values += [(s["minimum"], True), (s["minimum"] - step, False)]
+            for value, accepted in values:
+                config = load("configs/offload-mtu.json")
+                if base is None:
+                    config[key] = value
+                else:
+                    config[record] = dict(base, **{key: value})
+                yield f"{record}.{key}={value}", config, accepted
+
+
+def test_the_schema_and_the_parser_agree_on_the_edges_of_the_sweep_tables(tmp_path, nicmatrix_bin):
+    # The committed schema (checked by a full validator) and the C++ parser take and refuse the same
+    # values at every edge of every table key.
+    v = validator("configs/sweep.schema.json")
+    path = tmp_path / "edge.json"
+    cases = list(sweep_table_edges(nicmatrix_bin))
+    assert len(cases) >= 40
+    for name, config, accepted in cases:
+        path.write_text(json.dumps(config))
+        res = run(nicmatrix_bin, "sweep", str(path), "--dry-run", check=False)
+        assert v.is_valid(config) == accepted, name
+        assert (res.returncode == 0) == accepted, f"{name}: {res.stderr}"
+        if not accepted:
+            assert res.returncode == 2, f"{name}: {res.stderr}"
+            key = name.split("=")[0].replace("config.", "").replace(".", "/")
+            assert f"{path}: /{key}: expected " in res.stderr, name

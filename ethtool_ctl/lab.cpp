@@ -83,7 +83,7 @@ void validate_lab_name(std::string_view name) {
 
 LabInfo lab_up(std::string_view name, LabTopology topology) {
     validate_lab_name(name);
-    const LabInfo info = describe(name, topology);
+    LabInfo info = describe(name, topology);  // not const: returned by move
     const LabPlan plan = plan_for(name);
     for (const auto& ns : {plan.client_ns, plan.server_ns, plan.dut_ns}) {
         if (netns_exists(ns)) {

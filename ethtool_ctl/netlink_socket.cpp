@@ -11,7 +11,7 @@
 namespace nm::nl {
 namespace {
 
-constexpr size_t kRequestBuffer = 16 * 1024;
+constexpr size_t kRequestBuffer = size_t{16} * 1024;
 
 Error full(uint16_t type) {
     return Error(ErrorKind::Failed, "build netlink request: no room for attribute " + std::to_string(type),

@@ -222,7 +222,9 @@ std::string decode_u32(nl::Bytes opts, TcNode& n, uint32_t& divisor) {
             }
             case TCA_U32_SEL: {
                 const nl::Bytes p = nl::attr_payload(a);
-                tc_u32_sel sel{};
+                // Filled by the memcpy below; no `{}`: the uapi struct ends in keys[0], which clang refuses to
+                // value-initialise under -Wpedantic.
+                tc_u32_sel sel;
                 if (p.size() < sizeof sel) return "u32 selector shorter than tc_u32_sel";
                 std::memcpy(&sel, p.data(), sizeof sel);
                 if (p.size() < sizeof sel + sel.nkeys * sizeof(tc_u32_key)) return "u32 selector shorter than its keys";
@@ -434,7 +436,8 @@ void put_class_options(nl::NlRequest& req, const TcNode& n) {
 }
 
 void put_filter_options(nl::NlRequest& req, const TcNode& n) {
-    tc_u32_sel sel{};
+    tc_u32_sel sel;  // zeroed with memset, not `{}`: the uapi struct ends in keys[0] (see above)
+    std::memset(&sel, 0, sizeof sel);
     const auto it = n.lists.find("keys");
     const std::vector<uint64_t> none;
     const std::vector<uint64_t>& keys = it == n.lists.end() ? none : it->second;
@@ -595,12 +598,13 @@ QdiscTree QdiscControl::tree(int32_t ifindex) {
     return decode_qdisc_tree(qdiscs, classes, filters, ifindex);
 }
 
-void QdiscControl::rebuild(int32_t ifindex, const QdiscTree& tree, const std::string& ifname) {
-    if (!tree.refused.empty()) throw usage_error("restore the qdisc tree of " + ifname + ": it could not be captured exactly: " + tree.refused);
-    if (std::string why = check_qdisc_tree(tree); !why.empty()) throw usage_error("restore the qdisc tree of " + ifname + ": " + why);
+void QdiscControl::rebuild(int32_t ifindex, const QdiscTree& original, const std::string& ifname) {
+    if (!original.refused.empty())
+        throw usage_error("restore the qdisc tree of " + ifname + ": it could not be captured exactly: " + original.refused);
+    if (std::string why = check_qdisc_tree(original); !why.empty()) throw usage_error("restore the qdisc tree of " + ifname + ": " + why);
     const QdiscTree now = this->tree(ifindex);
-    if (qdisc_tree_back(tree, now)) return;
-    const TcNode& root = *tree.root();
+    if (qdisc_tree_back(original, now)) return;
+    const TcNode& root = *original.root();
     std::string step;
     const auto send = [&](nl::NlRequest& req) { sock_.transact(req, [](nl::Bytes) {}); };
     try {
@@ -621,12 +625,12 @@ void QdiscControl::rebuild(int32_t ifindex, const QdiscTree& tree, const std::st
             send(req);
         }
         std::set<uint32_t> tree_classes;
-        for (const auto& c : tree.classes) tree_classes.insert(c.handle);
+        for (const auto& c : original.classes) tree_classes.insert(c.handle);
         // Classes before what hangs from them, whatever the depth: a class's parent is its qdisc or a class
         // made before it; a qdisc's parent is a class made before it or one its qdisc made by itself (mq's).
         std::vector<const TcNode*> pending_classes, pending_qdiscs;
-        for (const auto& c : tree.classes) pending_classes.push_back(&c);
-        for (const auto& q : tree.qdiscs) {
+        for (const auto& c : original.classes) pending_classes.push_back(&c);
+        for (const auto& q : original.qdiscs) {
             if (q.parent != TC_H_ROOT && q.handle != 0) pending_qdiscs.push_back(&q);
         }
         for (bool progress = true; progress && (!pending_classes.empty() || !pending_qdiscs.empty());) {
@@ -674,7 +678,7 @@ void QdiscControl::rebuild(int32_t ifindex, const QdiscTree& tree, const std::st
         }
         // u32 priorities in the order of their hash table ids, per qdisc (see check_u32_ids), rules in handle order.
         std::vector<const TcNode*> filters;
-        for (const auto& f : tree.filters) filters.push_back(&f);
+        for (const auto& f : original.filters) filters.push_back(&f);
         std::stable_sort(filters.begin(), filters.end(), [](const TcNode* a, const TcNode* b) {
             return std::make_tuple(TC_H_MAJ(a->parent), a->handle & 0xFFF00000U, a->handle) <
                    std::make_tuple(TC_H_MAJ(b->parent), b->handle & 0xFFF00000U, b->handle);
@@ -689,7 +693,7 @@ void QdiscControl::rebuild(int32_t ifindex, const QdiscTree& tree, const std::st
             send(req);
         }
     } catch (const Error& e) {
-        throw tree_error(e, "restore the qdisc tree " + describe_qdisc_tree(tree) + ": " + step, ifname);
+        throw tree_error(e, "restore the qdisc tree " + describe_qdisc_tree(original) + ": " + step, ifname);
     }
 }
 

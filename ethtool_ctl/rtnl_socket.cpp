@@ -216,6 +216,7 @@ std::vector<RtnlLinkInfo> RtnlSocket::list_links() const {
         throw libnl_error("list links" + (netns_.empty() ? std::string() : " in netns " + netns_), err);
     }
     std::vector<RtnlLinkInfo> links;
+    links.reserve(raw.size());
     for (const auto& message : raw) links.push_back(decode_link_message(message));
     return links;
 }

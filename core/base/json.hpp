@@ -10,8 +10,11 @@ using Json = nlohmann::json;
 
 /// Declares the hand-written JSON codec of T in a codec header: its to_json/from_json pair, found by
 /// nlohmann::json through ADL. (A plain record's codec is its field list's: core/base/field_json.hpp.)
+// T is a type: it cannot be put in parentheses (bugprone-macro-parentheses).
+// NOLINTBEGIN(bugprone-macro-parentheses)
 #define NM_JSON_CODEC(T)               \
     void to_json(Json& j, const T& v); \
     void from_json(const Json& j, T& v)
+// NOLINTEND(bugprone-macro-parentheses)
 
 }  // namespace nm

@@ -156,7 +156,8 @@ std::string check_qdisc_tree(const QdiscTree& t) {
                 if (std::none_of(r->lists.begin(), r->lists.end(), [&](const char* s) { return name == s; })) {
                     return describe_tc_node(what, n) + ": option " + name + " is not one nicmatrix can set";
                 }
-                if (name == "keys" && (v.size() % 4 != 0 || v.size() > 4 * 128)) return describe_tc_node(what, n) + ": keys must be 4 numbers a key";
+                if (name == "keys" && (v.size() % 4 != 0 || v.size() > size_t{4} * 128))
+                    return describe_tc_node(what, n) + ": keys must be 4 numbers a key";
             }
             const auto key = what == TcObject::Filter ? std::make_tuple(n.parent, n.prio, n.protocol, n.chain, n.handle)
                                                       : std::make_tuple(what == TcObject::Qdisc && n.handle == 0 ? n.parent : n.handle, uint16_t{0},

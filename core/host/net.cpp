@@ -21,7 +21,7 @@ std::string describe(const SocketAddress& a) {
 
 int remaining_ms(Deadline deadline) {
     const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
-    return left.count() <= 0 ? 0 : static_cast<int>(std::min<long long>(left.count() + 1, 1000 * 3600));
+    return left.count() <= 0 ? 0 : static_cast<int>(std::min<long long>(left.count() + 1, 1000LL * 3600));
 }
 
 }  // namespace

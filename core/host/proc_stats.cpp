@@ -74,30 +74,30 @@ ProcStat parse_proc_stat_cpus(std::string_view text) {
 
 CpuTimes parse_proc_stat(std::string_view text) { return parse_proc_stat_cpus(text).all; }
 
-SystemCpu system_cpu_between(const CpuTimes& a, const CpuTimes& b) {
-    const uint64_t total = delta(a.total(), b.total());
+SystemCpu system_cpu_between(const CpuTimes& before, const CpuTimes& after) {
+    const uint64_t total = delta(before.total(), after.total());
     SystemCpu s;
-    const uint64_t idle = delta(a.idle, b.idle) + delta(a.iowait, b.iowait);
+    const uint64_t idle = delta(before.idle, after.idle) + delta(before.iowait, after.iowait);
     s.busy_pct = total == 0 ? 0.0 : 100.0 - pct(idle, total);
-    s.user_pct = pct(delta(a.user, b.user) + delta(a.nice, b.nice), total);
-    s.sys_pct = pct(delta(a.system, b.system), total);
-    s.irq_pct = pct(delta(a.irq, b.irq), total);
-    s.softirq_pct = pct(delta(a.softirq, b.softirq), total);
-    s.steal_pct = pct(delta(a.steal, b.steal), total);
+    s.user_pct = pct(delta(before.user, after.user) + delta(before.nice, after.nice), total);
+    s.sys_pct = pct(delta(before.system, after.system), total);
+    s.irq_pct = pct(delta(before.irq, after.irq), total);
+    s.softirq_pct = pct(delta(before.softirq, after.softirq), total);
+    s.steal_pct = pct(delta(before.steal, after.steal), total);
     return s;
 }
 
-SystemCpu system_cpu_between(const ProcStat& a, const ProcStat& b, double ticks_per_s) {
-    SystemCpu s = system_cpu_between(a.all, b.all);
-    const uint64_t idle = delta(a.all.idle, b.all.idle) + delta(a.all.iowait, b.all.iowait);
-    const uint64_t total = delta(a.all.total(), b.all.total());
+SystemCpu system_cpu_between(const ProcStat& before, const ProcStat& after, double ticks_per_s) {
+    SystemCpu s = system_cpu_between(before.all, after.all);
+    const uint64_t idle = delta(before.all.idle, after.all.idle) + delta(before.all.iowait, after.all.iowait);
+    const uint64_t total = delta(before.all.total(), after.all.total());
     s.busy_cpu_s = ticks_per_s > 0 && total >= idle ? static_cast<double>(total - idle) / ticks_per_s : 0;
-    for (const auto& after : b.cpus) {
+    for (const auto& line : after.cpus) {
         // Matched by number: a CPU that went offline (or came online) during the window has no figure.
-        const auto before = std::find_if(a.cpus.begin(), a.cpus.end(), [&](const CpuLine& l) { return l.cpu == after.cpu; });
-        if (before == a.cpus.end() || before->times.total() >= after.times.total()) continue;  // no tick: no figure
-        const SystemCpu one = system_cpu_between(before->times, after.times);
-        s.per_cpu.push_back(PerCpu{after.cpu, one.busy_pct, one.user_pct, one.sys_pct, one.irq_pct, one.softirq_pct, one.steal_pct});
+        const auto earlier = std::find_if(before.cpus.begin(), before.cpus.end(), [&](const CpuLine& l) { return l.cpu == line.cpu; });
+        if (earlier == before.cpus.end() || earlier->times.total() >= line.times.total()) continue;  // no tick: no figure
+        const SystemCpu one = system_cpu_between(earlier->times, line.times);
+        s.per_cpu.push_back(PerCpu{line.cpu, one.busy_pct, one.user_pct, one.sys_pct, one.irq_pct, one.softirq_pct, one.steal_pct});
     }
     std::sort(s.per_cpu.begin(), s.per_cpu.end(), [](const PerCpu& x, const PerCpu& y) { return x.cpu < y.cpu; });
     for (const auto& c : s.per_cpu) {

@@ -26,11 +26,11 @@ public:
     /// Once data flows, problems are a status: Stalled, PeerLost (the server ended the test, closed or
     /// stopped answering), Interrupted (`stop`; the server is sent CLIENT_TERMINATE).
     RunResult run(const TestSpec& spec, std::stop_token stop) override;
-    RunResult run_live(const TestSpec& spec, std::stop_token stop, const LiveSink& live) override;
+    RunResult run_live(const TestSpec& requested, std::stop_token stop, const LiveSink& live) override;
 
     /// Runs an empty test (parameters, streams, TEST_END at once, results, IPERF_DONE): a whole conversation
     /// the server accepts without an error in its log, which a probe that only connects would leave.
-    void check_access(const TestSpec& spec) override;
+    void check_access(const TestSpec& requested) override;
 };
 
 }  // namespace nm

@@ -14,7 +14,7 @@ WindowSource window_source(End end) { return end == End::Client ? WindowSource::
 }  // namespace
 
 EndStreams::EndStreams(const TestSpec& spec, End end, SocketAddress local, SocketAddress peer)
-    : spec_(spec), end_(end), layout_(StreamLayout::of(spec)), local_(std::move(local)), peer_(std::move(peer)) {}
+    : spec_(spec), end_(end), layout_(StreamLayout::of(spec)), local_(local), peer_(peer) {}
 
 EnginePlan EndStreams::plan(std::string iface, uint32_t cookie) const {
     EnginePlan plan = plan_for(spec_, end_ == End::Client ? Direction::Forward : Direction::Reverse, std::move(iface));

@@ -31,13 +31,13 @@ public:
     /// server cannot be reached or the test cannot be set up. Once data flows, problems are a status:
     /// Stalled, PeerLost (the server vanished: control connection closed or silent), Limited (the server
     /// ended it at its --max-duration), Interrupted (`stop`).
-    RunResult run(const TestSpec& spec, std::stop_token stop) override;
+    RunResult run(const TestSpec& requested, std::stop_token stop) override;
     /// run(), telling `live` of each interval of this end's counts as it ends (TrafficRunner::run_live).
-    RunResult run_live(const TestSpec& spec, std::stop_token stop, const LiveSink& live) override;
+    RunResult run_live(const TestSpec& requested, std::stop_token stop, const LiveSink& live) override;
 
     /// Goes as far as the server's "ready" (authenticating with the key when it wants one), then aborts.
     /// A busy server passes: it would take the test later.
-    void check_access(const TestSpec& spec) override;
+    void check_access(const TestSpec& requested) override;
 
 private:
     /// Exchanges hello (`hello`'s fields, such as the host id and a profile's category table, with the

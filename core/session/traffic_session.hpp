@@ -50,7 +50,7 @@ std::optional<UdpPath> udp_path_of(int fd);
 /// GSO test whose datagrams do not fit one packet of the path is refused (the kernel would refuse every
 /// send with EINVAL). Throws nm::Error (Usage) naming the field: payload outside 18..65507, duration <= 0
 /// without a byte count, ...
-TestSpec resolve_spec(const TestSpec& spec, unsigned cores, const std::optional<UdpPath>& path = std::nullopt);
+TestSpec resolve_spec(const TestSpec& in, unsigned cores, const std::optional<UdpPath>& path = std::nullopt);
 
 /// Cores as the engine counts them for its defaults (at least 1).
 unsigned engine_cores();

@@ -30,14 +30,14 @@ bool rx_aggregated(const LinkCounters& before, const LinkCounters& after);
 class ReadSizePolicy {
 public:
     /// iperf3's read size: window updates stay frequent when segments arrive one by one.
-    static constexpr size_t kReadSize = 128 * 1024;
+    static constexpr size_t kReadSize = size_t{128} * 1024;
     /// With GRO-sized chunks: fewer calls per byte.
     static constexpr size_t kBigReadSize = 1 << 20;
     /// With big reads, wake the reader per 256 KiB (SO_RCVLOWAT), not per GRO packet.
     static constexpr int kRcvLowat = 256 * 1024;
     /// A mean received packet at least this large means TSO/GRO aggregates, never a wire-size segment (the
     /// largest MTU veth allows is 64 KiB, but a 9000-byte jumbo frame is well below this).
-    static constexpr uint64_t kAggregatedPacketBytes = 16 * 1024;
+    static constexpr uint64_t kAggregatedPacketBytes = uint64_t{16} * 1024;
     /// How long the probe watches the interface before it decides.
     static constexpr std::chrono::milliseconds kProbeTime{200};
 

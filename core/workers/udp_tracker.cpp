@@ -25,12 +25,12 @@ void UdpSequenceTracker::on_datagram(uint64_t seq, int64_t send_ns, int64_t arri
         test_and_set(seq);
         next_ = seq + 1;
         any_ = true;
-    } else if (next_ - seq > kWindow) {
-        ++reordered_;  // too old to tell apart from a duplicate; a late arrival is far more likely
-    } else if (test_and_set(seq)) {
+    } else if (next_ - seq <= kWindow && test_and_set(seq)) {
         ++duplicates_;
         return;
     } else {
+        // A late arrival; one older than the ring is too old to tell apart from a duplicate, and a late
+        // arrival is far more likely.
         ++reordered_;
     }
     const int64_t transit = arrival_ns - send_ns;

@@ -125,8 +125,9 @@ def test_report_and_compare_read_the_example(nicmatrix_bin):
 
 
 def test_committed_schemas_hold_what_the_field_tables_give(nicmatrix_bin):
-    # `nicmatrix schema spec|traffic` generates the test spec's fragments from its field table; the script
-    # splices them into the committed files, and here changes nothing.
+    # `nicmatrix schema spec|traffic` generates the test spec's fragments from its field table, and
+    # `nicmatrix schema results` the results file's records from their field lists; the script splices them
+    # into the committed files, and here changes nothing.
     out = run("/usr/bin/python3", os.path.join(SOURCE, "scripts", "update_schemas.py"), nicmatrix_bin, "--check", check=False)
     assert out.returncode == 0, out.stderr
 
@@ -175,3 +176,35 @@ def test_the_schema_and_the_parser_agree_on_the_edges_of_the_sweep_tables(tmp_pa
             assert res.returncode == 2, f"{name}: {res.stderr}"
             key = name.split("=")[0].replace("config.", "").replace(".", "/")
             assert f"{path}: /{key}: expected " in res.stderr, name
+
+
+def test_the_results_check_names_each_difference_and_the_splice_keeps_descriptions(nicmatrix_bin):
+    # `nicmatrix schema results` generates the defs of the records a results file carries from their field
+    # lists; spliced into a committed schema that lost a key, gained one, and got a type wrong, it names
+    # each, puts the generated keywords back and keeps the hand-written description.
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("update_schemas", os.path.join(SOURCE, "scripts", "update_schemas.py"))
+    update = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(update)
+    generated = update.generated(nicmatrix_bin, "results")
+    assert {"host", "interface", "summary", "tool", "napi", "rfc2544"} <= set(generated["$defs"])
+    _, problems = update.splice_results_defs(load("results/results.schema.json"), generated)
+    assert problems == []
+
+    broken = load("results/results.schema.json")
+    defs = broken["$defs"]
+    del defs["tool"]["properties"]["version"]
+    defs["summary"]["properties"]["median"]["type"] = "string"
+    defs["summary"]["properties"]["median"]["description"] = "the middle value"
+    defs["napi"]["properties"]["bogus"] = {"type": "integer"}
+    fixed, problems = update.splice_results_defs(broken, generated)
+    assert "$defs/tool/version: in the field list, not in the schema" in problems
+    assert '$defs/summary/median: type "string", the field list gives "number"' in problems
+    assert "$defs/napi/bogus: in the schema, not in the field list" in problems
+    assert len(problems) == 3
+    assert fixed["$defs"]["tool"]["properties"]["version"] == {"type": "string"}
+    assert fixed["$defs"]["summary"]["properties"]["median"] == {"type": "number", "description": "the middle value"}
+    assert "bogus" not in fixed["$defs"]["napi"]["properties"]
+    # A key a record's codec writes by hand (json_fields_and_more) is left as the file describes it.
+    assert generated["$defs"]["iperf3_peer"]["properties"]["kind"] == {}
+    assert fixed["$defs"]["iperf3_peer"]["properties"]["kind"] == load("results/results.schema.json")["$defs"]["iperf3_peer"]["properties"]["kind"]

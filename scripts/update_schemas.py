@@ -148,8 +148,16 @@ class Splice:
                                          b, where) for b in g]
             elif key != "minimum" or "minimum" not in committed:
                 shaped[key] = g
-        # What the generated node says the value is replaces what the file said; "required" is the field
-        # list's; items and additionalProperties the generator cannot give (hand-coded types) stay.
+        # What the generated node says the value is replaces what the file said. "required" is the field
+        # list's (what the reader needs) plus what the file requires of the keys the writer always writes
+        # (hostname, kernel, ...: an output that lost one fails validation), as long as the key still exists;
+        # items and additionalProperties the generator cannot give (hand-coded types) stay.
+        if "properties" in shaped:
+            kept = [k for k in (inline or {}).get("required", []) if k in shaped["properties"]]
+            required = list(dict.fromkeys(kept + shaped.get("required", [])))
+            shaped.pop("required", None)
+            if required:
+                shaped["required"] = required
         dropped = {"type", "$ref", "oneOf", "properties", "required"} - set(shaped)
         out = {k: shaped.get(k, v) for k, v in committed.items() if k not in dropped}
         out.update((k, v) for k, v in shaped.items() if k not in out)

@@ -11,8 +11,8 @@
 
 #include "agent/log_line.hpp"
 #include "core/base/error.hpp"
-#include "core/base/setting_rules.hpp"
-#include "core/base/sysctl_allow_list.hpp"
+#include "core/device/setting_rules.hpp"
+#include "core/device/sysctl_allow_list.hpp"
 #include "ethtool_ctl/feature_names.hpp"
 
 namespace nm {
@@ -114,7 +114,7 @@ TuningRequest parse_tuning(const Json& j) {
             refuse(WireError::Usage, "bad request: unknown field " + quoted_value("settings.tuning." + kind));
         }
     }
-    // Every name and value passes the checks every way in shares (core/base/setting_rules.hpp): no name
+    // Every name and value passes the checks every way in shares (core/device/setting_rules.hpp): no name
     // a client sends can form a path outside the interface's sysfs directory or the allow-listed sysctls.
     try {
         check_tuning_request(t, "settings.tuning");

@@ -39,11 +39,11 @@
 #include <string_view>
 #include <vector>
 
-#include "core/base/device_codec.hpp"
-#include "core/base/device_types.hpp"
-#include "core/base/traffic_codec.hpp"
 #include "core/control/control_protocol.hpp"
+#include "core/device/device_codec.hpp"
+#include "core/device/device_types.hpp"
 #include "core/host/host_codec.hpp"
+#include "core/traffic/traffic_codec.hpp"
 
 namespace nm {
 

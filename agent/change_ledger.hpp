@@ -10,8 +10,8 @@
 #include <vector>
 
 #include "core/base/clock.hpp"
-#include "core/base/device_types.hpp"
-#include "core/base/journal_types.hpp"
+#include "core/device/device_types.hpp"
+#include "ethtool_ctl/journal_types.hpp"
 
 namespace nm {
 

@@ -6,7 +6,7 @@
 #include <chrono>
 #include <vector>
 
-#include "core/base/device_types.hpp"
+#include "core/device/device_types.hpp"
 
 namespace nm {
 

@@ -10,7 +10,7 @@
 #include <cstring>
 
 #include "core/base/error.hpp"
-#include "core/base/sysctl_allow_list.hpp"
+#include "core/device/sysctl_allow_list.hpp"
 #include "ethtool_ctl/netns_files.hpp"
 #include "ethtool_ctl/qdisc.hpp"
 

@@ -17,10 +17,10 @@
 #include "agent/confirmed_end.hpp"
 #include "agent/key_file.hpp"
 #include "agent/peer_agent.hpp"
-#include "core/base/device_codec.hpp"
-#include "core/base/traffic_types.hpp"
+#include "core/device/device_codec.hpp"
 #include "core/host/host_codec.hpp"
 #include "core/host/net.hpp"
+#include "core/traffic/traffic_types.hpp"
 #include "ethtool_ctl/device_control.hpp"
 
 namespace nm {

@@ -15,17 +15,17 @@
 
 #include "agent/key_file.hpp"
 #include "core/base/error.hpp"
-#include "core/base/lab_codec.hpp"
-#include "core/base/latency_histogram.hpp"
-#include "core/base/rr_codec.hpp"
-#include "core/base/test_spec_fields.hpp"
-#include "core/base/traffic_codec.hpp"
 #include "core/base/version.hpp"
 #include "core/iperf3/iperf3_client.hpp"
 #include "core/iperf3/iperf3_protocol.hpp"
 #include "core/profile/categories.hpp"
 #include "core/session/traffic_client.hpp"
+#include "core/traffic/latency_histogram.hpp"
+#include "core/traffic/rr_codec.hpp"
+#include "core/traffic/test_spec_fields.hpp"
+#include "core/traffic/traffic_codec.hpp"
 #include "ethtool_ctl/lab.hpp"
+#include "ethtool_ctl/lab_codec.hpp"
 #include "matrix/model/comparison_codec.hpp"
 #include "matrix/model/report_types.hpp"
 #include "matrix/model/results_codec.hpp"
@@ -416,7 +416,7 @@ PYBIND11_MODULE(_nicmatrix, m) {
     m.def(
         "test_spec_fields",
         [] {
-            // The field table (core/base/test_spec_fields.hpp), then the keys the codec writes by hand.
+            // The field table (core/traffic/test_spec_fields.hpp), then the keys the codec writes by hand.
             py::list out;
             for (const auto& f : nm::kTestSpecFields) {
                 py::dict row;

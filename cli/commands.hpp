@@ -22,7 +22,7 @@ void add_run_command(CLI::App& app, std::stop_token stop);
 void add_sweep_commands(CLI::App& app, std::stop_token stop);
 /// plot: runs the Python package's nicmatrix.plot (one plotting implementation) in place of this process.
 void add_plot_command(CLI::App& app);
-/// schema: JSON Schema fragments, and run's flags, generated from the field tables (core/base/test_spec_fields.hpp).
+/// schema: JSON Schema fragments, and run's flags, generated from the field tables (core/traffic/test_spec_fields.hpp).
 void add_schema_command(CLI::App& app);
 
 }  // namespace nm::cli

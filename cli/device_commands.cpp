@@ -7,13 +7,13 @@
 #include <sstream>
 
 #include "cli/commands.hpp"
-#include "core/base/device_codec.hpp"
 #include "core/base/error.hpp"
-#include "core/base/journal_codec.hpp"
-#include "core/base/tuning_codec.hpp"
+#include "core/device/device_codec.hpp"
+#include "core/device/tuning_codec.hpp"
 #include "ethtool_ctl/capture.hpp"
 #include "ethtool_ctl/feature_names.hpp"
 #include "ethtool_ctl/file_settings_journal.hpp"
+#include "ethtool_ctl/journal_codec.hpp"
 #include "ethtool_ctl/netlink_attrs.hpp"
 #include "ethtool_ctl/netlink_device_control.hpp"
 #include "ethtool_ctl/qdisc.hpp"

@@ -2,8 +2,8 @@
 
 #include "cli/commands.hpp"
 #include "core/base/error.hpp"
-#include "core/base/lab_codec.hpp"
 #include "ethtool_ctl/lab.hpp"
+#include "ethtool_ctl/lab_codec.hpp"
 #include "vmlab/vm_lab.hpp"
 
 namespace nm::cli {

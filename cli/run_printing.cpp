@@ -7,13 +7,13 @@
 #include <vector>
 
 #include "cli/human_units.hpp"
-#include "core/base/device_types.hpp"
-#include "core/base/dscp.hpp"
-#include "core/base/profile_codec.hpp"
-#include "core/base/rr_codec.hpp"
-#include "core/base/traffic_codec.hpp"
+#include "core/device/device_types.hpp"
 #include "core/host/cpu_affinity.hpp"
 #include "core/profile/categories.hpp"
+#include "core/profile/profile_codec.hpp"
+#include "core/traffic/dscp.hpp"
+#include "core/traffic/rr_codec.hpp"
+#include "core/traffic/traffic_codec.hpp"
 #include "core/workers/stream_layout.hpp"
 
 namespace nm::cli {

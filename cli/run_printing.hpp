@@ -3,7 +3,7 @@
 // then both ends' CPU, the NIC cross-check, the profile and the socket knobs as read back.
 #include <ostream>
 
-#include "core/base/traffic_types.hpp"
+#include "core/traffic/traffic_types.hpp"
 
 namespace nm::cli {
 

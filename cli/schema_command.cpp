@@ -1,5 +1,5 @@
 // `nicmatrix schema spec|traffic|flags|sweep|results`: the JSON Schema fragments generated from the field
-// tables (the test spec's, core/base/test_spec_fields.hpp; the sweep config's, matrix/model/sweep_config_fields.hpp)
+// tables (the test spec's, core/traffic/test_spec_fields.hpp; the sweep config's, matrix/model/sweep_config_fields.hpp)
 // and from the field lists of the records a results file carries (matrix/model/results_schema.cpp), which
 // scripts/update_schemas.py splices into the committed schemas, and the flags of `nicmatrix run` the test
 // spec's table declares, which man/render.py puts on run's man page.
@@ -10,7 +10,7 @@
 #include "cli/commands.hpp"
 #include "cli/test_spec_flags.hpp"
 #include "core/base/json.hpp"
-#include "core/base/test_spec_schema.hpp"
+#include "core/traffic/test_spec_schema.hpp"
 #include "matrix/model/results_schema.hpp"
 #include "matrix/model/sweep_config_schema.hpp"
 

@@ -12,9 +12,9 @@
 #include "cli/human_units.hpp"
 #include "cli/scaled_number.hpp"
 #include "core/base/error.hpp"
-#include "core/base/traffic_types.hpp"
 #include "core/host/cidr.hpp"
 #include "core/session/traffic_server.hpp"
+#include "core/traffic/traffic_types.hpp"
 #include "ethtool_ctl/file_settings_journal.hpp"
 
 namespace nm::cli {

@@ -7,7 +7,7 @@
 
 #include "cli/scaled_number.hpp"
 #include "core/base/error.hpp"
-#include "core/base/test_spec_fields.hpp"
+#include "core/traffic/test_spec_fields.hpp"
 
 namespace nm::cli {
 namespace {

@@ -1,5 +1,5 @@
 #pragma once
-// `nicmatrix run`'s flags of the test spec's fields, made from the field table (core/base/test_spec_fields.hpp):
+// `nicmatrix run`'s flags of the test spec's fields, made from the field table (core/traffic/test_spec_fields.hpp):
 // each row with a flag becomes one CLI11 option bound to its member of a TestSpec, in the table's order.
 // A field added to the table with a cli_flag(...) is a flag of `run`, in --help and (through
 // `nicmatrix schema flags`) on its man page, with nothing written here.
@@ -10,7 +10,7 @@
 #include <string>
 #include <string_view>
 
-#include "core/base/traffic_types.hpp"
+#include "core/traffic/traffic_types.hpp"
 
 namespace nm::cli {
 

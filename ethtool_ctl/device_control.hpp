@@ -4,7 +4,7 @@
 #include <string_view>
 #include <vector>
 
-#include "core/base/device_types.hpp"
+#include "core/device/device_types.hpp"
 
 namespace nm {
 

@@ -6,8 +6,8 @@
 #include <string>
 #include <string_view>
 
-#include "core/base/device_types.hpp"
 #include "core/base/unique_fd.hpp"
+#include "core/device/device_types.hpp"
 #include "ethtool_ctl/ethtool_netlink.hpp"
 #include "ethtool_ctl/feature_access.hpp"
 

@@ -10,11 +10,11 @@
 #include <cstdlib>
 
 #include "core/base/atomic_file.hpp"
-#include "core/base/device_codec.hpp"
 #include "core/base/error.hpp"
-#include "core/base/journal_codec.hpp"
-#include "core/base/setting_rules.hpp"
 #include "core/base/unique_fd.hpp"
+#include "core/device/device_codec.hpp"
+#include "core/device/setting_rules.hpp"
+#include "ethtool_ctl/journal_codec.hpp"
 #include "ethtool_ctl/journal_lock.hpp"
 #include "ethtool_ctl/link_identity.hpp"
 #include "ethtool_ctl/netns_files.hpp"
@@ -67,7 +67,7 @@ void check_owner(int fd, const std::string& path) {
     }
 }
 
-// Every name in an entry passes the same checks as a request (core/base/setting_rules.hpp).
+// Every name in an entry passes the same checks as a request (core/device/setting_rules.hpp).
 void check_entry(const JournalEntry& e, const std::string& path) {
     try {
         if (e.scope == JournalScope::Interface && !interface_name_ok(e.original.name) && e.original.name.find("\xEF\xBF\xBD") == std::string::npos) {

@@ -12,7 +12,7 @@ namespace nm {
 /// The restore journal as a JSON file, {"schema": "nicmatrix/journal/v3", "entries": [JournalEntry, ...]},
 /// one entry per interface (by identity) and one per namespace whose sysctls were written, each with
 /// every setting its owner wrote (before, written). A file not owned by this user (root) or writable by
-/// group or others is refused, and every name in it passes the checks of core/base/setting_rules.hpp. Every change is a read-modify-write under an flock on
+/// group or others is refused, and every name in it passes the checks of core/device/setting_rules.hpp. Every change is a read-modify-write under an flock on
 /// `<path>.lock` (waited for at most `lock_wait`), written to a fresh temporary file (O_EXCL) that is
 /// fsynced and renamed over the journal, then the directory is fsynced: after a crash the file is
 /// either the old or the new journal, never a torn one. The file is removed with its last entry.

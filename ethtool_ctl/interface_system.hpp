@@ -8,7 +8,7 @@
 #include <string>
 #include <string_view>
 
-#include "core/base/device_types.hpp"
+#include "core/device/device_types.hpp"
 
 namespace nm {
 

@@ -5,7 +5,7 @@
 #include <string>
 #include <string_view>
 
-#include "core/base/journal_types.hpp"
+#include "ethtool_ctl/journal_types.hpp"
 
 namespace nm {
 

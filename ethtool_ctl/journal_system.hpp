@@ -6,9 +6,9 @@
 #include <optional>
 #include <string>
 
-#include "core/base/journal_types.hpp"
 #include "ethtool_ctl/device_control.hpp"
 #include "ethtool_ctl/journal_owner.hpp"
+#include "ethtool_ctl/journal_types.hpp"
 
 namespace nm {
 

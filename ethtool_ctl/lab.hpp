@@ -3,7 +3,7 @@
 #include <string_view>
 #include <vector>
 
-#include "core/base/lab_types.hpp"
+#include "ethtool_ctl/lab_types.hpp"
 
 namespace nm {
 

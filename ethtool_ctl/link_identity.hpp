@@ -4,7 +4,7 @@
 // on, pure functions over LinkState so they are tested without a kernel.
 #include <optional>
 
-#include "core/base/device_types.hpp"
+#include "core/device/device_types.hpp"
 #include "ethtool_ctl/device_control.hpp"
 
 namespace nm {

@@ -19,8 +19,8 @@
 #include <sstream>
 #include <type_traits>
 
-#include "core/base/cpu_list.hpp"
-#include "core/base/sysctl_allow_list.hpp"
+#include "core/device/cpu_list.hpp"
+#include "core/device/sysctl_allow_list.hpp"
 
 namespace nm {
 

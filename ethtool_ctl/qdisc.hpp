@@ -5,7 +5,7 @@
 #include <optional>
 #include <string>
 
-#include "core/base/tuning_types.hpp"
+#include "core/device/tuning_types.hpp"
 #include "ethtool_ctl/netlink_socket.hpp"
 #include "ethtool_ctl/qdisc_tree.hpp"
 

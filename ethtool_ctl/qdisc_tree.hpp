@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "core/base/qdisc_tree.hpp"
+#include "core/device/qdisc_tree.hpp"
 
 namespace nm {
 

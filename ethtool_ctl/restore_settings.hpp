@@ -4,7 +4,7 @@
 #include <string>
 #include <string_view>
 
-#include "core/base/device_types.hpp"
+#include "core/device/device_types.hpp"
 #include "ethtool_ctl/device_control.hpp"
 
 namespace nm {

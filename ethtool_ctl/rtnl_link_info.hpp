@@ -4,7 +4,7 @@
 #include <cstdint>
 #include <string>
 
-#include "core/base/device_types.hpp"
+#include "core/device/device_types.hpp"
 #include "ethtool_ctl/netlink_attrs.hpp"
 
 namespace nm {

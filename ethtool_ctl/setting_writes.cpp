@@ -2,14 +2,14 @@
 
 #include <algorithm>
 
-#include "core/base/cpu_list.hpp"
-#include "core/base/device_codec.hpp"
 #include "core/base/error.hpp"
-#include "core/base/journal_codec.hpp"
-#include "core/base/qdisc_tree.hpp"
-#include "core/base/sysctl_allow_list.hpp"
-#include "core/base/tuning_codec.hpp"
+#include "core/device/cpu_list.hpp"
+#include "core/device/device_codec.hpp"
+#include "core/device/qdisc_tree.hpp"
+#include "core/device/sysctl_allow_list.hpp"
+#include "core/device/tuning_codec.hpp"
 #include "ethtool_ctl/feature_names.hpp"
+#include "ethtool_ctl/journal_codec.hpp"
 #include "ethtool_ctl/qdisc.hpp"
 #include "ethtool_ctl/tuning_files.hpp"
 

@@ -7,9 +7,9 @@
 #include <string>
 #include <string_view>
 
-#include "core/base/device_types.hpp"
-#include "core/base/journal_types.hpp"
+#include "core/device/device_types.hpp"
 #include "ethtool_ctl/device_control.hpp"
+#include "ethtool_ctl/journal_types.hpp"
 #include "ethtool_ctl/link_settle.hpp"
 #include "ethtool_ctl/settings_journal.hpp"
 

@@ -1,8 +1,8 @@
 #pragma once
 #include <vector>
 
-#include "core/base/device_types.hpp"
-#include "core/base/journal_types.hpp"
+#include "core/device/device_types.hpp"
+#include "ethtool_ctl/journal_types.hpp"
 
 namespace nm {
 

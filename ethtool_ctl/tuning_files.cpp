@@ -8,10 +8,10 @@
 
 #include <sstream>
 
-#include "core/base/cpu_list.hpp"
 #include "core/base/error.hpp"
-#include "core/base/setting_rules.hpp"
-#include "core/base/sysctl_allow_list.hpp"
+#include "core/device/cpu_list.hpp"
+#include "core/device/setting_rules.hpp"
+#include "core/device/sysctl_allow_list.hpp"
 #include "ethtool_ctl/netns_files.hpp"
 
 namespace nm {
@@ -124,7 +124,7 @@ void read_tuning_files(const std::string& netns, const std::string& ifname, Tuni
 }
 
 void write_tuning_files(const std::string& netns, const std::string& ifname, const TuningRequest& wanted) {
-    // The same checks as every way in (core/base/setting_rules.hpp), once more where names become paths.
+    // The same checks as every way in (core/device/setting_rules.hpp), once more where names become paths.
     check_tuning_request(wanted, "tuning");
     const unsigned cpus = host_cpu_count();
     const std::string dir = dev_dir(ifname);

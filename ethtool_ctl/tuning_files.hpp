@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "core/base/tuning_types.hpp"
+#include "core/device/tuning_types.hpp"
 
 namespace nm {
 

@@ -6,12 +6,12 @@
 #include <string_view>
 
 #include "agent/agent_protocol.hpp"
-#include "core/base/device_codec.hpp"
 #include "core/base/error.hpp"
 #include "core/base/json_integer.hpp"
-#include "core/base/traffic_codec.hpp"
 #include "core/control/control_channel.hpp"
 #include "core/control/message_auth.hpp"
+#include "core/device/device_codec.hpp"
+#include "core/traffic/traffic_codec.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     const std::string_view line(reinterpret_cast<const char*>(data), size);

@@ -6,8 +6,8 @@
 #include <string_view>
 
 #include "core/base/error.hpp"
-#include "core/base/traffic_codec.hpp"
 #include "core/session/traffic_session.hpp"
+#include "core/traffic/traffic_codec.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     if (size < 1) return 0;

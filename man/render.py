@@ -22,7 +22,7 @@ IFACE interfaces, NS network namespaces, HOST or ADDR host names, `a|b|c` those 
 nothing. In `## ARGUMENTS` the items are the positional arguments, named the same way. `nicmatrix.1.md`
 lists the subcommands under `## COMMANDS` (one item each: * `sweep`: ...).
 
-The flags of a command that the test spec's field table declares (core/base/traffic_types.hpp; listed by
+The flags of a command that the test spec's field table declares (core/traffic/traffic_types.hpp; listed by
 `nicmatrix schema flags`) take their names and placeholder from it: their item is `* {key}: description`
 (the field's JSON key), and a flag of the table that has no item gets one from its --help text, after the
 page's last option. So a field added to the table needs nothing here; its item is written when it needs

@@ -6,8 +6,8 @@
 #include <stop_token>
 #include <vector>
 
-#include "core/base/rfc2544_types.hpp"
-#include "core/base/traffic_types.hpp"
+#include "core/traffic/rfc2544_types.hpp"
+#include "core/traffic/traffic_types.hpp"
 #include "matrix/model/sweep_types.hpp"
 
 namespace nm {

@@ -5,13 +5,13 @@
 #include <fstream>
 #include <sstream>
 
-#include "core/base/cpu_list.hpp"
 #include "core/base/error.hpp"
 #include "core/base/json_text.hpp"
-#include "core/base/traffic_codec.hpp"
-#include "core/base/tuning_codec.hpp"
+#include "core/device/cpu_list.hpp"
+#include "core/device/tuning_codec.hpp"
 #include "core/rfc2544/frame_size.hpp"
 #include "core/session/traffic_session.hpp"
+#include "core/traffic/traffic_codec.hpp"
 #include "ethtool_ctl/qdisc.hpp"
 #include "ethtool_ctl/tuning_files.hpp"
 #include "matrix/model/sweep_codec.hpp"
@@ -22,7 +22,7 @@ namespace nm {
 
 namespace {
 
-// Frame sizes are checked by core's parser, which the codec in core/base cannot call.
+// Frame sizes are checked by core's parser, which the config codec in matrix/model cannot call.
 void check_rfc2544_entries(const SweepConfig& config, const std::string& source) {
     for (size_t i = 0; i < config.traffic.size(); ++i) {
         const auto& spec = config.traffic[i].rfc2544;
@@ -66,7 +66,7 @@ void check_engine_limits(const SweepPlan& plan, const std::string& source) {
     }
 }
 
-// The precision's metric must be one the sweep summarizes, which the codec in core/base does not know.
+// The precision's metric must be one the sweep summarizes, which the config codec in matrix/model does not know.
 void check_precision_metric(const SweepConfig& config, const std::string& source) {
     if (!config.precision || config.precision->metric.empty()) return;
     const auto known = known_metrics();

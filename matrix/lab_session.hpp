@@ -9,9 +9,9 @@
 #include <string>
 #include <thread>
 
-#include "core/base/lab_types.hpp"
 #include "core/session/traffic_runner.hpp"
 #include "ethtool_ctl/device_control.hpp"
+#include "ethtool_ctl/lab_types.hpp"
 #include "matrix/path_probe.hpp"
 #include "matrix/runner.hpp"
 

@@ -6,7 +6,7 @@
 #include <stop_token>
 
 #include "core/base/clock.hpp"
-#include "core/base/traffic_types.hpp"
+#include "core/traffic/traffic_types.hpp"
 
 namespace nm {
 

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "core/base/traffic_types.hpp"
+#include "core/traffic/traffic_types.hpp"
 #include "matrix/model/sweep_types.hpp"
 
 namespace nm {

@@ -8,7 +8,7 @@
 #include <map>
 #include <string>
 
-#include "core/base/traffic_types.hpp"
+#include "core/traffic/traffic_types.hpp"
 
 namespace nm {
 

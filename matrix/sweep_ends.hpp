@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "core/base/rfc2544_types.hpp"
+#include "core/traffic/rfc2544_types.hpp"
 #include "ethtool_ctl/device_control.hpp"
 #include "ethtool_ctl/link_settle.hpp"
 #include "ethtool_ctl/setting_writes.hpp"

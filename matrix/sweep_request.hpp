@@ -8,7 +8,7 @@
 #include <stop_token>
 #include <string>
 
-#include "core/base/lab_types.hpp"
+#include "ethtool_ctl/lab_types.hpp"
 #include "ethtool_ctl/settings_journal.hpp"
 #include "matrix/lab_session.hpp"
 #include "matrix/model/sweep_types.hpp"

@@ -10,8 +10,8 @@
 #include <stop_token>
 #include <string>
 
-#include "core/base/traffic_codec.hpp"
 #include "core/base/unique_fd.hpp"
+#include "core/traffic/traffic_codec.hpp"
 #include "matrix/model/results_codec.hpp"
 #include "matrix/model/sweep_types.hpp"
 #include "matrix/runner.hpp"

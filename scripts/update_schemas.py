@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Splices the JSON Schema fragments generated from the field tables (`nicmatrix schema spec|traffic|sweep|results`,
-core/base/test_spec_fields.hpp, matrix/model/sweep_config_fields.hpp and the field lists) into the committed schemas:
+core/traffic/test_spec_fields.hpp, matrix/model/sweep_config_fields.hpp and the field lists) into the committed schemas:
 - results/results.schema.json: $defs/spec, whole, and a run's "spec" refers to it; and every def `nicmatrix
   schema results` generates from the field lists of the records a results file carries
   (matrix/model/results_schema.cpp): its generated keywords (type, properties, required, $ref, oneOf, items,

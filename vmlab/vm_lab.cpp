@@ -9,8 +9,8 @@
 
 #include "core/base/atomic_file.hpp"
 #include "core/base/error.hpp"
-#include "core/base/lab_codec.hpp"
 #include "ethtool_ctl/lab.hpp"
+#include "ethtool_ctl/lab_codec.hpp"
 
 namespace nm {
 namespace {

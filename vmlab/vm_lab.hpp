@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "core/base/lab_types.hpp"
+#include "ethtool_ctl/lab_types.hpp"
 #include "vmlab/guest_channel.hpp"
 #include "vmlab/nic_models.hpp"
 #include "vmlab/qemu_process.hpp"

@@ -8,7 +8,7 @@
 
 #include "core/base/atomic_file.hpp"
 #include "core/base/error.hpp"
-#include "core/base/lab_codec.hpp"
+#include "ethtool_ctl/lab_codec.hpp"
 #include "vmlab/vm_lab.hpp"
 
 namespace nm {

@@ -45,7 +45,7 @@ RUN_COLUMNS = [
 TUNING_AXES = ("channels", "rings", "coalesce", "rps", "xps", "irq_affinity", "napi", "sysctl", "qdisc")
 
 # The test's fields as setting columns (the traffic entry of the cell's params): column, JSON key, from the
-# C++ field table (core/base/test_spec_fields.hpp) in its order.
+# C++ field table (core/traffic/test_spec_fields.hpp) in its order.
 TEST_COLUMNS = [(f["column"], f["key"]) for f in _nicmatrix.test_spec_fields() if f["column"]]
 
 # The columns of an RFC 2544 frame-size row (Results.frames): column, path in the row of `rfc2544.rows[]`.

@@ -36,8 +36,8 @@
 #include <string_view>
 
 #include "core/base/error.hpp"
-#include "core/base/traffic_codec.hpp"
 #include "core/host/net.hpp"
+#include "core/traffic/traffic_codec.hpp"
 
 namespace nm {
 

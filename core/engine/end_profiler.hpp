@@ -7,10 +7,10 @@
 #include <string>
 #include <vector>
 
-#include "core/base/cpu_profile.hpp"
-#include "core/base/traffic_types.hpp"
 #include "core/engine/engine.hpp"
+#include "core/profile/cpu_profile.hpp"
 #include "core/profile/host_profiler.hpp"
+#include "core/traffic/traffic_types.hpp"
 
 namespace nm {
 

@@ -17,9 +17,9 @@
 #include <thread>
 #include <vector>
 
-#include "core/base/traffic_types.hpp"
 #include "core/base/unique_fd.hpp"
 #include "core/host/proc_stats.hpp"
+#include "core/traffic/traffic_types.hpp"
 #include "core/workers/engine_plan.hpp"
 
 namespace nm {

@@ -4,7 +4,7 @@
 #include <memory>
 #include <vector>
 
-#include "core/base/traffic_types.hpp"
+#include "core/traffic/traffic_types.hpp"
 #include "core/workers/worker.hpp"
 
 namespace nm {

@@ -6,12 +6,12 @@
 #include <map>
 #include <string>
 
-#include "core/base/cpu_codec.hpp"
-#include "core/base/device_types.hpp"
 #include "core/base/json_integer.hpp"
 #include "core/base/json_optional_field.hpp"
-#include "core/base/tuning_codec.hpp"
+#include "core/device/device_types.hpp"
+#include "core/device/tuning_codec.hpp"
 #include "core/host/host_codec.hpp"
+#include "core/traffic/cpu_codec.hpp"
 
 namespace nm {
 

@@ -9,10 +9,10 @@
 #include <string>
 #include <vector>
 
-#include "core/base/cpu_types.hpp"
-#include "core/base/device_types.hpp"
 #include "core/base/field_list.hpp"
-#include "core/base/tuning_types.hpp"
+#include "core/device/device_types.hpp"
+#include "core/device/tuning_types.hpp"
+#include "core/traffic/cpu_types.hpp"
 
 namespace nm {
 

@@ -7,7 +7,7 @@
 #include <string>
 #include <string_view>
 
-#include "core/base/cpu_types.hpp"
+#include "core/traffic/cpu_types.hpp"
 
 namespace nm {
 

@@ -9,8 +9,8 @@
 #include <string_view>
 #include <vector>
 
-#include "core/base/device_types.hpp"
-#include "core/base/traffic_types.hpp"
+#include "core/device/device_types.hpp"
+#include "core/traffic/traffic_types.hpp"
 
 namespace nm {
 

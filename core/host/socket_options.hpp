@@ -1,7 +1,7 @@
 #pragma once
 // The socket knobs of a test on real sockets: checking them (ranges, which protocol each is for, the
 // kernel's congestion control list), applying each on the ends it concerns, reading back what the kernel
-// made of them, and MSG_ZEROCOPY's completion notifications. The values are core/base/socket_types.hpp.
+// made of them, and MSG_ZEROCOPY's completion notifications. The values are core/traffic/socket_types.hpp.
 //
 // Which end applies what: congestion control and TCP_NODELAY on every end that sends (both for RR);
 // TCP_MAXSEG on the client before connect (its SYN's MSS option caps the server's segments too); the TOS
@@ -11,8 +11,8 @@
 #include <string_view>
 #include <vector>
 
-#include "core/base/socket_types.hpp"
-#include "core/base/traffic_types.hpp"
+#include "core/traffic/socket_types.hpp"
+#include "core/traffic/traffic_types.hpp"
 
 namespace nm {
 

@@ -21,8 +21,8 @@
 #include <string_view>
 #include <vector>
 
-#include "core/base/traffic_codec.hpp"
-#include "core/base/traffic_types.hpp"
+#include "core/traffic/traffic_codec.hpp"
+#include "core/traffic/traffic_types.hpp"
 
 namespace nm::iperf3 {
 

@@ -5,8 +5,8 @@
 
 #include "core/base/error.hpp"
 #include "core/base/json_text.hpp"
-#include "core/base/profile_codec.hpp"
 #include "core/profile/builtin_categories.hpp"
+#include "core/profile/profile_codec.hpp"
 
 namespace nm::profile {
 namespace {

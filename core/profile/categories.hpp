@@ -5,7 +5,7 @@
 #include <string_view>
 #include <unordered_map>
 
-#include "core/base/cpu_profile.hpp"
+#include "core/profile/cpu_profile.hpp"
 
 namespace nm::profile {
 

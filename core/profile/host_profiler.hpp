@@ -9,7 +9,7 @@
 #include <set>
 #include <string>
 
-#include "core/base/cpu_profile.hpp"
+#include "core/profile/cpu_profile.hpp"
 #include "core/profile/perf_sampler.hpp"
 #include "core/profile/task_table.hpp"
 

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "core/base/cpu_profile.hpp"
+#include "core/profile/cpu_profile.hpp"
 
 namespace nm::profile {
 

@@ -6,9 +6,9 @@
 #include <optional>
 #include <stop_token>
 
-#include "core/base/rfc2544_types.hpp"
 #include "core/rfc2544/frame_size.hpp"
 #include "core/session/traffic_runner.hpp"
+#include "core/traffic/rfc2544_types.hpp"
 
 namespace nm {
 

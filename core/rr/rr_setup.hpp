@@ -3,8 +3,8 @@
 // resolve_spec, so client and server check a spec the same way) and the server's listeners for TCP_CRR.
 #include <vector>
 
-#include "core/base/traffic_types.hpp"
 #include "core/host/net.hpp"
+#include "core/traffic/traffic_types.hpp"
 #include "core/workers/engine_plan.hpp"
 
 namespace nm {

@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "core/base/traffic_types.hpp"
 #include "core/host/cidr.hpp"
+#include "core/traffic/traffic_types.hpp"
 
 namespace nm {
 

@@ -15,9 +15,9 @@
 #include <string>
 #include <vector>
 
-#include "core/base/traffic_types.hpp"
 #include "core/engine/engine.hpp"
 #include "core/host/net.hpp"
+#include "core/traffic/traffic_types.hpp"
 #include "core/workers/stream_layout.hpp"
 
 namespace nm {

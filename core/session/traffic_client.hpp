@@ -3,8 +3,8 @@
 #include <stop_token>
 #include <string>
 
-#include "core/base/traffic_codec.hpp"
 #include "core/session/traffic_runner.hpp"
+#include "core/traffic/traffic_codec.hpp"
 
 namespace nm {
 

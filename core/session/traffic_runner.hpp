@@ -2,7 +2,7 @@
 #include <functional>
 #include <stop_token>
 
-#include "core/base/traffic_types.hpp"
+#include "core/traffic/traffic_types.hpp"
 
 namespace nm {
 

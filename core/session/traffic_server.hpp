@@ -23,12 +23,12 @@
 #include <thread>
 #include <vector>
 
-#include "core/base/traffic_types.hpp"
 #include "core/base/unique_fd.hpp"
 #include "core/control/control_channel.hpp"
 #include "core/control/control_handler.hpp"
 #include "core/engine/engine.hpp"
 #include "core/session/server_limits.hpp"
+#include "core/traffic/traffic_types.hpp"
 
 namespace nm {
 

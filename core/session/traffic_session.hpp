@@ -6,10 +6,10 @@
 #include <string>
 #include <vector>
 
-#include "core/base/traffic_types.hpp"
 #include "core/control/control_channel.hpp"
 #include "core/engine/engine.hpp"
 #include "core/host/net.hpp"
+#include "core/traffic/traffic_types.hpp"
 
 namespace nm {
 

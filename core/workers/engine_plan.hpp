@@ -8,9 +8,9 @@
 #include <vector>
 
 #include "core/base/clock.hpp"
-#include "core/base/traffic_types.hpp"
 #include "core/base/unique_fd.hpp"
 #include "core/host/net.hpp"
+#include "core/traffic/traffic_types.hpp"
 #include "core/workers/stream_layout.hpp"
 
 namespace nm {

@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "core/base/traffic_types.hpp"
+#include "core/traffic/traffic_types.hpp"
 
 namespace nm {
 

@@ -13,7 +13,7 @@
 #include <string>
 #include <string_view>
 
-#include "core/base/device_types.hpp"
+#include "core/device/device_types.hpp"
 #include "core/workers/engine_plan.hpp"
 
 namespace nm {

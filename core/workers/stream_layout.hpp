@@ -6,7 +6,7 @@
 // on it; UDP: each sender makes its own sockets, and receivers are one SO_REUSEPORT group, not per stream).
 #include <cstdint>
 
-#include "core/base/traffic_types.hpp"
+#include "core/traffic/traffic_types.hpp"
 
 namespace nm {
 

@@ -18,8 +18,8 @@
 #include <stop_token>
 #include <vector>
 
-#include "core/base/socket_types.hpp"
 #include "core/base/unique_fd.hpp"
+#include "core/traffic/socket_types.hpp"
 #include "core/workers/engine_plan.hpp"
 
 namespace nm {

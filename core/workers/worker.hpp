@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "core/base/traffic_types.hpp"
+#include "core/traffic/traffic_types.hpp"
 #include "core/workers/engine_plan.hpp"
 #include "core/workers/stream_set.hpp"
 #include "core/workers/window_meter.hpp"

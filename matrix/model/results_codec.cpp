@@ -5,9 +5,9 @@
 
 #include "core/base/error.hpp"
 #include "core/base/json_optional_field.hpp"
-#include "core/base/rfc2544_codec.hpp"
-#include "core/base/traffic_codec.hpp"
 #include "core/host/host_codec.hpp"
+#include "core/traffic/rfc2544_codec.hpp"
+#include "core/traffic/traffic_codec.hpp"
 #include "matrix/model/json_node.hpp"
 #include "matrix/model/results_codec.hpp"
 #include "matrix/model/sweep_codec.hpp"

@@ -1,13 +1,13 @@
 #include "matrix/model/results_schema.hpp"
 
-#include "core/base/cpu_profile.hpp"
 #include "core/base/field_schema.hpp"
-#include "core/base/rfc2544_types.hpp"
-#include "core/base/rr_types.hpp"
-#include "core/base/socket_types.hpp"
-#include "core/base/traffic_types.hpp"
-#include "core/base/tuning_types.hpp"
+#include "core/device/tuning_types.hpp"
 #include "core/host/host_types.hpp"
+#include "core/profile/cpu_profile.hpp"
+#include "core/traffic/rfc2544_types.hpp"
+#include "core/traffic/rr_types.hpp"
+#include "core/traffic/socket_types.hpp"
+#include "core/traffic/traffic_types.hpp"
 #include "matrix/model/sweep_types.hpp"
 
 namespace nm {

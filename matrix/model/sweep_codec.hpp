@@ -5,9 +5,9 @@
 // `/traffic/1/streams: expected a positive integer, got -3`.
 // One to_json/from_json pair per value type, found by nlohmann::json through ADL.
 #include "core/base/json.hpp"
-#include "core/base/rfc2544_codec.hpp"
-#include "core/base/traffic_codec.hpp"
-#include "core/base/tuning_codec.hpp"
+#include "core/device/tuning_codec.hpp"
+#include "core/traffic/rfc2544_codec.hpp"
+#include "core/traffic/traffic_codec.hpp"
 #include "matrix/model/sweep_types.hpp"
 
 namespace nm {

@@ -11,10 +11,10 @@
 #include <nlohmann/json.hpp>
 
 #include "core/base/field_list.hpp"
-#include "core/base/rfc2544_types.hpp"
-#include "core/base/traffic_types.hpp"
-#include "core/base/tuning_types.hpp"
+#include "core/device/tuning_types.hpp"
 #include "core/host/host_types.hpp"
+#include "core/traffic/rfc2544_types.hpp"
+#include "core/traffic/traffic_types.hpp"
 
 namespace nm {
 

@@ -8,11 +8,11 @@
 #include <sstream>
 #include <type_traits>
 
-#include "core/base/dscp.hpp"
-#include "core/base/rfc2544_codec.hpp"
-#include "core/base/socket_types.hpp"
-#include "core/base/test_spec_fields.hpp"
-#include "core/base/traffic_codec.hpp"
+#include "core/traffic/dscp.hpp"
+#include "core/traffic/rfc2544_codec.hpp"
+#include "core/traffic/socket_types.hpp"
+#include "core/traffic/test_spec_fields.hpp"
+#include "core/traffic/traffic_codec.hpp"
 #include "matrix/model/json_node.hpp"
 #include "matrix/model/sweep_codec.hpp"
 #include "matrix/model/sweep_config_parts.hpp"

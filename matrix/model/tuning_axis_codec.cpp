@@ -7,11 +7,11 @@
 #include <map>
 #include <set>
 
-#include "core/base/cpu_list.hpp"
-#include "core/base/qdisc_tree.hpp"
-#include "core/base/setting_rules.hpp"
-#include "core/base/sysctl_allow_list.hpp"
-#include "core/base/tuning_codec.hpp"
+#include "core/device/cpu_list.hpp"
+#include "core/device/qdisc_tree.hpp"
+#include "core/device/setting_rules.hpp"
+#include "core/device/sysctl_allow_list.hpp"
+#include "core/device/tuning_codec.hpp"
 #include "matrix/model/json_node.hpp"
 #include "matrix/model/sweep_config_parts.hpp"
 #include "matrix/model/sweep_types.hpp"
@@ -192,7 +192,7 @@ TuningProfile parse_axis_value(const std::string& axis, const Node& n) {
     }
     if (n.json().is_object() && n.has("name")) p.name = n.child("name").name();
     if (p.name.size() > 64) p.name = p.name.substr(0, 64);
-    // The checks every way in shares (core/base/setting_rules.hpp): queue shapes, allow-lists, qdisc kinds.
+    // The checks every way in shares (core/device/setting_rules.hpp): queue shapes, allow-lists, qdisc kinds.
     try {
         check_tuning_request(t, "tuning");
     } catch (const Error& e) {

@@ -4,7 +4,7 @@
 #include <string>
 #include <vector>
 
-#include "core/base/rfc2544_types.hpp"
+#include "core/traffic/rfc2544_types.hpp"
 #include "matrix/model/sweep_types.hpp"
 #include "matrix/report/report.hpp"
 

@@ -5,8 +5,8 @@
 #include <set>
 
 #include "core/base/error.hpp"
-#include "core/base/traffic_codec.hpp"
 #include "core/profile/categories.hpp"
+#include "core/traffic/traffic_codec.hpp"
 #include "matrix/model/results_codec.hpp"
 #include "matrix/stats.hpp"
 

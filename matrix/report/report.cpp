@@ -4,10 +4,10 @@
 #include <map>
 #include <set>
 
-#include "core/base/cpu_codec.hpp"
 #include "core/base/error.hpp"
 #include "core/base/number_text.hpp"
-#include "core/base/traffic_codec.hpp"
+#include "core/traffic/cpu_codec.hpp"
+#include "core/traffic/traffic_codec.hpp"
 #include "matrix/config.hpp"
 #include "matrix/model/results_codec.hpp"
 #include "matrix/model/sweep_types.hpp"

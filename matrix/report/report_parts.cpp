@@ -4,7 +4,7 @@
 #include <set>
 
 #include "core/base/error.hpp"
-#include "core/base/traffic_codec.hpp"
+#include "core/traffic/traffic_codec.hpp"
 #include "matrix/model/results_codec.hpp"
 
 namespace nm::report_parts {

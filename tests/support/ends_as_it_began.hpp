@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "core/base/lab_types.hpp"
+#include "ethtool_ctl/lab_types.hpp"
 
 namespace nm::test {
 

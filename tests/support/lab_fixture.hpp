@@ -1,6 +1,6 @@
 #pragma once
 // The setup most CLI integration tests begin with, as a Catch2 fixture (TEST_CASE_METHOD).
-#include "core/base/lab_types.hpp"
+#include "ethtool_ctl/lab_types.hpp"
 #include "tests/support/require.hpp"
 #include "tests/support/scoped_lab.hpp"
 #include "tests/support/temp_dir.hpp"

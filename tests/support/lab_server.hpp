@@ -8,9 +8,9 @@
 #include <string>
 #include <thread>
 
-#include "core/base/lab_types.hpp"
 #include "core/session/traffic_client.hpp"
 #include "core/session/traffic_server.hpp"
+#include "ethtool_ctl/lab_types.hpp"
 #include "ethtool_ctl/netns.hpp"
 #include "tests/support/require.hpp"
 #include "tests/support/scoped_lab.hpp"

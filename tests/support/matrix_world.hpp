@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "core/base/device_codec.hpp"
+#include "core/device/device_codec.hpp"
 #include "core/host/host_codec.hpp"
 #include "matrix/model/results_codec.hpp"
 #include "matrix/model/sweep_codec.hpp"

@@ -4,7 +4,7 @@
 #include <chrono>
 #include <string>
 
-#include "core/base/lab_types.hpp"
+#include "ethtool_ctl/lab_types.hpp"
 #include "tests/support/background.hpp"
 #include "tests/support/require.hpp"
 #include "tests/support/scoped_lab.hpp"

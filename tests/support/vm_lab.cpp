@@ -5,8 +5,8 @@
 #include <cstdlib>
 #include <optional>
 
-#include "core/base/lab_codec.hpp"
 #include "core/base/wait_until.hpp"
+#include "ethtool_ctl/lab_codec.hpp"
 #include "tests/support/require.hpp"
 #include "vmlab/vm_lab.hpp"
 

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "core/base/lab_types.hpp"
+#include "ethtool_ctl/lab_types.hpp"
 #include "tests/support/command.hpp"
 
 namespace nm::test {

@@ -9,8 +9,8 @@
 #include <fstream>
 #include <regex>
 
-#include "core/base/lab_codec.hpp"
 #include "core/base/wait_until.hpp"
+#include "ethtool_ctl/lab_codec.hpp"
 #include "tests/support/require.hpp"
 #include "tests/support/scoped_lab.hpp"
 #include "tests/support/vm_lab.hpp"

@@ -19,8 +19,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "core/base/lab_types.hpp"
 #include "core/base/wait_until.hpp"
+#include "ethtool_ctl/lab_types.hpp"
 #include "tests/support/background.hpp"
 #include "tests/support/command.hpp"
 #include "tests/support/matrix_world.hpp"

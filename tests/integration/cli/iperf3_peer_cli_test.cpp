@@ -12,8 +12,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "core/base/lab_types.hpp"
 #include "core/base/wait_until.hpp"
+#include "ethtool_ctl/lab_types.hpp"
 #include "matrix/results_store.hpp"
 #include "tests/support/child_process.hpp"
 #include "tests/support/command.hpp"

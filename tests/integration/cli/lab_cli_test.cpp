@@ -5,7 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "core/base/lab_types.hpp"
+#include "ethtool_ctl/lab_types.hpp"
 #include "tests/support/command.hpp"
 #include "tests/support/require.hpp"
 #include "tests/support/scoped_lab.hpp"

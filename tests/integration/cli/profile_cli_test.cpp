@@ -13,7 +13,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "core/base/lab_types.hpp"
+#include "ethtool_ctl/lab_types.hpp"
 #include "tests/support/command.hpp"
 #include "tests/support/lab_server.hpp"
 #include "tests/support/matrix_world.hpp"

@@ -12,8 +12,8 @@
 #include <sstream>
 #include <string>
 
-#include "core/base/lab_codec.hpp"
 #include "core/base/wait_until.hpp"
+#include "ethtool_ctl/lab_codec.hpp"
 #include "matrix/model/results_codec.hpp"
 #include "matrix/results_store.hpp"
 #include "tests/support/background.hpp"

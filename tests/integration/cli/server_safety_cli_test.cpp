@@ -23,13 +23,13 @@
 
 #include <nlohmann/json.hpp>
 
-#include "core/base/lab_types.hpp"
-#include "core/base/traffic_types.hpp"
 #include "core/base/unique_fd.hpp"
 #include "core/base/wait_until.hpp"
 #include "core/control/control_protocol.hpp"
 #include "core/host/net.hpp"
+#include "core/traffic/traffic_types.hpp"
 #include "core/workers/udp_tracker.hpp"
+#include "ethtool_ctl/lab_types.hpp"
 #include "ethtool_ctl/netns.hpp"
 #include "tests/support/child_process.hpp"
 #include "tests/support/command.hpp"

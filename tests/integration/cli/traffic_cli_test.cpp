@@ -13,9 +13,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "core/base/lab_types.hpp"
-#include "core/base/traffic_types.hpp"
 #include "core/base/wait_until.hpp"
+#include "core/traffic/traffic_types.hpp"
+#include "ethtool_ctl/lab_types.hpp"
 #include "tests/support/child_process.hpp"
 #include "tests/support/command.hpp"
 #include "tests/support/require.hpp"

@@ -7,11 +7,11 @@
 
 #include <nlohmann/json.hpp>
 
-#include "core/base/lab_codec.hpp"
-#include "core/base/rfc2544_codec.hpp"
-#include "core/base/traffic_codec.hpp"
 #include "core/rfc2544/rfc2544.hpp"
 #include "core/session/traffic_client.hpp"
+#include "core/traffic/rfc2544_codec.hpp"
+#include "core/traffic/traffic_codec.hpp"
+#include "ethtool_ctl/lab_codec.hpp"
 #include "ethtool_ctl/netns.hpp"
 #include "tests/support/command.hpp"
 #include "tests/support/lab_server.hpp"

@@ -8,10 +8,10 @@
 #include <sstream>
 
 #include "core/base/clock.hpp"
-#include "core/base/device_codec.hpp"
-#include "core/base/lab_codec.hpp"
-#include "core/base/traffic_codec.hpp"
-#include "core/base/tuning_codec.hpp"
+#include "core/device/device_codec.hpp"
+#include "core/device/tuning_codec.hpp"
+#include "core/traffic/traffic_codec.hpp"
+#include "ethtool_ctl/lab_codec.hpp"
 #include "ethtool_ctl/netlink_device_control.hpp"
 #include "ethtool_ctl/restore_settings.hpp"
 #include "matrix/config.hpp"

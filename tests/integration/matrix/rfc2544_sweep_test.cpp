@@ -5,7 +5,7 @@
 
 #include <fstream>
 
-#include "core/base/lab_codec.hpp"
+#include "ethtool_ctl/lab_codec.hpp"
 #include "matrix/model/results_codec.hpp"
 #include "matrix/real_backends.hpp"
 #include "matrix/sweep_request.hpp"

@@ -8,9 +8,9 @@
 #include <sstream>
 
 #include "core/base/clock.hpp"
-#include "core/base/lab_codec.hpp"
-#include "core/base/traffic_codec.hpp"
 #include "core/base/wait_until.hpp"
+#include "core/traffic/traffic_codec.hpp"
+#include "ethtool_ctl/lab_codec.hpp"
 #include "matrix/config.hpp"
 #include "matrix/icmp_path_probe.hpp"
 #include "matrix/model/results_codec.hpp"

@@ -7,10 +7,10 @@
 #include <sstream>
 
 #include "core/base/clock.hpp"
-#include "core/base/device_codec.hpp"
-#include "core/base/lab_codec.hpp"
-#include "core/base/traffic_codec.hpp"
+#include "core/device/device_codec.hpp"
 #include "core/host/host_codec.hpp"
+#include "core/traffic/traffic_codec.hpp"
+#include "ethtool_ctl/lab_codec.hpp"
 #include "ethtool_ctl/netlink_device_control.hpp"
 #include "matrix/config.hpp"
 #include "matrix/icmp_path_probe.hpp"

@@ -3,8 +3,8 @@
 #include <catch2/catch.hpp>
 
 #include "core/base/error.hpp"
-#include "core/base/traffic_codec.hpp"
 #include "core/iperf3/iperf3_protocol.hpp"
+#include "core/traffic/traffic_codec.hpp"
 #include "matrix/stats.hpp"
 
 namespace {

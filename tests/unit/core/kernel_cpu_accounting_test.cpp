@@ -4,8 +4,8 @@
 
 #include <fstream>
 
-#include "core/base/cpu_codec.hpp"
 #include "core/host/kernel_cpu_accounting.hpp"
+#include "core/traffic/cpu_codec.hpp"
 #include "tests/support/command.hpp"
 
 TEST_CASE("parse_cpu_accounting: tick accounting without IRQ time (this lab's kernel) hides softirq in task time", "[unit]") {

@@ -4,10 +4,10 @@
 #include <map>
 
 #include "core/base/error.hpp"
-#include "core/base/rfc2544_codec.hpp"
-#include "core/base/traffic_codec.hpp"
 #include "core/engine/engine.hpp"
 #include "core/session/traffic_session.hpp"
+#include "core/traffic/rfc2544_codec.hpp"
+#include "core/traffic/traffic_codec.hpp"
 #include "core/workers/payload_mix.hpp"
 
 TEST_CASE("The IMIX send pattern has every share its weight's times and spreads them evenly", "[unit]") {

@@ -3,9 +3,9 @@
 #include <vector>
 
 #include "core/base/error.hpp"
-#include "core/base/rfc2544_codec.hpp"
-#include "core/base/traffic_codec.hpp"
 #include "core/rfc2544/rfc2544.hpp"
+#include "core/traffic/rfc2544_codec.hpp"
+#include "core/traffic/traffic_codec.hpp"
 
 namespace {
 

@@ -6,12 +6,12 @@
 #include <utility>
 #include <vector>
 
-#include "core/base/dscp.hpp"
 #include "core/base/error.hpp"
-#include "core/base/rr_codec.hpp"
-#include "core/base/traffic_codec.hpp"
 #include "core/host/socket_options.hpp"
 #include "core/session/traffic_session.hpp"
+#include "core/traffic/dscp.hpp"
+#include "core/traffic/rr_codec.hpp"
+#include "core/traffic/traffic_codec.hpp"
 
 namespace {
 

@@ -13,11 +13,11 @@
 #include <set>
 #include <sstream>
 
-#include "core/base/device_codec.hpp"
 #include "core/base/error.hpp"
-#include "core/base/journal_codec.hpp"
 #include "core/base/unique_fd.hpp"
+#include "core/device/device_codec.hpp"
 #include "ethtool_ctl/file_settings_journal.hpp"
+#include "ethtool_ctl/journal_codec.hpp"
 #include "ethtool_ctl/journal_lock.hpp"
 #include "ethtool_ctl/journal_owner.hpp"
 #include "ethtool_ctl/link_identity.hpp"

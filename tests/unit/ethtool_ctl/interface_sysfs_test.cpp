@@ -2,8 +2,8 @@
 
 #include <filesystem>
 
-#include "core/base/device_types.hpp"
 #include "core/base/error.hpp"
+#include "core/device/device_types.hpp"
 #include "core/host/host_codec.hpp"
 #include "ethtool_ctl/interface_system.hpp"
 #include "tests/support/matrix_world.hpp"

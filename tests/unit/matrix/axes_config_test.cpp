@@ -2,8 +2,8 @@
 // stable keys, excluded and applied per axis, and round-tripped through the codec.
 #include <catch2/catch.hpp>
 
-#include "core/base/device_codec.hpp"
-#include "core/base/tuning_codec.hpp"
+#include "core/device/device_codec.hpp"
+#include "core/device/tuning_codec.hpp"
 #include "matrix/config.hpp"
 #include "matrix/model/sweep_codec.hpp"
 #include "matrix/runner.hpp"

@@ -4,7 +4,7 @@
 #include <fstream>
 
 #include "core/base/error.hpp"
-#include "core/base/traffic_codec.hpp"
+#include "core/traffic/traffic_codec.hpp"
 #include "matrix/config.hpp"
 #include "matrix/model/sweep_codec.hpp"
 

@@ -3,7 +3,7 @@
 // matrix/modes.hpp, not from the C++).
 #include <catch2/catch.hpp>
 
-#include "core/base/traffic_codec.hpp"
+#include "core/traffic/traffic_codec.hpp"
 #include "matrix/config.hpp"
 #include "matrix/model/results_codec.hpp"
 #include "matrix/model/sweep_codec.hpp"

@@ -5,9 +5,9 @@
 #include <map>
 
 #include "core/base/error.hpp"
-#include "core/base/traffic_codec.hpp"
 #include "core/host/host_codec.hpp"
 #include "core/host/host_info.hpp"
+#include "core/traffic/traffic_codec.hpp"
 #include "matrix/config.hpp"
 #include "matrix/model/results_codec.hpp"
 #include "matrix/model/sweep_codec.hpp"

@@ -5,8 +5,8 @@
 #include <algorithm>
 
 #include "core/base/error.hpp"
-#include "core/base/rr_codec.hpp"
-#include "core/base/traffic_codec.hpp"
+#include "core/traffic/rr_codec.hpp"
+#include "core/traffic/traffic_codec.hpp"
 #include "matrix/config.hpp"
 #include "matrix/model/sweep_codec.hpp"
 #include "matrix/report/report.hpp"

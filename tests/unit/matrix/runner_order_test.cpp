@@ -4,8 +4,8 @@
 
 #include <regex>
 
-#include "core/base/rr_codec.hpp"
-#include "core/base/traffic_codec.hpp"
+#include "core/traffic/rr_codec.hpp"
+#include "core/traffic/traffic_codec.hpp"
 #include "matrix/config.hpp"
 #include "matrix/model/results_codec.hpp"
 #include "matrix/model/sweep_codec.hpp"

@@ -5,10 +5,10 @@
 #include <algorithm>
 #include <filesystem>
 
-#include "core/base/device_codec.hpp"
 #include "core/base/error.hpp"
-#include "core/base/traffic_codec.hpp"
+#include "core/device/device_codec.hpp"
 #include "core/host/host_codec.hpp"
+#include "core/traffic/traffic_codec.hpp"
 #include "matrix/config.hpp"
 #include "matrix/model/results_codec.hpp"
 #include "matrix/model/sweep_codec.hpp"

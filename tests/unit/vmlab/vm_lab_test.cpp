@@ -4,7 +4,7 @@
 #include <algorithm>
 
 #include "core/base/error.hpp"
-#include "core/base/lab_codec.hpp"
+#include "ethtool_ctl/lab_codec.hpp"
 #include "vmlab/guest_channel.hpp"
 #include "vmlab/qemu_process.hpp"
 #include "vmlab/vm_lab.hpp"

@@ -12,11 +12,11 @@
 
 #include <catch2/catch.hpp>
 
-#include "core/base/device_codec.hpp"
 #include "core/base/error.hpp"
-#include "core/base/journal_codec.hpp"
-#include "core/base/rfc2544_codec.hpp"
-#include "core/base/tuning_codec.hpp"
+#include "core/device/device_codec.hpp"
+#include "core/device/tuning_codec.hpp"
+#include "core/traffic/rfc2544_codec.hpp"
+#include "ethtool_ctl/journal_codec.hpp"
 #include "matrix/model/results_codec.hpp"
 #include "matrix/model/sweep_codec.hpp"
 

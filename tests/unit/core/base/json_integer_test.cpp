@@ -3,7 +3,7 @@
 
 #include "core/base/error.hpp"
 #include "core/base/json_integer.hpp"
-#include "core/base/traffic_codec.hpp"
+#include "core/traffic/traffic_codec.hpp"
 
 using Catch::Contains;
 using nm::Json;

@@ -5,8 +5,8 @@
 #include <fstream>
 
 #include "core/base/error.hpp"
-#include "core/base/profile_codec.hpp"
 #include "core/profile/categories.hpp"
+#include "core/profile/profile_codec.hpp"
 
 namespace {
 

@@ -1,7 +1,7 @@
 #include <catch2/catch.hpp>
 
-#include "core/base/rfc2544_codec.hpp"
-#include "core/base/traffic_types.hpp"
+#include "core/traffic/rfc2544_codec.hpp"
+#include "core/traffic/traffic_types.hpp"
 #include "matrix/model/results_codec.hpp"
 #include "matrix/model/sweep_codec.hpp"
 #include "matrix/report/frame_table.hpp"

@@ -3,8 +3,8 @@
 #include <catch2/catch.hpp>
 
 #include "core/base/error.hpp"
-#include "core/base/profile_codec.hpp"
-#include "core/base/traffic_codec.hpp"
+#include "core/profile/profile_codec.hpp"
+#include "core/traffic/traffic_codec.hpp"
 #include "matrix/config.hpp"
 #include "matrix/model/results_codec.hpp"
 #include "matrix/profile_metrics.hpp"

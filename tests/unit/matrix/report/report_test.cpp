@@ -1,9 +1,9 @@
 #include <catch2/catch.hpp>
 
-#include "core/base/cpu_codec.hpp"
 #include "core/base/error.hpp"
-#include "core/base/traffic_codec.hpp"
 #include "core/host/host_codec.hpp"
+#include "core/traffic/cpu_codec.hpp"
+#include "core/traffic/traffic_codec.hpp"
 #include "matrix/config.hpp"
 #include "matrix/model/comparison_codec.hpp"
 #include "matrix/model/results_codec.hpp"

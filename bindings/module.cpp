@@ -228,7 +228,9 @@ PYBIND11_MODULE(_nicmatrix, m) {
 
     // nm::Error crosses the boundary as nicmatrix.Error, with the C++ message.
     static py::exception<nm::Error> error(m, "Error");
-    py::register_exception_translator([](std::exception_ptr p) {
+    // By value: pybind11's translator type is void (*)(std::exception_ptr), which a lambda taking a reference
+    // does not convert to.
+    py::register_exception_translator([](std::exception_ptr p) {  // NOLINT(performance-unnecessary-value-param)
         try {
             if (p) std::rethrow_exception(p);
         } catch (const nm::Error& e) {

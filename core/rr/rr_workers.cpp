@@ -48,7 +48,7 @@ namespace {
 using Steady = std::chrono::steady_clock;
 
 /// The smallest receive buffer: a burst of small answers in one call.
-constexpr size_t kMinRecvBuffer = 64 * 1024;
+constexpr size_t kMinRecvBuffer = size_t{64} * 1024;
 
 // Requests in flight on one flow, oldest first: a fixed ring of rr_burst entries.
 class FlightRing {

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <ctime>
+#include <utility>
 
 #include "core/base/error.hpp"
 #include "core/rfc2544/rfc2544.hpp"
@@ -77,8 +78,7 @@ bool CellMeasure::measure_one(const TestSpec& spec, CellResult& result, std::opt
         RunResult run = live ? s_.traffic.run_live(spec, stop_, live) : s_.traffic.run(spec, stop_);
         run.started = started;
         // The first run after the visit's change carries what the change did to the links.
-        run.link = std::move(link);
-        link.reset();
+        run.link = std::exchange(link, std::nullopt);
         run.background = background;
         run.disturbed = disturbed;
         // A run that ended badly is kept, and ends the cell with `status` and the run's error (else `why`).

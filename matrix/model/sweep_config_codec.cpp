@@ -58,11 +58,19 @@ Json table_fields_json(const Record& record) {
     return j;
 }
 
+// A record whose keys are its table's: unknown keys refused (`what` says what the object is), the
+// table's members read; the caller reads the hand-coded keys.
+template <typename Record>
+Record parse_table_record(const Node& n, const std::string& what) {
+    n.expect_object(sweep_record_keys<Record>(), what);
+    Record r;
+    read_table_fields(n, r);
+    return r;
+}
+
 PrecisionSpec parse_precision(const Node& n) {
-    n.expect_object(sweep_record_keys<PrecisionSpec>(),
-                    "a precision {\"ci_pct\": 5, \"confidence\": 95, \"min_repetitions\": 3, \"max_repetitions\": 12, \"metric\": ...}");
-    PrecisionSpec p;
-    read_table_fields(n, p);
+    auto p = parse_table_record<PrecisionSpec>(
+        n, "a precision {\"ci_pct\": 5, \"confidence\": 95, \"min_repetitions\": 3, \"max_repetitions\": 12, \"metric\": ...}");
     if (p.max_repetitions < p.min_repetitions) {
         (n.has("max_repetitions") ? n.child("max_repetitions") : n.child("min_repetitions"))
             .fail_message("max_repetitions (" + std::to_string(p.max_repetitions) + ") is below min_repetitions (" +
@@ -76,11 +84,8 @@ PrecisionSpec parse_precision(const Node& n) {
 }
 
 InterferenceSpec parse_interference(const Node& n) {
-    n.expect_object(sweep_record_keys<InterferenceSpec>(),
-                    "an interference check {\"max_busy_pct\": 20, \"max_steal_pct\": 5, \"sample_ms\": 200, \"max_wait_s\": 2}");
-    InterferenceSpec f;
-    read_table_fields(n, f);
-    return f;
+    return parse_table_record<InterferenceSpec>(
+        n, "an interference check {\"max_busy_pct\": 20, \"max_steal_pct\": 5, \"sample_ms\": 200, \"max_wait_s\": 2}");
 }
 
 // `"affinity": {"client": [0], "server": [1]}`: CPU numbers; whether they exist is checked on the host

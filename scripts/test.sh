@@ -20,9 +20,9 @@ package_pid=$!
 # and waited for.
 trap 'kill "$package_pid" 2>/dev/null || true; wait "$package_pid" 2>/dev/null || true; rm -f "$package_log"' EXIT
 # The libFuzzer targets (control messages, sweep configs, test specs, the agent's session, results files):
-# the layers built with clang, ASan and UBSan in build-fuzz/ (a few minutes on an idle 2-core machine),
-# 10 s each on the committed corpus (fuzz/corpus/).
-timeout 600 fuzz/run.sh 10
+# the layers built with clang, ASan and UBSan in build-fuzz/ (about 10 minutes cold on 2 cores beside the
+# package check; the bound is against a hang, with room for that), 10 s each on the committed corpus (fuzz/corpus/).
+timeout 1200 fuzz/run.sh 10
 # The unit tests built with the fuzz step's flags (ASan, UBSan, no recovery) in build-fuzz/, whose layer
 # libraries that step has just built: about 10 minutes here (the test code's compile, then 155 s of tests).
 timeout 1500 bash scripts/test-sanitized.sh

@@ -97,6 +97,7 @@ struct PlotOptions {
     ::pthread_sigmask(SIG_UNBLOCK, &set, nullptr);
 
     std::vector<char*> argv;
+    argv.reserve(args.size() + 1);
     for (auto& a : args) argv.push_back(a.data());
     argv.push_back(nullptr);
     ::execv(kPython, argv.data());

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <fstream>
 #include <iostream>
@@ -36,7 +37,7 @@ namespace nm::cli {
 namespace {
 
 std::string clock_text(double s) {
-    const long t = static_cast<long>(s + 0.5);
+    const long t = std::lround(s);
     char buf[32];
     std::snprintf(buf, sizeof buf, "%ld:%02ld", t / 60, t % 60);
     return buf;

@@ -58,6 +58,7 @@ std::vector<std::vector<size_t>> find_modes(const std::vector<double>& values, c
     std::iota(idx.begin(), idx.end(), size_t{0});
     std::stable_sort(idx.begin(), idx.end(), [&](size_t a, size_t b) { return values[a] < values[b]; });
     std::vector<double> v;
+    v.reserve(idx.size());
     for (size_t i : idx) v.push_back(values[i]);
     const double scale = std::fabs(median_of(values));
     const size_t n = v.size();

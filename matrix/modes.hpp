@@ -44,7 +44,7 @@ std::optional<CellModes> cell_modes(const std::vector<RunResult>& runs, const st
 /// first that takes one value in each mode, different between modes, for at least 90% of the runs; the
 /// explanation names it ("slow runs (8.20 Gbit/s): softirq and receiver on the same CPU, 3 of 3; fast runs
 /// (13.1 Gbit/s): different CPUs, 4 of 4") or says that none does.
-void explain_modes(const std::vector<RunResult>& runs, CellModes& modes);
+void explain_modes(const std::vector<RunResult>& runs, CellModes& cm);
 
 /// A run's placement as the explanation reads it, by name: "softirq and receiver" (same CPU / different
 /// CPUs), "sender and receiver threads" (same CPU / different CPUs), "receive softirq" (CPU n), "receiver

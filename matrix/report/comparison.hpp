@@ -34,7 +34,7 @@ Comparison compare_to_profile(const ResultsFile& results, const std::string& met
 /// adjusted equivalence tests find B/A inside the margin, "*=" both, "≈" neither (no mark when the
 /// repetitions are too few to claim anything), the interval, and the cells found in one file only; the
 /// notes name the adjustment and over how many cells. Json: the codec's JSON of the comparison.
-std::string render_comparison(const Comparison& comparison, TableFormat format);
+std::string render_comparison(const Comparison& cmp, TableFormat format);
 
 /// The mark of a row: "*", "=", "*=", "≈", or "" when nothing can be claimed.
 std::string comparison_mark(const CompareRow& row);
@@ -47,9 +47,9 @@ std::string comparison_interval_text(const CompareRow& row);
 
 /// The notes every comparison carries: what B/A and its interval are, the marks, and how many marks
 /// chance alone would give.
-std::vector<std::string> comparison_notes(const Comparison& comparison);
+std::vector<std::string> comparison_notes(const Comparison& cmp);
 
 /// Renders report --against: the matrix of B/A against the reference profile, with the same marks.
-std::string render_against(const Comparison& comparison, TableFormat format);
+std::string render_against(const Comparison& cmp, TableFormat format);
 
 }  // namespace nm

@@ -176,8 +176,7 @@ void tcp_rr_ping_pong_send(WorkerJob& job) {
 void tcp_rr_ping_pong_receive(WorkerJob& job) {
     const EnginePlan& plan = job.plan;
     WorkerOutput& out = job.out;
-    const Timeline tl = until_peer_done(job.timeline);
-    WindowMeter meter(tl, out.window);
+    WindowMeter meter(until_peer_done(job.timeline), out.window);
     const int fd = job.streams.front().fd.get();
     out.streams = stream_results(job.streams, opposite(plan.send_direction));
     out.knobs = read_socket_knobs(fd, true);

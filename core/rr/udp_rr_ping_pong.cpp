@@ -131,8 +131,7 @@ void udp_rr_ping_pong_send(WorkerJob& job) {
 void udp_rr_ping_pong_receive(WorkerJob& job) {
     const EnginePlan& plan = job.plan;
     WorkerOutput& out = job.out;
-    const Timeline tl = until_peer_done(job.timeline);
-    WindowMeter meter(tl, out.window);
+    WindowMeter meter(until_peer_done(job.timeline), out.window);
     const int fd = job.streams.front().fd.get();
     out.knobs = read_socket_knobs(fd, false);
     const size_t nseq = seq_bytes(plan.request_size, plan.response_size);

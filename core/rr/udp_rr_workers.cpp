@@ -185,8 +185,7 @@ void udp_rr_receive(WorkerJob& job) {
     if (udp_rr_ping_pong(job)) return udp_rr_ping_pong_receive(job);
     const EnginePlan& plan = job.plan;
     WorkerOutput& out = job.out;
-    const Timeline tl = until_peer_done(job.timeline);
-    WindowMeter meter(tl, out.window);
+    WindowMeter meter(until_peer_done(job.timeline), out.window);
     const int fd = job.streams.at(0).fd.get();
     out.knobs = read_socket_knobs(fd, false);
     // One socket per responder thread: it waits in recvmmsg for the first datagram, then takes what else

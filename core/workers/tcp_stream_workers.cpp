@@ -273,8 +273,7 @@ void receive_lone_stream(ReceiverBooks& books, int fd, ReadSizePolicy& reads, st
 void tcp_stream_receive(WorkerJob& job) {
     const EnginePlan& plan = job.plan;
     WorkerOutput& out = job.out;
-    const Timeline tl = until_peer_done(job.timeline);
-    WindowMeter meter(tl, out.window);
+    WindowMeter meter(until_peer_done(job.timeline), out.window);
     ReadSizePolicy reads(plan.write_size, plan.iface, plan.rate_per_stream > 0, std::chrono::steady_clock::now());
     std::vector<char> buf(reads.buffer_size());
     out.streams = stream_results(job.streams, opposite(plan.send_direction));

@@ -346,8 +346,7 @@ void udp_stream_send(WorkerJob& job) {
 void udp_stream_receive(WorkerJob& job) {
     const EnginePlan& plan = job.plan;
     WorkerOutput& out = job.out;
-    const Timeline tl = until_peer_done(job.timeline);
-    WindowMeter meter(tl, out.window);
+    WindowMeter meter(until_peer_done(job.timeline), out.window);
     const int fd = job.streams.at(0).fd.get();  // one socket per receiver thread
     out.knobs = read_socket_knobs(fd, false);
     if (plan.udp_gro) {
@@ -411,7 +410,7 @@ void udp_stream_receive(WorkerJob& job) {
         }
         job.progress.bytes.fetch_add(total, std::memory_order_relaxed);
         if (meter.in()) ++out.calls;
-        if (got_packets > 0) meter.count(std::max(now, tl.window_start), got_bytes, got_packets);
+        if (got_packets > 0) meter.count(std::max(now, meter.timeline().window_start), got_bytes, got_packets);
         return Step::again();
     };
 

@@ -29,8 +29,8 @@ struct WindowCounts {
     TimePoint last_count{};      ///< when count() was last called (epoch: never)
 };
 
-/// Follows the window of `timeline` as the worker's loop ticks it. The thread CPU reading is a parameter
-/// so tests can drive it; the meter must be ticked from the thread whose CPU it measures.
+/// Follows the window of `timeline` (its own copy) as the worker's loop ticks it. The thread CPU reading
+/// is a parameter so tests can drive it; the meter must be ticked from the thread whose CPU it measures.
 class WindowMeter {
 public:
     using CpuReader = ThreadCpu (*)();
@@ -44,6 +44,7 @@ public:
     /// True on the tick that entered the window, false on every other.
     bool began() const { return began_; }
     bool in() const { return state_ == State::In; }
+    const Timeline& timeline() const { return tl_; }
 
     /// Adds to interval `(now - window_start) / interval` (no interval when the timeline has none), and
     /// notes `now` as the last count's time. `now` must not be before window_start.
@@ -56,7 +57,7 @@ public:
 private:
     void note_cpu();
     enum class State { Before, In, After };
-    const Timeline& tl_;
+    const Timeline tl_;
     WindowCounts& out_;
     CpuReader cpu_now_;
     CpuIdReader cpu_id_;

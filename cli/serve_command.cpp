@@ -48,6 +48,8 @@ void print_server_record(const ServerTestRecord& t, bool json) {
               << (r.error.empty() ? "" : " (" + r.error + ")") << std::endl;
 }
 
+const char* const kLimitsGroup = "Limits (no client can raise them)";
+
 // `serve`'s limits (core/session/server_limits.hpp), as flags; server_limits() turns them into ServerLimits.
 struct ServerLimitFlags {
     double max_duration_s = 300;
@@ -63,62 +65,43 @@ struct ServerLimitFlags {
     unsigned ipv6_source_prefix = 64;
 };
 
+// A limit flag: in the limits group, its default shown in --help, inside `range`.
+template <typename T>
+void add_limit_flag(CLI::App& serve, const std::string& name, T& value, const std::string& help, const CLI::Validator& range) {
+    serve.add_option(name, value, help)->check(range)->capture_default_str()->group(kLimitsGroup);
+}
+
 void add_server_limit_flags(CLI::App& serve, ServerLimitFlags& f) {
-    const std::string group = "Limits (no client can raise them)";
-    serve
-        .add_option("--max-duration", f.max_duration_s,
-                    "Seconds a test may last (omit included); longer timed tests are refused at hello, a byte count (-n) is "
-                    "ended there with status limited")
-        ->check(CLI::Range(1.0, 90000.0))
-        ->capture_default_str()
-        ->group(group);
-    serve.add_option("--max-stall-timeout", f.max_stall_timeout_s, "Longest stall timeout (run --stall-timeout) a client may ask, seconds")
-        ->check(CLI::Range(0.1, 3600.0))
-        ->capture_default_str()
-        ->group(group);
+    add_limit_flag(serve, "--max-duration", f.max_duration_s,
+                   "Seconds a test may last (omit included); longer timed tests are refused at hello, a byte count (-n) is "
+                   "ended there with status limited",
+                   CLI::Range(1.0, 90000.0));
+    add_limit_flag(serve, "--max-stall-timeout", f.max_stall_timeout_s, "Longest stall timeout (run --stall-timeout) a client may ask, seconds",
+                   CLI::Range(0.1, 3600.0));
     serve
         .add_option("--max-test-memory", f.max_test_memory,
                     "Engine buffers one test may make the server allocate (streams x threads x write size), K/M/G suffixes")
         ->capture_default_str()
-        ->group(group);
+        ->group(kLimitsGroup);
     serve.add_option("--max-threads", f.max_threads, "Worker threads per direction a test may use (default: the server's cores)")
         ->check(CLI::Range(1, 256))
-        ->group(group);
+        ->group(kLimitsGroup);
     serve
         .add_option("--allow-from", f.allow_from,
                     "Accept connections only from these addresses or CIDR blocks (IPv4 and IPv6, repeatable; default: any)")
-        ->group(group);
-    serve
-        .add_option("--max-handshakes", f.max_handshakes,
-                    "Connections that have not sent their first message yet, in all; at the cap the oldest is closed")
-        ->check(CLI::Range(1, 100000))
-        ->capture_default_str()
-        ->group(group);
-    serve.add_option("--max-handshakes-per-source", f.max_handshakes_per_source, "The same, per source address")
-        ->check(CLI::Range(1, 100000))
-        ->capture_default_str()
-        ->group(group);
-    serve
-        .add_option("--handshake-timeout", f.handshake_timeout_s,
-                    "Seconds a new connection has to send its first message (and, with --key-file, a test its proof)")
-        ->check(CLI::Range(0.1, 60.0))
-        ->capture_default_str()
-        ->group(group);
-    serve.add_option("--max-control", f.max_control, "Settings-control connections (peer agent sessions) at once, in all")
-        ->check(CLI::Range(1, 100000))
-        ->capture_default_str()
-        ->group(group);
-    serve.add_option("--max-control-per-source", f.max_control_per_source, "The same, per source address")
-        ->check(CLI::Range(1, 100000))
-        ->capture_default_str()
-        ->group(group);
-    serve
-        .add_option("--ipv6-source-prefix", f.ipv6_source_prefix,
-                    "For the per-source caps, IPv6 clients count by this prefix (one host holds a /64; 128 = per address); "
-                    "IPv4 clients count by address")
-        ->check(CLI::Range(1, 128))
-        ->capture_default_str()
-        ->group(group);
+        ->group(kLimitsGroup);
+    const CLI::Range connections(1, 100000);
+    add_limit_flag(serve, "--max-handshakes", f.max_handshakes,
+                   "Connections that have not sent their first message yet, in all; at the cap the oldest is closed", connections);
+    add_limit_flag(serve, "--max-handshakes-per-source", f.max_handshakes_per_source, "The same, per source address", connections);
+    add_limit_flag(serve, "--handshake-timeout", f.handshake_timeout_s,
+                   "Seconds a new connection has to send its first message (and, with --key-file, a test its proof)", CLI::Range(0.1, 60.0));
+    add_limit_flag(serve, "--max-control", f.max_control, "Settings-control connections (peer agent sessions) at once, in all", connections);
+    add_limit_flag(serve, "--max-control-per-source", f.max_control_per_source, "The same, per source address", connections);
+    add_limit_flag(serve, "--ipv6-source-prefix", f.ipv6_source_prefix,
+                   "For the per-source caps, IPv6 clients count by this prefix (one host holds a /64; 128 = per address); "
+                   "IPv4 clients count by address",
+                   CLI::Range(1, 128));
 }
 
 ServerLimits server_limits(const ServerLimitFlags& f) {

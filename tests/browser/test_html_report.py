@@ -130,6 +130,20 @@ def test_page_is_offline_and_shows_the_files_medians(browser, tmp_path):
     detail = page.evaluate("document.getElementById('nm-detail').innerText")
     for want in ("CPU of both ends", "NIC counters and NAPI", "Requested and effective settings", "tx-tcp-segmentation"):
         assert want in detail
+    # The CPU and NAPI tables: a row per repetition and end, in that order, with the file's figures.
+    rows_under = """h => [...[...document.querySelectorAll('#nm-detail h3')].find(e => e.textContent.startsWith(h))
+        .parentElement.querySelectorAll('table')[0].querySelectorAll('tr')].slice(1).map(tr => [...tr.cells].map(td => td.textContent))"""
+    cpu_rows = page.evaluate(f"({rows_under})('CPU of both ends')")
+    ends = [(i, end) for i in range(len(cells[key]["runs"])) for end in ("sender", "receiver")]
+    assert [row[:2] for row in cpu_rows] == [[f"#{i + 1}", end] for i, end in ends]
+    for row, (i, end) in zip(cpu_rows, ends):
+        engine = cells[key]["runs"][i]["cpu"][end]
+        assert float(row[2]) == pytest.approx(engine["user_s"], abs=0.0005) and float(row[4]) == pytest.approx(engine["util_pct"], abs=0.05)
+    napi_rows = page.evaluate(
+        f"""(() => {{ const t = [...document.querySelectorAll('#nm-detail h3')].find(e => e.textContent.startsWith('NIC counters and NAPI'))
+        .parentElement.querySelectorAll('table'); return [...t[t.length - 1].querySelectorAll('tr')].slice(1).map(tr => [...tr.cells].map(td => td.textContent)); }})()"""
+    )
+    assert [row[:3] for row in napi_rows] == [[f"#{i + 1}", end, str(cells[key]["runs"][i]["napi"][end]["processed"])] for i, end in ends]
     assert page.console_errors() == []
     shot = page.screenshot(artifact(tmp_path, "html-report-offload-mtu-lab.png"))
     assert_png_not_blank(shot, 1000, 1500)

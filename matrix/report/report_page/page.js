@@ -332,16 +332,24 @@
     return box;
   }
 
-  function cpuSection(runs) {
-    const box = el("div", {}, el("h3", {}, "CPU of both ends"));
+  // One row per run and end (sender, then receiver): "#n" and the cells rowOf(run, end) gives; none where it gives null.
+  function rowsPerEnd(runs, rowOf) {
     const rows = [];
     runs.forEach((r, i) => {
-      const c = r.cpu || {};
       for (const end of ["sender", "receiver"]) {
-        const eng = c[end] || {}, sys = (c.system || {})[end] || {};
-        rows.push(["#" + (i + 1), end, plain(eng.user_s, 3), plain(eng.sys_s, 3), plain(eng.util_pct, 1), plain(sys.busy_pct, 1), plain(sys.user_pct, 1),
-          plain(sys.sys_pct, 1), plain(sys.irq_pct, 1), plain(sys.softirq_pct, 1), plain(sys.steal_pct, 1)]);
+        const row = rowOf(r, end);
+        if (row) rows.push(["#" + (i + 1)].concat(row));
       }
+    });
+    return rows;
+  }
+
+  function cpuSection(runs) {
+    const box = el("div", {}, el("h3", {}, "CPU of both ends"));
+    const rows = rowsPerEnd(runs, (r, end) => {
+      const eng = (r.cpu || {})[end] || {}, sys = ((r.cpu || {}).system || {})[end] || {};
+      return [end, plain(eng.user_s, 3), plain(eng.sys_s, 3), plain(eng.util_pct, 1), plain(sys.busy_pct, 1), plain(sys.user_pct, 1),
+        plain(sys.sys_pct, 1), plain(sys.irq_pct, 1), plain(sys.softirq_pct, 1), plain(sys.steal_pct, 1)];
     });
     box.appendChild(el("p", { class: "muted" }, "engine: the engine threads' getrusage over the measured window (util: % of one core); system: /proc/stat over the same window, % of all CPUs of that host (on the lab both ends are one host)"));
     box.appendChild(el("div", { class: "scroll" }, table(["run", "end", "engine user s", "engine sys s", "engine util %", "system busy %", "user %", "sys %", "irq %", "softirq %", "steal %"], rows, true)));
@@ -414,13 +422,9 @@
       if (isObj(nic.engine)) rows.push(["#" + (i + 1), "engine", "bytes " + nic.engine.bytes + ", packets " + nic.engine.packets + " (the engine's own count)"]);
     });
     if (rows.length) box.appendChild(el("div", { class: "scroll" }, table(["run", "end", "counters that moved (after - before)"], rows, false)));
-    const napi = [];
-    runs.forEach((r, i) => {
-      for (const end of ["sender", "receiver"]) {
-        const n = (r.napi || {})[end];
-        if (!isObj(n)) continue;
-        napi.push(["#" + (i + 1), end, scalar(n.processed), scalar(n.dropped), scalar(n.time_squeeze), scalar(n.interrupts), plain(n.processed_per_s, 0), plain(n.interrupts_per_s, 0), plain(n.processed_per_interrupt, 1)]);
-      }
+    const napi = rowsPerEnd(runs, (r, end) => {
+      const n = (r.napi || {})[end];
+      return isObj(n) ? [end, scalar(n.processed), scalar(n.dropped), scalar(n.time_squeeze), scalar(n.interrupts), plain(n.processed_per_s, 0), plain(n.interrupts_per_s, 0), plain(n.processed_per_interrupt, 1)] : null;
     });
     if (napi.length) {
       box.appendChild(el("p", { class: "muted" }, "NAPI: /proc/net/softnet_stat over the window (every CPU); interrupts: the interface's in /proc/interrupts (veth has none)"));

@@ -7,26 +7,19 @@
 
 #include <cerrno>
 #include <cstdio>
-#include <fstream>
 #include <sstream>
 #include <thread>
 
 #include "core/base/error.hpp"
+#include "core/base/file_text.hpp"
 
 namespace nm {
 namespace {
 
 constexpr auto kRetry = std::chrono::milliseconds(20);
 
-std::string read_text(const std::string& path) {
-    std::ifstream in(path, std::ios::binary);
-    std::ostringstream text;
-    text << in.rdbuf();
-    return text.str();
-}
-
 std::string command_of(int pid) {
-    std::string cmd = read_text("/proc/" + std::to_string(pid) + "/cmdline");
+    std::string cmd = read_file_text("/proc/" + std::to_string(pid) + "/cmdline");
     for (char& c : cmd) {
         if (c == '\0') c = ' ';
     }
@@ -38,7 +31,7 @@ std::string command_of(int pid) {
 std::string holders_text(int fd) {
     struct stat st {};
     if (::fstat(fd, &st) != 0) return "";
-    const auto pids = lock_holders(read_text("/proc/locks"), major(st.st_dev), minor(st.st_dev), st.st_ino);
+    const auto pids = lock_holders(read_file_text("/proc/locks"), major(st.st_dev), minor(st.st_dev), st.st_ino);
     std::string out;
     for (int pid : pids) {
         const std::string cmd = command_of(pid);

@@ -8,24 +8,17 @@
 #include <cerrno>
 #include <csignal>
 #include <cstring>
-#include <fstream>
 #include <sstream>
 #include <thread>
 #include <vector>
 
 #include "core/base/error.hpp"
+#include "core/base/file_text.hpp"
 
 extern char** environ;
 
 namespace nm {
 namespace {
-
-std::string read_file(const std::string& path) {
-    std::ifstream in(path);
-    std::ostringstream s;
-    s << in.rdbuf();
-    return s.str();
-}
 
 bool running(pid_t pid) {
     int status = 0;
@@ -77,7 +70,7 @@ Iperf3LabServer::Iperf3LabServer(uint16_t port, const std::string& log_path, std
     const auto deadline = std::chrono::steady_clock::now() + start_timeout;
     const std::string proc = "/proc/" + std::to_string(pid_) + "/net/";
     for (;;) {
-        if (proc_net_tcp_listens(read_file(proc + "tcp6"), port) || proc_net_tcp_listens(read_file(proc + "tcp"), port)) return;
+        if (proc_net_tcp_listens(read_file_text(proc + "tcp6"), port) || proc_net_tcp_listens(read_file_text(proc + "tcp"), port)) return;
         if (!running(pid_)) {
             pid_ = -1;
             throw Error(ErrorKind::Failed, "iperf3 -s -p " + port_text + " exited before it listened (is the port taken?)");

@@ -9,6 +9,7 @@
 
 #include "core/base/atomic_file.hpp"
 #include "core/base/error.hpp"
+#include "core/base/file_text.hpp"
 #include "ethtool_ctl/lab.hpp"
 #include "ethtool_ctl/lab_codec.hpp"
 
@@ -22,13 +23,6 @@ constexpr auto kCarrierWait = std::chrono::seconds(30);
 
 fs::path state_dir(const std::string& name) { return vm_state_root() / name; }
 
-std::string read_text(const fs::path& path) {
-    std::ifstream in(path);
-    std::stringstream s;
-    s << in.rdbuf();
-    return s.str();
-}
-
 std::string trim(std::string s) {
     while (!s.empty() && (s.back() == '\n' || s.back() == ' ')) s.pop_back();
     return s;
@@ -36,7 +30,7 @@ std::string trim(std::string s) {
 
 // The console's last lines, for an error that says why a guest did not come up.
 std::string console_tail(const fs::path& dir) {
-    const std::string text = read_text(dir / "console.log") + read_text(dir / "qemu.log");
+    const std::string text = read_file_text(dir / "console.log") + read_file_text(dir / "qemu.log");
     size_t pos = text.size();
     for (int lines = 0; lines < 12 && pos > 0; ++lines) {
         pos = text.rfind('\n', pos - 1);
@@ -51,7 +45,7 @@ std::string console_tail(const fs::path& dir) {
 // This QEMU process belongs to the lab in `dir` (a pid may be reused once the process is gone).
 bool is_lab_qemu(int pid, const fs::path& dir) {
     if (!process_running(pid)) return false;
-    std::string cmdline = read_text("/proc/" + std::to_string(pid) + "/cmdline");
+    std::string cmdline = read_file_text("/proc/" + std::to_string(pid) + "/cmdline");
     return cmdline.find(dir.string() + "/") != std::string::npos;
 }
 
@@ -176,7 +170,7 @@ LabInfo vm_lab_up(const VmLabRequest& request, std::stop_token stop) {
     spec.kvm = kvm_usable();
     vm.accel = spec.kvm ? "kvm" : "tcg";
     vm.virtualization = vm.emulator + " " + vm.accel;
-    vm.kernel = trim(read_text(image / "kernel-release"));
+    vm.kernel = trim(read_file_text(image / "kernel-release"));
     vm.state_dir = dir.string();
 
     fs::create_directories(dir / "share");
@@ -222,7 +216,7 @@ std::optional<LabInfo> vm_lab_find(const std::string& name) {
     const fs::path file = state_dir(name) / "lab.json";
     if (!fs::exists(file)) return std::nullopt;
     try {
-        return Json::parse(read_text(file)).get<LabInfo>();
+        return Json::parse(read_file_text(file)).get<LabInfo>();
     } catch (const Json::exception& e) {
         throw Error(ErrorKind::Failed, "read " + file.string() + ": " + e.what());
     }

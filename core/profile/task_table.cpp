@@ -3,21 +3,12 @@
 #include <dirent.h>
 
 #include <charconv>
-#include <fstream>
-#include <sstream>
 
+#include "core/base/file_text.hpp"
 #include "core/base/text_lines.hpp"
 
 namespace nm::profile {
 namespace {
-
-std::string slurp(const std::string& path) {
-    std::ifstream in(path);
-    if (!in) return {};
-    std::ostringstream s;
-    s << in.rdbuf();
-    return std::move(s).str();
-}
 
 bool hex(std::string_view s, uint64_t& out) {
     const auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), out, 16);
@@ -95,10 +86,10 @@ const std::string* TaskTable::comm(int32_t tid) const {
     return it == comm_.end() ? nullptr : &it->second;
 }
 
-std::vector<Mapping> read_process_maps(int32_t pid) { return parse_proc_maps(slurp("/proc/" + std::to_string(pid) + "/maps")); }
+std::vector<Mapping> read_process_maps(int32_t pid) { return parse_proc_maps(read_file_text("/proc/" + std::to_string(pid) + "/maps")); }
 
 std::string read_comm(int32_t tid) {
-    std::string s = slurp("/proc/" + std::to_string(tid) + "/comm");
+    std::string s = read_file_text("/proc/" + std::to_string(tid) + "/comm");
     while (!s.empty() && (s.back() == '\n' || s.back() == '\r')) s.pop_back();
     return s;
 }

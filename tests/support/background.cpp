@@ -1,26 +1,18 @@
 #include "tests/support/background.hpp"
 
 #include <fcntl.h>
-#include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <fstream>
-#include <sstream>
+#include <csignal>
 #include <stdexcept>
 #include <thread>
 
+#include "core/base/file_text.hpp"
 #include "core/base/wait_until.hpp"
 
 namespace nm::test {
 namespace {
-
-std::string read_file(const std::string& path) {
-    std::ifstream in(path);
-    std::ostringstream text;
-    text << in.rdbuf();
-    return text.str();
-}
 
 std::string quoted(const std::string& s) {
     std::string out = "'";
@@ -72,7 +64,7 @@ pid_t Background::pid() {
     if (pid_ > 0) return pid_;
     wait_until(
         [&] {
-            const std::string text = read_file(pid_file_);
+            const std::string text = read_file_text(pid_file_);
             if (text.empty() || text.back() != '\n') return false;
             pid_ = std::stoi(text);
             return true;
@@ -98,6 +90,6 @@ std::optional<int> Background::wait(std::chrono::milliseconds limit) {
 
 bool Background::running() { return !wait(std::chrono::milliseconds(0)); }
 
-std::string Background::output() const { return read_file(log_); }
+std::string Background::output() const { return read_file_text(log_); }
 
 }  // namespace nm::test

@@ -5,10 +5,10 @@
 
 #include <filesystem>
 #include <fstream>
-#include <sstream>
 #include <string>
 #include <vector>
 
+#include "core/base/file_text.hpp"
 #include "tests/support/command.hpp"
 #include "tests/support/ends_as_it_began.hpp"
 #include "tests/support/lab_fixture.hpp"
@@ -24,13 +24,6 @@ namespace {
 
 const std::string kSource = NM_SOURCE_DIR;
 
-std::string read_text(const std::filesystem::path& p) {
-    std::ifstream in(p);
-    std::stringstream s;
-    s << in.rdbuf();
-    return s.str();
-}
-
 }  // namespace
 
 TEST_CASE_METHOD(nm::test::LabFixture, "Every bad config gives its exact error, exit 2, and changes nothing", "[integration]") {
@@ -39,7 +32,7 @@ TEST_CASE_METHOD(nm::test::LabFixture, "Every bad config gives its exact error, 
     for (const auto& entry : std::filesystem::directory_iterator(kSource + "/tests/fixtures/bad_configs")) {
         if (entry.path().extension() != ".json") continue;
         const auto file = entry.path().string();
-        auto expected = read_text(std::filesystem::path(entry.path()).replace_extension(".expected"));
+        auto expected = nm::read_file_text(std::filesystem::path(entry.path()).replace_extension(".expected"));
         INFO(file);
         const auto r =
             run_in_netns(a.netns, nicmatrix_binary() + " sweep " + file + " --iface " + a.ifname + " --peer 198.18.0.2 --key-file /nonexistent -o " +

@@ -19,6 +19,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/base/file_text.hpp"
 #include "core/base/wait_until.hpp"
 #include "ethtool_ctl/lab_types.hpp"
 #include "tests/support/background.hpp"
@@ -82,13 +83,6 @@ std::map<std::string, int> engine_thread_cpus(pid_t pid) {
 uint64_t rx_packets(const nm::LabInterface& itf) {
     const auto r = nm::test::run_command("ip -n " + itf.netns + " -s -j link show dev " + itf.ifname);
     return json::parse(r.output).at(0).at("stats64").at("rx").at("packets");
-}
-
-std::string read_file(const std::string& path) {
-    std::ifstream in(path);
-    std::ostringstream s;
-    s << in.rdbuf();
-    return s.str();
 }
 
 // A `nicmatrix serve` in the lab's server namespace, listening when constructed.
@@ -289,7 +283,7 @@ TEST_CASE("sweep --lab with affinity: a CPU that does not exist stops it before 
                               std::chrono::seconds(120));
     INFO(r.output);
     REQUIRE(r.exit_status == 0);
-    const auto res = json::parse(read_file(dir.file("ok-r.json")));
+    const auto res = json::parse(nm::read_file_text(dir.file("ok-r.json")));
     CHECK(res.at("run").at("config").at("affinity").at("client") == json::array({0}));
     const auto& run = res.at("cells").at(0).at("runs").at(0);
     CHECK(run.at("spec").at("affinity").at("server") == json::array({last}));

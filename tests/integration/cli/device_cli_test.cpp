@@ -1,12 +1,11 @@
 // nicmatrix show / set / restore on a real veth, held against ethtool -k and ip -d link.
 #include <catch2/catch.hpp>
 
-#include <poll.h>
-#include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <csignal>
 #include <map>
 #include <regex>
 #include <sstream>
@@ -20,6 +19,7 @@
 #include "ethtool_ctl/setting_writes.hpp"
 #include "tests/support/command.hpp"
 #include "tests/support/ends_as_it_began.hpp"
+#include "tests/support/forked_child.hpp"
 #include "tests/support/require.hpp"
 #include "tests/support/scoped_lab.hpp"
 
@@ -239,36 +239,21 @@ TEST_CASE_METHOD(ClientUnderChange, "set applies several features and the MTU at
 }
 
 TEST_CASE_METHOD(ClientUnderChange, "A process SIGKILLed after changing offloads and MTU leaves a journal that restore undoes", "[integration]") {
-    int ready[2];
-    REQUIRE(::pipe(ready) == 0);
-    const pid_t child = ::fork();
-    REQUIRE(child >= 0);
-    if (child == 0) {
-        // The victim: journal first, change, then wait to be killed without any chance to clean up.
-        ::close(ready[0]);
-        try {
-            nm::NetlinkDeviceControl device(a.netns);
-            nm::FileSettingsJournal j(journal);
-            j.remember(device.read(a.ifname));
-            nm::LinkSettings change;
-            change.mtu = 9000;
-            change.features = {{"tx", false}, {"gro", true}, {"sg", false}};
-            nm::apply_recorded(device, j, a.ifname, change);
-            (void)!::write(ready[1], "x", 1);
-        } catch (...) {
-            ::_exit(3);
-        }
+    // The victim: journal first, change, then wait to be killed without any chance to clean up.
+    auto victim = nm::test::fork_child([&](int report) {
+        nm::NetlinkDeviceControl device(a.netns);
+        nm::FileSettingsJournal j(journal);
+        j.remember(device.read(a.ifname));
+        nm::LinkSettings change;
+        change.mtu = 9000;
+        change.features = {{"tx", false}, {"gro", true}, {"sg", false}};
+        nm::apply_recorded(device, j, a.ifname, change);
+        (void)!::write(report, "x", 1);
         for (;;) ::pause();
-    }
-    ::close(ready[1]);
-    pollfd pfd{ready[0], POLLIN, 0};
-    REQUIRE(::poll(&pfd, 1, 20000) == 1);
+    });
     char byte = 0;
-    REQUIRE(::read(ready[0], &byte, 1) == 1);
-    ::close(ready[0]);
-    ::kill(child, SIGKILL);
-    int status = 0;
-    ::waitpid(child, &status, 0);
+    REQUIRE(victim.read_report(&byte, 1));
+    const int status = victim.reap(true);
     REQUIRE(WIFSIGNALED(status));
     REQUIRE(WTERMSIG(status) == SIGKILL);
 

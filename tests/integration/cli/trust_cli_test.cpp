@@ -19,6 +19,7 @@
 #include "ethtool_ctl/setting_writes.hpp"
 #include "tests/support/command.hpp"
 #include "tests/support/ends_as_it_began.hpp"
+#include "tests/support/forked_child.hpp"
 #include "tests/support/oracles.hpp"
 #include "tests/support/require.hpp"
 #include "tests/support/scoped_lab.hpp"
@@ -148,26 +149,18 @@ TEST_CASE_METHOD(NetnsWithJournal,
                  "[integration]") {
     const std::string original = ns.sh("sysctl -n net.ipv4.tcp_rmem");
     // A process that changes both interfaces and the namespace's tcp_rmem twice, then dies without restoring.
-    const pid_t child = ::fork();
-    REQUIRE(child >= 0);
-    if (child == 0) {
-        try {
-            nm::NetlinkDeviceControl device(ns.name);
-            nm::FileSettingsJournal j(journal);
-            nm::LinkSettings first;
-            first.tuning.sysctl["net.ipv4.tcp_rmem"] = "4096 100000 200000";
-            nm::apply_recorded(device, j, "nmtr-a", first);
-            nm::LinkSettings second;
-            second.mtu = 9000;
-            second.tuning.sysctl["net.ipv4.tcp_rmem"] = "4096 300000 400000";
-            nm::apply_recorded(device, j, "nmtr-b", second);
-            ::_exit(0);
-        } catch (...) {
-            ::_exit(1);
-        }
-    }
-    int status = 0;
-    REQUIRE(::waitpid(child, &status, 0) == child);
+    auto child = nm::test::fork_child([&](int) {
+        nm::NetlinkDeviceControl device(ns.name);
+        nm::FileSettingsJournal j(journal);
+        nm::LinkSettings first;
+        first.tuning.sysctl["net.ipv4.tcp_rmem"] = "4096 100000 200000";
+        nm::apply_recorded(device, j, "nmtr-a", first);
+        nm::LinkSettings second;
+        second.mtu = 9000;
+        second.tuning.sysctl["net.ipv4.tcp_rmem"] = "4096 300000 400000";
+        nm::apply_recorded(device, j, "nmtr-b", second);
+    });
+    const int status = child.reap();
     REQUIRE(WIFEXITED(status));
     REQUIRE(WEXITSTATUS(status) == 0);
     CHECK(ns.sh("sysctl -n net.ipv4.tcp_rmem") == "4096\t300000\t400000\n");

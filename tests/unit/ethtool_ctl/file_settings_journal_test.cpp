@@ -22,6 +22,7 @@
 #include "ethtool_ctl/journal_owner.hpp"
 #include "ethtool_ctl/link_identity.hpp"
 #include "ethtool_ctl/setting_writes.hpp"
+#include "tests/support/forked_child.hpp"
 
 namespace {
 
@@ -529,26 +530,18 @@ TEST_CASE("Owners against the real /proc: this process is alive, an exited child
     reused.start_time += 1;
     CHECK(nm::owner_status(reused) == nm::OwnerStatus::Gone);
 
-    int ready[2];
-    REQUIRE(::pipe(ready) == 0);
-    const pid_t child = ::fork();
-    REQUIRE(child >= 0);
-    if (child == 0) {
-        ::close(ready[0]);
+    auto child = nm::test::fork_child([](int report) {
         const auto me = nm::this_process();
-        (void)!::write(ready[1], &me.start_time, sizeof me.start_time);
-        ::_exit(0);
-    }
-    ::close(ready[1]);
+        (void)!::write(report, &me.start_time, sizeof me.start_time);
+    });
     uint64_t start = 0;
-    REQUIRE(::read(ready[0], &start, sizeof start) == sizeof start);
-    ::close(ready[0]);
-    const nm::JournalOwner kid{child, start, self.boot_id, ""};
+    REQUIRE(child.read_report(&start, sizeof start));
+    const nm::JournalOwner kid{child.pid(), start, self.boot_id, ""};
     // Not reaped yet: a zombie, which restores nothing any more.
     siginfo_t info{};
-    REQUIRE(::waitid(P_PID, static_cast<id_t>(child), &info, WEXITED | WNOWAIT) == 0);
+    REQUIRE(::waitid(P_PID, static_cast<id_t>(child.pid()), &info, WEXITED | WNOWAIT) == 0);
     CHECK(nm::owner_status(kid) == nm::OwnerStatus::Gone);
-    ::waitpid(child, nullptr, 0);
+    child.reap();
     CHECK(nm::owner_status(kid) == nm::OwnerStatus::Gone);
 }
 

@@ -2,11 +2,11 @@
 
 #include <fcntl.h>
 #include <poll.h>
-#include <signal.h>
 #include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <csignal>
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
@@ -18,6 +18,14 @@ extern char** environ;
 
 namespace nm::test {
 
+std::vector<char*> exec_argv(const std::vector<std::string>& argv) {
+    std::vector<char*> args;
+    args.reserve(argv.size() + 1);
+    for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+    args.push_back(nullptr);
+    return args;
+}
+
 ChildProcess::ChildProcess(const std::vector<std::string>& argv, Output output) {
     int fds[2];
     if (::pipe2(fds, O_CLOEXEC) != 0) throw std::runtime_error("pipe2 failed");
@@ -25,9 +33,7 @@ ChildProcess::ChildProcess(const std::vector<std::string>& argv, Output output) 
     posix_spawn_file_actions_init(&fa);
     posix_spawn_file_actions_adddup2(&fa, fds[1], 1);
     if (output == Output::Merged) posix_spawn_file_actions_adddup2(&fa, fds[1], 2);
-    std::vector<char*> args;
-    for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-    args.push_back(nullptr);
+    std::vector<char*> args = exec_argv(argv);
     const int rc = ::posix_spawnp(&pid_, args[0], &fa, nullptr, args.data(), environ);
     posix_spawn_file_actions_destroy(&fa);
     ::close(fds[1]);
@@ -75,7 +81,7 @@ std::string ChildProcess::read_until(const std::string& text, std::chrono::milli
     for (;;) {
         const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
         if (left.count() <= 0) return "";
-        const std::string line = read_line(left);
+        std::string line = read_line(left);
         if (line.find(text) != std::string::npos) return line;
         if (line.empty() && std::chrono::steady_clock::now() >= deadline) return "";
     }

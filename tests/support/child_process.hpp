@@ -11,6 +11,10 @@
 
 namespace nm::test {
 
+/// `argv` as execve and posix_spawn take it: pointers into its strings (which must outlive the call), then
+/// a null pointer.
+std::vector<char*> exec_argv(const std::vector<std::string>& argv);
+
 class ChildProcess {
 public:
     /// What the pipe carries: stdout and stderr (the default), or stdout alone (stderr goes where the

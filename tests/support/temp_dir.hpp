@@ -16,6 +16,12 @@ struct TempDir {
     TempDir(const TempDir&) = delete;
     TempDir& operator=(const TempDir&) = delete;
     std::string file(const std::string& name) const { return (path / name).string(); }
+    /// Writes `text` to the file `name` here (a config, a key) and returns its path.
+    std::string write(const std::string& name, const std::string& text) const {
+        std::string out = file(name);
+        std::ofstream(out) << text;
+        return out;
+    }
 };
 
 /// Writes `text` and a newline to `file`, making the folders on its way: one file of a fake /sys or /proc.

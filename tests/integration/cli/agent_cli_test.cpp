@@ -7,12 +7,12 @@
 
 #include <fcntl.h>
 #include <poll.h>
-#include <signal.h>
 #include <spawn.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 
 #include <chrono>
+#include <csignal>
 #include <filesystem>
 #include <fstream>
 #include <set>
@@ -32,6 +32,7 @@
 #include "core/host/net.hpp"
 #include "ethtool_ctl/netns.hpp"
 #include "matrix/results_store.hpp"
+#include "tests/support/child_process.hpp"
 #include "tests/support/command.hpp"
 #include "tests/support/ends_as_it_began.hpp"
 #include "tests/support/fake_agent.hpp"
@@ -56,9 +57,7 @@ public:
         posix_spawn_file_actions_init(&fa);
         posix_spawn_file_actions_addopen(&fa, 1, log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
         posix_spawn_file_actions_adddup2(&fa, 1, 2);
-        std::vector<char*> args;
-        for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-        args.push_back(nullptr);
+        std::vector<char*> args = nm::test::exec_argv(argv);
         const int rc = ::posix_spawnp(&pid_, args[0], &fa, nullptr, args.data(), environ);
         posix_spawn_file_actions_destroy(&fa);
         REQUIRE(rc == 0);
@@ -341,7 +340,7 @@ TEST_CASE_METHOD(AgentLab, "sweep --peer NAME -6 through the agent: the name res
         REQUIRE_FALSE(sys.at("rps_cpus").empty());
         CHECK(sys.at("rps_cpus")[0].at("mask") == line(ns, "cat /sys/class/net/" + ifname + "/queues/rx-0/rps_cpus").output);
     }
-    CHECK(nm::test::results_schema_errors(dir.file("r.json")) == "");
+    CHECK_THAT(nm::test::results_schema_errors(dir.file("r.json")), Catch::Equals(""));
     unchanged.check();
 }
 
@@ -385,7 +384,7 @@ TEST_CASE_METHOD(AgentLab,
         const auto results = read_json(dir.file("r.json"));
         CHECK(results.at("cells").empty());
         CHECK(results.at("run").at("finished").is_null());
-        CHECK(nm::test::results_schema_errors(dir.file("r.json")) == "");
+        CHECK_THAT(nm::test::results_schema_errors(dir.file("r.json")), Catch::Equals(""));
         std::filesystem::remove(dir.file("r.json"));
     }
     unchanged.b.check();
@@ -408,7 +407,7 @@ TEST_CASE_METHOD(AgentLab,
           std::string::npos);
     unchanged.a.check();
     const auto results = read_json(dir.file("r.json"));
-    CHECK(nm::test::results_schema_errors(dir.file("r.json")) == "");
+    CHECK_THAT(nm::test::results_schema_errors(dir.file("r.json")), Catch::Equals(""));
     REQUIRE(results.at("cells").size() == 1);
     CHECK(results.at("cells")[0].at("key") == "tso-off/mtu1500/tcp");
     CHECK(results.at("cells")[0].at("status") == "ok");
@@ -433,7 +432,7 @@ TEST_CASE_METHOD(AgentLab, "sweep --peer: the agent killed and restarted mid-swe
     REQUIRE(status == 0);
     CHECK(sweep.output().find("reconnected to the peer agent; its side is at its original state") != std::string::npos);
     const auto results = read_json(dir.file("r.json"));
-    CHECK(nm::test::results_schema_errors(dir.file("r.json")) == "");
+    CHECK_THAT(nm::test::results_schema_errors(dir.file("r.json")), Catch::Equals(""));
     REQUIRE(results.at("cells").size() == 3);
     for (const auto& c : results.at("cells")) {
         INFO(c.at("key"));

@@ -2,11 +2,11 @@
 // control and traffic engine, checked against ethtool -k, ip and the JSON Schema.
 #include <catch2/catch.hpp>
 
-#include <signal.h>
 #include <sys/wait.h>
 
 #include <chrono>
 #include <cmath>
+#include <csignal>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -34,12 +34,6 @@ namespace {
 
 const std::string kSource = NM_SOURCE_DIR;
 
-std::string write_config(const nm::test::TempDir& dir, const std::string& name, const std::string& json) {
-    const auto path = dir.file(name);
-    std::ofstream(path) << json;
-    return path;
-}
-
 // Sequential: these tests name the cells in turn (the shuffled rounds are in sweep_order_cli_test.cpp); no
 // waiting for a quiet machine, which would only add to the times some of them bound.
 const char* kSmall = R"({"name": "small",
@@ -65,7 +59,7 @@ TEST_CASE("sweep --dry-run lists every cell and its settings and changes nothing
 TEST_CASE("sweep without -o writes nicmatrix-results/NAME-STAMP.json in its current directory (made when missing), and -o wins", "[integration]") {
     nm::test::require_net_admin();
     nm::test::TempDir dir;
-    const auto cfg = write_config(dir, "tiny.json", R"({"name": "tiny", "offloads": [{"name": "as-is", "features": {}}], "mtu": [1500],
+    const auto cfg = dir.write("tiny.json", R"({"name": "tiny", "offloads": [{"name": "as-is", "features": {}}], "mtu": [1500],
         "traffic": [{"name": "tcp-p1", "streams": 1}], "duration_s": 0.5, "omit_s": 0, "repetitions": 1, "order": "sequential",
         "interference": {"max_wait_s": 0}})");
     const auto cwd = dir.path / "work";
@@ -101,7 +95,7 @@ TEST_CASE_METHOD(nm::test::LabFixture, "sweep --iface --peer without a key refus
 
 TEST_CASE_METHOD(nm::test::LabFixture, "sweep --peer: an unreachable peer is found before the first change, exit 2", "[integration]") {
     nm::test::wait_for_lab_path(lab.info());
-    const auto cfg = write_config(dir, "local.json", R"({"offloads": [{"name": "tso-off", "features": {"tso": "off"}}], "mtu": [1500],
+    const auto cfg = dir.write("local.json", R"({"offloads": [{"name": "tso-off", "features": {"tso": "off"}}], "mtu": [1500],
         "traffic": [{}], "apply_to": "local"})");
     const nm::test::EndsAsItBegan unchanged(a);
     auto r = run_in_netns(a.netns, nicmatrix_binary() + " sweep " + cfg + " --iface nm-a --peer 198.18.0.77 -o " + dir.file("r.json"));
@@ -123,7 +117,7 @@ TEST_CASE("sweep without CAP_NET_ADMIN, with a bad config or a bad --metric: exi
                          "/configs/offload-mtu.json --lab --lab-name " + lab + " -o " + dir.file("r.json"));
     CHECK(r.exit_status == 2);
     CHECK_THAT(r.output, Catch::Contains("nicmatrix: sweep: changing interface settings needs CAP_NET_ADMIN; run as root"));
-    const auto bad = write_config(dir, "bad.json", R"({"offloads": [{"name": "a", "features": {}}], "mtu": [1500], "traffic": [{"streams": 0}]})");
+    const auto bad = dir.write("bad.json", R"({"offloads": [{"name": "a", "features": {}}], "mtu": [1500], "traffic": [{"streams": 0}]})");
     r = run_command(nicmatrix_binary() + " sweep " + bad + " --lab --lab-name " + lab);
     CHECK(r.exit_status == 2);
     CHECK_THAT(r.output, Catch::Contains("nicmatrix: " + bad + ": /traffic/0/streams: expected a positive integer (at most 256), got 0"));
@@ -152,7 +146,7 @@ TEST_CASE("report and compare render a results file, and a file that is not one 
 TEST_CASE("sweep --lab: every cell ok, recorded settings match ethtool -k during the cell, valid file, lab gone", "[integration]") {
     nm::test::require_net_admin();
     nm::test::TempDir dir;
-    const auto cfg = write_config(dir, "small.json", kSmall);
+    const auto cfg = dir.write("small.json", kSmall);
     const std::string name = nm::test::unique_name("nmsw");
     const std::string ns = name + "-a";
     // Read the progress as it comes: when a cell starts, wait until its MTU shows and take ethtool -k.
@@ -201,7 +195,7 @@ TEST_CASE("sweep --lab: every cell ok, recorded settings match ethtool -k during
 TEST_CASE("sweep --lab --topology bridge: jumbo cells are path_mtu_blackhole before any traffic, 1500 ok", "[integration]") {
     nm::test::require_net_admin();
     nm::test::TempDir dir;
-    const auto cfg = write_config(dir, "small.json", kSmall);
+    const auto cfg = dir.write("small.json", kSmall);
     const auto r = run_command(
         nicmatrix_binary() + " sweep " + cfg + " --lab --topology bridge -q -o " + dir.file("r.json") + " --journal " + dir.file("j.json"),
         std::chrono::seconds(120));
@@ -239,7 +233,7 @@ const char* kSmallV6 = R"({"name": "small6",
 TEST_CASE("sweep --lab -6: every cell ok over IPv6, the server's IPv6 counters carry the data and IPv4 does not", "[integration]") {
     nm::test::require_net_admin();
     nm::test::TempDir dir;
-    const auto cfg = write_config(dir, "small6.json", kSmallV6);
+    const auto cfg = dir.write("small6.json", kSmallV6);
     const std::string name = nm::test::unique_name("nmsw6");
     FILE* out = ::popen(("timeout 120 " + nicmatrix_binary() + " sweep " + cfg + " --lab -6 --lab-name " + name + " -q -o " + dir.file("r.json") +
                          " --journal " + dir.file("j.json") + " >" + dir.file("log") + " 2>&1; echo $?")
@@ -326,7 +320,7 @@ TEST_CASE("sweep --lab -6: every cell ok over IPv6, the server's IPv6 counters c
 TEST_CASE("sweep --lab --topology bridge -6: jumbo cells are path_mtu_blackhole over ICMPv6 before any traffic, 1500 ok", "[integration]") {
     nm::test::require_net_admin();
     nm::test::TempDir dir;
-    const auto cfg = write_config(dir, "small6.json", kSmallV6);
+    const auto cfg = dir.write("small6.json", kSmallV6);
     const auto r = run_command(
         nicmatrix_binary() + " sweep " + cfg + " --lab --topology bridge --ipv6 -q -o " + dir.file("r.json") + " --journal " + dir.file("j.json"),
         std::chrono::seconds(120));
@@ -345,7 +339,7 @@ TEST_CASE("sweep --lab --topology bridge -6: jumbo cells are path_mtu_blackhole 
 TEST_CASE("SIGKILL mid-sweep: the file keeps every finished cell, restore puts the lab back, --resume finishes", "[integration]") {
     nm::test::require_net_admin();
     nm::test::TempDir dir;
-    const auto cfg = write_config(dir, "small.json", kSmall);
+    const auto cfg = dir.write("small.json", kSmall);
     const std::string name = nm::test::unique_name("nmsw");
     const std::string file = dir.file("r.json");
     const std::string journal = dir.file("j.json");
@@ -355,7 +349,7 @@ TEST_CASE("SIGKILL mid-sweep: the file keeps every finished cell, restore puts t
     nm::wait_until(
         [&] {
             try {
-                return std::filesystem::exists(file) && nm::load_results(file).cells.size() >= 1;
+                return std::filesystem::exists(file) && !nm::load_results(file).cells.empty();
             } catch (const nm::Error&) {
                 return false;
             }
@@ -400,5 +394,5 @@ TEST_CASE("SIGKILL mid-sweep: the file keeps every finished cell, restore puts t
     CHECK(nm::Json(full.local.tool) == nm::Json(by));
     size_t progress_lines = 0;
     for (size_t at = r.output.find("\n["); at != std::string::npos; at = r.output.find("\n[", at + 1)) ++progress_lines;
-    CHECK(progress_lines + (r.output.rfind("[", 0) == 0 ? 1 : 0) == 4 - done);
+    CHECK(progress_lines + (r.output.rfind('[', 0) == 0 ? 1 : 0) == 4 - done);
 }

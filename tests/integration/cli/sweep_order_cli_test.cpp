@@ -4,10 +4,10 @@
 // show in the progress, the file and the table. Short durations: these check the loop, not figures.
 #include <catch2/catch.hpp>
 
-#include <signal.h>
 #include <sys/wait.h>
 
 #include <algorithm>
+#include <csignal>
 #include <cstdio>
 #include <fstream>
 #include <map>
@@ -38,12 +38,6 @@ const char* kShuffled = R"({"name": "shuffled",
   "mtu": [1500, 9000], "traffic": [{"name": "tcp-p1", "streams": 1}],
   "duration_s": 1, "omit_s": 0.2, "repetitions": 2, "interference": {"max_wait_s": 0}})";
 
-std::string write_config(const nm::test::TempDir& dir, const std::string& name, const std::string& json) {
-    const auto path = dir.file(name);
-    std::ofstream(path) << json;
-    return path;
-}
-
 // "[round 2, 3/4] all-off/mtu1500/tcp-p1  repetition 2 ... ": the cell key of a visit's start line.
 std::string visit_key(const std::string& line) {
     const auto from = line.find("] ") + 2;
@@ -63,7 +57,7 @@ uint64_t tx_bytes(const std::string& netns) { return std::stoull(run_in_netns(ne
 TEST_CASE("sweep --lab in shuffled rounds: every visit runs under its cell's settings (ethtool -k and ip), no cell twice in a row", "[integration]") {
     nm::test::require_net_admin();
     nm::test::TempDir dir;
-    const auto cfg = write_config(dir, "shuffled.json", kShuffled);
+    const auto cfg = dir.write("shuffled.json", kShuffled);
     const std::string name = nm::test::unique_name("nmso");
     const std::string ns = name + "-a";
     std::vector<std::pair<std::string, std::map<std::string, bool>>> seen;  // per visit: key, ethtool -k while it measured
@@ -131,6 +125,7 @@ TEST_CASE("sweep --lab in shuffled rounds: every visit runs under its cell's set
                     std::chrono::seconds(180));
     REQUIRE(again.exit_status == 0);
     std::vector<std::string> first;
+    first.reserve(seen.size());
     for (const auto& v : seen) first.push_back(v.first);
     CHECK(visits_in(again.output) == first);
 }
@@ -138,7 +133,7 @@ TEST_CASE("sweep --lab in shuffled rounds: every visit runs under its cell's set
 TEST_CASE("SIGKILL mid-round: the file keeps every run, restore puts the lab back, --resume gives each cell the rest", "[integration]") {
     nm::test::require_net_admin();
     nm::test::TempDir dir;
-    const auto cfg = write_config(dir, "shuffled.json", kShuffled);
+    const auto cfg = dir.write("shuffled.json", kShuffled);
     const std::string name = nm::test::unique_name("nmsk");
     const std::string file = dir.file("r.json");
     const std::string journal = dir.file("j.json");
@@ -195,7 +190,7 @@ TEST_CASE("sweep --precision --time-budget on the lab: the estimate and the budg
     auto j = nm::Json::parse(kShuffled);
     j["duration_s"] = 0.5;
     j["precision"] = {{"ci_pct", 50}, {"max_repetitions", 3}};
-    const auto cfg = write_config(dir, "p.json", j.dump());
+    const auto cfg = dir.write("p.json", j.dump());
     const auto r = run_command(nicmatrix_binary() + " sweep " + cfg + " --lab --precision 0.001 --time-budget 8s -o " + dir.file("r.json") +
                                    " --journal " + dir.file("j.json"),
                                std::chrono::seconds(120));
@@ -230,7 +225,7 @@ TEST_CASE("sweep with a precision on another metric: the progress line gives tha
     nm::test::require_net_admin();
     nm::test::TempDir dir;
     // One cell, 3 runs at 75%: the interval of the median is [min, max] of the runs' receiver CPU.
-    const auto cfg = write_config(dir, "cpu.json", R"({"name": "cpu", "offloads": [{"name": "as-is", "features": {}}], "mtu": [1500],
+    const auto cfg = dir.write("cpu.json", R"({"name": "cpu", "offloads": [{"name": "as-is", "features": {}}], "mtu": [1500],
         "traffic": [{"name": "t", "protocol": "tcp", "streams": 1}], "duration_s": 0.4, "omit_s": 0, "cooldown_s": 0,
         "precision": {"ci_pct": 50, "confidence": 75, "min_repetitions": 3, "max_repetitions": 3, "metric": "cpu_receiver_pct"}})");
     const auto r = run_command(nicmatrix_binary() + " sweep " + cfg + " --lab -o " + dir.file("r.json") + " --journal " + dir.file("j.json"),
@@ -242,6 +237,7 @@ TEST_CASE("sweep with a precision on another metric: the progress line gives tha
     const auto& runs = results.cells[0].runs;
     REQUIRE(runs.size() == 3);
     std::vector<double> cpu;
+    cpu.reserve(runs.size());
     for (const auto& run : runs) cpu.push_back(run.receiver.cpu.util_pct);
     std::sort(cpu.begin(), cpu.end());
     const double half = std::max(cpu[1] - cpu[0], cpu[2] - cpu[1]) / cpu[1] * 100;

@@ -1,10 +1,10 @@
 #include "tests/support/scoped_lab.hpp"
 
-#include <signal.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <chrono>
+#include <csignal>
 #include <cstdio>
 #include <mutex>
 #include <set>

@@ -3,11 +3,11 @@
 // between read the guest with its own ethtool, ip and /proc through `nicmatrix lab exec`.
 #include <catch2/catch.hpp>
 
+#include <csignal>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
 
-#include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 

@@ -147,7 +147,7 @@ struct TempJournal {
 struct ClientUnderChange : nm::test::NeedsNetAdmin {
     nm::test::ScopedLab lab;
     const nm::LabInterface& a = lab.client();
-    const TempJournal temp_journal;
+    const TempJournal temp_journal{};
     const std::string journal = temp_journal.path;
     const nm::test::EndsAsItBegan unchanged{a};
 };

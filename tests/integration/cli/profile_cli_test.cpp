@@ -35,7 +35,7 @@ Json profiled_run(const nm::test::ScopedLab& lab, uint16_t port, const std::stri
                                                         std::to_string(port) + " -t 1.5 -i 0 --profile --json " + extra);
     INFO(r.output);
     REQUIRE(r.exit_status == 0);
-    const Json j = Json::parse(r.output);
+    Json j = Json::parse(r.output);
     REQUIRE(j.at("status") == "ok");
     return j;
 }

@@ -3,10 +3,10 @@
 // interface renamed while its owner was dead. Every check is made from outside with ip and ethtool.
 #include <catch2/catch.hpp>
 
-#include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <csignal>
 #include <fstream>
 #include <map>
 #include <sstream>
@@ -47,7 +47,7 @@ Seen seen(const std::string& netns, const std::string& ifname) {
 // A peer-mode sweep of the local end only: two cells at MTU 1400 and 1300 with offloads changed, each
 // measured for `duration` s against a `nicmatrix serve` in the lab's server namespace.
 std::string local_config(const nm::test::TempDir& dir, int duration, const std::string& mtus = "[1400, 1300]") {
-    const std::string path = dir.file("local.json");
+    std::string path = dir.file("local.json");
     std::ofstream(path) << R"({"name": "local", "offloads": [{"name": "off", "features": {"tso": "off", "sg": "off", "gro": "on"}}],
       "mtu": )" << mtus << R"(, "traffic": [{"name": "tcp-p1", "streams": 1}], "duration_s": )"
                         << duration << R"(, "omit_s": 0.2, "repetitions": 1, "order": "sequential", "cooldown_s": 0, "apply_to": "local"})";

@@ -7,11 +7,11 @@
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <poll.h>
-#include <signal.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include <chrono>
+#include <csignal>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -132,7 +132,7 @@ std::string run_cmd(const nm::test::ScopedLab& lab, const std::string& args) {
 }
 
 std::string write_key(const nm::test::TempDir& dir, const std::string& name, char fill) {
-    const std::string path = dir.file(name);
+    std::string path = dir.file(name);
     std::ofstream(path) << std::string(32, fill);
     std::filesystem::permissions(path, std::filesystem::perms::owner_read | std::filesystem::perms::owner_write);
     return path;
@@ -396,8 +396,8 @@ TEST_CASE("serve: a 256 x 256 x 64 MiB bidir spec is refused at hello and the se
     const uint64_t hwm_after = nm::test::process_status_kib(pid, "VmHWM");
     const uint64_t rss_after = nm::test::process_status_kib(pid, "VmRSS");
     INFO("VmHWM " << hwm_before << " -> " << hwm_after << " KiB, VmRSS " << rss_before << " -> " << rss_after << " KiB");
-    CHECK(hwm_after - hwm_before < 16 * 1024);
-    CHECK(rss_after < rss_before + 16 * 1024);
+    CHECK(hwm_after - hwm_before < uint64_t{16} * 1024);
+    CHECK(rss_after < rss_before + uint64_t{16} * 1024);
     CHECK(::kill(pid, 0) == 0);  // alive
     CHECK(run_in_netns(lab.client().netns, run_cmd(lab, "-t 0.3")).exit_status == 0);
 }
@@ -503,7 +503,7 @@ TEST_CASE("A result bigger than one control message (256 streams, 0.01 s interva
     const auto line = server.process.read_until("\"report\"", seconds(5));
     REQUIRE_FALSE(line.empty());
     const auto report = nlohmann::json::parse(line).at("report");
-    CHECK(report.dump().size() > 64 * 1024);
+    CHECK(report.dump().size() > size_t{64} * 1024);
     uint64_t received = 0;
     for (const auto& s : res.at("streams")) {
         if (s.at("direction") == "forward") received += s.at("bytes").get<uint64_t>();

@@ -2,11 +2,11 @@
 // exit codes, a killed server, and CPU figures against the kernel's per-process accounting.
 #include <catch2/catch.hpp>
 
-#include <signal.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 
 #include <chrono>
+#include <csignal>
 #include <string>
 #include <thread>
 #include <vector>

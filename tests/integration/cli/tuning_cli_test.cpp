@@ -3,8 +3,7 @@
 // `nicmatrix restore` puts back each kind, judged by ethtool -l, sysfs, sysctl and tc.
 #include <catch2/catch.hpp>
 
-#include <signal.h>
-
+#include <csignal>
 #include <filesystem>
 #include <fstream>
 

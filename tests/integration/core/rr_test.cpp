@@ -111,7 +111,7 @@ TEST_CASE_METHOD(nm::test::InProcessLab,
         check_rr(res, 1000);
         // Every request is at least one segment into the server's veth.
         CHECK(after - before >= res.rr->transactions);
-        CHECK(res.socket.congestion.size() > 0);
+        CHECK(!res.socket.congestion.empty());
     }
 }
 

@@ -38,7 +38,7 @@ std::string tc(const std::string& netns, const std::string& args) {
 }
 
 // Lines sorted, "refcnt N" dropped: what tc prints of a tree without counters (no -s).
-std::string lines(std::string text) {
+std::string lines(const std::string& text) {
     std::vector<std::string> out;
     std::istringstream in(text);
     for (std::string l; std::getline(in, l);) {

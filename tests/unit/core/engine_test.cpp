@@ -83,7 +83,7 @@ TEST_CASE("EndEngine: TCP stream workers move each stream's byte count and the r
     }
     CHECK(s.sent_bytes == 3 * kBytes);
     CHECK(r.received_bytes == 3 * kBytes);
-    CHECK(s.send_calls >= 3 * kBytes / (64 * 1024));  // at most write_size per call
+    CHECK(s.send_calls >= 3 * kBytes / (64UL * 1024));  // at most write_size per call
 }
 
 TEST_CASE("EndEngine: a worker's error makes an ok end failed, with the worker's message", "[unit]") {
@@ -143,7 +143,7 @@ TEST_CASE("EndEngine: a receive-only end's window ends at its last byte, not whe
     engine.poll(std::chrono::steady_clock::now());
     CHECK(engine.next_due() == nm::TimePoint::max());  // nothing due by the clock: the peer's end of data ends it
     // The peer writes its bytes, then keeps the connection open a while before it closes (its end of data).
-    const std::vector<char> chunk(64 * 1024, 'x');
+    const std::vector<char> chunk(64UL * 1024, 'x');
     size_t written = 0;
     const int peer_fd = a.fd.get();  // a structured binding cannot be captured by the lambda (clang 14)
     nm::wait_until(

@@ -55,8 +55,8 @@ TEST_CASE("read_cpu_accounting says which file it read, and agrees with it", "[u
     // The oracle: zcat/cat and grep on the same file.
     const std::string cat = a.source == "/proc/config.gz" ? "zcat " : "cat ";
     const auto irq = nm::test::run_command(cat + a.source + " | grep -c '^CONFIG_IRQ_TIME_ACCOUNTING=y$'");
-    CHECK((a.irq_time == nm::KernelOption::Yes) == (irq.output.rfind("1", 0) == 0));
+    CHECK((a.irq_time == nm::KernelOption::Yes) == (irq.output.rfind('1', 0) == 0));
     const auto tick = nm::test::run_command(cat + a.source + " | grep -c '^CONFIG_TICK_CPU_ACCOUNTING=y$'");
-    if (tick.output.rfind("1", 0) == 0) CHECK(a.cputime == "tick");
+    if (tick.output.rfind('1', 0) == 0) CHECK(a.cputime == "tick");
     else CHECK(a.cputime != "tick");
 }

@@ -46,7 +46,7 @@ TEST_CASE("rx_aggregated: a mean received packet of 16 KiB or more means TSO/GRO
     nm::LinkCounters a, b;
     a.rx_bytes = 1000;
     a.rx_packets = 10;
-    b.rx_bytes = a.rx_bytes + 100 * 16 * 1024;
+    b.rx_bytes = a.rx_bytes + 100UL * 16 * 1024;
     b.rx_packets = a.rx_packets + 100;
     CHECK(nm::rx_aggregated(a, b));
     b.rx_bytes -= 1;  // just under 16 KiB per packet
@@ -59,7 +59,7 @@ TEST_CASE("rx_aggregated: a mean received packet of 16 KiB or more means TSO/GRO
 }
 
 TEST_CASE("ReadSizePolicy switches to big reads once, after the probe saw aggregated packets", "[unit]") {
-    Readings r{{net_dev(0, 0), net_dev(64 * 65536, 64)}};  // 64 KiB per packet: GRO on veth
+    Readings r{{net_dev(0, 0), net_dev(64UL * 65536, 64)}};  // 64 KiB per packet: GRO on veth
     const nm::TimePoint t0{};
     ReadSizePolicy p(0, "nm-b", false, t0, r.reader());
     CHECK(r.calls == 1);
@@ -74,7 +74,7 @@ TEST_CASE("ReadSizePolicy switches to big reads once, after the probe saw aggreg
 }
 
 TEST_CASE("ReadSizePolicy keeps iperf3's read size when segments arrive one by one", "[unit]") {
-    Readings r{{net_dev(0, 0), net_dev(1000 * 1514, 1000)}};
+    Readings r{{net_dev(0, 0), net_dev(1000UL * 1514, 1000)}};
     const nm::TimePoint t0{};
     ReadSizePolicy p(0, "nm-b", false, t0, r.reader());
     CHECK_FALSE(p.update(t0 + 1s));
@@ -83,12 +83,12 @@ TEST_CASE("ReadSizePolicy keeps iperf3's read size when segments arrive one by o
 
 TEST_CASE("ReadSizePolicy does not probe a paced test, an unknown interface or one it cannot read", "[unit]") {
     const nm::TimePoint t0{};
-    Readings paced{{net_dev(0, 0), net_dev(64 * 65536, 64)}};
+    Readings paced{{net_dev(0, 0), net_dev(64UL * 65536, 64)}};
     ReadSizePolicy a(0, "nm-b", true, t0, paced.reader());
     CHECK_FALSE(a.update(t0 + 1s));
     CHECK(paced.calls == 0);
 
-    Readings none{{net_dev(0, 0), net_dev(64 * 65536, 64)}};
+    Readings none{{net_dev(0, 0), net_dev(64UL * 65536, 64)}};
     ReadSizePolicy b(0, "", false, t0, none.reader());
     CHECK_FALSE(b.update(t0 + 1s));
     CHECK(none.calls == 0);

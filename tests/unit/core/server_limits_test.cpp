@@ -10,7 +10,7 @@ using Catch::Contains;
 
 namespace {
 
-constexpr uint64_t kMiB = 1024 * 1024;
+constexpr uint64_t kMiB = uint64_t{1024} * 1024;
 
 nm::TestSpec resolved(nm::TestSpec s, unsigned cores = 2) {
     s.host = "198.18.0.2";

@@ -103,7 +103,7 @@ TEST_CASE("combine_reports: UDP loss from the sender's count and the receiver's 
         client.sent.push_back(s);
         nm::StreamResult r;
         r.id = id;
-        r.bytes = 990 * 18;
+        r.bytes = 990UL * 18;
         r.packets = 990;
         r.loss = nm::LossStats{};
         r.loss->received = 990;
@@ -122,7 +122,7 @@ TEST_CASE("combine_reports: UDP loss from the sender's count and the receiver's 
     CHECK(res.loss->duplicates == 1);
     CHECK(res.loss->jitter_ms == Approx(1.0));
     CHECK(res.packets == 1980);
-    CHECK(res.bytes == 1980 * 18);
+    CHECK(res.bytes == 1980UL * 18);
     CHECK(res.packets_per_s == Approx(990));
     CHECK(res.throughput_bps == Approx(1980.0 * 18 * 8 / 2));
     CHECK(res.io_calls == 100);
@@ -131,7 +131,7 @@ TEST_CASE("combine_reports: UDP loss from the sender's count and the receiver's 
     CHECK(res.engine_service_demand_us_per_kb == Approx(2.0 * 1e6 / (1980.0 * 18 / 1024)));
     CHECK(res.packets_source == "datagrams");
     CHECK(res.segments_per_packet == 0);
-    CHECK(res.receiver_rx_bytes == 2000 * 60);
+    CHECK(res.receiver_rx_bytes == 2000UL * 60);
     CHECK(res.receiver_rx_packets == 2000);
     CHECK(res.sender.cpu.sys_s == Approx(0.9));
     CHECK(res.receiver.cpu.sys_s == Approx(0.8));
@@ -152,7 +152,7 @@ TEST_CASE("combine_reports: reverse swaps the ends, TCP takes TCP_INFO from the 
     sent.direction = nm::Direction::Reverse;
     server.sent.push_back(sent);
     nm::StreamResult got;
-    got.bytes = 1448 * 1000;
+    got.bytes = 1448UL * 1000;
     got.direction = nm::Direction::Reverse;
     client.received.push_back(got);
     const auto res = nm::combine_reports(spec, client, server, nm::RunStatus::Ok, "");
@@ -195,10 +195,10 @@ TEST_CASE("combine_reports: TCP packets from the receiving interface, segments p
     nm::StreamResult sent;
     sent.mss = 1448;
     sent.pmtu = 1500;
-    sent.retrans_bytes = 1448 * 100;
+    sent.retrans_bytes = 1448UL * 100;
     client.sent.push_back(sent);
     nm::StreamResult got;
-    got.bytes = 1448 * 39900;
+    got.bytes = 1448UL * 39900;
     server.received.push_back(got);
     const auto res = nm::combine_reports(spec, client, server, nm::RunStatus::Ok, "");
     CHECK(res.packets_source == "interface");
@@ -229,7 +229,7 @@ TEST_CASE("combine_reports: netperf's per-end service demand is the host's busy 
     client.measurement.system.busy_cpu_s = 1.5;  // e.g. 75 % of 2 CPUs for 1 s
     server.measurement.system.busy_cpu_s = 0.5;
     nm::StreamResult got;
-    got.bytes = 1024 * 1000;  // 1000 KB
+    got.bytes = 1024UL * 1000;  // 1000 KB
     server.received.push_back(got);
     const auto res = nm::combine_reports(spec, client, server, nm::RunStatus::Ok, "");
     CHECK(res.sender_service_demand_us_per_kb == Approx(1.5e6 / 1000));
@@ -269,7 +269,7 @@ TEST_CASE("combine_reports: a worker error on either end makes an ok run failed"
 TEST_CASE("resolve_spec bounds every rate and time before anything converts it (review L3)", "[unit]") {
     const double inf = std::numeric_limits<double>::infinity();
     const double nan = std::numeric_limits<double>::quiet_NaN();
-    const auto refused = [](nm::TestSpec s, const std::string& field) {
+    const auto refused = [](const nm::TestSpec& s, const std::string& field) {
         INFO(field);
         CHECK_THROWS_WITH(nm::resolve_spec(s, 2), Contains(field));
     };
@@ -382,7 +382,7 @@ TEST_CASE("Interval samples merge with their neighbours: counts add, rates are o
     CHECK(r.sent_intervals.size() == 100);
     uint64_t total = 0;
     for (const auto& s : r.received_intervals) total += s.bytes;
-    CHECK(total == 8000 * 1000);
+    CHECK(total == 8000UL * 1000);
 }
 
 TEST_CASE("combine_reports sums two directions' samples at the coarser of their spans", "[unit]") {

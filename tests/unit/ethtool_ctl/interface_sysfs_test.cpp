@@ -38,7 +38,7 @@ TEST_CASE("read_interface_sysfs: MSI IRQs with affinity, NUMA node, RPS/XPS per 
     CHECK(s.irqs[0].affinity == "0-3");
     CHECK(s.irqs[1].affinity == "2");
     CHECK(s.irqs[2].irq == 140);
-    CHECK(s.irqs[2].affinity == "");  // unreadable: empty, the IRQ still listed
+    CHECK(s.irqs[2].affinity.empty());  // unreadable: empty, the IRQ still listed
 
     // numa_node -1 (no affinity) is none; a legacy IRQ comes from device/irq.
     put_file(dev / "device/numa_node", "-1");

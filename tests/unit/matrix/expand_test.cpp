@@ -15,6 +15,7 @@ nm::SweepConfig config_with(const std::string& exclude) {
 
 std::vector<std::string> keys(const std::vector<nm::CellSpec>& cells) {
     std::vector<std::string> out;
+    out.reserve(cells.size());
     for (const auto& c : cells) out.push_back(c.key);
     return out;
 }

@@ -138,12 +138,14 @@ TEST_CASE("Every example config uses only keys and values the sweep schema docum
         const Json config = read_json(e.path().string());
         CHECK(validate(schema, config).empty());
         // And the normalized form the results file keeps.
-        CHECK(validate(schema, Json(nm::load_sweep_config(e.path().string()))) == std::vector<std::string>{});
+        const auto normalized_errors = validate(schema, Json(nm::load_sweep_config(e.path().string())));
+        CAPTURE(normalized_errors);
+        CHECK(normalized_errors.empty());
         ++checked;
     }
     CHECK(checked >= 3);
     // The schema knows every key the C++ parser accepts, and no other.
-    const auto props = schema.at("properties");
+    const auto& props = schema.at("properties");
     for (const char* key :
          {"$schema",     "name",     "description", "offloads",  "mtu",          "traffic",      "duration_s", "omit_s",  "repetitions", "cooldown_s",
           "link_wait_s", "apply_to", "exclude",     "precision", "order",        "interference", "affinity",   "profile", "profile_hz",  "channels",
@@ -172,7 +174,9 @@ TEST_CASE("A results file the runner writes has every key the results schema req
     nm::test::TempDir dir;
     const Json written = fake_sweep_results(dir.file("r.json"));
     const Json schema = read_json(kSource + "/results/results.schema.json");
-    CHECK(validate(schema, written) == std::vector<std::string>{});
+    const auto errors = validate(schema, written);
+    CAPTURE(errors);
+    CHECK(errors.empty());
     std::set<std::string> statuses;
     for (const auto& c : written.at("cells")) statuses.insert(c.at("status").get<std::string>());
     CHECK(statuses == std::set<std::string>{"ok", "infeasible", "duplicate", "failed", "path_mtu_blackhole"});

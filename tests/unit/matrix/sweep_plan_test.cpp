@@ -24,6 +24,7 @@ const std::string kConfig = R"({"name": "plan",
 
 std::vector<std::string> keys(const std::vector<nm::CellSpec>& cells) {
     std::vector<std::string> out;
+    out.reserve(cells.size());
     for (const auto& c : cells) out.push_back(c.key);
     return out;
 }

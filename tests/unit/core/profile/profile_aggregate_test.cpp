@@ -20,6 +20,7 @@ double sum(const std::map<std::string, double>& m) {
 TEST_CASE("profile aggregate: shares of all samples by category, CPU and task, top and unmatched lists", "[unit]") {
     using nm::profile::NamedSample;
     std::vector<NamedSample> s;
+    s.reserve(21);
     // CPU 0: the sender thread (tid 11) copying 6 times, in TCP 2 times, in its user code 2 times.
     for (int i = 0; i < 6; ++i) s.push_back({0, 10, 11, false, "rep_movs_alternative"});
     for (int i = 0; i < 2; ++i) s.push_back({0, 10, 11, false, "tcp_sendmsg_locked"});

@@ -92,7 +92,7 @@ TEST_CASE("the table's flags of nicmatrix run are unique, and a flag they need c
         }
         if (*f.flag.needs != '\0') CHECK(flagged.count(f.flag.needs) == 1);
         if (f.flag.options & nm::kFlagPositive) CHECK((f.flag.options & nm::kFlagScaled) != 0);
-        CHECK(std::string(f.flag.help).size() > 0);
+        CHECK(!std::string(f.flag.help).empty());
         flagged.insert(f.key);
     }
     CHECK(names.count("--parallel") == 1);

@@ -4,7 +4,7 @@
 # then the unit tests under ASan and UBSan (in the same build-fuzz/), the tree's formatting against
 # .clang-format, then every CTest suite in build/ (unit, integration: root, real veth in network namespaces
 # the tests make and remove themselves; vm, python, browser, docs), whose summary closes the output. CI runs
-# exactly this (.ci/run). Not run here: clang-tidy (scripts/lint.sh --tidy: about half an hour on 2 cores),
+# exactly this (.ci/run). Not run here: clang-tidy (scripts/lint.sh --tidy: about an hour on 2 cores),
 # the fleet test and the fault trials.
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -33,7 +33,8 @@ void add_schema_command(CLI::App& app) {
     auto which = std::make_shared<std::string>();
     schema
         ->add_option("which", *which,
-                     "spec: a run's test spec (results.schema.json's $defs/spec); traffic: a sweep's traffic entry "
+                     "spec: a run's test spec ($defs/spec of configs/sweep.schema.json, which results.schema.json refers to); traffic: a sweep's "
+                     "traffic entry "
                      "fields ($defs/test_fields of configs/sweep.schema.json) and which entries take them; flags: "
                      "the flags of `nicmatrix run` the table declares (for the man page); sweep: the sweep config's "
                      "keys of its top level, precision and interference (configs/sweep.schema.json's properties), "

@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """Splices the JSON Schema fragments generated from the field tables (`nicmatrix schema spec|traffic|sweep|results`,
 core/traffic/test_spec_fields.hpp, matrix/model/sweep_config_fields.hpp and the field lists) into the committed schemas:
-- results/results.schema.json: $defs/spec, whole, and a run's "spec" refers to it; and every def `nicmatrix
+- configs/sweep.schema.json: $defs/spec, whole: a test as a run records it (`nicmatrix schema spec`), the one
+  place of the test-spec fields' full schema, so that a new field changes one schema file;
+- results/results.schema.json: $defs/spec is a $ref to the sweep schema's, and a run's "spec" refers to it; and every def `nicmatrix
   schema results` generates from the field lists of the records a results file carries
   (matrix/model/results_schema.cpp): its generated keywords (type, properties, required, $ref, oneOf, items,
   additionalProperties, and a minimum the file does not set) replace the committed ones, and what else a
@@ -93,8 +95,13 @@ def splice_sweep_table(sweep, table):
     return sweep
 
 
-def splice_results(results, spec):
-    results["$defs"]["spec"] = spec
+def splice_sweep_spec(sweep, spec):
+    sweep["$defs"]["spec"] = spec
+    return sweep
+
+
+def splice_results(results, _spec):
+    results["$defs"]["spec"] = {"$ref": "../configs/sweep.schema.json#/$defs/spec"}
     results["$defs"]["run"]["properties"]["spec"] = {"$ref": "#/$defs/spec"}
     return results
 
@@ -202,7 +209,7 @@ def main(argv):
     nicmatrix, check = argv[1], "--check" in argv[2:]
     stale = []
     for path, splice, which in ((SWEEP, splice_sweep, "traffic"), (SWEEP, splice_sweep_table, "sweep"),
-                                (RESULTS, splice_results, "spec")):
+                                (SWEEP, splice_sweep_spec, "spec"), (RESULTS, splice_results, "spec")):
         with open(path, encoding="utf-8") as f:
             text = f.read()
         want = splice(json.loads(text), generated(nicmatrix, which))

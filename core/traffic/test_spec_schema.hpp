@@ -6,7 +6,7 @@
 
 namespace nm {
 
-/// A TestSpec as results files write it (a run's "spec"): results.schema.json's $defs/spec.
+/// A TestSpec as results files write it (a run's "spec"): $defs/spec of configs/sweep.schema.json (results.schema.json refers to it).
 nlohmann::json test_spec_schema();
 
 /// A sweep's traffic entry as the table gives it: {"test_fields": {key: {type, minimum, maximum, default}},

@@ -35,14 +35,27 @@ bool has_type(const Json& v, const std::string& type) {
     return false;
 }
 
-// The parts of JSON Schema these files use: $ref (local), oneOf, type, const, enum, required, properties,
+const std::string kSource = NM_SOURCE_DIR;
+// How the results schema refers into the sweep schema (a run's spec is the sweep schema's $defs/spec).
+const std::string kSweepRef = "../configs/sweep.schema.json#";
+
+const Json& sweep_schema() {
+    static const Json schema = read_json(kSource + "/configs/sweep.schema.json");
+    return schema;
+}
+
+// The parts of JSON Schema these files use: $ref (local, or into the sweep schema), oneOf, type, const, enum, required, properties,
 // additionalProperties, items. Enough to catch a key written but not documented, or documented as
 // required but not written.
 void check(const Json& root, const Json& schema, const Json& v, const std::string& at, std::vector<std::string>& errors) {
     if (const auto ref = schema.find("$ref"); ref != schema.end()) {
         const auto r = ref->get<std::string>();
-        if (r.rfind("#/", 0) == 0) check(root, root.at(Json::json_pointer(r.substr(1))), v, at, errors);
-        return;  // references to the other schema file are checked by the Python test
+        if (r.rfind("#/", 0) == 0) {
+            check(root, root.at(Json::json_pointer(r.substr(1))), v, at, errors);
+        } else if (r.rfind(kSweepRef + "/", 0) == 0) {
+            check(sweep_schema(), sweep_schema().at(Json::json_pointer(r.substr(kSweepRef.size()))), v, at, errors);
+        }
+        return;  // the sweep schema as a whole (a results file's run.config) is checked by the Python test
     }
     if (const auto one = schema.find("oneOf"); one != schema.end()) {
         size_t passing = 0;
@@ -90,8 +103,6 @@ std::vector<std::string> validate(const Json& schema, const Json& v) {
     check(schema, schema, v, "", errors);
     return errors;
 }
-
-const std::string kSource = NM_SOURCE_DIR;
 
 // A results file from a fake sweep with every status in it, made deterministic (no times, no host).
 Json fake_sweep_results(const std::string& path) {

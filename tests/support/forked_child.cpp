@@ -6,6 +6,7 @@
 
 #include <csignal>
 #include <stdexcept>
+#include <string>
 
 namespace nm::test {
 
@@ -49,13 +50,17 @@ bool ForkedChild::read_report(void* out, size_t size, std::chrono::milliseconds 
 int ForkedChild::reap(bool kill_first) {
     if (kill_first) ::kill(pid_, SIGKILL);
     int status = 0;
-    ::waitpid(pid_, &status, 0);
+    const pid_t got = ::waitpid(pid_, &status, 0);
     reaped_ = true;
+    // A status that was never written must not pass for "exited 0".
+    if (got != pid_) throw std::runtime_error("waitpid " + std::to_string(pid_) + " failed");
     return status;
 }
 
 ForkedChild::~ForkedChild() {
-    if (!reaped_) reap(true);
+    if (reaped_) return;
+    ::kill(pid_, SIGKILL);
+    ::waitpid(pid_, nullptr, 0);
 }
 
 }  // namespace nm::test

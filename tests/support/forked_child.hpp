@@ -24,7 +24,8 @@ public:
     pid_t pid() const { return pid_; }
     /// Exactly `size` bytes of the child's report into `out`, within `limit`; false on timeout or EOF.
     bool read_report(void* out, size_t size, std::chrono::milliseconds limit = std::chrono::seconds(20)) const;
-    /// Waits for the child; its waitpid status. With `kill_first`, SIGKILLs it before.
+    /// Waits for the child; its waitpid status (std::runtime_error when waitpid fails). With `kill_first`,
+    /// SIGKILLs it before.
     int reap(bool kill_first = false);
 
 private:

@@ -1,7 +1,10 @@
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <set>
+#include <vector>
 
 #include "core/base/error.hpp"
 #include "core/traffic/traffic_codec.hpp"
@@ -75,11 +78,6 @@ TEST_CASE("Config errors name the file, the JSON pointer and what was expected",
           "configs/x.json: /traffic/1/streams: expected a positive integer (at most 256), got -3");
     CHECK(error_of(with(R"({"traffic": [{"streams": "ten"}]})")) ==
           "configs/x.json: /traffic/0/streams: expected a positive integer (at most 256), got \"ten\"");
-    CHECK(error_of(with(R"({"traffic": [{"stream": 2}]})")) ==
-          "configs/x.json: /traffic/0/stream: unknown key; expected one of \"name\", \"test\", \"protocol\", \"direction\", "
-          "\"streams\", \"threads\", \"write_size\", \"length\", \"window\", \"bytes\", \"rate_bps\", \"rate_pps\", \"udp_gso\", "
-          "\"udp_gro\", \"request_size\", \"response_size\", \"burst\", \"connect_per_transaction\", \"congestion\", \"nodelay\", "
-          "\"mss\", \"dscp\", \"zerocopy\", \"skip_rx_copy\", \"bind_dev\", \"rx_spin_us\"");
     CHECK(error_of(with(R"({"mtu": [1500, 9000, 70000]})")) == "configs/x.json: /mtu/2: expected an MTU in bytes from 68 to 65535, got 70000");
     CHECK(error_of(with(R"({"mtu": []})")) == "configs/x.json: /mtu: expected a non-empty array of MTUs in bytes, got an array");
     CHECK(error_of(with(R"({"offloads": [{"name": "a", "features": {"tso": "maybe"}}]})")) ==
@@ -105,6 +103,47 @@ TEST_CASE("Config errors name the file, the JSON pointer and what was expected",
           "configs/x.json: /exclude/0/offloads: expected one of the profile names \"a\", got \"nope\"");
     CHECK(error_of(with(R"({"exclude": [{"mtu": 9000}]})")) == "configs/x.json: /exclude/0/mtu: expected an MTU from the mtu axis, got 9000");
     CHECK_THAT(error_of("{\"mtu\": [1500,"), Catch::StartsWith("configs/x.json: not valid JSON: parse error at line 1, column 15"));
+}
+
+TEST_CASE("An unknown traffic key is refused with every key the sweep schema documents for an entry", "[unit]") {
+    const std::string message = error_of(with(R"({"traffic": [{"stream": 2}]})"));
+    const std::string head = "configs/x.json: /traffic/0/stream: unknown key; expected one of ";
+    REQUIRE_THAT(message, Catch::StartsWith(head));
+    // The list: "a", "b", ... in order.
+    std::vector<std::string> listed;
+    for (size_t at = head.size(); at < message.size();) {
+        REQUIRE(message[at] == '"');
+        const size_t end = message.find('"', at + 1);
+        REQUIRE(end != std::string::npos);
+        listed.push_back(message.substr(at + 1, end - at - 1));
+        at = end + 1;
+        if (at < message.size()) {
+            REQUIRE(message.compare(at, 2, ", ") == 0);
+            at += 2;
+        }
+    }
+    CAPTURE(message);
+    // The oracle is the committed schema (generated from the field table): a stream entry's and a
+    // request/response entry's keys together, each listed once.
+    std::ifstream in(std::string(NM_SOURCE_DIR) + "/configs/sweep.schema.json");
+    REQUIRE(in);
+    const nm::Json schema = nm::Json::parse(in);
+    std::set<std::string> documented;
+    for (const char* def : {"test", "rr"}) {
+        for (const auto& [key, value] : schema.at("$defs").at(def).at("properties").items()) documented.insert(key);
+    }
+    CHECK(std::set<std::string>(listed.begin(), listed.end()) == documented);
+    CHECK(listed.size() == documented.size());
+    // The order: the entry's name and kind first, then the table's; each key coded by hand after its field.
+    REQUIRE(listed.size() >= 3);
+    CHECK(std::vector<std::string>(listed.begin(), listed.begin() + 3) == std::vector<std::string>{"name", "test", "protocol"});
+    const auto right_after = [&](const std::string& field, const std::string& hand) {
+        const auto it = std::find(listed.begin(), listed.end(), field);
+        return it != listed.end() && it + 1 != listed.end() && *(it + 1) == hand;
+    };
+    CHECK(right_after("write_size", "length"));
+    CHECK(right_after("burst", "connect_per_transaction"));
+    CHECK(right_after("mss", "dscp"));
 }
 
 TEST_CASE("A missing config file is a usage error naming it", "[unit]") {

@@ -331,8 +331,8 @@ bool SweepEnds::wait_for_path(const CellSpec& cell, CellResult& result, std::chr
 }
 
 // Takes a cell's change back on this host's ends (to `before`, each end's state just before it; a peer
-// agent takes its own back) and waits for their links, so that the next cell starts from a link that is
-// up. Every end starts the next cell from the originals.
+// agent takes its own back) and waits for their links, once each, so that the next cell starts from a link
+// that is up. Every end starts the next cell from the originals.
 void SweepEnds::roll_back_cell(const std::vector<LinkState>& before) {
     for (size_t i = 0; i < ends_.size() && i < before.size(); ++i) {
         auto& end = ends_[i];
@@ -340,9 +340,13 @@ void SweepEnds::roll_back_cell(const std::vector<LinkState>& before) {
         const LinkSettings back = settings_back_to(before[i], end.end->device->read(end.end->ifname));
         if (!back.empty()) {
             const ApplyReport report = apply(end, back, link_wait());
-            if (report.link && !report.link->back) {
-                note(end_label(end.end->ifname, end.original.netns) + ": the link was still not back " + number_text(config_.link_wait_s) +
-                     " s after taking the cell's change back (" + report.link->state + ")");
+            // The apply waited for the link already (it had carrier before): no second wait, no second note.
+            if (report.link) {
+                if (!report.link->back) {
+                    note(end_label(end.end->ifname, end.original.netns) + ": the link was still not back " + number_text(config_.link_wait_s) +
+                         " s after taking the cell's change back (" + report.link->state + ")");
+                }
+                continue;
             }
         }
         if (!wait_for_carrier(*end.end->device, end.end->ifname, link_wait().bound, stop_) && !stop_.stop_requested()) {

@@ -1,5 +1,6 @@
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <chrono>
 
 #include "matrix/config.hpp"
@@ -28,10 +29,11 @@ nm::SweepConfig link_config(const std::string& patch = "{}") {
 }
 
 // A NIC that drops its carrier for `down` (real time) whenever its MTU changes; `forever_at` an MTU at
-// which it never comes back.
+// which it never comes back; `last_drop` (when not 0) the drop after which it never comes back.
 struct ResettingNic {
     std::chrono::milliseconds down{60};
     uint32_t forever_at = 0;
+    uint32_t last_drop = 0;
     uint32_t mtu = 1500;
     uint32_t drops = 0;
     Steady::time_point back_at{};
@@ -44,7 +46,7 @@ struct ResettingNic {
         }
         nm::CarrierState s;
         s.admin_up = true;
-        s.carrier = mtu != forever_at && Steady::now() >= back_at;
+        s.carrier = mtu != forever_at && (last_drop == 0 || drops < last_drop) && Steady::now() >= back_at;
         s.operstate = s.carrier ? "up" : "down";
         s.carrier_down_count = drops;
         return s;
@@ -116,6 +118,28 @@ TEST_CASE("A link that comes back while the path never answers again makes the c
     const auto& jumbo = cell(out.results, "original/mtu9000/tcp-p1");
     CHECK(jumbo.status == CellStatus::LinkLost);
     CHECK_THAT(jumbo.error, Catch::Contains("the path did not answer within 0.3 s"));
+    w.check_restored();
+}
+
+TEST_CASE("A rollback whose link does not come back is waited for once and noted once", "[unit]") {
+    World w;
+    auto nic = std::make_shared<ResettingNic>();
+    nic->down = std::chrono::milliseconds(20);
+    nic->last_drop = 2;  // the 9000 cell's drop comes back; taking it back to 1500 drops the link for good
+    w.local.on_carrier = [nic](const nm::LinkState& s) { return (*nic)(s); };
+    w.probe.max_mtu = 0;  // the path never answers after the change: the cell is rolled back
+    const auto out = w.run(link_config(R"({"link_wait_s": 0.3})"));
+    CHECK(cell(out.results, "original/mtu9000/tcp-p1").status == CellStatus::LinkLost);
+    CHECK(nic->drops == 2);
+    const auto rollback_notes = std::count_if(w.observer.notes.begin(), w.observer.notes.end(), [](const std::string& n) {
+        return n.find("after taking the cell's change back") != std::string::npos;
+    });
+    CAPTURE(w.observer.notes);
+    CHECK(rollback_notes == 1);
+    CHECK(std::any_of(w.observer.notes.begin(), w.observer.notes.end(), [](const std::string& n) {
+        return n.rfind("nm-a", 0) == 0 && n.find("the link was still not back 0.3 s after taking the cell's change back") != std::string::npos;
+    }));
+    CHECK(w.local.state("nm-a").mtu == 1500);
     w.check_restored();
 }
 
